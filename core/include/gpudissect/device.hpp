@@ -1,0 +1,122 @@
+// The one interface every backend implements. Probes are written against it and
+// never see CUDA or OpenCL; a backend only knows how to run its kernels and time them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gd {
+
+// A way of reaching memory that the latency probe can chase through.
+enum class MemPath { global, l2, readonly, texture, constant, shared, local, image };
+
+std::string to_string(MemPath p);
+std::optional<MemPath> parse_mem_path(std::string_view s);
+const std::vector<MemPath>& all_mem_paths();
+
+struct Support {
+  bool ok = false;
+  std::string reason;  // why not, when !ok
+  static Support yes() { return {true, {}}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Facts as the API reports them. Optional fields are absent where the API says nothing;
+// they are never filled with a guess.
+struct DeviceInfo {
+  std::string backend;  // "cuda" or "opencl"
+  std::string id;       // "cuda:0", "opencl:0.1"
+  std::string name;
+  std::string vendor;
+  int compute_units = 0;  // SMs (CUDA) or compute units (OpenCL)
+  std::optional<double> clock_mhz_reported;
+  std::optional<double> memory_clock_mhz;
+  std::optional<int> memory_bus_width_bits;
+  std::optional<uint64_t> memory_bytes;
+  std::optional<uint64_t> l2_bytes;  // last-level cache the API reports (OpenCL: global mem cache)
+  std::optional<uint64_t> l1_or_cacheline_bytes;
+  std::optional<uint64_t> shared_per_sm_bytes;
+  std::optional<uint64_t> shared_per_block_bytes;
+  std::optional<uint64_t> shared_per_block_optin_bytes;
+  std::optional<uint64_t> constant_bytes;
+  std::string compute_capability;  // "9.0" (CUDA), OpenCL version string otherwise
+  std::string driver_version;
+  std::string toolkit_version;  // CUDA runtime / OpenCL platform version
+  std::map<std::string, std::string> extra;
+};
+
+// Clock and throttle state as reported by management software (NVML), where available.
+struct Telemetry {
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> memory_clock_mhz;
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+  std::vector<std::string> throttle_reasons;  // empty: none active
+};
+
+// A chain of lines: next[i] is the line visited after line i. Line i lies at byte offset
+// i * stride_bytes from the start of the buffer. The chain is one cycle over all lines.
+struct ChaseRequest {
+  MemPath path = MemPath::global;
+  const std::vector<uint32_t>* next = nullptr;
+  uint64_t stride_bytes = 128;
+  uint64_t warmup_hops = 0;       // hops before timing starts (fills the caches)
+  uint64_t hops_per_repeat = 0;   // hops in one timed segment
+  int repeats = 1;                // timed segments, run back to back along the chain
+  uint64_t footprint_bytes() const { return next ? next->size() * stride_bytes : 0; }
+};
+
+struct ChaseTiming {
+  std::vector<double> cycles_per_hop;  // one per repeat; empty where the backend has no clock
+  std::vector<double> ns_per_hop;      // one per repeat
+  std::optional<double> clock_mhz;     // SM clock measured during the chase (cycles / time)
+  uint32_t end_line = 0;  // line reached after warmup + repeats * hops, checked by the probe
+};
+
+// Measured SM clock: cycles counted on the SM against the device's nanosecond timer.
+struct ClockSample {
+  double mhz = 0;
+  double window_us = 0;
+};
+
+// Thrown by a backend when memory for a request cannot be had; the probe marks the point
+// skipped and goes on.
+struct AllocationFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Thrown on any other API error; message says what failed.
+struct BackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Support supports(MemPath p) const = 0;
+  // Largest footprint a chase on this path can use (constant bank, shared per block, memory).
+  virtual uint64_t max_footprint(MemPath p) const = 0;
+  virtual ChaseTiming chase(const ChaseRequest& req) = 0;
+  // nullopt where the backend has no cycle counter (OpenCL).
+  virtual std::optional<ClockSample> sample_clock() = 0;
+  // nullopt where there is no management library (no NVML, or not an NVIDIA device).
+  virtual std::optional<Telemetry> telemetry() { return std::nullopt; }
+  // Free device memory now, if the API says.
+  virtual std::optional<uint64_t> free_memory() const { return std::nullopt; }
+};
+
+// One entry of `gpudissect list`.
+struct DeviceEntry {
+  std::string id;  // "cuda:0", "opencl:0.0"
+  std::string name;
+  std::string summary;  // one line: what it supports
+  std::vector<std::pair<MemPath, Support>> paths;
+};
+
+}  // namespace gd

@@ -1,0 +1,246 @@
+#include "gpudissect/result.hpp"
+
+#include <stdexcept>
+
+namespace gd {
+
+using nlohmann::json;
+
+namespace {
+
+template <class T>
+void put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+template <class T>
+void get(const json& j, const char* key, std::optional<T>& v) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) v = it->get<T>();
+}
+
+template <class T>
+void get(const json& j, const char* key, T& v) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) v = it->get<T>();
+}
+
+void put_status(json& j, const Status& s) {
+  j["status"] = s.status;
+  if (!s.reason.empty()) j["reason"] = s.reason;
+}
+
+Status get_status(const json& j) {
+  Status s;
+  get(j, "status", s.status);
+  get(j, "reason", s.reason);
+  return s;
+}
+
+}  // namespace
+
+void to_json(json& j, const Summary& s) {
+  j = json{{"median", s.median}, {"q1", s.q1}, {"q3", s.q3},
+           {"min", s.min},       {"max", s.max}, {"n", s.n}};
+}
+void from_json(const json& j, Summary& s) {
+  j.at("median").get_to(s.median);
+  get(j, "q1", s.q1);
+  get(j, "q3", s.q3);
+  get(j, "min", s.min);
+  get(j, "max", s.max);
+  get(j, "n", s.n);
+}
+
+void to_json(json& j, const DeviceInfo& d) {
+  j = json{{"backend", d.backend},
+           {"id", d.id},
+           {"name", d.name},
+           {"vendor", d.vendor},
+           {"compute_units", d.compute_units},
+           {"compute_capability", d.compute_capability},
+           {"driver_version", d.driver_version},
+           {"toolkit_version", d.toolkit_version}};
+  put(j, "clock_mhz_reported", d.clock_mhz_reported);
+  put(j, "memory_clock_mhz", d.memory_clock_mhz);
+  put(j, "memory_bus_width_bits", d.memory_bus_width_bits);
+  put(j, "memory_bytes", d.memory_bytes);
+  put(j, "l2_bytes", d.l2_bytes);
+  put(j, "l1_or_cacheline_bytes", d.l1_or_cacheline_bytes);
+  put(j, "shared_per_sm_bytes", d.shared_per_sm_bytes);
+  put(j, "shared_per_block_bytes", d.shared_per_block_bytes);
+  put(j, "shared_per_block_optin_bytes", d.shared_per_block_optin_bytes);
+  put(j, "constant_bytes", d.constant_bytes);
+  if (!d.extra.empty()) j["extra"] = d.extra;
+}
+void from_json(const json& j, DeviceInfo& d) {
+  j.at("backend").get_to(d.backend);
+  j.at("name").get_to(d.name);
+  get(j, "id", d.id);
+  get(j, "vendor", d.vendor);
+  get(j, "compute_units", d.compute_units);
+  get(j, "compute_capability", d.compute_capability);
+  get(j, "driver_version", d.driver_version);
+  get(j, "toolkit_version", d.toolkit_version);
+  get(j, "clock_mhz_reported", d.clock_mhz_reported);
+  get(j, "memory_clock_mhz", d.memory_clock_mhz);
+  get(j, "memory_bus_width_bits", d.memory_bus_width_bits);
+  get(j, "memory_bytes", d.memory_bytes);
+  get(j, "l2_bytes", d.l2_bytes);
+  get(j, "l1_or_cacheline_bytes", d.l1_or_cacheline_bytes);
+  get(j, "shared_per_sm_bytes", d.shared_per_sm_bytes);
+  get(j, "shared_per_block_bytes", d.shared_per_block_bytes);
+  get(j, "shared_per_block_optin_bytes", d.shared_per_block_optin_bytes);
+  get(j, "constant_bytes", d.constant_bytes);
+  get(j, "extra", d.extra);
+}
+
+void to_json(json& j, const Telemetry& t) {
+  j = json::object();
+  put(j, "sm_clock_mhz", t.sm_clock_mhz);
+  put(j, "memory_clock_mhz", t.memory_clock_mhz);
+  put(j, "temperature_c", t.temperature_c);
+  put(j, "power_w", t.power_w);
+  j["throttle_reasons"] = t.throttle_reasons;
+}
+void from_json(const json& j, Telemetry& t) {
+  get(j, "sm_clock_mhz", t.sm_clock_mhz);
+  get(j, "memory_clock_mhz", t.memory_clock_mhz);
+  get(j, "temperature_c", t.temperature_c);
+  get(j, "power_w", t.power_w);
+  get(j, "throttle_reasons", t.throttle_reasons);
+}
+
+void to_json(json& j, const LatencyPoint& p) {
+  j = json{{"footprint_bytes", p.footprint_bytes}, {"stride_bytes", p.stride_bytes},
+           {"status", p.status}};
+  if (!p.reason.empty()) j["reason"] = p.reason;
+  // Flat medians first (what scripts read), the full spread beside them.
+  if (p.cycles) j["cycles"] = p.cycles->median;
+  if (p.ns) j["ns"] = p.ns->median;
+  json spread = json::object();
+  if (p.cycles) spread["cycles"] = *p.cycles;
+  if (p.ns) spread["ns"] = *p.ns;
+  if (!spread.empty()) j["spread"] = spread;
+  put(j, "clock_mhz", p.clock_mhz);
+}
+void from_json(const json& j, LatencyPoint& p) {
+  j.at("footprint_bytes").get_to(p.footprint_bytes);
+  get(j, "stride_bytes", p.stride_bytes);
+  get(j, "status", p.status);
+  get(j, "reason", p.reason);
+  if (auto s = j.find("spread"); s != j.end()) {
+    get(*s, "cycles", p.cycles);
+    get(*s, "ns", p.ns);
+  }
+  // A document with only the flat medians still reads.
+  if (!p.cycles && j.contains("cycles") && j["cycles"].is_number())
+    p.cycles = Summary{j["cycles"].get<double>(), 0, 0, 0, 0, 1};
+  if (!p.ns && j.contains("ns") && j["ns"].is_number())
+    p.ns = Summary{j["ns"].get<double>(), 0, 0, 0, 0, 1};
+  get(j, "clock_mhz", p.clock_mhz);
+}
+
+void to_json(json& j, const Level& l) {
+  j = json{{"name", l.name}, {"confidence", l.confidence}};
+  put(j, "capacity_bytes", l.capacity_bytes);
+  if (l.capacity_lo_bytes && l.capacity_hi_bytes)
+    j["capacity_interval_bytes"] = {*l.capacity_lo_bytes, *l.capacity_hi_bytes};
+  put(j, "latency_cycles", l.latency_cycles);
+  put(j, "latency_ns", l.latency_ns);
+  put(j, "step_cycles", l.step_cycles);
+  put(j, "step_ns", l.step_ns);
+}
+void from_json(const json& j, Level& l) {
+  j.at("name").get_to(l.name);
+  get(j, "confidence", l.confidence);
+  get(j, "capacity_bytes", l.capacity_bytes);
+  if (auto it = j.find("capacity_interval_bytes"); it != j.end() && it->is_array() && it->size() == 2) {
+    l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
+    l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+  }
+  get(j, "latency_cycles", l.latency_cycles);
+  get(j, "latency_ns", l.latency_ns);
+  get(j, "step_cycles", l.step_cycles);
+  get(j, "step_ns", l.step_ns);
+}
+
+void to_json(json& j, const CurveResult& c) {
+  j = json::object();
+  put_status(j, c.status);
+  j["stride_bytes"] = c.stride_bytes;
+  j["wall_seconds"] = c.wall_seconds;
+  j["points"] = c.points;
+  j["levels"] = c.levels;
+  put(j, "dram_minus_last_cache_cycles", c.dram_minus_last_cache_cycles);
+  put(j, "dram_minus_last_cache_ns", c.dram_minus_last_cache_ns);
+}
+void from_json(const json& j, CurveResult& c) {
+  c.status = get_status(j);
+  get(j, "stride_bytes", c.stride_bytes);
+  get(j, "wall_seconds", c.wall_seconds);
+  get(j, "points", c.points);
+  get(j, "levels", c.levels);
+  get(j, "dram_minus_last_cache_cycles", c.dram_minus_last_cache_cycles);
+  get(j, "dram_minus_last_cache_ns", c.dram_minus_last_cache_ns);
+}
+
+void to_json(json& j, const LatencyProbeResult& p) {
+  j = json::object();
+  put_status(j, p.status);
+  j["wall_seconds"] = p.wall_seconds;
+  put(j, "clock_mhz_measured", p.clock_mhz_measured);
+  put(j, "telemetry_before", p.telemetry_before);
+  put(j, "telemetry_after", p.telemetry_after);
+  j["paths"] = p.paths;
+  if (!p.tlb.empty()) j["tlb"] = p.tlb;
+}
+void from_json(const json& j, LatencyProbeResult& p) {
+  p.status = get_status(j);
+  get(j, "wall_seconds", p.wall_seconds);
+  get(j, "clock_mhz_measured", p.clock_mhz_measured);
+  get(j, "telemetry_before", p.telemetry_before);
+  get(j, "telemetry_after", p.telemetry_after);
+  get(j, "paths", p.paths);
+  get(j, "tlb", p.tlb);
+}
+
+json to_json(const RunResult& r) {
+  json j;
+  j["schema_version"] = r.schema_version;
+  j["tool"] = json{{"name", r.tool.name},
+                   {"version", r.tool.version},
+                   {"command", r.tool.command},
+                   {"started_at", r.tool.started_at}};
+  j["device"] = r.device;
+  j["probes"] = json::object();
+  if (r.latency) j["probes"]["latency"] = *r.latency;
+  return j;
+}
+
+RunResult run_result_from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("not a gpudissect result: the document is not a JSON object");
+  if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+    throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
+  const int v = j["schema_version"].get<int>();
+  if (v != kSchemaVersion)
+    throw std::runtime_error("unknown schema_version " + std::to_string(v) +
+                             " (this gpudissect reads version " + std::to_string(kSchemaVersion) + ")");
+  RunResult r;
+  try {
+    r.schema_version = v;
+    const json& t = j.at("tool");
+    get(t, "name", r.tool.name);
+    get(t, "version", r.tool.version);
+    get(t, "command", r.tool.command);
+    get(t, "started_at", r.tool.started_at);
+    r.device = j.at("device").get<DeviceInfo>();
+    const json& probes = j.at("probes");
+    if (probes.contains("latency")) r.latency = probes["latency"].get<LatencyProbeResult>();
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("malformed gpudissect result: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace gd

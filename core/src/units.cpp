@@ -1,0 +1,51 @@
+#include "gpudissect/units.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace gd {
+
+std::string format_bytes(double bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0 || std::fabs(bytes - std::round(bytes)) < 0.005)
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
+  else if (bytes < 10)
+    std::snprintf(buf, sizeof buf, "%.2f %s", bytes, kUnits[u]);
+  else if (bytes < 100)
+    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, kUnits[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
+  return buf;
+}
+
+std::string format_fixed(double v, int digits) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string slugify(const std::string& s) {
+  std::string out;
+  bool dash = false;
+  for (unsigned char c : s) {
+    if (std::isalnum(c)) {
+      out.push_back(static_cast<char>(std::tolower(c)));
+      dash = false;
+    } else if (!out.empty() && !dash) {
+      out.push_back('-');
+      dash = true;
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "device" : out;
+}
+
+}  // namespace gd

@@ -1,0 +1,44 @@
+// Writers from the result model. All of them work from a RunResult alone, so a saved
+// JSON can be turned into every output on a machine without a GPU.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gpudissect/result.hpp"
+
+namespace gd::report {
+
+// The summary table a run ends with: per path and level, capacity, latency in cycles
+// and ns, confidence; then the TLB levels and the derived DRAM-minus-cache figure.
+void print_summary(std::ostream& os, const RunResult& r);
+
+// One CSV per curve (latency_<path>.csv, tlb_<stride>.csv) in dir. Returns the files written.
+std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
+                                             const RunResult& r);
+
+struct HtmlOptions {
+  bool png = false;                    // also write PNG charts next to the HTML
+  std::filesystem::path png_dir;       // where; defaults to the HTML file's folder
+};
+
+// Whether gnuplot can be run here; *why says why not.
+bool gnuplot_available(std::string* why);
+
+// The HTML report: device facts, summary tables, and per path a chart of latency
+// (cycles and ns) against footprint on a log axis with the levels marked. Charts are
+// SVG from gnuplot inline; without gnuplot the page says so and keeps the tables.
+// Returns the PNG files written (if any). Throws std::runtime_error if it cannot write.
+std::vector<std::filesystem::path> write_html(const std::filesystem::path& file,
+                                              const RunResult& r, const HtmlOptions& opt);
+
+// Fails early (std::runtime_error naming the path) if a file cannot be created at `file`
+// (creating missing parent folders); used before measuring.
+void ensure_writable(const std::filesystem::path& file);
+
+// Writes the JSON document atomically (temp file then rename).
+void write_json(const std::filesystem::path& file, const RunResult& r);
+
+}  // namespace gd::report
