@@ -1,1 +1,110 @@
-// placeholder: being written
+#include "backends.hpp"
+
+#include <regex>
+
+#ifdef GD_HAVE_CUDA
+#include "cuda_backend.hpp"
+#endif
+#ifdef GD_HAVE_OPENCL
+#include "opencl_backend.hpp"
+#endif
+
+namespace gd::cli {
+
+std::string backends_built() {
+  std::string s;
+#ifdef GD_HAVE_CUDA
+  s += "cuda";
+#endif
+#ifdef GD_HAVE_OPENCL
+  s += s.empty() ? "opencl" : ", opencl";
+#endif
+  return s.empty() ? "none" : s;
+}
+
+std::string version_text() {
+  std::string s = std::string("gpudissect ") + GD_VERSION + "\nbackends: " + backends_built() + "\n";
+#ifdef GD_HAVE_CUDA
+  s += "CUDA runtime: " + cuda::runtime_version() + " (built in)\n";
+  std::string why;
+  s += cuda::nvml_available(&why) ? "NVML: available\n" : "NVML: not available (" + why + ")\n";
+#else
+  s += "CUDA: not built (no CUDA compiler at configure time)\nNVML: not built\n";
+#endif
+#ifndef GD_HAVE_OPENCL
+  s += "OpenCL: not built (no OpenCL at configure time)\n";
+#endif
+  return s;
+}
+
+Listing list_devices() {
+  Listing l;
+#ifdef GD_HAVE_CUDA
+  {
+    std::string why;
+    auto v = cuda::enumerate(&why);
+    if (v.empty()) l.notes.push_back(why.empty() ? "CUDA: no device" : why);
+    l.devices.insert(l.devices.end(), v.begin(), v.end());
+  }
+#else
+  l.notes.push_back("CUDA: backend not built");
+#endif
+#ifdef GD_HAVE_OPENCL
+  {
+    std::string why;
+    auto v = opencl::enumerate(&why);
+    if (v.empty()) l.notes.push_back(why.empty() ? "OpenCL: no device" : why);
+    l.devices.insert(l.devices.end(), v.begin(), v.end());
+  }
+#else
+  l.notes.push_back("OpenCL: backend not built");
+#endif
+  return l;
+}
+
+namespace {
+std::string valid_ids(const Listing& l) {
+  std::string s;
+  for (const auto& d : l.devices) s += (s.empty() ? "" : ", ") + d.id;
+  return s.empty() ? "none on this machine" : s;
+}
+}  // namespace
+
+std::unique_ptr<Device> open_device(const std::string& id) {
+  if (id.empty()) {
+    const Listing l = list_devices();
+    if (l.devices.empty()) {
+      std::string why;
+      for (const auto& n : l.notes) why += "\n  " + n;
+      throw std::runtime_error("no device to measure:" + why);
+    }
+    return open_device(l.devices.front().id);
+  }
+  static const std::regex kCuda(R"(cuda:(\d+))"), kOpenCL(R"(opencl:(\d+)(?:\.(\d+))?)");
+  std::smatch m;
+  if (std::regex_match(id, m, kCuda)) {
+#ifdef GD_HAVE_CUDA
+    const Listing l = list_devices();
+    for (const auto& d : l.devices)
+      if (d.id == id) return cuda::open(std::stoi(m[1]));
+    throw UsageError("unknown device '" + id + "'; valid devices: " + valid_ids(l));
+#else
+    throw UsageError("this gpudissect was built without the CUDA backend");
+#endif
+  }
+  if (std::regex_match(id, m, kOpenCL)) {
+#ifdef GD_HAVE_OPENCL
+    const std::string full = m[2].matched ? id : id + ".0";
+    const Listing l = list_devices();
+    for (const auto& d : l.devices)
+      if (d.id == full) return opencl::open(std::stoi(m[1]), m[2].matched ? std::stoi(m[2]) : 0);
+    throw UsageError("unknown device '" + id + "'; valid devices: " + valid_ids(l));
+#else
+    throw UsageError("this gpudissect was built without the OpenCL backend");
+#endif
+  }
+  throw UsageError("malformed device '" + id +
+                   "': use cuda:N or opencl:P.D (valid devices: " + valid_ids(list_devices()) + ")");
+}
+
+}  // namespace gd::cli

@@ -1,1 +1,284 @@
-int main() { return 0; }
+// gpudissect: measure a GPU's memory hierarchy and write the report.
+//   gpudissect list | run [probes] [options] | report FILE -o report.html
+// Exit codes: 0 done, 1 a measurement failed (what was measured is still written),
+// 2 bad input, 130 interrupted (what was measured is still written).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backends.hpp"
+#include "gpudissect/units.hpp"
+#include "latency.hpp"
+#include "report.hpp"
+
+namespace fs = std::filesystem;
+using namespace gd;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_sigint(int) {
+  g_stop = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+}
+
+const std::vector<std::string> kProbes = {"latency"};
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+uint64_t bytes_option(const std::string& name, const std::string& v) {
+  auto b = parse_bytes(v);
+  if (!b) throw cli::UsageError("--" + name + ": '" + v + "' is not a size (e.g. 4096, 64K, 256M, 8G)");
+  return *b;
+}
+
+struct RunArgs {
+  std::vector<std::string> probes;
+  std::string device;
+  std::vector<std::string> paths;
+  std::string out_dir;
+  std::string json_file;
+  bool no_html = false, png = false, quiet = false;
+  std::string min_fp, max_fp, stride;
+  int points_per_doubling = 4;
+  int repeats = 5;
+  uint64_t hops = 8192;
+  bool tlb = false, no_tlb = false;
+  std::string tlb_max = "16G";
+};
+
+int cmd_list() {
+  const cli::Listing l = cli::list_devices();
+  if (l.devices.empty()) std::cout << "No devices.\n";
+  for (const auto& d : l.devices) {
+    std::cout << d.id << "  " << d.name << "\n    " << d.summary << "\n    paths:";
+    std::vector<std::string> yes, no;
+    for (const auto& [p, s] : d.paths) (s.ok ? yes : no).push_back(to_string(p));
+    std::cout << " " << join(yes) << "\n";
+    if (!no.empty()) std::cout << "    not available: " << join(no) << "\n";
+  }
+  for (const auto& n : l.notes) std::cout << "(" << n << ")\n";
+  return 0;
+}
+
+int cmd_run(const RunArgs& a, const std::string& command) {
+  // Validate everything before touching a device.
+  for (const auto& p : a.probes)
+    if (std::find(kProbes.begin(), kProbes.end(), p) == kProbes.end())
+      throw cli::UsageError("unknown probe '" + p + "'; valid probes: " + join(kProbes));
+  LatencyOptions opt;
+  for (const auto& p : a.paths) {
+    auto mp = parse_mem_path(p);
+    if (!mp) {
+      std::vector<std::string> names;
+      for (MemPath m : all_mem_paths()) names.push_back(to_string(m));
+      throw cli::UsageError("unknown path '" + p + "'; valid paths: " + join(names));
+    }
+    opt.paths.push_back(*mp);
+  }
+  if (!a.min_fp.empty()) opt.min_footprint = bytes_option("min-footprint", a.min_fp);
+  if (!a.max_fp.empty()) opt.max_footprint = bytes_option("max-footprint", a.max_fp);
+  if (opt.max_footprint && *opt.max_footprint < opt.min_footprint)
+    throw cli::UsageError("--max-footprint is below --min-footprint");
+  if (!a.stride.empty()) {
+    opt.stride = bytes_option("stride", a.stride);
+    if (*opt.stride % 8 != 0) throw cli::UsageError("--stride must be a multiple of 8 bytes");
+  }
+  opt.tlb_max_footprint = bytes_option("tlb-max-footprint", a.tlb_max);
+  if (a.points_per_doubling < 1 || a.points_per_doubling > 32)
+    throw cli::UsageError("--points-per-doubling must be 1..32");
+  if (a.repeats < 1 || a.repeats > 100) throw cli::UsageError("--repeats must be 1..100");
+  opt.points_per_doubling = a.points_per_doubling;
+  opt.budget.repeats = a.repeats;
+  opt.budget.hops_per_repeat = a.hops;
+  if (a.tlb) opt.tlb = true;
+  if (a.no_tlb) opt.tlb = false;
+
+  std::unique_ptr<Device> dev = cli::open_device(a.device);
+  RunResult r;
+  r.tool.version = GD_VERSION;
+  r.tool.command = command;
+  r.tool.started_at = now_iso8601();
+  r.device = dev->info();
+
+  const std::string slug = slugify(r.device.name);
+  const fs::path out_dir = a.out_dir.empty() ? fs::path("results") / slug : fs::path(a.out_dir);
+  const std::string stem = a.probes.empty() ? slug : join(a.probes, "+");
+  const fs::path json = a.json_file.empty() ? out_dir / (stem + ".json") : fs::path(a.json_file);
+  report::ensure_writable(json);  // fail before measuring, not after
+  const fs::path html = out_dir / (stem + ".html");
+  if (!a.no_html) report::ensure_writable(html);
+
+  std::signal(SIGINT, on_sigint);
+  std::unique_ptr<Progress> progress;
+  if (a.quiet)
+    progress = std::make_unique<NullProgress>();
+  else
+    progress = std::make_unique<ConsoleProgress>(std::cerr, isatty(STDERR_FILENO));
+  progress->note("device " + r.device.id + ": " + r.device.name);
+
+  int rc = 0;
+  r.latency.emplace();
+  try {
+    run_latency(*dev, opt, *progress, g_stop, *r.latency);
+  } catch (const std::exception& e) {
+    progress->finish();
+    std::cerr << "error: " << e.what() << "\n";
+    if (r.latency->status.ok()) r.latency->status = {"error", e.what()};
+    rc = 1;
+  }
+  progress->finish();
+  if (g_stop && rc == 0) rc = 130;
+
+  report::write_json(json, r);
+  std::vector<fs::path> written = {json};
+  for (const auto& f : report::write_csv(out_dir, r)) written.push_back(f);
+  if (!a.no_html) {
+    report::HtmlOptions ho;
+    ho.png = a.png;
+    ho.png_dir = out_dir;
+    for (const auto& f : report::write_html(html, r, ho)) written.push_back(f);
+    written.push_back(html);
+  }
+  report::print_summary(std::cout, r);
+  std::cerr << "wrote:";
+  for (const auto& f : written) std::cerr << " " << f.string();
+  std::cerr << "\n";
+  if (rc == 130) std::cerr << "interrupted: results so far were written\n";
+  return rc;
+}
+
+int cmd_report(const std::string& in, const std::string& out, bool png, const std::string& csv_dir) {
+  std::ifstream f(in);
+  if (!f) throw cli::UsageError("cannot read " + in);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const std::exception& e) {
+    throw cli::UsageError(in + " is not valid JSON: " + e.what());
+  }
+  RunResult r;
+  try {
+    r = run_result_from_json(j);
+  } catch (const std::exception& e) {
+    throw cli::UsageError(in + ": " + e.what());
+  }
+  const fs::path html = out.empty() ? fs::path(in).replace_extension(".html") : fs::path(out);
+  report::ensure_writable(html);
+  report::HtmlOptions ho;
+  ho.png = png;
+  ho.png_dir = html.has_parent_path() ? html.parent_path() : fs::path(".");
+  std::vector<fs::path> written = report::write_html(html, r, ho);
+  written.push_back(html);
+  if (!csv_dir.empty())
+    for (const auto& c : report::write_csv(csv_dir, r)) written.push_back(c);
+  report::print_summary(std::cout, r);
+  std::cerr << "wrote:";
+  for (const auto& w : written) std::cerr << " " << w.string();
+  std::cerr << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpudissect: dissects a GPU's memory hierarchy by microbenchmarks.\n"
+      "Finds every cache level on each memory path (capacity, latency, confidence), the TLB\n"
+      "reach, and writes JSON, CSV and an HTML report with charts."};
+  app.require_subcommand(0, 1);
+  bool version = false;
+  app.add_flag("--version", version, "Print version, the backends built in, and NVML's presence");
+
+  app.add_subcommand("list", "List CUDA GPUs and OpenCL devices and the memory paths each supports");
+
+  RunArgs ra;
+  auto* run = app.add_subcommand(
+      "run",
+      "Measure. Without a probe name runs every probe. Writes <out-dir>/<name>.json, one CSV per "
+      "curve, and an HTML report; prints a summary table.");
+  run->add_option("probes", ra.probes, "Probes to run (default: all). Valid: " + join(kProbes));
+  run->add_option("-d,--device", ra.device,
+                  "cuda:N or opencl:P.D (default: first CUDA GPU, else first OpenCL device)");
+  run->add_option("-p,--path", ra.paths,
+                  "Memory paths, comma separated (CUDA: global,l2,readonly,texture,constant,"
+                  "shared; OpenCL: global,constant,local,image). Default: all of the device's")
+      ->delimiter(',');
+  run->add_option("--out-dir", ra.out_dir, "Folder for the outputs (default: results/<device>)");
+  run->add_option("-o,--output", ra.json_file, "JSON file (default: <out-dir>/<name>.json)");
+  run->add_flag("--no-html", ra.no_html, "Do not write the HTML report");
+  run->add_flag("--png", ra.png, "Also write the charts as PNG files (needs gnuplot)");
+  run->add_option("--min-footprint", ra.min_fp, "Smallest footprint (default 1K)");
+  run->add_option("--max-footprint", ra.max_fp,
+                  "Largest footprint (default: 4x the largest reported cache, at least 256M)");
+  run->add_option("--stride", ra.stride, "Bytes between chased lines (default 128; 64 for constant)");
+  run->add_option("--points-per-doubling", ra.points_per_doubling,
+                  "Footprints per factor of two before refinement (default 4)");
+  run->add_option("--repeats", ra.repeats, "Timed repeats per point (default 5)");
+  run->add_option("--hops", ra.hops, "Dependent loads per timed repeat (default 8192)");
+  run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA devices only)");
+  run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
+  run->add_option("--tlb-max-footprint", ra.tlb_max, "Largest TLB-sweep footprint (default 16G)");
+  run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
+
+  std::string in, out, csv_dir;
+  bool png = false;
+  auto* rep = app.add_subcommand("report", "Write the HTML report (and charts) from a saved JSON; no GPU needed");
+  rep->add_option("file", in, "A JSON written by gpudissect run")->required();
+  rep->add_option("-o,--output", out, "HTML file (default: next to the JSON)");
+  rep->add_flag("--png", png, "Also write the charts as PNG files next to the HTML");
+  rep->add_option("--csv-dir", csv_dir, "Also write the CSV files into this folder");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (version) {
+      std::cout << cli::version_text();
+      return 0;
+    }
+    if (app.got_subcommand("list")) return cmd_list();
+    if (app.got_subcommand("run")) return cmd_run(ra, command_line(argc, argv));
+    if (app.got_subcommand("report")) return cmd_report(in, out, png, csv_dir);
+    std::cout << app.help();
+    return 2;
+  } catch (const cli::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,1 +1,359 @@
-// placeholder: being written
+#include "latency.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gpudissect/chain.hpp"
+#include "gpudissect/levels.hpp"
+#include "gpudissect/stats.hpp"
+#include "gpudissect/units.hpp"
+
+namespace gd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool is_cuda(const DeviceInfo& info) { return info.backend == "cuda"; }
+
+uint64_t default_stride(MemPath p, const DeviceInfo& info) {
+  if (p == MemPath::constant) return 64;
+  if (info.backend == "opencl" && info.l1_or_cacheline_bytes && *info.l1_or_cacheline_bytes >= 32)
+    return *info.l1_or_cacheline_bytes;
+  return 128;
+}
+
+// What the level names of a path are made of.
+struct PathKind {
+  std::string kind;       // cache | constant | scratch
+  int first_level = 1;    // the l2 path starts at L2: it bypasses L1
+};
+
+PathKind path_kind(MemPath p) {
+  switch (p) {
+    case MemPath::l2: return {"cache", 2};
+    case MemPath::constant: return {"constant", 1};
+    case MemPath::shared:
+    case MemPath::local: return {"scratch", 1};
+    default: return {"cache", 1};
+  }
+}
+
+// One curve being measured: its points kept sorted by footprint.
+class CurveSweep {
+ public:
+  CurveSweep(Device& dev, MemPath path, uint64_t stride, const ChaseBudget& budget,
+             CurveResult& out)
+      : dev_(dev), path_(path), stride_(stride), budget_(budget), out_(out) {
+    out_.stride_bytes = stride;
+  }
+
+  // Measures one footprint and inserts it in order. Throws BackendError on API errors.
+  void measure(uint64_t footprint) {
+    LatencyPoint pt;
+    pt.footprint_bytes = footprint;
+    pt.stride_bytes = stride_;
+    const uint64_t lines64 = footprint / stride_;
+    if (lines64 == 0 || lines64 > UINT32_MAX) {
+      pt.status = "skipped";
+      pt.reason = "footprint not a usable number of lines at this stride";
+      insert(std::move(pt));
+      return;
+    }
+    if (auto free = dev_.free_memory(); free && footprint + (64ull << 20) > *free) {
+      pt.status = "skipped";
+      pt.reason = "needs " + format_bytes(double(footprint)) + ", device has " +
+                  format_bytes(double(*free)) + " free";
+      insert(std::move(pt));
+      return;
+    }
+    const auto lines = static_cast<uint32_t>(lines64);
+    const std::vector<uint32_t> next = sattolo_cycle(lines, 0x5eed0000ULL ^ lines);
+    const ChasePlan plan = plan_chase(lines, stride_, budget_);
+    ChaseRequest req;
+    req.path = path_;
+    req.next = &next;
+    req.stride_bytes = stride_;
+    req.warmup_hops = plan.warmup_hops;
+    req.hops_per_repeat = plan.hops_per_repeat;
+    req.repeats = plan.repeats;
+    try {
+      const ChaseTiming t = dev_.chase(req);
+      const uint64_t walked = t.hops_walked ? t.hops_walked
+                                            : req.warmup_hops + req.hops_per_repeat * req.repeats;
+      const uint32_t expect = walk(next, 0, walked);
+      if (t.end_line != expect) {
+        pt.status = "error";
+        pt.reason = "chase ended on line " + std::to_string(t.end_line) + ", expected " +
+                    std::to_string(expect) + ": loads were lost or the chain was corrupted";
+      } else if (t.ns_per_hop.empty()) {
+        pt.status = "error";
+        pt.reason = "backend returned no timings";
+      } else {
+        pt.ns = summarize(t.ns_per_hop);
+        if (!t.cycles_per_hop.empty()) pt.cycles = summarize(t.cycles_per_hop);
+        pt.clock_mhz = t.clock_mhz;
+      }
+    } catch (const AllocationFailed& e) {
+      pt.status = "skipped";
+      pt.reason = e.what();
+    }
+    insert(std::move(pt));
+  }
+
+  // The measured curve in the form level detection takes (ok points only) and the indices
+  // of those points in out_.points.
+  std::vector<CurvePoint> curve(std::vector<std::size_t>* index = nullptr) const {
+    std::vector<CurvePoint> c;
+    for (std::size_t i = 0; i < out_.points.size(); ++i) {
+      const LatencyPoint& p = out_.points[i];
+      const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
+      if (p.status != "ok" || !s || s->median <= 0) continue;
+      c.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
+      if (index) index->push_back(i);
+    }
+    return c;
+  }
+
+  bool has(uint64_t footprint) const {
+    return std::any_of(out_.points.begin(), out_.points.end(),
+                       [&](const LatencyPoint& p) { return p.footprint_bytes == footprint; });
+  }
+
+ private:
+  void insert(LatencyPoint pt) {
+    auto it = std::lower_bound(out_.points.begin(), out_.points.end(), pt.footprint_bytes,
+                               [](const LatencyPoint& p, uint64_t f) { return p.footprint_bytes < f; });
+    out_.points.insert(it, std::move(pt));
+  }
+
+  Device& dev_;
+  MemPath path_;
+  uint64_t stride_;
+  ChaseBudget budget_;
+  CurveResult& out_;
+};
+
+// Footprints that would narrow a level's capacity bracket to the resolution asked for.
+std::vector<uint64_t> refinement_points(const CurveResult& c, uint64_t stride) {
+  std::vector<uint64_t> out;
+  for (const Level& l : c.levels) {
+    if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) continue;
+    if (auto mid = refine_between(*l.capacity_lo_bytes, *l.capacity_hi_bytes, stride,
+                                  kCapacityResolution))
+      out.push_back(*mid);
+  }
+  return out;
+}
+
+std::string point_label(uint64_t footprint) { return format_bytes(double(footprint)); }
+
+// Sweeps one curve: the log-spaced grid, then refinement around each level's edge.
+void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<uint64_t>& grid,
+                 const LatencyOptions& opt, const std::string& part, const PathKind& kind,
+                 std::optional<uint64_t> largest_cache, Progress& progress,
+                 const std::atomic<bool>& stop, CurveResult& out) {
+  const auto t0 = Clock::now();
+  CurveSweep sweep(dev, path, stride, opt.budget, out);
+  int n = 0;
+  int total = static_cast<int>(grid.size());
+  auto measure = [&](uint64_t fp) {
+    progress.step("latency", part, ++n, total, point_label(fp));
+    try {
+      sweep.measure(fp);
+    } catch (const std::exception& e) {
+      out.status = {"error", std::string(e.what())};
+      out.wall_seconds = seconds_since(t0);
+      throw ProbeError("latency probe, path " + part + ", point " + std::to_string(n) + " (" +
+                       point_label(fp) + "): " + e.what());
+    }
+  };
+  for (uint64_t fp : grid) {
+    if (stop) break;
+    measure(fp);
+  }
+  assign_levels(out, kind.kind, kind.first_level, largest_cache);
+  for (int round = 0; round < opt.max_refine_rounds && !stop; ++round) {
+    std::vector<uint64_t> more;
+    for (uint64_t fp : refinement_points(out, stride))
+      if (!sweep.has(fp)) more.push_back(fp);
+    if (more.empty()) break;
+    total += static_cast<int>(more.size());
+    for (uint64_t fp : more) {
+      if (stop) break;
+      measure(fp);
+    }
+    assign_levels(out, kind.kind, kind.first_level, largest_cache);
+  }
+  if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
+  out.wall_seconds = seconds_since(t0);
+}
+
+}  // namespace
+
+std::vector<MemPath> default_paths(const DeviceInfo& info) {
+  if (is_cuda(info))
+    return {MemPath::global, MemPath::l2,       MemPath::readonly,
+            MemPath::texture, MemPath::constant, MemPath::shared};
+  return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
+}
+
+void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
+                   std::optional<uint64_t> largest_cache) {
+  curve.levels.clear();
+  curve.dram_minus_last_cache_cycles.reset();
+  curve.dram_minus_last_cache_ns.reset();
+  std::vector<CurvePoint> pts;
+  std::vector<const LatencyPoint*> src;
+  for (const LatencyPoint& p : curve.points) {
+    const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
+    if (p.status != "ok" || !s || s->median <= 0) continue;
+    pts.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
+    src.push_back(&p);
+  }
+  const std::vector<DetectedLevel> found = detect_levels(pts);
+  if (found.empty()) return;
+
+  // The curve reaches device memory when it runs well past the largest cache.
+  const bool reaches_memory = kind == "cache" && found.size() >= 2 && largest_cache &&
+                              pts.back().footprint_bytes >= 2.0 * double(*largest_cache);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    const DetectedLevel& d = found[k];
+    Level l;
+    const bool last = k + 1 == found.size();
+    if (kind == "tlb")
+      l.name = last ? "page walk" : "L" + std::to_string(k + 1) + " TLB";
+    else if (kind == "scratch")
+      l.name = k == 0 ? "on-chip" : "level " + std::to_string(k + 1);
+    else if (kind == "constant")
+      l.name = "constant L" + std::to_string(k + 1);
+    else if (last && reaches_memory)
+      l.name = "device memory";
+    else
+      l.name = "L" + std::to_string(k + first_cache_level);
+    if (d.capacity_lo && d.capacity_hi) {
+      l.capacity_lo_bytes = uint64_t(*d.capacity_lo);
+      l.capacity_hi_bytes = uint64_t(*d.capacity_hi);
+      l.capacity_bytes = l.capacity_lo_bytes;
+    }
+    // Medians over the plateau's points, in both units.
+    std::vector<double> cyc, ns;
+    for (std::size_t i = d.first; i <= d.last && i < src.size(); ++i) {
+      if (src[i]->cycles) cyc.push_back(src[i]->cycles->median);
+      if (src[i]->ns) ns.push_back(src[i]->ns->median);
+    }
+    if (!cyc.empty()) l.latency_cycles = median(cyc);
+    if (!ns.empty()) l.latency_ns = median(ns);
+    l.confidence = d.confidence;
+    if (k > 0) {
+      const Level& prev = curve.levels.back();
+      if (l.latency_cycles && prev.latency_cycles) l.step_cycles = *l.latency_cycles - *prev.latency_cycles;
+      if (l.latency_ns && prev.latency_ns) l.step_ns = *l.latency_ns - *prev.latency_ns;
+    }
+    curve.levels.push_back(std::move(l));
+  }
+  if (reaches_memory) {
+    curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;
+    curve.dram_minus_last_cache_ns = curve.levels.back().step_ns;
+  }
+}
+
+void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
+                 const std::atomic<bool>& stop, LatencyProbeResult& out) {
+  const auto t0 = Clock::now();
+  const DeviceInfo& info = dev.info();
+  out.status = {};
+  out.telemetry_before = dev.telemetry();
+  const std::vector<MemPath> paths = opt.paths.empty() ? default_paths(info) : opt.paths;
+  const std::optional<uint64_t> largest_cache = info.l2_bytes;
+  std::vector<double> clocks;
+
+  auto finish = [&] {
+    for (const auto& [name, c] : out.paths)
+      for (const LatencyPoint& p : c.points)
+        if (p.clock_mhz) clocks.push_back(*p.clock_mhz);
+    if (!clocks.empty()) out.clock_mhz_measured = median(clocks);
+    out.telemetry_after = dev.telemetry();
+    out.wall_seconds = seconds_since(t0);
+  };
+
+  try {
+    for (MemPath path : paths) {
+      const std::string name = to_string(path);
+      CurveResult& curve = out.paths[name];
+      const Support s = dev.supports(path);
+      if (!s.ok) {
+        curve.status = {"unsupported", s.reason};
+        progress.note("latency " + name + ": unsupported (" + s.reason + ")");
+        continue;
+      }
+      if (stop) {
+        curve.status = {"skipped", "interrupted before this path"};
+        continue;
+      }
+      const uint64_t stride = opt.stride.value_or(default_stride(path, info));
+      const uint64_t path_max = dev.max_footprint(path);
+      uint64_t hi = opt.max_footprint.value_or(
+          sweep_upper_bound(largest_cache.value_or(0), opt.default_floor, UINT64_MAX));
+      hi = std::min(hi, path_max);
+      if (hi < std::max(stride, opt.min_footprint)) {
+        curve.status = {"unsupported", "the path holds only " + format_bytes(double(path_max))};
+        continue;
+      }
+      const auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
+                                              opt.points_per_doubling, stride);
+      ChaseBudget budget = opt.budget;
+      if (largest_cache) budget.largest_cache_bytes = *largest_cache;
+      LatencyOptions o = opt;
+      o.budget = budget;
+      sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress,
+                  stop, curve);
+      std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
+                         " points in " + format_fixed(curve.wall_seconds, 1) + " s;";
+      for (const Level& l : curve.levels)
+        line += " " + l.name + " " +
+                (l.latency_cycles ? format_fixed(*l.latency_cycles, 1) + " cyc"
+                                  : format_fixed(l.latency_ns.value_or(NAN), 1) + " ns");
+      progress.note(line);
+    }
+
+    const bool tlb = opt.tlb.value_or(is_cuda(info));
+    if (tlb && !stop) {
+      const MemPath path = dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
+      for (uint64_t stride : opt.tlb_strides) {
+        const std::string key = "stride_" + std::to_string(stride);
+        CurveResult& curve = out.tlb[key];
+        uint64_t hi = std::min(opt.tlb_max_footprint, dev.max_footprint(path));
+        if (auto free = dev.free_memory()) hi = std::min(hi, *free / 2);
+        if (hi < 4 * stride) {
+          curve.status = {"skipped", "not enough memory for a TLB sweep at this stride"};
+          continue;
+        }
+        const auto grid = log_spaced_footprints(std::max(stride, opt.tlb_min_footprint), hi,
+                                                opt.points_per_doubling, stride);
+        LatencyOptions o = opt;
+        o.budget.largest_cache_bytes = 1ull << 40;  // every line fits the caches: always a full pass
+        sweep_curve(dev, path, stride, grid, o, "tlb " + format_bytes(double(stride)),
+                    {"tlb", 1}, std::nullopt, progress, stop, curve);
+        progress.note("latency tlb stride " + format_bytes(double(stride)) + ": " +
+                      std::to_string(curve.levels.size()) + " levels in " +
+                      format_fixed(curve.wall_seconds, 1) + " s");
+      }
+    } else if (!tlb) {
+      out.tlb.clear();
+    }
+  } catch (const ProbeError& e) {
+    out.status = {"error", e.what()};
+    finish();
+    throw;
+  }
+  if (stop) out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+  finish();
+}
+
+}  // namespace gd

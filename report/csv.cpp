@@ -1,1 +1,127 @@
-// placeholder: being written
+// CSV files: one per curve, and one with every level.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "charts.hpp"
+#include "gpudissect/units.hpp"
+#include "report.hpp"
+
+namespace gd::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+std::string num(const std::optional<double>& v) { return v ? num(*v) : std::string(); }
+std::string num(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string(); }
+
+class CsvFile {
+ public:
+  explicit CsvFile(const fs::path& p) : path_(p), out_(p, std::ios::binary | std::ios::trunc) {
+    if (!out_) fail();
+  }
+  void row(const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << field(cells[i]);
+    out_ << '\n';
+  }
+  void close() {
+    out_.close();
+    if (!out_) fail();
+  }
+
+ private:
+  [[noreturn]] void fail() {
+    throw std::runtime_error("cannot write " + path_.string() + ": " + std::strerror(errno));
+  }
+  fs::path path_;
+  std::ofstream out_;
+};
+
+const std::vector<std::string> kPointHeader = {
+    "footprint_bytes", "stride_bytes", "status", "cycles_median", "cycles_q1",
+    "cycles_q3",       "ns_median",    "ns_q1",  "ns_q3",         "clock_mhz"};
+
+fs::path write_points(const fs::path& file, const CurveResult& c) {
+  CsvFile f(file);
+  f.row(kPointHeader);
+  for (const LatencyPoint& pt : c.points) {
+    std::vector<std::string> cells = {std::to_string(pt.footprint_bytes),
+                                      std::to_string(pt.stride_bytes), pt.status};
+    for (const auto* s : {&pt.cycles, &pt.ns}) {
+      if (*s) {
+        cells.push_back(num((*s)->median));
+        cells.push_back(num((*s)->q1));
+        cells.push_back(num((*s)->q3));
+      } else {
+        cells.insert(cells.end(), 3, std::string());
+      }
+    }
+    cells.push_back(num(pt.clock_mhz));
+    f.row(cells);
+  }
+  f.close();
+  return file;
+}
+
+void level_rows(CsvFile& f, const std::string& probe, const std::string& curve,
+                const CurveResult& c) {
+  for (const Level& l : c.levels)
+    f.row({probe, curve, l.name, num(l.capacity_bytes), num(l.capacity_lo_bytes),
+           num(l.capacity_hi_bytes), num(l.latency_cycles), num(l.latency_ns), num(l.step_cycles),
+           num(l.step_ns), num(l.confidence)});
+}
+
+}  // namespace
+
+std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw std::runtime_error("cannot write " + dir.string() + ": " +
+                             (ec ? ec.message() : std::string("not a directory")));
+  std::vector<fs::path> written;
+  if (!r.latency) return written;
+  const LatencyProbeResult& p = *r.latency;
+
+  for (const std::string& name : detail::path_order(p))
+    written.push_back(write_points(dir / ("latency_" + slugify(name) + ".csv"), p.paths.at(name)));
+  for (const std::string& key : detail::tlb_order(p)) {
+    const uint64_t stride = detail::tlb_stride(key, p.tlb.at(key));
+    const std::string stem = stride ? std::to_string(stride) : slugify(key);
+    written.push_back(write_points(dir / ("tlb_" + stem + ".csv"), p.tlb.at(key)));
+  }
+
+  const fs::path levels = dir / "levels.csv";
+  CsvFile f(levels);
+  f.row({"probe", "curve", "level", "capacity_bytes", "capacity_lo_bytes", "capacity_hi_bytes",
+         "latency_cycles", "latency_ns", "step_cycles", "step_ns", "confidence"});
+  for (const std::string& name : detail::path_order(p))
+    level_rows(f, "latency", name, p.paths.at(name));
+  for (const std::string& key : detail::tlb_order(p)) level_rows(f, "tlb", key, p.tlb.at(key));
+  f.close();
+  written.push_back(levels);
+  return written;
+}
+
+}  // namespace gd::report

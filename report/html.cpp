@@ -1,1 +1,400 @@
-// placeholder: being written
+// The HTML report: one self-contained file (inline CSS and SVG, nothing fetched).
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "charts.hpp"
+#include "gpudissect/units.hpp"
+#include "report.hpp"
+
+namespace gd::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace detail;
+
+std::string esc(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+const char* kCss = R"css(
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
+       max-width: 1000px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
+.sub { color: #666; margin-top: 0; }
+.facts { display: flex; flex-wrap: wrap; gap: 2em; }
+.facts > div { flex: 1 1 420px; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
+         vertical-align: top; }
+th { background: #f4f4f4; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.kv th { background: none; font-weight: normal; color: #555; }
+.note { background: #fff6d6; border: 1px solid #e6d28a; padding: 0.5em 0.8em; margin: 0.8em 0; }
+.muted { color: #777; }
+.chart svg { max-width: 100%; height: auto; display: block; }
+figure.chart { margin: 0.8em 0; }
+figcaption { color: #555; font-size: 0.9em; }
+details { margin: 0.6em 0; }
+summary { cursor: pointer; color: #245; }
+code { background: #f4f4f4; padding: 0 0.25em; }
+footer { margin-top: 3em; color: #888; font-size: 0.85em; }
+)css";
+
+struct Html {
+  std::ostringstream o;
+  void kv(const std::string& k, const std::string& v) {
+    o << "<tr><th>" << esc(k) << "</th><td>" << esc(v) << "</td></tr>\n";
+  }
+};
+
+std::string mhz(const std::optional<double>& v) {
+  return v ? format_fixed(*v, 0) + " MHz" : std::string("-");
+}
+
+std::string bytes_exact(uint64_t b) {
+  return format_bytes(static_cast<double>(b)) + " (" + std::to_string(b) + " bytes)";
+}
+
+void device_facts(Html& h, const DeviceInfo& d) {
+  const bool cuda = d.backend == "cuda";
+  h.o << "<table class=\"kv\">\n";
+  h.kv("name", d.name);
+  if (!d.vendor.empty()) h.kv("vendor", d.vendor);
+  h.kv("backend", d.backend);
+  if (!d.id.empty()) h.kv("id", d.id);
+  h.kv(cuda ? "SMs" : "compute units", std::to_string(d.compute_units));
+  if (!d.compute_capability.empty())
+    h.kv(cuda ? "compute capability" : "OpenCL version", d.compute_capability);
+  if (d.clock_mhz_reported) h.kv("clock (reported)", mhz(d.clock_mhz_reported));
+  if (d.memory_clock_mhz) h.kv("memory clock (reported)", mhz(d.memory_clock_mhz));
+  if (d.memory_bus_width_bits)
+    h.kv("memory bus width", std::to_string(*d.memory_bus_width_bits) + " bits");
+  if (d.memory_bytes) h.kv("memory", bytes_exact(*d.memory_bytes));
+  if (d.l2_bytes)
+    h.kv(cuda ? "L2 cache (reported)" : "global memory cache", bytes_exact(*d.l2_bytes));
+  if (d.l1_or_cacheline_bytes)
+    h.kv(cuda ? "L1 / cache line" : "cache line", bytes_exact(*d.l1_or_cacheline_bytes));
+  if (d.shared_per_sm_bytes) h.kv("shared memory per SM", bytes_exact(*d.shared_per_sm_bytes));
+  if (d.shared_per_block_bytes)
+    h.kv(cuda ? "shared memory per block" : "local memory", bytes_exact(*d.shared_per_block_bytes));
+  if (d.shared_per_block_optin_bytes)
+    h.kv("shared memory per block (opt-in)", bytes_exact(*d.shared_per_block_optin_bytes));
+  if (d.constant_bytes) h.kv("constant memory", bytes_exact(*d.constant_bytes));
+  if (!d.driver_version.empty()) h.kv("driver", d.driver_version);
+  if (!d.toolkit_version.empty()) h.kv(cuda ? "CUDA runtime" : "platform", d.toolkit_version);
+  for (const auto& [k, v] : d.extra) h.kv(k, v);
+  h.o << "</table>\n";
+}
+
+std::string telemetry_text(const Telemetry& t) {
+  std::string s = "SM clock " + mhz(t.sm_clock_mhz) + ", memory clock " + mhz(t.memory_clock_mhz);
+  if (t.temperature_c) s += ", " + format_fixed(*t.temperature_c, 0) + " °C";
+  if (t.power_w) s += ", " + format_fixed(*t.power_w, 0) + " W";
+  s += "; throttle reasons: ";
+  if (t.throttle_reasons.empty()) s += "none";
+  for (std::size_t i = 0; i < t.throttle_reasons.size(); ++i)
+    s += (i ? ", " : "") + t.throttle_reasons[i];
+  return s;
+}
+
+void probe_facts(Html& h, const RunResult& r) {
+  h.o << "<table class=\"kv\">\n";
+  if (r.latency) {
+    const LatencyProbeResult& p = *r.latency;
+    h.kv("latency probe",
+         p.status.status + (p.status.reason.empty() ? "" : ": " + p.status.reason));
+    h.kv("SM clock (measured)",
+         p.clock_mhz_measured ? mhz(p.clock_mhz_measured) : "- (no device cycle counter)");
+    if (r.device.clock_mhz_reported) h.kv("SM clock (reported)", mhz(r.device.clock_mhz_reported));
+    h.kv("wall time", format_fixed(p.wall_seconds, 1) + " s");
+    if (p.telemetry_before) h.kv("telemetry before", telemetry_text(*p.telemetry_before));
+    if (p.telemetry_after) h.kv("telemetry after", telemetry_text(*p.telemetry_after));
+  } else {
+    h.kv("latency probe", "not in this result");
+  }
+  h.kv("tool", r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version));
+  if (!r.tool.command.empty()) h.kv("command", r.tool.command);
+  if (!r.tool.started_at.empty()) h.kv("started", r.tool.started_at);
+  h.kv("schema version", std::to_string(r.schema_version));
+  h.o << "</table>\n";
+}
+
+void summary_table(Html& h, const LatencyProbeResult& p) {
+  h.o << "<table>\n<tr><th>path</th><th>level</th><th class=\"n\">capacity</th>"
+         "<th class=\"n\">capacity interval</th><th class=\"n\">cycles</th>"
+         "<th class=\"n\">ns</th><th class=\"n\">confidence</th></tr>\n";
+  for (const SummaryRow& row : summary_rows(p)) {
+    h.o << "<tr><td>" << esc(row.path) << "</td>";
+    if (!row.note.empty()) {
+      h.o << "<td colspan=\"6\" class=\"muted\">" << esc(row.note) << "</td></tr>\n";
+      continue;
+    }
+    h.o << "<td>" << esc(row.level) << "</td><td class=\"n\">" << esc(row.capacity)
+        << "</td><td class=\"n\">" << esc(row.interval) << "</td><td class=\"n\">"
+        << esc(row.cycles) << "</td><td class=\"n\">" << esc(row.ns) << "</td><td class=\"n\">"
+        << esc(row.confidence) << "</td></tr>\n";
+  }
+  h.o << "</table>\n";
+  const auto dram = dram_rows(p);
+  if (!dram.empty()) {
+    h.o << "<h3>Device memory minus last cache</h3>\n<table>\n<tr><th>path</th><th>step</th>"
+           "<th class=\"n\">cycles</th><th class=\"n\">ns</th></tr>\n";
+    for (const DramRow& row : dram)
+      h.o << "<tr><td>" << esc(row.path) << "</td><td>" << esc(row.from_to)
+          << "</td><td class=\"n\">" << esc(row.cycles) << "</td><td class=\"n\">" << esc(row.ns)
+          << "</td></tr>\n";
+    h.o << "</table>\n";
+  }
+}
+
+void levels_table(Html& h, const CurveResult& c, bool tlb, uint64_t stride) {
+  if (c.levels.empty()) {
+    h.o << "<p class=\"muted\">No level found.</p>\n";
+    return;
+  }
+  h.o << "<table>\n<tr><th>level</th><th class=\"n\">" << (tlb ? "reach" : "capacity")
+      << "</th><th class=\"n\">interval</th>";
+  if (tlb) h.o << "<th class=\"n\">pages</th>";
+  h.o << "<th class=\"n\">cycles</th><th class=\"n\">ns</th><th class=\"n\">"
+      << (tlb ? "miss cost, cycles" : "step, cycles") << "</th><th class=\"n\">"
+      << (tlb ? "miss cost, ns" : "step, ns") << "</th><th class=\"n\">confidence</th></tr>\n";
+  for (const Level& l : c.levels) {
+    h.o << "<tr><td>" << esc(l.name) << "</td><td class=\"n\">" << esc(opt_bytes(l.capacity_bytes))
+        << "</td><td class=\"n\">" << esc(capacity_interval(l)) << "</td>";
+    if (tlb)
+      h.o << "<td class=\"n\">"
+          << ((l.capacity_bytes && stride) ? std::to_string(*l.capacity_bytes / stride) : "-")
+          << "</td>";
+    h.o << "<td class=\"n\">" << esc(opt_fixed(l.latency_cycles, 1)) << "</td><td class=\"n\">"
+        << esc(opt_fixed(l.latency_ns, 1)) << "</td><td class=\"n\">"
+        << esc(opt_fixed(l.step_cycles, 1)) << "</td><td class=\"n\">"
+        << esc(opt_fixed(l.step_ns, 1)) << "</td><td class=\"n\">"
+        << esc(format_fixed(l.confidence, 2)) << "</td></tr>\n";
+  }
+  h.o << "</table>\n";
+}
+
+std::string spread(const std::optional<Summary>& s, int digits) {
+  if (!s) return "-";
+  return format_fixed(s->q1, digits) + "–" + format_fixed(s->q3, digits);
+}
+
+void points_table(Html& h, const CurveResult& c) {
+  if (c.points.empty()) return;
+  std::size_t ok = 0;
+  for (const LatencyPoint& p : c.points) ok += p.status == "ok";
+  h.o << "<details><summary>" << c.points.size() << " points (" << ok
+      << " measured)</summary>\n<table>\n<tr><th class=\"n\">footprint</th>"
+         "<th class=\"n\">stride</th><th>status</th><th class=\"n\">cycles</th>"
+         "<th class=\"n\">cycles q1–q3</th><th class=\"n\">ns</th><th class=\"n\">ns q1–q3</th>"
+         "<th class=\"n\">clock MHz</th><th>reason</th></tr>\n";
+  for (const LatencyPoint& p : c.points) {
+    h.o << "<tr><td class=\"n\" title=\"" << p.footprint_bytes << " bytes\">"
+        << esc(format_bytes(static_cast<double>(p.footprint_bytes))) << "</td><td class=\"n\">"
+        << esc(format_bytes(static_cast<double>(p.stride_bytes))) << "</td><td>" << esc(p.status)
+        << "</td><td class=\"n\">"
+        << esc(p.cycles ? format_fixed(p.cycles->median, 1) : std::string("-"))
+        << "</td><td class=\"n\">" << esc(spread(p.cycles, 1)) << "</td><td class=\"n\">"
+        << esc(p.ns ? format_fixed(p.ns->median, 1) : std::string("-")) << "</td><td class=\"n\">"
+        << esc(spread(p.ns, 1)) << "</td><td class=\"n\">" << esc(opt_fixed(p.clock_mhz, 0))
+        << "</td><td>" << esc(p.reason) << "</td></tr>\n";
+  }
+  h.o << "</table>\n</details>\n";
+}
+
+// Charts drawn for the page, by spec name; failures by name with gnuplot's message.
+struct Charts {
+  bool enabled = false;
+  std::string why_not;
+  std::map<std::string, std::string> svg;
+  std::map<std::string, std::string> failed;
+  std::vector<std::string> png_failed;
+};
+
+void chart(Html& h, const Charts& ch, const std::string& name, const std::string& caption) {
+  if (!ch.enabled) return;  // the page says once, at the top, why there are no charts
+  if (auto it = ch.svg.find(name); it != ch.svg.end()) {
+    h.o << "<figure class=\"chart\">\n" << it->second << "\n";
+    if (!caption.empty()) h.o << "<figcaption>" << esc(caption) << "</figcaption>\n";
+    h.o << "</figure>\n";
+  } else if (auto f = ch.failed.find(name); f != ch.failed.end()) {
+    h.o << "<p class=\"note\">The chart <code>" << esc(name)
+        << "</code> could not be drawn: gnuplot failed (" << esc(f->second) << ").</p>\n";
+  }
+}
+
+void how_to_read(Html& h, const RunResult& r) {
+  const bool cycles = r.latency && r.latency->clock_mhz_measured;
+  h.o << "<h2 id=\"how\">How to read this report</h2>\n<p>Each point is the latency of one "
+         "<em>dependent</em> load: the probe follows a chain of pointers through a buffer of the "
+         "given footprint, so every load has to wait for the one before it. While the buffer "
+         "fits in a cache the latency stays flat; each such <em>plateau</em> is a cache level, "
+         "and its height is that level's load-to-use latency. A level's <em>capacity</em> is "
+         "where its plateau ends: it lies between the last footprint still on the plateau and "
+         "the first one clearly above it, and that interval is given beside it (the shaded band "
+         "in the charts). The last level, device memory, has no capacity. "
+         "<em>Confidence</em> (0 to 1) says how clearly the plateau and its edge stand out "
+         "from the noise: near 1 a flat plateau and a sharp step, below about 0.5 a level to "
+         "treat as tentative. Error bars show the interquartile range of the repeats.</p>\n<p>";
+  if (cycles)
+    h.o << "Cycles are SM clock cycles at the clock measured during the run ("
+        << esc(mhz(r.latency->clock_mhz_measured))
+        << "); nanoseconds are wall time, and the right axis of each path's chart gives them. ";
+  else
+    h.o << "This backend has no device cycle counter, so latencies are in nanoseconds only "
+           "(a <code>-</code> marks the missing cycles). ";
+  h.o << "The TLB section repeats the sweep with page-sized strides, so that every load touches "
+         "a new page: its plateaus are TLB levels, a level's reach is the footprint its entries "
+         "cover, and the miss cost is the latency it adds over the level before.</p>\n";
+}
+
+}  // namespace
+
+std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const HtmlOptions& opt) {
+  ensure_writable(file);  // fail before drawing any chart
+  std::vector<fs::path> pngs;
+  Charts ch;
+  std::string why;
+  ch.enabled = gnuplot_available(&why);
+  ch.why_not = why;
+  std::vector<ChartSpec> specs = chart_specs(r);
+  if (ch.enabled) {
+    int n = 0;
+    for (const ChartSpec& s : specs) {
+      std::string err;
+      if (auto svg = render_inline_svg(s, "c" + std::to_string(n++) + "-", &err))
+        ch.svg[s.name] = std::move(*svg);
+      else
+        ch.failed[s.name] = err;
+    }
+    if (opt.png) {
+      fs::path dir = opt.png_dir.empty() ? file.parent_path() : opt.png_dir;
+      if (dir.empty()) dir = ".";
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      for (const ChartSpec& s : specs) {
+        const fs::path out = dir / (s.name + ".png");
+        std::string err;
+        if (render_chart(s, ChartFormat::png, out, &err))
+          pngs.push_back(out);
+        else
+          ch.png_failed.push_back(out.string() + ": " + err);
+      }
+    }
+  }
+
+  Html h;
+  const DeviceInfo& d = r.device;
+  h.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+      << esc("gpudissect: " + d.name) << "</title>\n<style>" << kCss
+      << "</style>\n</head>\n<body>\n";
+  h.o << "<h1>Memory latency of " << esc(d.name) << "</h1>\n<p class=\"sub\">"
+      << esc(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
+      << esc(d.backend) << (r.tool.started_at.empty() ? "" : " · " + esc(r.tool.started_at))
+      << "</p>\n";
+  if (!ch.enabled)
+    h.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
+        << esc(ch.why_not) << "). The tables below hold every figure.</p>\n";
+  for (const std::string& f : ch.png_failed)
+    h.o << "<p class=\"note\">A PNG chart could not be written: " << esc(f) << "</p>\n";
+
+  h.o << "<div class=\"facts\">\n<div>\n<h2>Device</h2>\n";
+  device_facts(h, d);
+  h.o << "</div>\n<div>\n<h2>Run</h2>\n";
+  probe_facts(h, r);
+  h.o << "</div>\n</div>\n";
+
+  if (r.latency) {
+    const LatencyProbeResult& p = *r.latency;
+    h.o << "<h2 id=\"summary\">Latency against footprint</h2>\n";
+    chart(h, ch, "latency_all",
+          "All paths on one chart; the levels are marked in each path's chart below.");
+    h.o << "<h3>Levels found</h3>\n";
+    summary_table(h, p);
+    how_to_read(h, r);
+
+    for (const std::string& name : path_order(p)) {
+      const CurveResult& c = p.paths.at(name);
+      h.o << "<h2 id=\"path-" << esc(slugify(name)) << "\">Path: " << esc(name) << "</h2>\n";
+      if (!c.status.ok())
+        h.o << "<p class=\"note\">" << esc(c.status.status)
+            << (c.status.reason.empty() ? "" : ": " + esc(c.status.reason)) << "</p>\n";
+      if (c.points.empty()) continue;
+      h.o << "<p class=\"muted\">Stride " << esc(format_bytes(static_cast<double>(c.stride_bytes)))
+          << ", " << c.points.size() << " footprints, " << esc(format_fixed(c.wall_seconds, 1))
+          << " s.</p>\n";
+      chart(h, ch, "latency_" + slugify(name), "");
+      levels_table(h, c, false, 0);
+      points_table(h, c);
+    }
+
+    if (!p.tlb.empty()) {
+      h.o << "<h2 id=\"tlb\">TLB</h2>\n<p>Latency against footprint with page-sized strides: "
+             "every load touches a new page, so the plateaus are TLB levels.</p>\n";
+      chart(h, ch, "tlb", "");
+      for (const std::string& key : tlb_order(p)) {
+        const CurveResult& c = p.tlb.at(key);
+        h.o << "<h3>Stride " << esc(tlb_stride_label(key, c)) << "</h3>\n";
+        if (!c.status.ok())
+          h.o << "<p class=\"note\">" << esc(c.status.status)
+              << (c.status.reason.empty() ? "" : ": " + esc(c.status.reason)) << "</p>\n";
+        if (c.points.empty()) continue;
+        levels_table(h, c, true, tlb_stride(key, c));
+        points_table(h, c);
+      }
+    }
+  } else {
+    h.o << "<p>No latency probe in this result.</p>\n";
+  }
+  h.o << "<footer>Written by " << esc(r.tool.name) << " from a saved result; the JSON file holds "
+      << "every figure shown here.</footer>\n</body>\n</html>\n";
+
+  std::error_code ec;
+  if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
+  errno = 0;
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw std::runtime_error("cannot write " + file.string() + ": " +
+                             std::strerror(errno ? errno : EACCES));
+  out << h.o.str();
+  out.close();
+  if (!out)
+    throw std::runtime_error("cannot write " + file.string() + ": " +
+                             std::strerror(errno ? errno : EIO));
+  return pngs;
+}
+
+}  // namespace gd::report

@@ -1,1 +1,343 @@
-// placeholder: being written
+// The CUDA Device: device facts from the runtime, chases through the kernels in
+// chase_kernels.cu, the SM clock measured on the SM, and NVML telemetry where present.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "chase_kernels.cuh"
+#include "cuda_backend.hpp"
+#include "nvml.hpp"
+
+namespace gd::cuda {
+
+namespace {
+
+void check(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  (void)cudaGetLastError();  // clear a non-sticky error so later calls are not poisoned
+  const std::string msg = std::string(what) + ": " + cudaGetErrorString(rc);
+  if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
+  throw BackendError(msg);
+}
+
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+int attribute(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
+}
+
+// Device memory that grows to the largest size asked of it and is reused after that.
+class Scratch {
+ public:
+  ~Scratch() { release(); }
+  void* get(std::size_t bytes, const char* what) {
+    if (bytes > size_) {
+      release();
+      void* p = nullptr;
+      const cudaError_t rc = cudaMalloc(&p, bytes);
+      if (rc != cudaSuccess) {
+        (void)cudaGetLastError();
+        const std::string msg = std::string("cudaMalloc of ") + std::to_string(bytes) +
+                                " bytes for " + what + ": " + cudaGetErrorString(rc);
+        if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
+        throw BackendError(msg);
+      }
+      ptr_ = p;
+      size_ = bytes;
+    }
+    return ptr_;
+  }
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int index) : index_(index) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    check(cudaFree(nullptr), "creating the CUDA context");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) == cudaSuccess) pci_bus_id_ = bus;
+
+    info_.backend = "cuda";
+    info_.id = "cuda:" + std::to_string(index);
+    info_.name = prop.name;
+    info_.vendor = "NVIDIA";
+    info_.compute_units = prop.multiProcessorCount;
+    info_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    if (int khz = attribute(cudaDevAttrClockRate, index)) info_.clock_mhz_reported = khz / 1000.0;
+    if (int khz = attribute(cudaDevAttrMemoryClockRate, index)) info_.memory_clock_mhz = khz / 1000.0;
+    if (int bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index)) info_.memory_bus_width_bits = bits;
+    info_.memory_bytes = prop.totalGlobalMem;
+    if (prop.l2CacheSize > 0) info_.l2_bytes = prop.l2CacheSize;
+    info_.shared_per_sm_bytes = prop.sharedMemPerMultiprocessor;
+    info_.shared_per_block_bytes = prop.sharedMemPerBlock;
+    info_.shared_per_block_optin_bytes = prop.sharedMemPerBlockOptin;
+    info_.constant_bytes = prop.totalConstMem;
+    int drv = 0, rt = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    info_.driver_version = version_string(drv);
+    info_.toolkit_version = version_string(rt);
+    info_.extra["pci_bus_id"] = pci_bus_id_;
+    info_.extra["l1_cache_global_supported"] = prop.globalL1CacheSupported ? "yes" : "no";
+    info_.extra["max_persisting_l2_bytes"] = std::to_string(prop.persistingL2CacheMaxSize);
+    info_.extra["regs_per_sm"] = std::to_string(prop.regsPerMultiprocessor);
+    info_.extra["max_threads_per_sm"] = std::to_string(prop.maxThreadsPerMultiProcessor);
+    info_.extra["warp_size"] = std::to_string(prop.warpSize);
+    info_.extra["nvml"] = nvml_load(nullptr) ? "yes" : "no";
+
+    cudaChannelFormatDesc desc = cudaCreateChannelDesc<uint32_t>();
+    std::size_t width = 0;
+    if (cudaDeviceGetTexture1DLinearMaxWidth(&width, &desc, index) == cudaSuccess)
+      max_texture_elements_ = width;
+    else
+      (void)cudaGetLastError();
+    check(cudaMalloc(&out_, sizeof(unsigned long long) * kMaxOut), "cudaMalloc (results)");
+  }
+
+  ~CudaDevice() override {
+    if (out_) cudaFree(out_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  Support supports(MemPath p) const override {
+    switch (p) {
+      case MemPath::global:
+      case MemPath::l2:
+      case MemPath::readonly:
+      case MemPath::constant:
+      case MemPath::shared:
+        return Support::yes();
+      case MemPath::texture:
+        return max_texture_elements_ ? Support::yes()
+                                     : Support::no("the runtime reports no 1D linear texture width");
+      case MemPath::local:
+      case MemPath::image:
+        return Support::no("OpenCL path; on CUDA use shared (local) or texture (image)");
+    }
+    return Support::no("unknown path");
+  }
+
+  uint64_t max_footprint(MemPath p) const override {
+    const uint64_t mem = info_.memory_bytes.value_or(0);
+    switch (p) {
+      case MemPath::constant:
+        return std::min<uint64_t>(kConstantChainBytes, info_.constant_bytes.value_or(0));
+      case MemPath::shared:
+        return info_.shared_per_block_optin_bytes.value_or(0);
+      case MemPath::texture:
+        return std::min<uint64_t>(mem / 2, uint64_t{max_texture_elements_} * 4);
+      default:
+        return mem / 2;
+    }
+  }
+
+  ChaseTiming chase(const ChaseRequest& req) override {
+    if (!req.next || req.next->empty()) throw BackendError("chase: empty chain");
+    if (req.repeats < 1 || 2 * req.repeats + 1 > kMaxOut) throw BackendError("chase: bad repeat count");
+    if (req.stride_bytes % 8 != 0) throw BackendError("chase: stride must be a multiple of 8 bytes");
+    const auto lines = static_cast<uint32_t>(req.next->size());
+    const uint64_t bytes = req.footprint_bytes();
+    if (bytes > max_footprint(req.path))
+      throw AllocationFailed("footprint " + std::to_string(bytes) + " exceeds what the " +
+                             to_string(req.path) + " path can hold (" +
+                             std::to_string(max_footprint(req.path)) + " bytes)");
+
+    ChaseArgs a;
+    a.warmup = req.warmup_hops;
+    a.hops = req.hops_per_repeat;
+    a.repeats = req.repeats;
+    a.out = out_;
+
+    auto* next_dev = static_cast<uint32_t*>(chain_.get(sizeof(uint32_t) * lines, "the chain"));
+    check(cudaMemcpyAsync(next_dev, req.next->data(), sizeof(uint32_t) * lines,
+                          cudaMemcpyHostToDevice, stream_),
+          "uploading the chain");
+
+    uint64_t end_to_line_div = req.stride_bytes;  // how the final position maps to a line
+    uint64_t end_base = 0;
+    cudaTextureObject_t tex = 0;
+    switch (req.path) {
+      case MemPath::global:
+      case MemPath::l2:
+      case MemPath::readonly: {
+        char* buf = static_cast<char*>(data_.get(bytes, "the chase buffer"));
+        fill_pointer_chain(buf, next_dev, lines, req.stride_bytes, stream_);
+        check(cudaGetLastError(), "filling the chain");
+        const PtrLoad k = req.path == MemPath::global ? PtrLoad::ca
+                          : req.path == MemPath::l2   ? PtrLoad::cg
+                                                      : PtrLoad::nc;
+        chase_pointers(k, buf, a, stream_);
+        end_base = reinterpret_cast<uint64_t>(buf);
+        break;
+      }
+      case MemPath::texture: {
+        auto* buf = static_cast<uint32_t*>(data_.get(bytes, "the texture buffer"));
+        fill_index_chain(buf, next_dev, lines, req.stride_bytes, stream_);
+        check(cudaGetLastError(), "filling the chain");
+        cudaResourceDesc res{};
+        res.resType = cudaResourceTypeLinear;
+        res.res.linear.devPtr = buf;
+        res.res.linear.desc = cudaCreateChannelDesc<uint32_t>();
+        res.res.linear.sizeInBytes = bytes;
+        cudaTextureDesc td{};
+        td.readMode = cudaReadModeElementType;
+        check(cudaCreateTextureObject(&tex, &res, &td, nullptr), "cudaCreateTextureObject");
+        chase_texture(tex, a, stream_);
+        end_to_line_div = req.stride_bytes / 4;  // element index
+        break;
+      }
+      case MemPath::constant: {
+        std::vector<uint32_t> image(kConstantChainBytes / 4, 0);
+        for (uint32_t i = 0; i < lines; ++i)
+          image[i * req.stride_bytes / 4] = static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        upload_constant_chain(image.data(), kConstantChainBytes);
+        check(cudaGetLastError(), "copying the chain to constant memory");
+        chase_constant(a, stream_);
+        break;
+      }
+      case MemPath::shared: {
+        std::vector<uint32_t> image(bytes / 4, 0);
+        for (uint32_t i = 0; i < lines; ++i)
+          image[i * req.stride_bytes / 4] = static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
+        auto* img = static_cast<uint32_t*>(data_.get(bytes, "the shared-memory image"));
+        check(cudaMemcpyAsync(img, image.data(), bytes, cudaMemcpyHostToDevice, stream_),
+              "uploading the shared-memory image");
+        check(prepare_shared_chase(bytes), "cudaFuncSetAttribute (dynamic shared memory)");
+        chase_shared(img, bytes, a, stream_);
+        break;
+      }
+      default:
+        throw BackendError("path " + to_string(req.path) + " is not a CUDA path");
+    }
+    check(cudaGetLastError(), "launching the chase");
+    std::vector<unsigned long long> host(2 * req.repeats + 1);
+    check(cudaMemcpyAsync(host.data(), out_, sizeof(unsigned long long) * host.size(),
+                          cudaMemcpyDeviceToHost, stream_),
+          "reading the chase results");
+    const cudaError_t sync = cudaStreamSynchronize(stream_);
+    if (tex) cudaDestroyTextureObject(tex);
+    check(sync, "running the chase kernel");
+
+    ChaseTiming t;
+    double cycles = 0, ns = 0;
+    for (int r = 0; r < req.repeats; ++r) {
+      const double c = static_cast<double>(host[2 * r]);
+      const double n = static_cast<double>(host[2 * r + 1]);
+      t.cycles_per_hop.push_back(c / static_cast<double>(req.hops_per_repeat));
+      t.ns_per_hop.push_back(n / static_cast<double>(req.hops_per_repeat));
+      cycles += c;
+      ns += n;
+    }
+    if (ns > 0) t.clock_mhz = cycles / ns * 1000.0;
+    t.end_line = static_cast<uint32_t>((host[2 * req.repeats] - end_base) / end_to_line_div);
+    return t;
+  }
+
+  std::optional<ClockSample> sample_clock() override {
+    constexpr uint64_t kWindowNs = 2'000'000;
+    measure_clock(kWindowNs, out_, stream_);
+    check(cudaGetLastError(), "launching the clock kernel");
+    unsigned long long host[2] = {};
+    check(cudaMemcpyAsync(host, out_, sizeof host, cudaMemcpyDeviceToHost, stream_),
+          "reading the clock");
+    check(cudaStreamSynchronize(stream_), "running the clock kernel");
+    if (host[1] == 0) return std::nullopt;
+    return ClockSample{static_cast<double>(host[0]) / static_cast<double>(host[1]) * 1000.0,
+                       static_cast<double>(host[1]) / 1000.0};
+  }
+
+  std::optional<Telemetry> telemetry() override {
+    if (pci_bus_id_.empty()) return std::nullopt;
+    return nvml_read(pci_bus_id_);
+  }
+
+  std::optional<uint64_t> free_memory() const override {
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+    return free;
+  }
+
+ private:
+  static constexpr int kMaxOut = 257;
+  int index_;
+  cudaStream_t stream_ = nullptr;
+  DeviceInfo info_;
+  std::string pci_bus_id_;
+  std::size_t max_texture_elements_ = 0;
+  unsigned long long* out_ = nullptr;
+  Scratch chain_, data_;
+};
+
+}  // namespace
+
+std::vector<DeviceEntry> enumerate(std::string* why) {
+  int n = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (why)
+      *why = rc == cudaErrorInsufficientDriver || rc == cudaErrorNoDevice
+                 ? "CUDA: no NVIDIA driver or GPU on this machine"
+                 : std::string("CUDA: ") + cudaGetErrorString(rc);
+    return {};
+  }
+  if (n == 0 && why) *why = "CUDA: no CUDA device";
+  std::vector<DeviceEntry> out;
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    DeviceEntry e;
+    e.id = "cuda:" + std::to_string(i);
+    e.name = prop.name;
+    e.summary = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                std::to_string(prop.multiProcessorCount) + " SMs, " +
+                std::to_string(prop.totalGlobalMem >> 20) + " MiB, L2 " +
+                std::to_string(prop.l2CacheSize >> 10) + " KiB";
+    for (MemPath p : {MemPath::global, MemPath::l2, MemPath::readonly, MemPath::texture,
+                      MemPath::constant, MemPath::shared})
+      e.paths.emplace_back(p, Support::yes());
+    for (MemPath p : {MemPath::local, MemPath::image})
+      e.paths.emplace_back(p, Support::no("OpenCL path"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::unique_ptr<Device> open(int index) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw BackendError("no CUDA driver or device on this machine");
+  }
+  if (index < 0 || index >= n)
+    throw BackendError("no CUDA device " + std::to_string(index) + " (" + std::to_string(n) +
+                       " present)");
+  return std::make_unique<CudaDevice>(index);
+}
+
+std::string runtime_version() { return version_string(CUDART_VERSION); }
+
+bool nvml_available(std::string* why) { return nvml_load(why); }
+
+}  // namespace gd::cuda

@@ -1,1 +1,49 @@
-// placeholder: being written
+// Pointer-chase kernels of the OpenCL backend. One work-item walks the chain: every load
+// depends on the one before it, so the time per hop is the latency of the memory path.
+//
+// Layout (written by the host): line i lies at byte offset i * stride; the first uint of
+// line i holds the uint index of the next line (next_line * stride / 4), so a hop is
+// idx = buf[idx]. Each kernel starts at element `start`, makes `hops` hops and writes the
+// element reached to out[0], so the loads cannot be optimised away and the host can go on
+// from there with the next launch.
+//
+// Built with -DGD_IMAGES=1 only where the device can run the image path (OpenCL C 1.2,
+// image support, CL_R / CL_UNSIGNED_INT32 for 1D image buffers); elsewhere the image
+// kernel is left out so that the program still builds.
+
+__kernel void chase_global(__global const uint* buf, uint start, ulong hops, __global uint* out) {
+  uint idx = start;
+  for (ulong h = 0; h < hops; ++h) idx = buf[idx];
+  out[0] = idx;
+}
+
+__kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __global uint* out) {
+  uint idx = start;
+  for (ulong h = 0; h < hops; ++h) idx = cbuf[idx];
+  out[0] = idx;
+}
+
+// The work-group copies the chain image (n_words uints) into local memory, then work-item
+// 0 chases there. The copy is inside the timed kernel; the host cancels it by taking the
+// difference of two launches with N and 2N hops.
+__kernel void chase_local(__global const uint* src, uint n_words, __local uint* lbuf, uint start,
+                          ulong hops, __global uint* out) {
+  const uint lid = (uint)get_local_id(0);
+  const uint lsz = (uint)get_local_size(0);
+  for (uint i = lid; i < n_words; i += lsz) lbuf[i] = src[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {
+    uint idx = start;
+    for (ulong h = 0; h < hops; ++h) idx = lbuf[idx];
+    out[0] = idx;
+  }
+}
+
+#if defined(GD_IMAGES) && GD_IMAGES
+__kernel void chase_image(__read_only image1d_buffer_t img, uint start, ulong hops,
+                          __global uint* out) {
+  uint idx = start;
+  for (ulong h = 0; h < hops; ++h) idx = read_imageui(img, (int)idx).x;
+  out[0] = idx;
+}
+#endif

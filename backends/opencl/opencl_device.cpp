@@ -1,1 +1,750 @@
-// placeholder: being written
+// The OpenCL backend: device discovery and the pointer chase through global, constant,
+// local and image memory, timed with event profiling (OpenCL has no cycle counter).
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpudissect/units.hpp"
+#include "opencl_backend.hpp"
+#include "opencl_kernels.hpp"
+
+namespace gd::opencl {
+
+namespace {
+
+// ---- errors ----
+
+const char* error_name(cl_int e) {
+  switch (e) {
+#define GD_CL_ERR(x) \
+  case x:            \
+    return #x;
+    GD_CL_ERR(CL_SUCCESS)
+    GD_CL_ERR(CL_DEVICE_NOT_FOUND)
+    GD_CL_ERR(CL_DEVICE_NOT_AVAILABLE)
+    GD_CL_ERR(CL_COMPILER_NOT_AVAILABLE)
+    GD_CL_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    GD_CL_ERR(CL_OUT_OF_RESOURCES)
+    GD_CL_ERR(CL_OUT_OF_HOST_MEMORY)
+    GD_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    GD_CL_ERR(CL_MEM_COPY_OVERLAP)
+    GD_CL_ERR(CL_IMAGE_FORMAT_MISMATCH)
+    GD_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    GD_CL_ERR(CL_BUILD_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_MAP_FAILURE)
+    GD_CL_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    GD_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    GD_CL_ERR(CL_COMPILE_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_LINKER_NOT_AVAILABLE)
+    GD_CL_ERR(CL_LINK_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_DEVICE_PARTITION_FAILED)
+    GD_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    GD_CL_ERR(CL_INVALID_VALUE)
+    GD_CL_ERR(CL_INVALID_DEVICE_TYPE)
+    GD_CL_ERR(CL_INVALID_PLATFORM)
+    GD_CL_ERR(CL_INVALID_DEVICE)
+    GD_CL_ERR(CL_INVALID_CONTEXT)
+    GD_CL_ERR(CL_INVALID_QUEUE_PROPERTIES)
+    GD_CL_ERR(CL_INVALID_COMMAND_QUEUE)
+    GD_CL_ERR(CL_INVALID_HOST_PTR)
+    GD_CL_ERR(CL_INVALID_MEM_OBJECT)
+    GD_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    GD_CL_ERR(CL_INVALID_IMAGE_SIZE)
+    GD_CL_ERR(CL_INVALID_SAMPLER)
+    GD_CL_ERR(CL_INVALID_BINARY)
+    GD_CL_ERR(CL_INVALID_BUILD_OPTIONS)
+    GD_CL_ERR(CL_INVALID_PROGRAM)
+    GD_CL_ERR(CL_INVALID_PROGRAM_EXECUTABLE)
+    GD_CL_ERR(CL_INVALID_KERNEL_NAME)
+    GD_CL_ERR(CL_INVALID_KERNEL_DEFINITION)
+    GD_CL_ERR(CL_INVALID_KERNEL)
+    GD_CL_ERR(CL_INVALID_ARG_INDEX)
+    GD_CL_ERR(CL_INVALID_ARG_VALUE)
+    GD_CL_ERR(CL_INVALID_ARG_SIZE)
+    GD_CL_ERR(CL_INVALID_KERNEL_ARGS)
+    GD_CL_ERR(CL_INVALID_WORK_DIMENSION)
+    GD_CL_ERR(CL_INVALID_WORK_GROUP_SIZE)
+    GD_CL_ERR(CL_INVALID_WORK_ITEM_SIZE)
+    GD_CL_ERR(CL_INVALID_GLOBAL_OFFSET)
+    GD_CL_ERR(CL_INVALID_EVENT_WAIT_LIST)
+    GD_CL_ERR(CL_INVALID_EVENT)
+    GD_CL_ERR(CL_INVALID_OPERATION)
+    GD_CL_ERR(CL_INVALID_GL_OBJECT)
+    GD_CL_ERR(CL_INVALID_BUFFER_SIZE)
+    GD_CL_ERR(CL_INVALID_MIP_LEVEL)
+    GD_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
+    GD_CL_ERR(CL_INVALID_PROPERTY)
+    GD_CL_ERR(CL_INVALID_IMAGE_DESCRIPTOR)
+    GD_CL_ERR(CL_INVALID_COMPILER_OPTIONS)
+    GD_CL_ERR(CL_INVALID_LINKER_OPTIONS)
+    GD_CL_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef GD_CL_ERR
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "unknown OpenCL error";
+  }
+}
+
+std::string describe(const char* call, cl_int err) {
+  return std::string(call) + " failed: " + error_name(err) + " (" + std::to_string(err) + ")";
+}
+
+void check(cl_int err, const char* call) {
+  if (err != CL_SUCCESS) throw BackendError(describe(call, err));
+}
+
+bool is_allocation_error(cl_int err) {
+  return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+         err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY ||
+         err == CL_INVALID_IMAGE_SIZE;
+}
+
+// For calls that allocate, or that may be where a lazy allocation finally happens (writes,
+// launches): memory errors become AllocationFailed, so the probe skips the point.
+void check_alloc(cl_int err, const char* call, uint64_t bytes) {
+  if (err == CL_SUCCESS) return;
+  if (is_allocation_error(err))
+    throw AllocationFailed("cannot allocate " + format_bytes(static_cast<double>(bytes)) + " (" +
+                           std::to_string(bytes) + " bytes): " + describe(call, err));
+  throw BackendError(describe(call, err));
+}
+
+// ---- owning handles ----
+
+template <class T, cl_int(CL_API_CALL* Release)(T)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(T h) : h_(h) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (h_) Release(h_);
+    h_ = nullptr;
+  }
+  T get() const { return h_; }
+  explicit operator bool() const { return h_ != nullptr; }
+
+ private:
+  T h_ = nullptr;
+};
+
+using Context = Handle<cl_context, clReleaseContext>;
+using Queue = Handle<cl_command_queue, clReleaseCommandQueue>;
+using Program = Handle<cl_program, clReleaseProgram>;
+using Kernel = Handle<cl_kernel, clReleaseKernel>;
+using Mem = Handle<cl_mem, clReleaseMemObject>;
+using Event = Handle<cl_event, clReleaseEvent>;
+
+// ---- queries ----
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  return s.substr(b);
+}
+
+std::string platform_string(cl_platform_id p, cl_platform_info what, const char* call) {
+  std::size_t n = 0;
+  check(clGetPlatformInfo(p, what, 0, nullptr, &n), call);
+  std::string s(n, '\0');
+  if (n) check(clGetPlatformInfo(p, what, n, s.data(), nullptr), call);
+  return trim(std::move(s));
+}
+
+std::string device_string(cl_device_id d, cl_device_info what, const char* call) {
+  std::size_t n = 0;
+  check(clGetDeviceInfo(d, what, 0, nullptr, &n), call);
+  std::string s(n, '\0');
+  if (n) check(clGetDeviceInfo(d, what, n, s.data(), nullptr), call);
+  return trim(std::move(s));
+}
+
+template <class T>
+T device_value(cl_device_id d, cl_device_info what, const char* call) {
+  T v{};
+  check(clGetDeviceInfo(d, what, sizeof(T), &v, nullptr), call);
+  return v;
+}
+
+// "OpenCL 3.0 PoCL ..." or "OpenCL C 1.2 ..." -> {3, 0} / {1, 2}; {0, 0} when unreadable.
+std::pair<int, int> parse_version(const std::string& s) {
+  const auto at = s.find_first_of("0123456789");
+  int major = 0, minor = 0;
+  if (at != std::string::npos && std::sscanf(s.c_str() + at, "%d.%d", &major, &minor) == 2)
+    return {major, minor};
+  return {0, 0};
+}
+
+bool at_least(std::pair<int, int> v, int major, int minor) {
+  return v.first > major || (v.first == major && v.second >= minor);
+}
+
+// "OpenCL 3.0 PoCL HSTR: ..." -> "OpenCL 3.0"
+std::string short_version(const std::string& s) {
+  const auto v = parse_version(s);
+  if (v.first == 0) return s;
+  return "OpenCL " + std::to_string(v.first) + "." + std::to_string(v.second);
+}
+
+std::string device_type_name(cl_device_type t) {
+  std::string out;
+  auto add = [&](cl_device_type bit, const char* name) {
+    if (t & bit) out += (out.empty() ? "" : "+") + std::string(name);
+  };
+  add(CL_DEVICE_TYPE_CPU, "CPU");
+  add(CL_DEVICE_TYPE_GPU, "GPU");
+  add(CL_DEVICE_TYPE_ACCELERATOR, "accelerator");
+  add(CL_DEVICE_TYPE_DEFAULT, "default");
+#ifdef CL_DEVICE_TYPE_CUSTOM
+  add(CL_DEVICE_TYPE_CUSTOM, "custom");
+#endif
+  return out.empty() ? "unknown" : out;
+}
+
+std::vector<cl_platform_id> list_platforms(cl_int* err_out) {
+  cl_uint n = 0;
+  cl_int err = clGetPlatformIDs(0, nullptr, &n);
+  *err_out = err;
+  if (err != CL_SUCCESS || n == 0) return {};
+  std::vector<cl_platform_id> ps(n);
+  err = clGetPlatformIDs(n, ps.data(), nullptr);
+  *err_out = err;
+  if (err != CL_SUCCESS) return {};
+  return ps;
+}
+
+std::vector<cl_device_id> list_devices(cl_platform_id p) {
+  cl_uint n = 0;
+  cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+  if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && n == 0)) return {};
+  check(err, "clGetDeviceIDs");
+  std::vector<cl_device_id> ds(n);
+  check(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ds.data(), nullptr), "clGetDeviceIDs");
+  return ds;
+}
+
+Context make_context(cl_platform_id p, cl_device_id d) {
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                         reinterpret_cast<cl_context_properties>(p), 0};
+  cl_int err = CL_SUCCESS;
+  cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  return Context(c);
+}
+
+const char* kCudaOnly = "CUDA-only path; OpenCL has global, constant, local, image";
+
+// What the API says about one device, read once; enumerate and the device share it.
+struct Facts {
+  int platform_index = 0, device_index = 0;
+  std::string platform_name, platform_version;
+  std::string name, vendor, version, c_version, driver;
+  cl_device_type type = 0;
+  cl_uint compute_units = 0, clock_mhz = 0;
+  cl_ulong global_mem = 0, max_alloc = 0, cache_bytes = 0, local_mem = 0, constant_mem = 0;
+  cl_uint cacheline = 0;
+  cl_device_local_mem_type local_type = CL_GLOBAL;
+  bool image_support = false;
+  std::size_t image_max_buffer = 0;  // pixels of a 1D image from a buffer
+  Support image_path;                // decided once: needs a context for the format list
+
+  std::string id() const {
+    return "opencl:" + std::to_string(platform_index) + "." + std::to_string(device_index);
+  }
+  bool local_is_local() const { return local_type == CL_LOCAL; }
+
+  Support supports(MemPath p) const {
+    switch (p) {
+      case MemPath::global:
+      case MemPath::constant:
+        return Support::yes();
+      case MemPath::local:
+        // A device without dedicated local memory (PoCL on a CPU: CL_GLOBAL) still runs the
+        // local path: the user asked for it, and it measures what __local costs there. The
+        // fact is recorded in info().extra["local_mem_type"] and in the list summary.
+        return Support::yes();
+      case MemPath::image:
+        return image_path;
+      case MemPath::l2:
+      case MemPath::readonly:
+      case MemPath::texture:
+      case MemPath::shared:
+        return Support::no(kCudaOnly);
+    }
+    return Support::no("unknown memory path");
+  }
+
+  uint64_t max_footprint(MemPath p) const {
+    switch (p) {
+      case MemPath::global:
+        return std::min<uint64_t>(max_alloc, global_mem / 2);
+      case MemPath::constant:
+        return constant_mem;
+      case MemPath::local:
+        return local_mem;
+      case MemPath::image:
+        if (!image_path.ok) return 0;
+        return std::min<uint64_t>(static_cast<uint64_t>(image_max_buffer) * 4, max_alloc);
+      default:
+        return 0;
+    }
+  }
+
+  std::string summary() const {
+    std::string s = device_type_name(type) + ", " + std::to_string(compute_units) + " CUs, " +
+                    format_bytes(static_cast<double>(global_mem)) + ", " + short_version(version);
+    if (!local_is_local()) s += ", local memory emulated in global";
+    if (!image_path.ok) s += ", no image path";
+    return s;
+  }
+};
+
+// The image path needs 1D images from buffers (OpenCL 1.2 API and OpenCL C 1.2) with the
+// CL_R / CL_UNSIGNED_INT32 format; the format list needs a context.
+Support decide_image_path(const Facts& f, cl_context ctx) {
+  if (!f.image_support) return Support::no("device has no image support (CL_DEVICE_IMAGE_SUPPORT)");
+  if (!at_least(parse_version(f.version), 1, 2))
+    return Support::no("1D image buffers need OpenCL 1.2; device is " + f.version);
+  if (!at_least(parse_version(f.c_version), 1, 2))
+    return Support::no("image1d_buffer_t needs OpenCL C 1.2; device has " + f.c_version);
+  if (!at_least(parse_version(f.platform_version), 1, 2))
+    return Support::no("1D image buffers need OpenCL 1.2; platform is " + f.platform_version);
+  if (f.image_max_buffer == 0) return Support::no("device reports no 1D image buffer size");
+  cl_uint n = 0;
+  cl_int err = clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER, 0,
+                                          nullptr, &n);
+  if (err != CL_SUCCESS) return Support::no(describe("clGetSupportedImageFormats", err));
+  std::vector<cl_image_format> formats(n);
+  if (n) {
+    err = clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER, n,
+                                     formats.data(), nullptr);
+    if (err != CL_SUCCESS) return Support::no(describe("clGetSupportedImageFormats", err));
+  }
+  for (const auto& fmt : formats)
+    if (fmt.image_channel_order == CL_R && fmt.image_channel_data_type == CL_UNSIGNED_INT32)
+      return Support::yes();
+  return Support::no("device has no CL_R / CL_UNSIGNED_INT32 format for 1D image buffers");
+}
+
+// ctx may be null: a context is then made for the image-format query only.
+Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context ctx) {
+  Facts f;
+  f.platform_index = pi;
+  f.device_index = di;
+  f.platform_name = platform_string(p, CL_PLATFORM_NAME, "clGetPlatformInfo(NAME)");
+  f.platform_version = platform_string(p, CL_PLATFORM_VERSION, "clGetPlatformInfo(VERSION)");
+  f.name = device_string(d, CL_DEVICE_NAME, "clGetDeviceInfo(NAME)");
+  f.vendor = device_string(d, CL_DEVICE_VENDOR, "clGetDeviceInfo(VENDOR)");
+  f.version = device_string(d, CL_DEVICE_VERSION, "clGetDeviceInfo(VERSION)");
+  f.c_version = device_string(d, CL_DEVICE_OPENCL_C_VERSION, "clGetDeviceInfo(OPENCL_C_VERSION)");
+  f.driver = device_string(d, CL_DRIVER_VERSION, "clGetDeviceInfo(DRIVER_VERSION)");
+  f.type = device_value<cl_device_type>(d, CL_DEVICE_TYPE, "clGetDeviceInfo(TYPE)");
+  f.compute_units =
+      device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo(MAX_COMPUTE_UNITS)");
+  f.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY,
+                                      "clGetDeviceInfo(MAX_CLOCK_FREQUENCY)");
+  f.global_mem =
+      device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo(GLOBAL_MEM_SIZE)");
+  f.max_alloc = device_value<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+                                       "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
+  f.cache_bytes = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE,
+                                         "clGetDeviceInfo(GLOBAL_MEM_CACHE_SIZE)");
+  f.cacheline = device_value<cl_uint>(d, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE,
+                                      "clGetDeviceInfo(GLOBAL_MEM_CACHELINE_SIZE)");
+  f.local_mem =
+      device_value<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE, "clGetDeviceInfo(LOCAL_MEM_SIZE)");
+  f.local_type = device_value<cl_device_local_mem_type>(d, CL_DEVICE_LOCAL_MEM_TYPE,
+                                                        "clGetDeviceInfo(LOCAL_MEM_TYPE)");
+  f.constant_mem = device_value<cl_ulong>(d, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE,
+                                          "clGetDeviceInfo(MAX_CONSTANT_BUFFER_SIZE)");
+  f.image_support = device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT,
+                                          "clGetDeviceInfo(IMAGE_SUPPORT)") == CL_TRUE;
+  if (f.image_support && at_least(parse_version(f.version), 1, 2))
+    f.image_max_buffer = device_value<std::size_t>(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
+                                                   "clGetDeviceInfo(IMAGE_MAX_BUFFER_SIZE)");
+  if (f.image_support) {
+    Context own;
+    if (!ctx) {
+      own = make_context(p, d);
+      ctx = own.get();
+    }
+    f.image_path = decide_image_path(f, ctx);
+  } else {
+    f.image_path = decide_image_path(f, nullptr);
+  }
+  return f;
+}
+
+// ---- the device ----
+
+class OpenCLDevice final : public Device {
+ public:
+  OpenCLDevice(cl_platform_id p, cl_device_id d, int pi, int di) : device_(d) {
+    ctx_ = make_context(p, d);
+    facts_ = query_facts(p, d, pi, di, ctx_.get());
+    fill_info();
+
+    cl_int err = CL_SUCCESS;
+    queue_ = Queue(clCreateCommandQueue(ctx_.get(), d, CL_QUEUE_PROFILING_ENABLE, &err));
+    check(err, "clCreateCommandQueue");
+
+    const char* src = kernels::chase;
+    program_ = Program(clCreateProgramWithSource(ctx_.get(), 1, &src, nullptr, &err));
+    check(err, "clCreateProgramWithSource");
+    std::string options;
+    if (at_least(parse_version(facts_.c_version), 1, 2)) options += "-cl-std=CL1.2";
+    if (facts_.image_path.ok) options += " -DGD_IMAGES=1";
+    err = clBuildProgram(program_.get(), 1, &d, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
+                         options + "\"); build log:\n" + build_log());
+    }
+
+    kernels_[MemPath::global] = make_kernel("chase_global");
+    kernels_[MemPath::constant] = make_kernel("chase_constant");
+    kernels_[MemPath::local] = make_kernel("chase_local");
+    if (facts_.image_path.ok) kernels_[MemPath::image] = make_kernel("chase_image");
+
+    // The local kernel copies with a work-group and chases with work-item 0.
+    std::size_t wg = 1;
+    check(clGetKernelWorkGroupInfo(kernels_[MemPath::local].get(), d, CL_KERNEL_WORK_GROUP_SIZE,
+                                   sizeof(wg), &wg, nullptr),
+          "clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)");
+    local_group_ = std::clamp<std::size_t>(wg, 1, 64);
+
+    out_ = Mem(clCreateBuffer(ctx_.get(), CL_MEM_WRITE_ONLY, sizeof(cl_uint), nullptr, &err));
+    check_alloc(err, "clCreateBuffer(out)", sizeof(cl_uint));
+  }
+
+  // Members are released in reverse order of declaration: buffers and kernels before the
+  // program, queue and context. Finish first so nothing is in flight.
+  ~OpenCLDevice() override {
+    if (queue_) clFinish(queue_.get());
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  Support supports(MemPath p) const override { return facts_.supports(p); }
+  uint64_t max_footprint(MemPath p) const override { return facts_.max_footprint(p); }
+  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
+
+  // Hop accounting: one launch of warmup_hops (skipped when 0), then for each repeat one
+  // launch of N = hops_per_repeat hops and one of 2N, each starting where the previous one
+  // ended. In all warmup_hops + repeats * 3N hops are walked from line 0, and end_line is
+  // the line reached after the last of them: walk(next, 0, warmup + repeats * 3 * N). That
+  // total is returned in ChaseTiming::hops_walked, from which the probe recomputes the end.
+  ChaseTiming chase(const ChaseRequest& req) override {
+    validate(req);
+    require_support(req.path);
+    const uint64_t bytes = req.footprint_bytes();
+    const uint64_t limit = max_footprint(req.path);
+    if (bytes > limit)
+      throw AllocationFailed("a " + format_bytes(static_cast<double>(bytes)) + " chain (" +
+                             std::to_string(bytes) + " bytes) exceeds the " + to_string(req.path) +
+                             " limit of " + format_bytes(static_cast<double>(limit)) + " on " +
+                             facts_.name);
+
+    const uint64_t words_per_line = req.stride_bytes / 4;
+    const auto& next = *req.next;
+    std::vector<cl_uint> image(bytes / 4, 0);
+    for (std::size_t i = 0; i < next.size(); ++i)
+      image[i * words_per_line] = static_cast<cl_uint>(next[i] * words_per_line);
+
+    PathBuffer& pb = buffer_for(req.path, bytes);
+    check_alloc(clEnqueueWriteBuffer(queue_.get(), pb.buf.get(), CL_TRUE, 0, bytes, image.data(), 0,
+                                     nullptr, nullptr),
+                "clEnqueueWriteBuffer", bytes);
+
+    Launch launch{req.path, pb, bytes, words_per_line, next.size()};
+    cl_uint idx = 0;  // line 0
+    if (req.warmup_hops > 0) run(launch, idx, req.warmup_hops);
+
+    ChaseTiming t;
+    const uint64_t n = req.hops_per_repeat;
+    for (int r = 0; r < req.repeats; ++r) {
+      const double t1 = run(launch, idx, n);
+      const double t2 = run(launch, idx, 2 * n);
+      // Both launches pay the same fixed cost (launch, the local copy), so the difference is
+      // the time of N hops alone. When noise in that fixed cost is larger than N hops take,
+      // the difference can come out zero or negative; then the launch overhead cannot be
+      // separated and t(2N)/(2N), an upper bound, is the honest fallback.
+      double ns = (t2 - t1) / static_cast<double>(n);
+      if (!(ns > 0)) ns = t2 / static_cast<double>(2 * n);
+      t.ns_per_hop.push_back(ns);
+    }
+    t.end_line = static_cast<uint32_t>(idx / words_per_line);
+    t.hops_walked = req.warmup_hops + static_cast<uint64_t>(req.repeats) * 3 * n;
+    return t;
+  }
+
+ private:
+  struct PathBuffer {
+    Mem buf;
+    Mem image;  // image path: a 1D image over buf
+    uint64_t bytes = 0;
+  };
+  struct Launch {
+    MemPath path;
+    PathBuffer& pb;
+    uint64_t bytes;
+    uint64_t words_per_line;
+    std::size_t lines;
+  };
+
+  static void validate(const ChaseRequest& req) {
+    if (!req.next || req.next->empty())
+      throw std::invalid_argument("chase: the request has no chain");
+    if (req.stride_bytes < 4 || req.stride_bytes % 4 != 0)
+      throw std::invalid_argument("chase: stride must be a positive multiple of 4 bytes, not " +
+                                  std::to_string(req.stride_bytes));
+    if (req.hops_per_repeat == 0) throw std::invalid_argument("chase: hops_per_repeat is 0");
+    if (req.repeats < 1) throw std::invalid_argument("chase: repeats must be at least 1");
+    // Element indices are uint on the device.
+    if (req.footprint_bytes() / 4 > std::numeric_limits<cl_uint>::max())
+      throw std::invalid_argument("chase: footprint too large for 32-bit element indices");
+    const std::size_t n = req.next->size();
+    for (uint32_t v : *req.next)
+      if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
+  }
+
+  void require_support(MemPath p) const {
+    const Support s = supports(p);
+    if (!s.ok)
+      throw BackendError("the " + to_string(p) + " path is not supported on " + facts_.name + ": " +
+                         s.reason);
+  }
+
+  Kernel make_kernel(const char* name) {
+    cl_int err = CL_SUCCESS;
+    Kernel k(clCreateKernel(program_.get(), name, &err));
+    if (err != CL_SUCCESS) throw BackendError(describe("clCreateKernel", err) + " for " + name);
+    return k;
+  }
+
+  std::string build_log() const {
+    std::size_t n = 0;
+    if (clGetProgramBuildInfo(program_.get(), device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) !=
+        CL_SUCCESS)
+      return "(no build log)";
+    std::string log(n, '\0');
+    if (n && clGetProgramBuildInfo(program_.get(), device_, CL_PROGRAM_BUILD_LOG, n, log.data(),
+                                   nullptr) != CL_SUCCESS)
+      return "(no build log)";
+    log = trim(std::move(log));
+    return log.empty() ? "(empty build log)" : log;
+  }
+
+  // The buffer of a path grows to the largest footprint seen and is reused after that.
+  PathBuffer& buffer_for(MemPath p, uint64_t bytes) {
+    PathBuffer& pb = buffers_[p];
+    if (pb.buf && pb.bytes >= bytes) return pb;
+    pb.image.reset();
+    pb.buf.reset();
+    pb.bytes = 0;
+    if (bytes > facts_.max_alloc)
+      throw AllocationFailed("cannot allocate " + format_bytes(static_cast<double>(bytes)) + " (" +
+                             std::to_string(bytes) + " bytes): larger than the " +
+                             format_bytes(static_cast<double>(facts_.max_alloc)) +
+                             " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + facts_.name);
+    cl_int err = CL_SUCCESS;
+    Mem buf(clCreateBuffer(ctx_.get(), CL_MEM_READ_ONLY, bytes, nullptr, &err));
+    check_alloc(err, "clCreateBuffer", bytes);
+    if (p == MemPath::image) {
+      cl_image_format fmt{CL_R, CL_UNSIGNED_INT32};
+      cl_image_desc desc{};
+      desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+      desc.image_width = bytes / 4;
+      desc.buffer = buf.get();
+      Mem img(clCreateImage(ctx_.get(), CL_MEM_READ_ONLY, &fmt, &desc, nullptr, &err));
+      check_alloc(err, "clCreateImage(1D buffer)", bytes);
+      pb.image = std::move(img);
+    }
+    pb.buf = std::move(buf);
+    pb.bytes = bytes;
+    return pb;
+  }
+
+  // One launch of `hops` hops from element idx; idx becomes the element reached. Returns the
+  // kernel's execution time in ns from event profiling.
+  double run(const Launch& l, cl_uint& idx, uint64_t hops) {
+    cl_kernel k = kernels_.at(l.path).get();
+    const cl_ulong h = hops;
+    const cl_uint start = idx;
+    cl_mem out = out_.get();
+    std::size_t global = 1, local = 1;
+    if (l.path == MemPath::local) {
+      cl_mem src = l.pb.buf.get();
+      const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
+      check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
+      check(clSetKernelArg(k, 1, sizeof(cl_uint), &n_words), "clSetKernelArg(n_words)");
+      check_alloc(clSetKernelArg(k, 2, l.bytes, nullptr), "clSetKernelArg(local buffer)", l.bytes);
+      check(clSetKernelArg(k, 3, sizeof(cl_uint), &start), "clSetKernelArg(start)");
+      check(clSetKernelArg(k, 4, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+      check(clSetKernelArg(k, 5, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+      global = local = local_group_;
+    } else {
+      cl_mem mem = l.path == MemPath::image ? l.pb.image.get() : l.pb.buf.get();
+      check(clSetKernelArg(k, 0, sizeof(cl_mem), &mem), "clSetKernelArg(buffer)");
+      check(clSetKernelArg(k, 1, sizeof(cl_uint), &start), "clSetKernelArg(start)");
+      check(clSetKernelArg(k, 2, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+      check(clSetKernelArg(k, 3, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    }
+    cl_event raw = nullptr;
+    check_alloc(
+        clEnqueueNDRangeKernel(queue_.get(), k, 1, nullptr, &global, &local, 0, nullptr, &raw),
+        "clEnqueueNDRangeKernel", l.bytes);
+    Event ev(raw);
+    cl_uint end = 0;
+    check(
+        clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, sizeof(end), &end, 0, nullptr, nullptr),
+        "clEnqueueReadBuffer(out)");
+    cl_ulong t0 = 0, t1 = 0;
+    check(clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_START, sizeof(t0), &t0, nullptr),
+          "clGetEventProfilingInfo(START)");
+    check(clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_END, sizeof(t1), &t1, nullptr),
+          "clGetEventProfilingInfo(END)");
+    // The next launch starts here: an index that is not a line start would read out of
+    // bounds, so stop rather than go on.
+    if (end % l.words_per_line != 0 || end / l.words_per_line >= l.lines)
+      throw BackendError("chase kernel (" + to_string(l.path) + ") ended at element " +
+                         std::to_string(end) + ", which is not the start of one of the " +
+                         std::to_string(l.lines) + " lines");
+    idx = end;
+    return t1 > t0 ? static_cast<double>(t1 - t0) : 0.0;
+  }
+
+  void fill_info() {
+    const Facts& f = facts_;
+    info_.backend = "opencl";
+    info_.id = f.id();
+    info_.name = f.name;
+    info_.vendor = f.vendor;
+    info_.compute_units = static_cast<int>(f.compute_units);
+    if (f.clock_mhz) info_.clock_mhz_reported = f.clock_mhz;
+    if (f.global_mem) info_.memory_bytes = f.global_mem;
+    if (f.cache_bytes) info_.l2_bytes = f.cache_bytes;
+    if (f.cacheline) info_.l1_or_cacheline_bytes = f.cacheline;
+    if (f.local_is_local()) info_.shared_per_block_bytes = f.local_mem;
+    if (f.constant_mem) info_.constant_bytes = f.constant_mem;
+    info_.compute_capability = f.version;
+    info_.driver_version = f.driver;
+    info_.toolkit_version = f.platform_version;
+    info_.extra["device_type"] = device_type_name(f.type);
+    info_.extra["max_alloc_bytes"] = std::to_string(f.max_alloc);
+    info_.extra["image_support"] = f.image_support ? "yes" : "no";
+    info_.extra["image_path"] = f.image_path.ok ? "yes" : "no: " + f.image_path.reason;
+    info_.extra["platform"] = f.platform_name;
+    info_.extra["opencl_c_version"] = f.c_version;
+    info_.extra["local_mem_bytes"] = std::to_string(f.local_mem);
+    info_.extra["local_mem_type"] =
+        f.local_is_local() ? "local"
+                           : "global (local memory is emulated in global memory on this device)";
+  }
+
+  cl_device_id device_;
+  Facts facts_;
+  DeviceInfo info_;
+  Context ctx_;
+  Queue queue_;
+  Program program_;
+  std::map<MemPath, Kernel> kernels_;
+  std::size_t local_group_ = 1;
+  Mem out_;
+  std::map<MemPath, PathBuffer> buffers_;
+};
+
+}  // namespace
+
+std::vector<DeviceEntry> enumerate(std::string* why) {
+  auto say = [&](std::string s) {
+    if (why) *why = std::move(s);
+  };
+  std::vector<DeviceEntry> out;
+  try {
+    cl_int err = CL_SUCCESS;
+    const auto platforms = list_platforms(&err);
+    if (platforms.empty()) {
+      say(err == CL_SUCCESS
+              ? "no OpenCL platform found (is an ICD installed, e.g. pocl-opencl-icd?)"
+              : "no OpenCL platform found: " + describe("clGetPlatformIDs", err) +
+                    " (is an ICD installed, e.g. pocl-opencl-icd?)");
+      return {};
+    }
+    std::string errors;
+    for (std::size_t pi = 0; pi < platforms.size(); ++pi) {
+      std::vector<cl_device_id> devices;
+      try {
+        devices = list_devices(platforms[pi]);
+      } catch (const std::exception& e) {
+        errors += "platform " + std::to_string(pi) + ": " + e.what() + "; ";
+        continue;
+      }
+      for (std::size_t di = 0; di < devices.size(); ++di) {
+        DeviceEntry e;
+        e.id = "opencl:" + std::to_string(pi) + "." + std::to_string(di);
+        try {
+          const Facts f = query_facts(platforms[pi], devices[di], static_cast<int>(pi),
+                                      static_cast<int>(di), nullptr);
+          e.name = f.name;
+          e.summary = f.summary();
+          for (MemPath p : all_mem_paths()) e.paths.emplace_back(p, f.supports(p));
+        } catch (const std::exception& ex) {
+          // A device that cannot even be queried is listed, with the reason, as unusable.
+          e.name = "(unknown)";
+          e.summary = std::string("cannot query device: ") + ex.what();
+          for (MemPath p : all_mem_paths()) e.paths.emplace_back(p, Support::no(e.summary));
+        }
+        out.push_back(std::move(e));
+      }
+    }
+    if (out.empty())
+      say(std::to_string(platforms.size()) + " OpenCL platform(s) but no device" +
+          (errors.empty() ? "" : ": " + errors));
+    else if (!errors.empty())
+      say(errors);
+  } catch (const std::exception& e) {
+    say(std::string("OpenCL enumeration failed: ") + e.what());
+  } catch (...) {
+    say("OpenCL enumeration failed");
+  }
+  return out;
+}
+
+std::unique_ptr<Device> open(int platform, int device) {
+  cl_int err = CL_SUCCESS;
+  const auto platforms = list_platforms(&err);
+  if (platform < 0 || static_cast<std::size_t>(platform) >= platforms.size())
+    throw BackendError("no OpenCL platform " + std::to_string(platform) + " (" +
+                       std::to_string(platforms.size()) + " platforms" +
+                       (err != CL_SUCCESS
+                            ? "; " + describe("clGetPlatformIDs", err) + ", is an ICD installed?"
+                            : "") +
+                       ")");
+  const auto devices = list_devices(platforms[platform]);
+  if (device < 0 || static_cast<std::size_t>(device) >= devices.size())
+    throw BackendError("no OpenCL device " + std::to_string(device) + " on platform " +
+                       std::to_string(platform) + " (" + std::to_string(devices.size()) +
+                       " devices)");
+  return std::make_unique<OpenCLDevice>(platforms[platform], devices[device], platform, device);
+}
+
+}  // namespace gd::opencl

@@ -49,3 +49,34 @@ std::string slugify(const std::string& s) {
 }
 
 }  // namespace gd
+
+namespace gd {
+
+std::optional<uint64_t> parse_bytes(const std::string& s) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  if (!(v > 0) || std::isinf(v)) return std::nullopt;
+  std::string unit = s.substr(used);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double mult = 1;
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    return std::nullopt;
+  const double bytes = v * mult;
+  if (bytes < 1 || bytes > 1.8e19) return std::nullopt;
+  return static_cast<uint64_t>(std::llround(bytes));
+}
+
+}  // namespace gd

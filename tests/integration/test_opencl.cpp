@@ -1,1 +1,267 @@
-// placeholder: being written
+// The real OpenCL backend on the first OpenCL device (PoCL on the CPU in CI). Skipped, with
+// the reason, where there is no OpenCL device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpudissect/chain.hpp"
+#include "gpudissect/device.hpp"
+#include "latency.hpp"
+#include "opencl_backend.hpp"
+
+namespace {
+
+using gd::ChaseRequest;
+using gd::ChaseTiming;
+using gd::MemPath;
+
+constexpr uint64_t kStride = 64;
+constexpr uint64_t kHops = 20000;
+constexpr uint64_t kWarmup = 1000;
+constexpr int kRepeats = 3;
+
+// The first device, opened once for the whole program; null with the reason when none.
+gd::Device* first_device(std::string* why) {
+  static std::string reason;
+  static std::unique_ptr<gd::Device> dev = [] {
+    std::unique_ptr<gd::Device> d;
+    const auto entries = gd::opencl::enumerate(&reason);
+    if (entries.empty()) {
+      if (reason.empty()) reason = "no OpenCL device";
+      return d;
+    }
+    try {
+      d = gd::opencl::open(0, 0);
+    } catch (const std::exception& e) {
+      reason = std::string("cannot open opencl:0.0: ") + e.what();
+    }
+    return d;
+  }();
+  *why = reason;
+  return dev.get();
+}
+
+#define GD_REQUIRE_DEVICE(dev)           \
+  std::string why_;                      \
+  gd::Device* dev = first_device(&why_); \
+  if (!dev) GTEST_SKIP() << "no OpenCL device: " << why_;
+
+// Hops the backend walks: warmup, then N and 2N hops per repeat, from line 0.
+uint64_t expected_hops(const ChaseRequest& r) {
+  return r.warmup_hops + r.repeats * r.hops_per_repeat * 3;
+}
+
+// The end line the probe expects after those hops.
+uint32_t expected_end(const std::vector<uint32_t>& next, const ChaseRequest& r) {
+  return gd::walk(next, 0, expected_hops(r));
+}
+
+ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops) {
+  ChaseRequest r;
+  r.path = p;
+  r.next = &next;
+  r.stride_bytes = kStride;
+  r.warmup_hops = kWarmup;
+  r.hops_per_repeat = hops;
+  r.repeats = kRepeats;
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void expect_sane(const ChaseTiming& t, const char* what) {
+  ASSERT_EQ(t.ns_per_hop.size(), static_cast<std::size_t>(kRepeats)) << what;
+  for (double ns : t.ns_per_hop) {
+    EXPECT_GT(ns, 0.0) << what;
+    EXPECT_LT(ns, 10000.0) << what;
+  }
+  EXPECT_TRUE(t.cycles_per_hop.empty()) << what;
+  EXPECT_FALSE(t.clock_mhz.has_value()) << what;
+}
+
+TEST(OpenCLEnumerate, FindsFirstDevice) {
+  std::string why;
+  const auto entries = gd::opencl::enumerate(&why);
+  if (entries.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  EXPECT_EQ(entries[0].id, "opencl:0.0");
+  EXPECT_FALSE(entries[0].name.empty());
+  EXPECT_FALSE(entries[0].summary.empty());
+  ASSERT_EQ(entries[0].paths.size(), gd::all_mem_paths().size());
+  for (const auto& [path, support] : entries[0].paths) {
+    if (path == MemPath::global || path == MemPath::constant || path == MemPath::local) {
+      EXPECT_TRUE(support.ok) << gd::to_string(path);
+    }
+    if (path == MemPath::l2 || path == MemPath::readonly || path == MemPath::texture ||
+        path == MemPath::shared) {
+      EXPECT_FALSE(support.ok) << gd::to_string(path);
+      EXPECT_NE(support.reason.find("CUDA-only"), std::string::npos) << support.reason;
+    }
+    if (!support.ok) {
+      EXPECT_FALSE(support.reason.empty()) << gd::to_string(path);
+    }
+  }
+}
+
+TEST(OpenCLOpen, MissingPlatformThrows) {
+  try {
+    gd::opencl::open(99, 0);
+    FAIL() << "open(99, 0) did not throw";
+  } catch (const gd::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpenCLOpen, MissingDeviceThrows) {
+  GD_REQUIRE_DEVICE(dev);
+  EXPECT_THROW(gd::opencl::open(0, 999), gd::BackendError);
+}
+
+TEST(OpenCLDevice, InfoIsSane) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto& info = dev->info();
+  EXPECT_EQ(info.backend, "opencl");
+  EXPECT_EQ(info.id, "opencl:0.0");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_GE(info.compute_units, 1);
+  ASSERT_TRUE(info.memory_bytes.has_value());
+  EXPECT_GT(*info.memory_bytes, 0u);
+  EXPECT_NE(info.compute_capability.find("OpenCL"), std::string::npos) << info.compute_capability;
+  EXPECT_FALSE(info.toolkit_version.empty());
+  EXPECT_TRUE(info.extra.count("local_mem_type"));
+  EXPECT_TRUE(info.extra.count("max_alloc_bytes"));
+  EXPECT_FALSE(dev->sample_clock().has_value());
+  EXPECT_FALSE(dev->telemetry().has_value());
+}
+
+TEST(OpenCLDevice, CudaOnlyPathsRefused) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(16);
+  for (MemPath p : {MemPath::l2, MemPath::readonly, MemPath::texture, MemPath::shared}) {
+    const auto s = dev->supports(p);
+    EXPECT_FALSE(s.ok) << gd::to_string(p);
+    EXPECT_NE(s.reason.find("CUDA-only"), std::string::npos) << s.reason;
+    EXPECT_THROW(dev->chase(request(p, next)), gd::BackendError) << gd::to_string(p);
+  }
+}
+
+TEST(OpenCLChase, EverySupportedPathWalksTheChain) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(16 * 1024 / kStride);
+  int ran = 0;
+  for (MemPath p : gd::all_mem_paths()) {
+    if (!dev->supports(p).ok) continue;
+    ASSERT_GE(dev->max_footprint(p), 16u * 1024) << gd::to_string(p);
+    const auto req = request(p, next);
+    const ChaseTiming t = dev->chase(req);
+    expect_sane(t, gd::to_string(p).c_str());
+    EXPECT_EQ(t.end_line, expected_end(next, req)) << gd::to_string(p);
+    EXPECT_EQ(t.hops_walked, expected_hops(req)) << gd::to_string(p);
+    ++ran;
+  }
+  EXPECT_GE(ran, 3);  // global, constant, local at least
+}
+
+// Buffers are reused: a smaller chain after a larger one on the same path, in a buffer that
+// still holds the larger chain's data beyond the new footprint.
+TEST(OpenCLChase, ReusedBufferGivesTheRightEnd) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto big = gd::sattolo_cycle(64 * 1024 / kStride, 1);
+  const auto small = gd::sattolo_cycle(8 * 1024 / kStride, 2);
+  for (MemPath p : gd::all_mem_paths()) {
+    if (!dev->supports(p).ok || dev->max_footprint(p) < 64 * 1024) continue;
+    const auto rb = request(p, big, 1000);
+    EXPECT_EQ(dev->chase(rb).end_line, expected_end(big, rb)) << gd::to_string(p);
+    const auto rs = request(p, small, 1000);
+    EXPECT_EQ(dev->chase(rs).end_line, expected_end(small, rs)) << gd::to_string(p);
+  }
+}
+
+// The end line tells a chase of the wrong chain, or a wrong hop count, from the right one.
+TEST(OpenCLChase, EndLineDetectsAWrongWalk) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto a = gd::sattolo_cycle(256, 11);
+  const auto b = gd::sattolo_cycle(256, 12);
+  const auto req = request(MemPath::global, a);
+  const uint64_t total = req.warmup_hops + req.repeats * req.hops_per_repeat * 3;
+  const auto t = dev->chase(req);
+  EXPECT_EQ(t.hops_walked, total);
+  EXPECT_EQ(t.end_line, gd::walk(a, 0, total));
+  EXPECT_NE(t.end_line, gd::walk(b, 0, total));
+  EXPECT_NE(t.end_line, gd::walk(a, 0, total - 1));
+  EXPECT_NE(t.end_line, gd::walk(a, 0, total + 1));
+}
+
+TEST(OpenCLChase, DramIsSlowerThanL1) {
+  GD_REQUIRE_DEVICE(dev);
+  const uint64_t big_bytes = 64ull << 20;
+  if (dev->max_footprint(MemPath::global) < big_bytes)
+    GTEST_SKIP() << "device cannot hold a 64 MiB chain";
+  const auto small = gd::sattolo_cycle(16 * 1024 / kStride);
+  const auto big = gd::sattolo_cycle(static_cast<uint32_t>(big_bytes / kStride));
+  const auto rs = request(MemPath::global, small);
+  const auto rb = request(MemPath::global, big);
+  const ChaseTiming ts = dev->chase(rs);
+  const ChaseTiming tb = dev->chase(rb);
+  expect_sane(ts, "16 KiB");
+  expect_sane(tb, "64 MiB");
+  EXPECT_EQ(tb.end_line, expected_end(big, rb));
+  const double l1 = median(ts.ns_per_hop), dram = median(tb.ns_per_hop);
+  EXPECT_GE(dram, 1.5 * l1) << "16 KiB: " << l1 << " ns/hop, 64 MiB: " << dram << " ns/hop";
+}
+
+TEST(OpenCLChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
+  GD_REQUIRE_DEVICE(dev);
+  for (MemPath p : {MemPath::local, MemPath::constant}) {
+    const uint64_t limit = dev->max_footprint(p);
+    if (!dev->supports(p).ok || limit == 0 || limit / kStride > (1u << 22)) continue;
+    const auto next = gd::sattolo_cycle(static_cast<uint32_t>(limit / kStride + 1));
+    EXPECT_THROW(dev->chase(request(p, next, 100)), gd::AllocationFailed) << gd::to_string(p);
+  }
+}
+
+TEST(OpenCLChase, RejectsABadRequest) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(64);
+  auto r = request(MemPath::global, next);
+  r.stride_bytes = 6;
+  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+  r = request(MemPath::global, next);
+  r.next = nullptr;
+  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+}
+
+// The latency probe on this backend, over a small range: every point measured, and the
+// probe's own end-line check (from ChaseTiming::hops_walked) passes.
+TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::LatencyOptions opt;
+  opt.paths = {MemPath::global, MemPath::local};
+  opt.min_footprint = 4 * 1024;
+  opt.max_footprint = 256 * 1024;
+  opt.default_floor = 256 * 1024;
+  opt.points_per_doubling = 1;
+  opt.max_refine_rounds = 0;
+  opt.tlb = false;
+  opt.budget.hops_per_repeat = 4096;
+  opt.budget.repeats = 3;
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::LatencyProbeResult out;
+  gd::run_latency(*dev, opt, progress, stop, out);
+  for (const char* path : {"global", "local"}) {
+    ASSERT_TRUE(out.paths.count(path)) << path;
+    const auto& curve = out.paths.at(path);
+    EXPECT_FALSE(curve.points.empty()) << path;
+    for (const auto& pt : curve.points)
+      EXPECT_EQ(pt.status, "ok") << path << " " << pt.footprint_bytes << ": " << pt.reason;
+  }
+}
+
+}  // namespace

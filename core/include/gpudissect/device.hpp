@@ -76,7 +76,10 @@ struct ChaseTiming {
   std::vector<double> cycles_per_hop;  // one per repeat; empty where the backend has no clock
   std::vector<double> ns_per_hop;      // one per repeat
   std::optional<double> clock_mhz;     // SM clock measured during the chase (cycles / time)
-  uint32_t end_line = 0;  // line reached after warmup + repeats * hops, checked by the probe
+  uint32_t end_line = 0;  // line reached after all hops walked, checked by the probe
+  // Hops walked in all, from line 0; 0 means warmup_hops + repeats * hops_per_repeat.
+  // (A backend that times by differences walks more than that, and says so here.)
+  uint64_t hops_walked = 0;
 };
 
 // Measured SM clock: cycles counted on the SM against the device's nanosecond timer.

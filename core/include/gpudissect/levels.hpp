@@ -34,6 +34,12 @@ struct LevelOptions {
   // sweep starts or ends on them; see min_edge_points).
   std::size_t min_points = 3;
   std::size_t min_edge_points = 2;
+  // Smallest relative noise assumed per point, so a perfectly clean curve still has a scale.
+  double noise_floor = 0.015;
+  // A level whose step up from the level below is smaller than this fraction of the steps
+  // on both its outer sides is a sub-level (e.g. Hopper's far L2 partition) and is merged
+  // into the level below. 0 keeps every sub-level.
+  double sublevel_ratio = 0.2;
 };
 
 // Levels in order of increasing footprint. An empty or one-point curve gives one level

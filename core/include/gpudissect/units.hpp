@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace gd {
@@ -13,4 +14,9 @@ std::string format_fixed(double v, int digits);
 // A filesystem-friendly name: "NVIDIA H200" -> "nvidia-h200".
 std::string slugify(const std::string& s);
 
+}  // namespace gd
+
+namespace gd {
+// "4096", "64K", "64KiB", "1.5M", "8G" (binary multiples) -> bytes; nullopt if malformed.
+std::optional<uint64_t> parse_bytes(const std::string& s);
 }  // namespace gd

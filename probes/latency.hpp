@@ -1,0 +1,54 @@
+// The latency probe: pointer-chase latency against footprint for each memory path, cache
+// levels found from each curve, and a TLB sweep at page-sized strides.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "gpudissect/device.hpp"
+#include "gpudissect/result.hpp"
+#include "gpudissect/sweep.hpp"
+#include "progress.hpp"
+
+namespace gd {
+
+struct LatencyOptions {
+  std::vector<MemPath> paths;                 // empty: the backend's own paths
+  uint64_t min_footprint = 1024;
+  std::optional<uint64_t> max_footprint;      // default: >= 4x the largest reported cache
+  uint64_t default_floor = 256ull << 20;      // the sweep reaches at least this far
+  int points_per_doubling = 4;
+  std::optional<uint64_t> stride;             // default: per path (128 B; 64 B constant)
+  int max_refine_rounds = 8;
+  ChaseBudget budget;
+  // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
+  std::optional<bool> tlb;                    // default: on for CUDA devices
+  std::vector<uint64_t> tlb_strides = {2ull << 20};
+  uint64_t tlb_min_footprint = 2ull << 20;
+  uint64_t tlb_max_footprint = 16ull << 30;
+};
+
+// The paths a backend measures by default.
+std::vector<MemPath> default_paths(const DeviceInfo& info);
+
+// A backend failure, with probe, path and point named in what().
+struct ProbeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs the probe, filling `out` as it goes so that whatever was measured survives an
+// exception or an interruption (`stop` set, e.g. by Ctrl-C). Throws ProbeError on a
+// backend error after recording it in `out`.
+void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
+                 const std::atomic<bool>& stop, LatencyProbeResult& out);
+
+// Names, capacities and derived figures for a measured curve (exposed for tests):
+// kind is "cache" (global, l2, readonly, texture, image), "constant", "scratch"
+// (shared/local: one level) or "tlb".
+void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
+                   std::optional<uint64_t> largest_cache);
+
+}  // namespace gd

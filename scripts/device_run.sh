@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build and measure on the GPU machine in one call (see ../shared/DEVICE.md).
+# Usage: scripts/device_run.sh [extra args for `gpudissect run`]
+# Everything comes back under $OUT: out.tar.gz (results, SASS, logs) and log.txt.
+set -uo pipefail
+OUT=${OUT:-/tmp/gd-out}
+mkdir -p "$OUT" /tmp/gd/results
+exec > >(tee "$OUT/log.txt") 2>&1
+for f in .devdeps/*.deb; do dpkg -x "$f" /opt/devdeps; done
+mkdir -p /tmp/ocl && echo libnvidia-opencl.so.1 > /tmp/ocl/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/ocl
+t0=$(date +%s)
+cmake -B build -DCMAKE_PREFIX_PATH=/opt/devdeps/usr -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DGD_BUILD_TESTS=OFF > /tmp/gd/cmake.log 2>&1 \
+  || { tail -30 /tmp/gd/cmake.log; exit 1; }
+cmake --build build -j 16 > /tmp/gd/build.log 2>&1 || { grep -E "error" -A3 /tmp/gd/build.log | head -60; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+cuobjdump --dump-sass build/gpudissect > /tmp/gd/sass_full.txt 2>&1
+# The timed loops: every chase kernel's body.
+awk '/Function : .*(chase|clock_kernel)/{p=1} /Function : /{if($0 !~ /(chase|clock_kernel)/) p=0} p' \
+  /tmp/gd/sass_full.txt > /tmp/gd/sass_chase.txt
+cp /tmp/gd/sass_chase.txt "$OUT/sass_chase.txt"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv
+timeout 30 ./build/gpudissect --version
+timeout 60 ./build/gpudissect list
+for run in 1 2; do
+  timeout ${GD_RUN_TIMEOUT:-200} ./build/gpudissect run latency --device cuda:0 --out-dir /tmp/gd/results/run$run --no-html "$@" 2> >(tee /tmp/gd/progress$run.log | grep -v "point [0-9]* of" >&2)
+  echo "exit: $?"
+  tail -5 /tmp/gd/progress$run.log
+done
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
+(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt progress1.log progress2.log build.log)
