@@ -69,7 +69,7 @@ struct RunArgs {
   int repeats = 5;
   uint64_t hops = 8192;
   bool tlb = false, no_tlb = false;
-  std::string tlb_max = "16G";
+  std::string tlb_max = "64G";
 };
 
 int cmd_list() {
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   run->add_option("--hops", ra.hops, "Dependent loads per timed repeat (default 8192)");
   run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA devices only)");
   run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
-  run->add_option("--tlb-max-footprint", ra.tlb_max, "Largest TLB-sweep footprint (default 16G)");
+  run->add_option("--tlb-max-footprint", ra.tlb_max, "Largest TLB-sweep footprint (default 64G, at most half the free memory)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
 
   std::string in, out, csv_dir;

@@ -32,14 +32,15 @@ uint64_t default_stride(MemPath p, const DeviceInfo& info) {
 struct PathKind {
   std::string kind;       // cache | constant | scratch
   int first_level = 1;    // the l2 path starts at L2: it bypasses L1
+  std::string scratch_name = "on-chip";
 };
 
 PathKind path_kind(MemPath p) {
   switch (p) {
     case MemPath::l2: return {"cache", 2};
     case MemPath::constant: return {"constant", 1};
-    case MemPath::shared:
-    case MemPath::local: return {"scratch", 1};
+    case MemPath::shared: return {"scratch", 1, "shared"};
+    case MemPath::local: return {"scratch", 1, "local"};
     default: return {"cache", 1};
   }
 }
@@ -62,13 +63,6 @@ class CurveSweep {
     if (lines64 == 0 || lines64 > UINT32_MAX) {
       pt.status = "skipped";
       pt.reason = "footprint not a usable number of lines at this stride";
-      insert(std::move(pt));
-      return;
-    }
-    if (auto free = dev_.free_memory(); free && footprint + (64ull << 20) > *free) {
-      pt.status = "skipped";
-      pt.reason = "needs " + format_bytes(double(footprint)) + ", device has " +
-                  format_bytes(double(*free)) + " free";
       insert(std::move(pt));
       return;
     }
@@ -159,6 +153,7 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
                  std::optional<uint64_t> largest_cache, Progress& progress,
                  const std::atomic<bool>& stop, CurveResult& out) {
   const auto t0 = Clock::now();
+  out.timed_instruction = dev.timed_instruction(path);
   CurveSweep sweep(dev, path, stride, opt.budget, out);
   int n = 0;
   int total = static_cast<int>(grid.size());
@@ -177,7 +172,7 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     if (stop) break;
     measure(fp);
   }
-  assign_levels(out, kind.kind, kind.first_level, largest_cache);
+  assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
   for (int round = 0; round < opt.max_refine_rounds && !stop; ++round) {
     std::vector<uint64_t> more;
     for (uint64_t fp : refinement_points(out, stride))
@@ -188,10 +183,35 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
       if (stop) break;
       measure(fp);
     }
-    assign_levels(out, kind.kind, kind.first_level, largest_cache);
+    assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
   }
   if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
   out.wall_seconds = seconds_since(t0);
+}
+
+// A cache the API reports as one L2 can show several latencies: Hopper and Ampere split
+// the L2 into two partitions, and lines held only by the far one cost more. Levels past
+// L1 whose capacity ends within the reported L2 size are parts of that L2, not an L3.
+void name_l2_parts(std::vector<Level>& levels, int first_cache_level, bool reaches_memory,
+                   std::optional<uint64_t> l2_bytes) {
+  if (!l2_bytes) return;
+  const std::size_t begin = first_cache_level == 1 ? 1 : 0;
+  const std::size_t end = levels.size() - (reaches_memory ? 1 : 0);
+  std::vector<std::size_t> parts;
+  for (std::size_t k = begin; k < end; ++k)
+    if (levels[k].capacity_lo_bytes && double(*levels[k].capacity_lo_bytes) <= 1.25 * double(*l2_bytes))
+      parts.push_back(k);
+  if (parts.size() != 2) return;
+  // Partitions only when the sizes say so: the near part ends near half the reported L2,
+  // the far part near all of it. Anything else keeps plain numbered names.
+  const double near = double(*levels[parts[0]].capacity_lo_bytes) / double(*l2_bytes);
+  const double far = double(*levels[parts[1]].capacity_lo_bytes) / double(*l2_bytes);
+  if (near < 0.3 || near > 0.7 || far < 0.8) return;
+  levels[parts[0]].name = "L2 near";
+  levels[parts[1]].name = "L2 far";
+  // Whatever cache level follows is numbered after L2.
+  int next = 3;
+  for (std::size_t k = parts.back() + 1; k < end; ++k) levels[k].name = "L" + std::to_string(next++);
 }
 
 }  // namespace
@@ -204,7 +224,7 @@ std::vector<MemPath> default_paths(const DeviceInfo& info) {
 }
 
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
-                   std::optional<uint64_t> largest_cache) {
+                   std::optional<uint64_t> largest_cache, const std::string& scratch_name) {
   curve.levels.clear();
   curve.dram_minus_last_cache_cycles.reset();
   curve.dram_minus_last_cache_ns.reset();
@@ -229,7 +249,7 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     if (kind == "tlb")
       l.name = last ? "page walk" : "L" + std::to_string(k + 1) + " TLB";
     else if (kind == "scratch")
-      l.name = k == 0 ? "on-chip" : "level " + std::to_string(k + 1);
+      l.name = k == 0 ? scratch_name : scratch_name + " level " + std::to_string(k + 1);
     else if (kind == "constant")
       l.name = "constant L" + std::to_string(k + 1);
     else if (last && reaches_memory)
@@ -257,6 +277,7 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     }
     curve.levels.push_back(std::move(l));
   }
+  if (kind == "cache") name_l2_parts(curve.levels, first_cache_level, reaches_memory, largest_cache);
   if (reaches_memory) {
     curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;
     curve.dram_minus_last_cache_ns = curve.levels.back().step_ns;
@@ -314,7 +335,9 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress,
                   stop, curve);
       std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
-                         " points in " + format_fixed(curve.wall_seconds, 1) + " s;";
+                         " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
+                         (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") +
+                         ";";
       for (const Level& l : curve.levels)
         line += " " + l.name + " " +
                 (l.latency_cycles ? format_fixed(*l.latency_cycles, 1) + " cyc"
@@ -339,7 +362,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
         LatencyOptions o = opt;
         o.budget.largest_cache_bytes = 1ull << 40;  // every line fits the caches: always a full pass
         sweep_curve(dev, path, stride, grid, o, "tlb " + format_bytes(double(stride)),
-                    {"tlb", 1}, std::nullopt, progress, stop, curve);
+                    {"tlb", 1, ""}, std::nullopt, progress, stop, curve);
         progress.note("latency tlb stride " + format_bytes(double(stride)) + ": " +
                       std::to_string(curve.levels.size()) + " levels in " +
                       format_fixed(curve.wall_seconds, 1) + " s");

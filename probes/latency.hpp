@@ -26,9 +26,10 @@ struct LatencyOptions {
   ChaseBudget budget;
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
   std::optional<bool> tlb;                    // default: on for CUDA devices
-  std::vector<uint64_t> tlb_strides = {2ull << 20};
+  // Several strides: the reach grows with the stride until the stride passes the page size.
+  std::vector<uint64_t> tlb_strides = {2ull << 20, 32ull << 20, 512ull << 20};
   uint64_t tlb_min_footprint = 2ull << 20;
-  uint64_t tlb_max_footprint = 16ull << 30;
+  uint64_t tlb_max_footprint = 64ull << 30;
 };
 
 // The paths a backend measures by default.
@@ -48,7 +49,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
 // Names, capacities and derived figures for a measured curve (exposed for tests):
 // kind is "cache" (global, l2, readonly, texture, image), "constant", "scratch"
 // (shared/local: one level) or "tlb".
+// scratch_name names the one level of a scratchpad path ("shared", "local").
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
-                   std::optional<uint64_t> largest_cache);
+                   std::optional<uint64_t> largest_cache, const std::string& scratch_name = "on-chip");
 
 }  // namespace gd

@@ -28,5 +28,11 @@ for run in 1 2; do
   echo "exit: $?"
   tail -5 /tmp/gd/progress$run.log
 done
+# The OpenCL backend on the same GPU, through NVIDIA's OpenCL driver.
+ocl=$(timeout 60 ./build/gpudissect list | awk '/^opencl:/ && /NVIDIA/ {print $1; exit}')
+if [ -n "$ocl" ]; then
+  timeout ${GD_RUN_TIMEOUT:-200} ./build/gpudissect run latency --device "$ocl" --out-dir /tmp/gd/results/opencl --no-html 2> >(tee /tmp/gd/progress_ocl.log | grep -v "point [0-9]* of" >&2)
+  echo "exit: $?"
+fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
-(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt progress1.log progress2.log build.log)
+(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt progress*.log)

@@ -169,6 +169,7 @@ void to_json(json& j, const CurveResult& c) {
   j = json::object();
   put_status(j, c.status);
   j["stride_bytes"] = c.stride_bytes;
+  put(j, "timed_instruction", c.timed_instruction);
   j["wall_seconds"] = c.wall_seconds;
   j["points"] = c.points;
   j["levels"] = c.levels;
@@ -178,6 +179,7 @@ void to_json(json& j, const CurveResult& c) {
 void from_json(const json& j, CurveResult& c) {
   c.status = get_status(j);
   get(j, "stride_bytes", c.stride_bytes);
+  get(j, "timed_instruction", c.timed_instruction);
   get(j, "wall_seconds", c.wall_seconds);
   get(j, "points", c.points);
   get(j, "levels", c.levels);

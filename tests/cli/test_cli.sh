@@ -1,1 +1,386 @@
-echo "cli tests: placeholder"
+#!/usr/bin/env bash
+# Tests of the gpudissect command line: exit codes, messages, output files, the report
+# from a committed fixture, a real run on the first OpenCL device (PoCL on the CPU in CI)
+# and Ctrl-C.
+# Usage: GD_FIXTURES=tests/fixtures bash tests/cli/test_cli.sh path/to/gpudissect
+# Prints "ok - NAME" or "not ok - NAME" per check, then "N passed, M failed";
+# exits 1 when any check failed.
+set -uo pipefail
+
+GD=${1:?usage: test_cli.sh path/to/gpudissect}
+[[ $GD == */* ]] && GD=$(cd "$(dirname "$GD")" && pwd)/$(basename "$GD")
+FIX=${GD_FIXTURES:-$(dirname "${BASH_SOURCE[0]}")/../fixtures}
+[[ -d $FIX ]] && FIX=$(cd "$FIX" && pwd)
+SAMPLE=$FIX/h200_latency_sample.json
+T=120  # no command may take longer than this
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gd-cli.XXXXXX")
+bg_pid=""
+cleanup() {
+  [[ -n $bg_pid ]] && kill -KILL "$bg_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+cd "$tmp" || exit 1  # anything written to a default folder lands in the temp dir
+
+passed=0 failed=0 skipped=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+# not_ok NAME [DETAIL...]: details are printed indented, then the last command's output.
+not_ok() {
+  echo "not ok - $1"
+  shift
+  local l
+  for l in "$@"; do echo "#   $l"; done
+  if [[ -n ${last_cmd:-} ]]; then
+    echo "#   command: $last_cmd"
+    echo "#   exit code: $rc"
+    sed -n '1,15s/^/#   stdout: /p' "$tmp/out" 2>/dev/null
+    sed -n '1,15s/^/#   stderr: /p' "$tmp/err" 2>/dev/null
+  fi
+  failed=$((failed + 1))
+}
+skip() { echo "ok - $1 # SKIP $2"; skipped=$((skipped + 1)); }
+
+# gd ARGS...: runs gpudissect (stdin closed, time-limited); sets rc, stdout in $tmp/out,
+# stderr in $tmp/err.
+gd() {
+  last_cmd="gpudissect $*"
+  timeout "$T" "$GD" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  rc=$?
+  [[ $rc == 124 ]] && echo "# (timed out after $T s: gpudissect $*)"
+  return 0
+}
+# has PATTERN: the last command's stdout or stderr contains PATTERN (fixed string).
+has() { grep -qF -- "$1" "$tmp/out" "$tmp/err"; }
+out_has() { grep -qF -- "$1" "$tmp/out"; }
+err_has() { grep -qF -- "$1" "$tmp/err"; }
+
+# check NAME WANT_RC PATTERN... -- ARGS...: runs gpudissect ARGS, expects exit code WANT_RC
+# and every PATTERN somewhere in its stdout or stderr.
+check() {
+  local name=$1 want=$2
+  shift 2
+  local pats=()
+  while [[ $1 != -- ]]; do pats+=("$1"); shift; done
+  shift
+  gd "$@"
+  local why=() p
+  [[ $rc == "$want" ]] || why+=("expected exit code $want, got $rc")
+  for p in "${pats[@]}"; do has "$p" || why+=("expected output to contain '$p'"); done
+  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
+}
+
+if [[ ! -x $GD ]]; then
+  echo "not ok - gpudissect binary exists: $GD"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+echo "# binary: $GD"
+echo "# fixtures: $FIX"
+
+# An OpenCL device to run on: the checks that measure are skipped without one.
+have_ocl=0
+why_no_ocl=""
+if ! command -v clinfo >/dev/null 2>&1; then
+  why_no_ocl="clinfo is not installed"
+elif timeout 60 clinfo -l 2>/dev/null | grep -q "Device #"; then
+  have_ocl=1
+else
+  why_no_ocl="clinfo -l shows no OpenCL device"
+fi
+
+# ---------------------------------------------------------------- version and help
+check "--version: exit 0, names the backends and NVML" 0 "backends:" "NVML" -- --version
+gd --version
+if [[ $rc == 0 ]] && grep -qE '^backends: .*(cuda|opencl)' "$tmp/out"; then
+  ok "--version: at least one backend built ($(grep '^backends:' "$tmp/out"))"
+else
+  not_ok "--version: at least one backend built" "expected a line 'backends: ...' naming cuda or opencl"
+fi
+
+check "--help: exit 0, lists the subcommands and --version" 0 "list" "run" "report" "--version" -- --help
+check "run --help: exit 0, documents the key options" 0 \
+  "--device" "--path" "--max-footprint" "-o,--output" "--out-dir" "--repeats" "-q,--quiet" -- run --help
+check "report --help: exit 0, documents -o" 0 "-o,--output" "--csv-dir" -- report --help
+
+# ---------------------------------------------------------------- list
+if ((have_ocl)); then
+  check "list: exit 0, lists opencl:0.0" 0 "opencl:0.0" -- list
+else
+  skip "list: exit 0, lists opencl:0.0" "$why_no_ocl"
+fi
+
+# ---------------------------------------------------------------- bad input: exit 2
+check "unknown probe: exit 2, names the valid probes" 2 \
+  "nosuchprobe" "valid probes" "latency" -- run nosuchprobe
+check "unknown path: exit 2, names the valid paths" 2 \
+  "nosuch" "valid paths" "global" "local" -- run latency --path nosuch
+check "unknown path in a list: exit 2" 2 "valid paths" -- run latency --path global,nosuch
+
+gd run latency --device cuda:99
+if [[ $rc == 2 ]] && err_has "cuda:99" && { err_has "valid devices" || err_has "without the CUDA backend"; }; then
+  ok "unknown device cuda:99: exit 2, names the valid devices"
+else
+  not_ok "unknown device cuda:99: exit 2, names the valid devices" \
+    "expected exit code 2 and a message naming cuda:99 and the valid devices"
+fi
+if ((have_ocl)); then
+  check "unknown device opencl:9.9: exit 2, names the valid devices" 2 \
+    "opencl:9.9" "valid devices" "opencl:0.0" -- run latency --device opencl:9.9
+  check "malformed device: exit 2, gives the forms and the valid devices" 2 \
+    "bogus" "cuda:N" "opencl:P.D" "opencl:0.0" -- run latency --device bogus
+else
+  check "unknown device opencl:9.9: exit 2, names the valid devices" 2 \
+    "opencl:9.9" -- run latency --device opencl:9.9
+  check "malformed device: exit 2, gives the forms" 2 \
+    "bogus" "cuda:N" "opencl:P.D" -- run latency --device bogus
+fi
+check "bad size --max-footprint 12Q: exit 2, says what a size is" 2 \
+  "--max-footprint" "12Q" "not a size" -- run latency --max-footprint 12Q
+check "bad size --min-footprint: exit 2" 2 "--min-footprint" -- run latency --min-footprint abc
+check "--max-footprint below --min-footprint: exit 2" 2 "--max-footprint" -- \
+  run latency --min-footprint 1M --max-footprint 64K
+check "--repeats out of range: exit 2" 2 "--repeats" -- run latency --repeats 0
+check "unknown subcommand: exit 2, names it, points to --help" 2 "frobnicate" "--help" -- frobnicate
+check "unknown option: exit 2, names it, points to --help" 2 "--frob" "--help" -- --frob
+check "unknown run option: exit 2, names it, points to --help" 2 "--frob" "--help" -- run --frob
+check "report without a file: exit 2" 2 "file" -- report
+gd
+if [[ $rc == 2 ]] && has "list" && has "run" && has "report"; then
+  ok "no subcommand: exit 2 and the help"
+else
+  not_ok "no subcommand: exit 2 and the help" "expected exit code 2 and the usage naming list, run, report"
+fi
+# None of the above may have measured anything or left files behind.
+left=$(find "$tmp" -mindepth 1 -maxdepth 1 ! -name out ! -name err -printf '%f ')
+if [[ -z $left ]]; then
+  ok "bad input writes no files"
+else
+  not_ok "bad input writes no files" "found: $left"
+fi
+
+# ---------------------------------------------------------------- unwritable outputs
+# They must fail before measuring: no progress line about a point, no device opened.
+touch "$tmp/regular"
+unwritable() {  # NAME ARGS...
+  local name=$1
+  shift
+  gd "$@"
+  local why=()
+  [[ $rc != 0 && $rc != 124 ]] || why+=("expected a non-zero exit code (not a timeout), got $rc")
+  grep -qiE "error|cannot" "$tmp/err" || why+=("expected an error message on stderr")
+  ! grep -qE "point [0-9]+ of" "$tmp/err" || why+=("it measured before failing (progress lines about points)")
+  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
+}
+dev_args=()
+((have_ocl)) && dev_args=(--device opencl:0.0)
+unwritable "run -o /proc/nope/x.json: fails before measuring" \
+  run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/u1" -o /proc/nope/x.json
+unwritable "run -o under a regular file: fails before measuring" \
+  run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/u2" -o "$tmp/regular/x.json"
+unwritable "run --out-dir under a regular file: fails before measuring" \
+  run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/regular/sub"
+unwritable "report -o under a regular file: fails" report "$SAMPLE" -o "$tmp/regular/r.html"
+
+# ---------------------------------------------------------------- report from the fixture
+if [[ ! -f $SAMPLE ]]; then
+  not_ok "fixture exists" "missing $SAMPLE (is GD_FIXTURES set?)"
+else
+  gd report "$SAMPLE" -o "$tmp/r.html"
+  why=()
+  [[ $rc == 0 ]] || why+=("expected exit code 0, got $rc")
+  if [[ -s $tmp/r.html ]]; then
+    grep -qF "NVIDIA H200" "$tmp/r.html" || why+=("r.html does not contain 'NVIDIA H200'")
+    grep -qF "L2" "$tmp/r.html" || why+=("r.html does not contain 'L2'")
+    grep -qiF "<html" "$tmp/r.html" || why+=("r.html has no <html> element")
+  else
+    why+=("r.html was not written")
+  fi
+  out_has "device memory" || why+=("the summary on stdout does not contain 'device memory'")
+  out_has "NVIDIA H200" || why+=("the summary on stdout does not name the device")
+  if ((${#why[@]} == 0)); then ok "report on the H200 fixture: HTML and summary"; else not_ok "report on the H200 fixture: HTML and summary" "${why[@]}"; fi
+  rm -f "$tmp/r.html"
+
+  # Malformed inputs: exit 2, a clear message, no HTML.
+  printf 'this is not JSON\n' >"$tmp/bad.json"
+  printf '[1, 2, 3]\n' >"$tmp/array.json"
+  sed 's/"schema_version": *1\b/"schema_version": 99/' "$SAMPLE" >"$tmp/v99.json"
+  if ! grep -q '"schema_version": *99' "$tmp/v99.json"; then
+    not_ok "report: schema_version 99 fixture prepared" "could not rewrite schema_version in $SAMPLE"
+  fi
+  check "report on a file that is not JSON: exit 2" 2 "bad.json" "not valid JSON" -- report "$tmp/bad.json" -o "$tmp/x.html"
+  check "report on schema_version 99: exit 2, names schema_version" 2 "schema_version" "99" -- report "$tmp/v99.json" -o "$tmp/x.html"
+  check "report on a JSON array: exit 2, says it is not a result" 2 "array.json" "not a gpudissect result" -- report "$tmp/array.json" -o "$tmp/x.html"
+  check "report on a missing file: exit 2" 2 "nosuchfile.json" -- report "$tmp/nosuchfile.json" -o "$tmp/x.html"
+  if [[ -e $tmp/x.html ]]; then
+    not_ok "malformed report inputs write no HTML" "found $tmp/x.html"
+  else
+    ok "malformed report inputs write no HTML"
+  fi
+fi
+
+# ---------------------------------------------------------------- a real run on OpenCL
+# Checks a result JSON with python3; prints the problems, exits 1 when there are any.
+check_json() {  # FILE MODE(ok|interrupted)
+  python3 - "$@" <<'PY'
+import json, sys
+path, mode = sys.argv[1], sys.argv[2]
+bad = []
+try:
+    with open(path) as f:
+        j = json.load(f)
+except Exception as e:
+    print(f"cannot load {path}: {e}"); sys.exit(1)
+
+def get(o, *keys):
+    for k in keys:
+        if not isinstance(o, dict) or k not in o:
+            return None
+        o = o[k]
+    return o
+
+def keys_named(o, name, where=""):
+    """Every path to a key called `name`, at any depth."""
+    found = []
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == name: found.append(f"{where}.{k}")
+            found += keys_named(v, name, f"{where}.{k}")
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            found += keys_named(v, name, f"{where}[{i}]")
+    return found
+
+if j.get("schema_version") != 1: bad.append(f"schema_version is {j.get('schema_version')!r}, want 1")
+if get(j, "tool", "name") != "gpudissect": bad.append(f"tool.name is {get(j, 'tool', 'name')!r}")
+if get(j, "device", "backend") != "opencl": bad.append(f"device.backend is {get(j, 'device', 'backend')!r}")
+lat = get(j, "probes", "latency")
+if not isinstance(lat, dict):
+    bad.append("no probes.latency object")
+    lat = {}
+status = lat.get("status")
+if status != mode: bad.append(f"probes.latency.status is {status!r}, want {mode!r}")
+ws = lat.get("wall_seconds")
+if not isinstance(ws, (int, float)) or not ws > 0: bad.append(f"probes.latency.wall_seconds is {ws!r}, want > 0")
+g = get(lat, "paths", "global")
+if not isinstance(g, dict):
+    bad.append("no probes.latency.paths.global")
+    g = {}
+pts = g.get("points") or []
+fps = [p.get("footprint_bytes") for p in pts]
+if mode == "ok":
+    if g.get("status") != "ok": bad.append(f"paths.global.status is {g.get('status')!r}, want 'ok'")
+    if not pts: bad.append("paths.global has no points")
+    elif fps[0] != 1024: bad.append(f"the first global footprint is {fps[0]}, want 1024")
+    elif fps[-1] != 2 * 1024 * 1024: bad.append(f"the last global footprint is {fps[-1]}, want 2 MiB = 2097152")
+    levels = g.get("levels") or []
+    if not levels: bad.append("paths.global has no levels")
+    lat_ns = [l.get("latency_ns") for l in levels]
+    if any(not isinstance(x, (int, float)) for x in lat_ns):
+        bad.append(f"a level has no latency_ns: {lat_ns}")
+    elif any(b <= a for a, b in zip(lat_ns, lat_ns[1:])):
+        bad.append(f"levels' latency_ns not increasing: {lat_ns}")
+else:
+    if not pts: bad.append("the interrupted run wrote no global point")
+if any(not isinstance(f, int) for f in fps): bad.append(f"a point has no integer footprint_bytes")
+elif any(b <= a for a, b in zip(fps, fps[1:])): bad.append(f"global footprints not strictly increasing: {fps}")
+for p in pts:
+    ns = p.get("ns")
+    if not isinstance(ns, (int, float)) or not ns > 0:
+        bad.append(f"global point at {p.get('footprint_bytes')} B has ns={ns!r}, want > 0"); break
+# OpenCL has no cycle counter: the points must not carry invented cycles.
+cyc = []
+for name, path_ in (get(lat, "paths") or {}).items():
+    for i, p in enumerate(path_.get("points") or []):
+        cyc += keys_named(p, "cycles", f"paths.{name}.points[{i}]")
+if cyc: bad.append(f"'cycles' in OpenCL points ({len(cyc)}x), e.g. {cyc[0]}")
+for b in bad: print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+if ! command -v python3 >/dev/null 2>&1; then
+  skip "run on OpenCL" "python3 is not installed"
+elif ((!have_ocl)); then
+  skip "run on OpenCL: latency global,local to 2M" "$why_no_ocl"
+  skip "run on OpenCL: Ctrl-C" "$why_no_ocl"
+else
+  run_dir=$tmp/run
+  gd run latency --device opencl:0.0 --path global,local --max-footprint 2M --repeats 3 --hops 4096 --out-dir "$run_dir" -q
+  if [[ $rc == 0 ]]; then ok "run on OpenCL: exit 0"; else not_ok "run on OpenCL: exit 0" "expected exit code 0, got $rc"; fi
+  why=()
+  for f in latency.json latency_global.csv latency.html; do
+    [[ -s $run_dir/$f ]] || why+=("$run_dir/$f was not written")
+  done
+  if ((${#why[@]} == 0)); then ok "run on OpenCL: writes latency.json, latency_global.csv, latency.html"; else not_ok "run on OpenCL: writes latency.json, latency_global.csv, latency.html" "${why[@]}" "written: $(find "$run_dir" -mindepth 1 -printf '%f ' 2>/dev/null)"; fi
+  if [[ -s $run_dir/latency.json ]]; then
+    if msg=$(check_json "$run_dir/latency.json" ok 2>&1); then
+      ok "run on OpenCL: JSON content (schema, device, status, points, levels, no cycles)"
+    else
+      mapfile -t lines <<<"$msg"
+      not_ok "run on OpenCL: JSON content (schema, device, status, points, levels, no cycles)" "${lines[@]}"
+    fi
+  else
+    not_ok "run on OpenCL: JSON content (schema, device, status, points, levels, no cycles)" "no JSON"
+  fi
+  if out_has "global" && out_has "local"; then
+    ok "run on OpenCL: terminal summary on stdout names the paths"
+  else
+    not_ok "run on OpenCL: terminal summary on stdout names the paths" "expected 'global' and 'local' on stdout"
+  fi
+  if [[ ! -s $tmp/err ]] || ! grep -qE "point [0-9]+ of" "$tmp/err"; then
+    ok "run on OpenCL: -q prints no progress lines"
+  else
+    not_ok "run on OpenCL: -q prints no progress lines" "stderr has progress lines"
+  fi
+
+  # Ctrl-C: the program must stop, write what it measured, and exit 130.
+  # Enough hops that the run lasts well past the interrupt on any machine.
+  int_dir=$tmp/int
+  last_cmd="gpudissect run latency --device opencl:0.0 --path global --max-footprint 256M --hops 65536 --out-dir $int_dir"
+  "$GD" run latency --device opencl:0.0 --path global --max-footprint 256M --hops 65536 \
+    --out-dir "$int_dir" >"$tmp/out" 2>"$tmp/err" </dev/null &
+  bg_pid=$!
+  sleep 1.5
+  # SIGINT only once it measures: before its handler is installed, a background job of a
+  # non-interactive shell ignores SIGINT. Wait for "point 2 of" so one point is complete.
+  for _ in $(seq 1 600); do
+    grep -qE "point ([2-9]|[1-9][0-9]+) of" "$tmp/err" 2>/dev/null && break
+    kill -0 "$bg_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  why=()
+  if kill -0 "$bg_pid" 2>/dev/null; then
+    kill -INT "$bg_pid"
+    for _ in $(seq 1 $((T * 10))); do
+      kill -0 "$bg_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$bg_pid" 2>/dev/null; then
+      kill -KILL "$bg_pid" 2>/dev/null
+      why+=("still running $T s after SIGINT (killed)")
+    fi
+  else
+    why+=("the run ended before SIGINT could be sent (too fast, or it failed)")
+  fi
+  wait "$bg_pid"
+  rc=$?
+  bg_pid=""
+  [[ $rc == 130 ]] || why+=("expected exit code 130, got $rc")
+  if ((${#why[@]} == 0)); then ok "Ctrl-C: exit 130"; else not_ok "Ctrl-C: exit 130" "${why[@]}"; fi
+  if [[ -s $int_dir/latency.json ]]; then
+    if msg=$(check_json "$int_dir/latency.json" interrupted 2>&1); then
+      ok "Ctrl-C: JSON written, status interrupted, points kept"
+    else
+      mapfile -t lines <<<"$msg"
+      not_ok "Ctrl-C: JSON written, status interrupted, points kept" "${lines[@]}"
+    fi
+  else
+    not_ok "Ctrl-C: JSON written, status interrupted, points kept" "$int_dir/latency.json was not written"
+  fi
+  if err_has "interrupted"; then ok "Ctrl-C: says it was interrupted"; else not_ok "Ctrl-C: says it was interrupted" "expected 'interrupted' on stderr"; fi
+fi
+
+((skipped)) && echo "# $skipped skipped"
+echo "$passed passed, $failed failed"
+((failed == 0))

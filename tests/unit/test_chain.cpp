@@ -1,1 +1,154 @@
-// placeholder: being written
+// Pointer-chase chains: Sattolo cycles, the single-cycle check, and walking a chain.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "gpudissect/chain.hpp"
+
+using gd::is_single_cycle;
+using gd::sattolo_cycle;
+using gd::walk;
+
+namespace {
+
+// Independent check: following next from 0 visits every line exactly once before
+// returning to 0.
+bool visits_every_line_once(const std::vector<uint32_t>& next) {
+  std::vector<bool> seen(next.size(), false);
+  uint32_t at = 0;
+  for (std::size_t k = 0; k < next.size(); ++k) {
+    if (at >= next.size() || seen[at]) return false;
+    seen[at] = true;
+    at = next[at];
+  }
+  return at == 0;
+}
+
+}  // namespace
+
+const std::vector<uint32_t> kSizes{1u, 2u, 3u, 7u, 1000u, 1u << 20};
+
+TEST(ChainSattolo, SingleCycleCoveringEveryLine) {
+  for (uint32_t n : kSizes) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n);
+    const auto next = sattolo_cycle(n);
+    ASSERT_EQ(next.size(), n);
+    EXPECT_TRUE(is_single_cycle(next));
+    EXPECT_TRUE(visits_every_line_once(next));
+    // A permutation: every line is somebody's successor exactly once.
+    std::vector<int> hits(n, 0);
+    for (uint32_t v : next) {
+      ASSERT_LT(v, n);
+      ++hits[v];
+    }
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "line " << i;
+  }
+}
+
+TEST(ChainSattolo, NoFixedPointsAboveOneLine) {
+  for (uint32_t n : kSizes) {
+    if (n < 2) continue;
+    SCOPED_TRACE(::testing::Message() << "n=" << n);
+    const auto next = sattolo_cycle(n, 77);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NE(next[i], i) << "fixed point at " << i;
+  }
+}
+
+TEST(ChainSattolo, DeterministicForASeed) {
+  for (uint32_t n : kSizes) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n);
+    EXPECT_EQ(sattolo_cycle(n, 42), sattolo_cycle(n, 42));
+    EXPECT_EQ(sattolo_cycle(n), sattolo_cycle(n));
+    EXPECT_TRUE(is_single_cycle(sattolo_cycle(n, 42)));
+  }
+}
+
+TEST(ChainSattoloEdge, OneLinePointsToItself) {
+  EXPECT_EQ(sattolo_cycle(1), std::vector<uint32_t>{0});
+  EXPECT_EQ(sattolo_cycle(1, 5), std::vector<uint32_t>{0});
+}
+
+TEST(ChainSattoloEdge, TwoAndThreeLines) {
+  // Only one single cycle over two lines; over three lines one of two.
+  EXPECT_EQ(sattolo_cycle(2), (std::vector<uint32_t>{1, 0}));
+  const auto three = sattolo_cycle(3);
+  EXPECT_TRUE(three == (std::vector<uint32_t>{1, 2, 0}) ||
+              three == (std::vector<uint32_t>{2, 0, 1}));
+}
+
+TEST(ChainSattoloEdge, DifferentSeedsGiveDifferentChains) {
+  EXPECT_NE(sattolo_cycle(1000, 1), sattolo_cycle(1000, 2));
+  EXPECT_NE(sattolo_cycle(1000), sattolo_cycle(1000, 12345));
+  EXPECT_NE(sattolo_cycle(1u << 20, 1), sattolo_cycle(1u << 20, 2));
+}
+
+TEST(ChainSattoloEdge, ZeroLinesThrows) { EXPECT_THROW(sattolo_cycle(0), std::invalid_argument); }
+
+TEST(ChainIsSingleCycle, AcceptsKnownCycles) {
+  EXPECT_TRUE(is_single_cycle({0}));
+  EXPECT_TRUE(is_single_cycle({1, 0}));
+  EXPECT_TRUE(is_single_cycle({1, 2, 3, 0}));
+  EXPECT_TRUE(is_single_cycle({3, 0, 1, 2}));
+  EXPECT_TRUE(is_single_cycle({2, 3, 1, 0}));  // 0 -> 2 -> 1 -> 3 -> 0
+}
+
+TEST(ChainIsSingleCycle, RejectsTwoCycles) {
+  EXPECT_FALSE(is_single_cycle({1, 0, 3, 2}));     // (0 1)(2 3)
+  EXPECT_FALSE(is_single_cycle({1, 2, 0, 4, 3}));  // (0 1 2)(3 4)
+  EXPECT_FALSE(is_single_cycle({0, 1}));           // two fixed points
+  EXPECT_FALSE(is_single_cycle({0, 2, 1}));        // fixed point plus a 2-cycle
+}
+
+TEST(ChainIsSingleCycle, RejectsNonPermutations) {
+  EXPECT_FALSE(is_single_cycle({1, 1, 0}));  // line 1 reached twice, line 2 never
+  EXPECT_FALSE(is_single_cycle({1, 2, 1}));
+  EXPECT_FALSE(is_single_cycle({5, 0}));  // out of range
+  EXPECT_FALSE(is_single_cycle({1, 7, 0}));
+}
+
+TEST(ChainIsSingleCycle, RejectsEmpty) { EXPECT_FALSE(is_single_cycle({})); }
+
+TEST(ChainWalk, ZeroHopsStaysAndOneHopFollowsNext) {
+  const auto next = sattolo_cycle(1000);
+  for (uint32_t s : {0u, 1u, 499u, 999u}) {
+    EXPECT_EQ(walk(next, s, 0), s);
+    EXPECT_EQ(walk(next, s, 1), next[s]);
+    EXPECT_EQ(walk(next, s, 2), next[next[s]]);
+  }
+}
+
+TEST(ChainWalk, FullCycleReturnsToStart) {
+  const auto next = sattolo_cycle(1000, 3);
+  for (uint32_t s : {0u, 17u, 999u}) {
+    EXPECT_EQ(walk(next, s, 1000), s);
+    EXPECT_EQ(walk(next, s, 3000), s);
+  }
+  // And no earlier return: a single cycle does not come back before n hops.
+  for (uint64_t h = 1; h < 1000; ++h) ASSERT_NE(walk(next, 5, h), 5u) << "hops " << h;
+}
+
+TEST(ChainWalk, HopsCompose) {
+  const auto next = sattolo_cycle(997, 11);
+  const uint32_t s = 123;
+  for (uint64_t k : {0ull, 1ull, 5ull, 400ull, 996ull, 5000ull})
+    for (uint64_t m : {0ull, 1ull, 3ull, 600ull, 997ull, 123456ull})
+      ASSERT_EQ(walk(next, walk(next, s, k), m), walk(next, s, k + m)) << "k=" << k << " m=" << m;
+}
+
+TEST(ChainWalk, MatchesStepByStepWalkOnKnownChain) {
+  const std::vector<uint32_t> next{2, 3, 1, 0};  // 0 -> 2 -> 1 -> 3 -> 0
+  EXPECT_EQ(walk(next, 0, 1), 2u);
+  EXPECT_EQ(walk(next, 0, 2), 1u);
+  EXPECT_EQ(walk(next, 0, 3), 3u);
+  EXPECT_EQ(walk(next, 0, 4), 0u);
+  EXPECT_EQ(walk(next, 0, 5), 2u);
+  EXPECT_EQ(walk(next, 3, 1ull << 40), 3u);  // long walks reduce modulo n
+  EXPECT_EQ(walk(next, 3, (1ull << 40) + 1), 0u);
+}
+
+TEST(ChainWalk, EmptyChainThrows) {
+  EXPECT_THROW(walk({}, 0, 0), std::invalid_argument);
+  EXPECT_THROW(walk({}, 0, 5), std::invalid_argument);
+}

@@ -1,1 +1,402 @@
-// placeholder: being written
+// The result model's JSON form: round trip, absent optionals, documented shape, rejects.
+// Also the memory-path names.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "gpudissect/device.hpp"
+#include "gpudissect/result.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+gd::Summary summary(double median, double q1, double q3, double mn, double mx, std::size_t n) {
+  gd::Summary s;
+  s.median = median;
+  s.q1 = q1;
+  s.q3 = q3;
+  s.min = mn;
+  s.max = mx;
+  s.n = n;
+  return s;
+}
+
+gd::RunResult sample_result() {
+  gd::RunResult r;
+  r.tool.version = "0.1.0";
+  r.tool.command = "gpudissect run --probe latency";
+  r.tool.started_at = "2024-05-01T12:00:00Z";
+
+  gd::DeviceInfo& d = r.device;
+  d.backend = "cuda";
+  d.id = "cuda:0";
+  d.name = "NVIDIA H200";
+  d.vendor = "NVIDIA";
+  d.compute_units = 132;
+  d.clock_mhz_reported = 1980.0;
+  d.memory_bus_width_bits = 6144;
+  d.memory_bytes = 150754820096ull;
+  d.l2_bytes = 52428800ull;
+  d.shared_per_block_bytes = 49152;
+  d.compute_capability = "9.0";
+  d.driver_version = "550.54.15";
+  d.toolkit_version = "12.4";
+  d.extra["ecc"] = "on";
+  // memory_clock_mhz, l1_or_cacheline_bytes, shared_per_sm_bytes,
+  // shared_per_block_optin_bytes, constant_bytes: absent.
+
+  gd::LatencyProbeResult lat;
+  lat.wall_seconds = 12.5;
+  lat.clock_mhz_measured = 1755.25;
+  gd::Telemetry before;
+  before.sm_clock_mhz = 1980;
+  before.temperature_c = 41;
+  before.power_w = 120.5;
+  before.throttle_reasons = {"sw_power_cap", "hw_slowdown"};
+  lat.telemetry_before = before;
+  gd::Telemetry after;
+  after.sm_clock_mhz = 1755;
+  after.memory_clock_mhz = 2619;
+  lat.telemetry_after = after;  // no throttle reasons, no temperature, no power
+
+  gd::CurveResult constant;
+  constant.status.status = "unsupported";
+  constant.status.reason = "constant bank is 64 KiB; no chase on this backend";
+  lat.paths["constant"] = constant;
+
+  gd::CurveResult global;
+  global.stride_bytes = 128;
+  global.wall_seconds = 9.75;
+  gd::LatencyPoint p0;
+  p0.footprint_bytes = 1024;
+  p0.stride_bytes = 128;
+  p0.cycles = summary(33.5, 33.25, 33.75, 33.0, 34.0, 5);
+  p0.ns = summary(19.125, 19.0, 19.25, 18.875, 19.5, 5);
+  p0.clock_mhz = 1755.5;
+  gd::LatencyPoint p1;  // ns only: no "cycles" key
+  p1.footprint_bytes = 64ull << 20;
+  p1.stride_bytes = 128;
+  p1.ns = summary(480.5, 478.0, 483.0, 470.0, 490.0, 7);
+  gd::LatencyPoint p2;  // skipped
+  p2.footprint_bytes = 256ull << 30;
+  p2.stride_bytes = 128;
+  p2.status = "skipped";
+  p2.reason = "allocation failed";
+  global.points = {p0, p1, p2};
+
+  gd::Level l1;
+  l1.name = "L1";
+  l1.capacity_bytes = 229376;
+  l1.capacity_lo_bytes = 212992;
+  l1.capacity_hi_bytes = 245760;
+  l1.latency_cycles = 33.5;
+  l1.latency_ns = 19.125;
+  l1.confidence = 0.875;
+  gd::Level l2;
+  l2.name = "L2";
+  l2.capacity_bytes = 52428800;
+  l2.capacity_lo_bytes = 50331648;
+  l2.capacity_hi_bytes = 54525952;
+  l2.latency_cycles = 262.0;
+  l2.latency_ns = 149.5;
+  l2.confidence = 0.75;
+  gd::Level dram;  // last level: no capacity, no interval, no cycles
+  dram.name = "device memory";
+  dram.latency_ns = 480.5;
+  dram.step_ns = 331.0;
+  dram.confidence = 0.5;
+  global.levels = {l1, l2, dram};
+  global.dram_minus_last_cache_ns = 331.0;
+  lat.paths["global"] = global;
+
+  gd::CurveResult tlb;
+  tlb.stride_bytes = 2ull << 20;
+  tlb.wall_seconds = 1.5;
+  gd::LatencyPoint t0;
+  t0.footprint_bytes = 32ull << 20;
+  t0.stride_bytes = 2ull << 20;
+  t0.cycles = summary(500, 499, 501, 498, 503, 5);
+  t0.ns = summary(285, 284, 286, 283, 290, 5);
+  tlb.points = {t0};
+  gd::Level tl;
+  tl.name = "L1 TLB";
+  tl.capacity_bytes = 32ull << 20;
+  tl.latency_cycles = 500;
+  tl.step_cycles = 38;
+  tl.confidence = 0.625;
+  tlb.levels = {tl};
+  lat.tlb["stride_2097152"] = tlb;
+
+  r.latency = lat;
+  return r;
+}
+
+std::string reject_message(const json& j) {
+  try {
+    (void)gd::run_result_from_json(j);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "<accepted>";
+}
+
+}  // namespace
+
+TEST(ResultJson, RoundTripIsIdentical) {
+  const gd::RunResult r = sample_result();
+  const json j1 = gd::to_json(r);
+  const json j2 = gd::to_json(gd::run_result_from_json(j1));
+  EXPECT_EQ(j1, j2);
+  EXPECT_EQ(j1.dump(2), j2.dump(2));
+  // Through text as well.
+  const json j3 = gd::to_json(gd::run_result_from_json(json::parse(j1.dump())));
+  EXPECT_EQ(j1.dump(), j3.dump());
+}
+
+TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
+  const gd::RunResult r = gd::run_result_from_json(gd::to_json(sample_result()));
+  EXPECT_EQ(r.schema_version, 1);
+  EXPECT_EQ(r.tool.name, "gpudissect");
+  EXPECT_EQ(r.tool.started_at, "2024-05-01T12:00:00Z");
+  EXPECT_EQ(r.device.name, "NVIDIA H200");
+  EXPECT_EQ(r.device.compute_units, 132);
+  EXPECT_EQ(r.device.l2_bytes, std::optional<uint64_t>(52428800ull));
+  EXPECT_EQ(r.device.memory_bytes, std::optional<uint64_t>(150754820096ull));
+  EXPECT_FALSE(r.device.memory_clock_mhz.has_value());
+  EXPECT_FALSE(r.device.constant_bytes.has_value());
+  EXPECT_EQ(r.device.extra.at("ecc"), "on");
+  ASSERT_TRUE(r.latency.has_value());
+  const auto& lat = *r.latency;
+  EXPECT_EQ(lat.clock_mhz_measured, std::optional<double>(1755.25));
+  ASSERT_TRUE(lat.telemetry_before.has_value());
+  EXPECT_EQ(lat.telemetry_before->throttle_reasons,
+            (std::vector<std::string>{"sw_power_cap", "hw_slowdown"}));
+  ASSERT_TRUE(lat.telemetry_after.has_value());
+  EXPECT_TRUE(lat.telemetry_after->throttle_reasons.empty());
+  EXPECT_FALSE(lat.telemetry_after->power_w.has_value());
+
+  const auto& c = lat.paths.at("constant");
+  EXPECT_EQ(c.status.status, "unsupported");
+  EXPECT_FALSE(c.status.ok());
+  EXPECT_NE(c.status.reason.find("constant bank"), std::string::npos);
+
+  const auto& g = lat.paths.at("global");
+  EXPECT_TRUE(g.status.ok());
+  ASSERT_EQ(g.points.size(), 3u);
+  ASSERT_TRUE(g.points[0].cycles.has_value());
+  EXPECT_DOUBLE_EQ(g.points[0].cycles->median, 33.5);
+  EXPECT_DOUBLE_EQ(g.points[0].cycles->q1, 33.25);
+  EXPECT_DOUBLE_EQ(g.points[0].cycles->max, 34.0);
+  EXPECT_EQ(g.points[0].cycles->n, 5u);
+  EXPECT_FALSE(g.points[1].cycles.has_value());
+  ASSERT_TRUE(g.points[1].ns.has_value());
+  EXPECT_DOUBLE_EQ(g.points[1].ns->q3, 483.0);
+  EXPECT_EQ(g.points[2].status, "skipped");
+  EXPECT_EQ(g.points[2].reason, "allocation failed");
+  EXPECT_FALSE(g.points[2].ns.has_value());
+  ASSERT_EQ(g.levels.size(), 3u);
+  EXPECT_EQ(g.levels[0].capacity_lo_bytes, std::optional<uint64_t>(212992));
+  EXPECT_EQ(g.levels[0].capacity_hi_bytes, std::optional<uint64_t>(245760));
+  EXPECT_FALSE(g.levels[2].capacity_bytes.has_value());
+  EXPECT_FALSE(g.levels[2].capacity_lo_bytes.has_value());
+  EXPECT_FALSE(g.levels[2].latency_cycles.has_value());
+  EXPECT_FALSE(g.dram_minus_last_cache_cycles.has_value());
+  EXPECT_EQ(g.dram_minus_last_cache_ns, std::optional<double>(331.0));
+
+  const auto& t = lat.tlb.at("stride_2097152");
+  ASSERT_EQ(t.levels.size(), 1u);
+  EXPECT_EQ(t.levels[0].name, "L1 TLB");
+  EXPECT_EQ(t.levels[0].step_cycles, std::optional<double>(38));
+  EXPECT_FALSE(t.levels[0].step_ns.has_value());
+}
+
+TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
+  const json j = gd::to_json(sample_result());
+  const json& dev = j["device"];
+  for (const char* k : {"memory_clock_mhz", "l1_or_cacheline_bytes", "shared_per_sm_bytes",
+                        "shared_per_block_optin_bytes", "constant_bytes"})
+    EXPECT_FALSE(dev.contains(k)) << k;
+  EXPECT_TRUE(dev.contains("l2_bytes"));
+  EXPECT_EQ(dev["shared_per_block_bytes"], 49152);
+
+  const json& lat = j["probes"]["latency"];
+  EXPECT_FALSE(lat.contains("reason"));  // ok status has no reason
+  EXPECT_FALSE(lat["telemetry_after"].contains("power_w"));
+  EXPECT_FALSE(lat["telemetry_after"].contains("temperature_c"));
+  EXPECT_EQ(lat["telemetry_after"]["throttle_reasons"], json::array());
+
+  const json& pts = lat["paths"]["global"]["points"];
+  // A point without cycles has no "cycles" key (not null, not 0), anywhere.
+  EXPECT_FALSE(pts[1].contains("cycles"));
+  EXPECT_TRUE(pts[1].contains("ns"));
+  EXPECT_FALSE(pts[1]["spread"].contains("cycles"));
+  EXPECT_FALSE(pts[1].contains("clock_mhz"));
+  EXPECT_FALSE(pts[1].contains("reason"));
+  // A skipped point has neither figures nor a spread.
+  for (const char* k : {"cycles", "ns", "spread", "clock_mhz"})
+    EXPECT_FALSE(pts[2].contains(k)) << k;
+  EXPECT_EQ(pts[2]["status"], "skipped");
+  EXPECT_EQ(pts[2]["reason"], "allocation failed");
+
+  const json& last = lat["paths"]["global"]["levels"][2];
+  for (const char* k :
+       {"capacity_bytes", "capacity_interval_bytes", "latency_cycles", "step_cycles"})
+    EXPECT_FALSE(last.contains(k)) << k;
+  EXPECT_EQ(last["latency_ns"], 480.5);
+  EXPECT_FALSE(lat["paths"]["global"].contains("dram_minus_last_cache_cycles"));
+  EXPECT_FALSE(lat["paths"]["constant"].contains("dram_minus_last_cache_ns"));
+
+  // A run without the latency probe has an empty probes object.
+  gd::RunResult bare = sample_result();
+  bare.latency.reset();
+  const json jb = gd::to_json(bare);
+  EXPECT_EQ(jb["probes"], json::object());
+  EXPECT_FALSE(gd::run_result_from_json(jb).latency.has_value());
+}
+
+TEST(ResultJson, DocumentedShape) {
+  const json j = gd::to_json(sample_result());
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["tool"]["name"], "gpudissect");
+  EXPECT_EQ(j["tool"]["version"], "0.1.0");
+  EXPECT_EQ(j["device"]["name"], "NVIDIA H200");
+  EXPECT_EQ(j["device"]["backend"], "cuda");
+
+  const json& lat = j.at("probes").at("latency");
+  EXPECT_EQ(lat["status"], "ok");
+  EXPECT_EQ(lat["clock_mhz_measured"], 1755.25);
+  EXPECT_EQ(lat["telemetry_before"]["throttle_reasons"], (json{"sw_power_cap", "hw_slowdown"}));
+
+  const json& g = lat.at("paths").at("global");
+  EXPECT_EQ(g["status"], "ok");
+  EXPECT_EQ(g["stride_bytes"], 128);
+  const json& p0 = g.at("points").at(0);
+  EXPECT_EQ(p0["footprint_bytes"], 1024);
+  EXPECT_EQ(p0["stride_bytes"], 128);
+  EXPECT_EQ(p0["status"], "ok");
+  // Flat medians beside the full spread.
+  EXPECT_EQ(p0["cycles"], 33.5);
+  EXPECT_EQ(p0["ns"], 19.125);
+  EXPECT_EQ(p0["clock_mhz"], 1755.5);
+  EXPECT_EQ(p0["spread"]["cycles"]["median"], 33.5);
+  EXPECT_EQ(p0["spread"]["cycles"]["q1"], 33.25);
+  EXPECT_EQ(p0["spread"]["cycles"]["q3"], 33.75);
+  EXPECT_EQ(p0["spread"]["cycles"]["min"], 33.0);
+  EXPECT_EQ(p0["spread"]["cycles"]["max"], 34.0);
+  EXPECT_EQ(p0["spread"]["cycles"]["n"], 5);
+  EXPECT_EQ(p0["spread"]["ns"]["q3"], 19.25);
+
+  const json& l0 = g.at("levels").at(0);
+  EXPECT_EQ(l0["name"], "L1");
+  EXPECT_EQ(l0["capacity_bytes"], 229376);
+  EXPECT_EQ(l0["latency_cycles"], 33.5);
+  EXPECT_EQ(l0["latency_ns"], 19.125);
+  EXPECT_EQ(l0["confidence"], 0.875);
+  ASSERT_TRUE(l0["capacity_interval_bytes"].is_array());
+  ASSERT_EQ(l0["capacity_interval_bytes"].size(), 2u);
+  EXPECT_EQ(l0["capacity_interval_bytes"][0], 212992);
+  EXPECT_EQ(l0["capacity_interval_bytes"][1], 245760);
+  EXPECT_EQ(g["dram_minus_last_cache_ns"], 331.0);
+
+  const json& c = lat.at("paths").at("constant");
+  EXPECT_EQ(c["status"], "unsupported");
+  EXPECT_EQ(c["reason"], "constant bank is 64 KiB; no chase on this backend");
+  EXPECT_EQ(c["points"], json::array());
+
+  const json& t = lat.at("tlb").at("stride_2097152");
+  EXPECT_EQ(t["stride_bytes"], 2097152);
+  EXPECT_EQ(t["levels"][0]["name"], "L1 TLB");
+  EXPECT_EQ(t["levels"][0]["step_cycles"], 38.0);
+}
+
+TEST(ResultJson, FlatMediansAloneStillRead) {
+  json j = gd::to_json(sample_result());
+  json& p0 = j["probes"]["latency"]["paths"]["global"]["points"][0];
+  p0.erase("spread");
+  const auto r = gd::run_result_from_json(j);
+  const auto& pt = r.latency->paths.at("global").points[0];
+  ASSERT_TRUE(pt.cycles.has_value());
+  EXPECT_DOUBLE_EQ(pt.cycles->median, 33.5);
+  ASSERT_TRUE(pt.ns.has_value());
+  EXPECT_DOUBLE_EQ(pt.ns->median, 19.125);
+}
+
+TEST(ResultJsonReject, NonObject) {
+  EXPECT_THROW(gd::run_result_from_json(json::array({1, 2})), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json("text")), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json(nullptr)), std::runtime_error);
+}
+
+TEST(ResultJsonReject, MissingOrBadSchemaVersion) {
+  json j = gd::to_json(sample_result());
+  j.erase("schema_version");
+  EXPECT_NE(reject_message(j).find("schema_version"), std::string::npos) << reject_message(j);
+  j["schema_version"] = "1";
+  EXPECT_NE(reject_message(j), "<accepted>");
+}
+
+TEST(ResultJsonReject, SchemaVersionTwo) {
+  json j = gd::to_json(sample_result());
+  j["schema_version"] = 2;
+  const std::string msg = reject_message(j);
+  EXPECT_NE(msg, "<accepted>");
+  EXPECT_NE(msg.find("schema_version"), std::string::npos) << msg;
+}
+
+TEST(ResultJsonReject, DeviceWithoutName) {
+  json j = gd::to_json(sample_result());
+  j["device"].erase("name");
+  const std::string msg = reject_message(j);
+  EXPECT_NE(msg, "<accepted>");
+  EXPECT_EQ(msg.rfind("malformed", 0), 0u) << msg;
+}
+
+TEST(ResultJsonReject, FootprintAsString) {
+  json j = gd::to_json(sample_result());
+  j["probes"]["latency"]["paths"]["global"]["points"][0]["footprint_bytes"] = "1024";
+  const std::string msg = reject_message(j);
+  EXPECT_NE(msg, "<accepted>");
+  EXPECT_EQ(msg.rfind("malformed", 0), 0u) << msg;
+}
+
+TEST(ResultJsonReject, MissingToolOrProbes) {
+  json j = gd::to_json(sample_result());
+  j.erase("probes");
+  EXPECT_EQ(reject_message(j).rfind("malformed", 0), 0u) << reject_message(j);
+  json k = gd::to_json(sample_result());
+  k.erase("tool");
+  EXPECT_EQ(reject_message(k).rfind("malformed", 0), 0u) << reject_message(k);
+}
+
+// ---- memory paths ----
+
+TEST(MemPathNames, RoundTripEveryPath) {
+  const auto& all = gd::all_mem_paths();
+  EXPECT_EQ(all.size(), 8u);
+  std::set<std::string> names;
+  for (gd::MemPath p : all) {
+    const std::string name = gd::to_string(p);
+    EXPECT_NE(name, "unknown");
+    names.insert(name);
+    const auto back = gd::parse_mem_path(name);
+    ASSERT_TRUE(back.has_value()) << name;
+    EXPECT_EQ(*back, p) << name;
+  }
+  EXPECT_EQ(names.size(), all.size());  // distinct names
+}
+
+TEST(MemPathNames, KnownNames) {
+  EXPECT_EQ(gd::to_string(gd::MemPath::global), "global");
+  EXPECT_EQ(gd::to_string(gd::MemPath::l2), "l2");
+  EXPECT_EQ(gd::to_string(gd::MemPath::image), "image");
+  EXPECT_EQ(gd::parse_mem_path("texture"), std::optional<gd::MemPath>(gd::MemPath::texture));
+  EXPECT_EQ(gd::parse_mem_path("shared"), std::optional<gd::MemPath>(gd::MemPath::shared));
+}
+
+TEST(MemPathNames, UnknownNameIsNullopt) {
+  for (const char* bad : {"dram", "", "Global", "global ", "l3", "unknown"})
+    EXPECT_FALSE(gd::parse_mem_path(bad).has_value()) << "'" << bad << "'";
+}

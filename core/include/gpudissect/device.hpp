@@ -110,6 +110,9 @@ class Device {
   virtual std::optional<ClockSample> sample_clock() = 0;
   // nullopt where there is no management library (no NVML, or not an NVIDIA device).
   virtual std::optional<Telemetry> telemetry() { return std::nullopt; }
+  // The machine instruction the chase of this path executes (e.g. "LDG.E.64"), where the
+  // backend can read its own code; nullopt otherwise.
+  virtual std::optional<std::string> timed_instruction(MemPath) { return std::nullopt; }
   // Free device memory now, if the API says.
   virtual std::optional<uint64_t> free_memory() const { return std::nullopt; }
 };
