@@ -226,6 +226,7 @@ std::vector<MemPath> default_paths(const DeviceInfo& info) {
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
                    std::optional<uint64_t> largest_cache, const std::string& scratch_name) {
   curve.levels.clear();
+  curve.note.clear();
   curve.dram_minus_last_cache_cycles.reset();
   curve.dram_minus_last_cache_ns.reset();
   std::vector<CurvePoint> pts;
@@ -237,6 +238,8 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     src.push_back(&p);
   }
   const std::vector<DetectedLevel> found = detect_levels(pts);
+  std::vector<double> lat;
+  for (const CurvePoint& c : pts) lat.push_back(c.latency);
   if (found.empty()) return;
 
   // The curve reaches device memory when it runs well past the largest cache.
@@ -247,7 +250,9 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     Level l;
     const bool last = k + 1 == found.size();
     if (kind == "tlb")
-      l.name = last ? "page walk" : "L" + std::to_string(k + 1) + " TLB";
+      l.name = found.size() == 1 ? "TLB hit"
+               : last            ? "page walk"
+                                 : "L" + std::to_string(k + 1) + " TLB";
     else if (kind == "scratch")
       l.name = k == 0 ? scratch_name : scratch_name + " level " + std::to_string(k + 1);
     else if (kind == "constant")
@@ -277,6 +282,11 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     }
     curve.levels.push_back(std::move(l));
   }
+  if (kind == "tlb" && found.size() == 1)
+    curve.note = "no TLB miss step within the sweep: every level's reach exceeds " +
+                 format_bytes(pts.back().footprint_bytes) + " at this stride (latency " +
+                 format_fixed(*std::min_element(lat.begin(), lat.end()), 0) + ".." +
+                 format_fixed(*std::max_element(lat.begin(), lat.end()), 0) + ")";
   if (kind == "cache") name_l2_parts(curve.levels, first_cache_level, reaches_memory, largest_cache);
   if (reaches_memory) {
     curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;

@@ -355,7 +355,11 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
       if (c.points.empty()) continue;
       h.o << "<p class=\"muted\">Stride " << esc(format_bytes(static_cast<double>(c.stride_bytes)))
           << ", " << c.points.size() << " footprints, " << esc(format_fixed(c.wall_seconds, 1))
-          << " s.</p>\n";
+          << " s."
+          << (c.timed_instruction ? " Instruction timed: <code>" + esc(*c.timed_instruction) + "</code>."
+                                  : std::string())
+          << "</p>\n";
+      if (!c.note.empty()) h.o << "<p class=\"note\">" << esc(c.note) << "</p>\n";
       chart(h, ch, "latency_" + slugify(name), "");
       levels_table(h, c, false, 0);
       points_table(h, c);
@@ -372,6 +376,7 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
           h.o << "<p class=\"note\">" << esc(c.status.status)
               << (c.status.reason.empty() ? "" : ": " + esc(c.status.reason)) << "</p>\n";
         if (c.points.empty()) continue;
+        if (!c.note.empty()) h.o << "<p class=\"note\">" << esc(c.note) << "</p>\n";
         levels_table(h, c, true, tlb_stride(key, c));
         points_table(h, c);
       }

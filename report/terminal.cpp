@@ -295,6 +295,17 @@ void print_summary(std::ostream& os, const RunResult& r) {
        << cell(row.ns, 8, true) << "  " << cell(row.confidence, 5, true) << '\n';
   }
 
+  // What was timed: the machine load of each path's chase, and the stride.
+  bool any_instruction = false;
+  for (const auto& name : path_order(*p)) {
+    const CurveResult& c = p->paths.at(name);
+    if (!c.timed_instruction) continue;
+    if (!any_instruction) os << "\nInstruction timed (from the binary's SASS)\n";
+    any_instruction = true;
+    os << cell(name, 9) << "  " << *c.timed_instruction << ", one line every "
+       << format_bytes(double(c.stride_bytes)) << '\n';
+  }
+
   const auto dram = dram_rows(*p);
   if (!dram.empty()) {
     os << "\nDevice memory minus last cache\n";
@@ -323,6 +334,12 @@ void print_summary(std::ostream& os, const RunResult& r) {
          << "  " << cell(row.pages, 6, true) << "  " << cell(row.cycles, 8, true) << "  "
          << cell(row.ns, 8, true) << "  " << cell(row.miss_cycles, 8, true) << "  "
          << cell(row.miss_ns, 8, true) << "  " << cell(row.confidence, 5, true) << '\n';
+    }
+    for (const auto& key : tlb_order(*p)) {
+      const CurveResult& c = p->tlb.at(key);
+      if (c.note.empty()) continue;
+      os << cell(tlb_stride_label(key, c), 9) << "  ";
+      wrapped(os, c.note, 11);
     }
   }
 }

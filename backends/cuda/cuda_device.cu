@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <cstring>
@@ -86,7 +87,11 @@ std::map<std::string, std::string> load_instructions_from_sass() {
       break;
     }
   if (tool.empty()) return out;
-  FILE* f = popen((tool + " --dump-sass /proc/self/exe 2>/dev/null").c_str(), "r");
+  // Resolved here: inside the child, /proc/self would be cuobjdump itself.
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || self.empty()) return out;
+  FILE* f = popen((tool + " --dump-sass '" + self + "' 2>/dev/null").c_str(), "r");
   if (!f) return out;
   static const std::regex kFunction(R"(Function : (\S+))");
   static const std::regex kLoad(R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");

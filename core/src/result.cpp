@@ -170,6 +170,7 @@ void to_json(json& j, const CurveResult& c) {
   put_status(j, c.status);
   j["stride_bytes"] = c.stride_bytes;
   put(j, "timed_instruction", c.timed_instruction);
+  if (!c.note.empty()) j["note"] = c.note;
   j["wall_seconds"] = c.wall_seconds;
   j["points"] = c.points;
   j["levels"] = c.levels;
@@ -180,6 +181,7 @@ void from_json(const json& j, CurveResult& c) {
   c.status = get_status(j);
   get(j, "stride_bytes", c.stride_bytes);
   get(j, "timed_instruction", c.timed_instruction);
+  get(j, "note", c.note);
   get(j, "wall_seconds", c.wall_seconds);
   get(j, "points", c.points);
   get(j, "levels", c.levels);

@@ -70,6 +70,7 @@ gd::RunResult sample_result() {
   gd::CurveResult global;
   global.stride_bytes = 128;
   global.wall_seconds = 9.75;
+  global.timed_instruction = "LDG.E.64";
   gd::LatencyPoint p0;
   p0.footprint_bytes = 1024;
   p0.stride_bytes = 128;
@@ -205,6 +206,8 @@ TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
   EXPECT_FALSE(g.levels[2].latency_cycles.has_value());
   EXPECT_FALSE(g.dram_minus_last_cache_cycles.has_value());
   EXPECT_EQ(g.dram_minus_last_cache_ns, std::optional<double>(331.0));
+  EXPECT_EQ(g.timed_instruction, std::optional<std::string>("LDG.E.64"));
+  EXPECT_FALSE(c.timed_instruction.has_value());
 
   const auto& t = lat.tlb.at("stride_2097152");
   ASSERT_EQ(t.levels.size(), 1u);
@@ -248,6 +251,7 @@ TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
   EXPECT_EQ(last["latency_ns"], 480.5);
   EXPECT_FALSE(lat["paths"]["global"].contains("dram_minus_last_cache_cycles"));
   EXPECT_FALSE(lat["paths"]["constant"].contains("dram_minus_last_cache_ns"));
+  EXPECT_FALSE(lat["paths"]["constant"].contains("timed_instruction"));
 
   // A run without the latency probe has an empty probes object.
   gd::RunResult bare = sample_result();
@@ -300,6 +304,7 @@ TEST(ResultJson, DocumentedShape) {
   EXPECT_EQ(l0["capacity_interval_bytes"][0], 212992);
   EXPECT_EQ(l0["capacity_interval_bytes"][1], 245760);
   EXPECT_EQ(g["dram_minus_last_cache_ns"], 331.0);
+  EXPECT_EQ(g["timed_instruction"], "LDG.E.64");
 
   const json& c = lat.at("paths").at("constant");
   EXPECT_EQ(c["status"], "unsupported");

@@ -49,6 +49,7 @@ struct CurveResult {
   Status status;
   uint64_t stride_bytes = 0;
   std::optional<std::string> timed_instruction;  // SASS opcode of the chase, where known
+  std::string note;  // a finding in words, e.g. that no level ended within the sweep
   std::vector<LatencyPoint> points;
   std::vector<Level> levels;
   // Device-memory latency minus the last cache's, where the curve reaches device memory.
