@@ -12,10 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "backends.hpp"
 #include "gpudissect/units.hpp"
+#include "bandwidth.hpp"
+#include "compute.hpp"
 #include "latency.hpp"
 #include "report.hpp"
 
@@ -30,7 +33,7 @@ extern "C" void on_sigint(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
 }
 
-const std::vector<std::string> kProbes = {"latency"};
+const std::vector<std::string> kProbes = {"latency", "bandwidth", "compute"};
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
@@ -70,7 +73,25 @@ struct RunArgs {
   uint64_t hops = 8192;
   bool tlb = false, no_tlb = false;
   std::string tlb_max = "64G";
+  std::vector<std::string> options;  // PROBE.KEY=VALUE
 };
+
+// `--option bandwidth.max_footprint=8G` -> {"bandwidth": {"max_footprint": "8G"}}
+std::map<std::string, std::map<std::string, std::string>> probe_options(
+    const std::vector<std::string>& raw) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& o : raw) {
+    const auto dot = o.find('.');
+    const auto eq = o.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot)
+      throw cli::UsageError("--option '" + o + "': expected PROBE.KEY=VALUE, e.g. bandwidth.quick=1");
+    const std::string probe = o.substr(0, dot);
+    if (std::find(kProbes.begin(), kProbes.end(), probe) == kProbes.end())
+      throw cli::UsageError("--option '" + o + "': unknown probe '" + probe + "'; valid probes: " + join(kProbes));
+    out[probe][o.substr(dot + 1, eq - dot - 1)] = o.substr(eq + 1);
+  }
+  return out;
+}
 
 int cmd_list() {
   const cli::Listing l = cli::list_devices();
@@ -118,6 +139,19 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   opt.budget.hops_per_repeat = a.hops;
   if (a.tlb) opt.tlb = true;
   if (a.no_tlb) opt.tlb = false;
+  const std::vector<std::string> probes = a.probes.empty() ? kProbes : a.probes;
+  auto wanted = [&](const std::string& p) {
+    return std::find(probes.begin(), probes.end(), p) != probes.end();
+  };
+  const auto kv = probe_options(a.options);
+  BandwidthOptions bw_opt;
+  ComputeOptions cp_opt;
+  try {
+    bw_opt = parse_bandwidth_options(kv.count("bandwidth") ? kv.at("bandwidth") : std::map<std::string, std::string>{});
+    cp_opt = parse_compute_options(kv.count("compute") ? kv.at("compute") : std::map<std::string, std::string>{});
+  } catch (const std::invalid_argument& e) {
+    throw cli::UsageError(std::string("--option: ") + e.what());
+  }
 
   std::unique_ptr<Device> dev = cli::open_device(a.device);
   RunResult r;
@@ -143,14 +177,35 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   progress->note("device " + r.device.id + ": " + r.device.name);
 
   int rc = 0;
-  r.latency.emplace();
-  try {
-    run_latency(*dev, opt, *progress, g_stop, *r.latency);
-  } catch (const std::exception& e) {
-    progress->finish();
-    std::cerr << "error: " << e.what() << "\n";
-    if (r.latency->status.ok()) r.latency->status = {"error", e.what()};
-    rc = 1;
+  // Each probe fills its part of the result as it goes; a failure is recorded in that part
+  // and the later probes still run, unless the user stopped the run.
+  auto guarded = [&](const char* name, Status& status, auto&& body) {
+    if (g_stop) {
+      status = {"skipped", "interrupted before this probe"};
+      return;
+    }
+    try {
+      body();
+    } catch (const std::exception& e) {
+      progress->finish();
+      std::cerr << "error: " << name << " probe: " << e.what() << "\n";
+      if (status.ok()) status = {"error", e.what()};
+      rc = 1;
+    }
+  };
+  if (wanted("latency")) {
+    r.latency.emplace();
+    guarded("latency", r.latency->status, [&] { run_latency(*dev, opt, *progress, g_stop, *r.latency); });
+  }
+  if (wanted("bandwidth")) {
+    r.bandwidth.emplace();
+    guarded("bandwidth", r.bandwidth->status,
+            [&] { run_bandwidth(*dev, bw_opt, *progress, g_stop, *r.bandwidth); });
+  }
+  if (wanted("compute")) {
+    r.compute.emplace();
+    guarded("compute", r.compute->status,
+            [&] { run_compute(*dev, cp_opt, *progress, g_stop, *r.compute); });
   }
   progress->finish();
   if (g_stop && rc == 0) rc = 130;
@@ -245,6 +300,8 @@ int main(int argc, char** argv) {
   run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
   run->add_option("--tlb-max-footprint", ra.tlb_max, "Largest TLB-sweep footprint (default 64G, at most half the free memory)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
+  run->add_option("--option", ra.options,
+                  "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1");
 
   std::string in, out, csv_dir;
   bool png = false;

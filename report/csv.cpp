@@ -10,6 +10,7 @@
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
+#include "sections.hpp"
 
 namespace gd::report {
 
@@ -101,6 +102,8 @@ std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r) {
     throw std::runtime_error("cannot write " + dir.string() + ": " +
                              (ec ? ec.message() : std::string("not a directory")));
   std::vector<fs::path> written;
+  for (const auto& f : write_bandwidth_csv(dir, r)) written.push_back(f);
+  for (const auto& f : write_compute_csv(dir, r)) written.push_back(f);
   if (!r.latency) return written;
   const LatencyProbeResult& p = *r.latency;
 

@@ -10,6 +10,7 @@
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
+#include "sections.hpp"
 
 namespace gd::report {
 
@@ -321,7 +322,7 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
       << esc("gpudissect: " + d.name) << "</title>\n<style>" << kCss
       << "</style>\n</head>\n<body>\n";
-  h.o << "<h1>Memory latency of " << esc(d.name) << "</h1>\n<p class=\"sub\">"
+  h.o << "<h1>gpudissect: " << esc(d.name) << "</h1>\n<p class=\"sub\">"
       << esc(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
       << esc(d.backend) << (r.tool.started_at.empty() ? "" : " · " + esc(r.tool.started_at))
       << "</p>\n";
@@ -382,8 +383,18 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
       }
     }
   } else {
-    h.o << "<p>No latency probe in this result.</p>\n";
+    if (!r.bandwidth && !r.compute) h.o << "<p>No probe results in this file.</p>\n";
   }
+
+  SectionContext sc;
+  sc.charts = ch.enabled;
+  sc.png = opt.png;
+  sc.png_dir = opt.png_dir.empty() ? file.parent_path() : opt.png_dir;
+  if (sc.png_dir.empty()) sc.png_dir = ".";
+  h.o << bandwidth_html_section(r, sc);
+  h.o << compute_html_section(r, sc);
+  for (const auto& f : sc.pngs) pngs.push_back(f);
+  for (const std::string& n : sc.notes) h.o << "<p class=\"note\">" << esc(n) << "</p>\n";
   h.o << "<footer>Written by " << esc(r.tool.name) << " from a saved result; the JSON file holds "
       << "every figure shown here.</footer>\n</body>\n</html>\n";
 

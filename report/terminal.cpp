@@ -9,6 +9,7 @@
 #include "gpudissect/device.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
+#include "sections.hpp"
 
 namespace gd::report {
 
@@ -268,7 +269,8 @@ void print_summary(std::ostream& os, const RunResult& r) {
   if (p && p->telemetry_after) os << "  after:  " << telemetry_line(*p->telemetry_after) << '\n';
 
   if (!p) {
-    os << "\nNo latency probe in this result.\n";
+    print_bandwidth_summary(os, r);
+    print_compute_summary(os, r);
     return;
   }
   if (!p->status.ok()) {
@@ -342,6 +344,8 @@ void print_summary(std::ostream& os, const RunResult& r) {
       wrapped(os, c.note, 11);
     }
   }
+  print_bandwidth_summary(os, r);
+  print_compute_summary(os, r);
 }
 
 }  // namespace gd::report

@@ -14,6 +14,7 @@
 
 #include "chase_kernels.cuh"
 #include "cuda_backend.hpp"
+#include "cuda_probes.hpp"
 #include "nvml.hpp"
 
 namespace gd::cuda {
@@ -169,6 +170,8 @@ class CudaDevice final : public Device {
   }
 
   ~CudaDevice() override {
+    bandwidth_.reset();
+    compute_.reset();
     if (out_) cudaFree(out_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -344,6 +347,15 @@ class CudaDevice final : public Device {
     return std::nullopt;
   }
 
+  BandwidthKernels* bandwidth() override {
+    if (!bandwidth_) bandwidth_ = make_bandwidth_kernels(index_, stream_, info_);
+    return bandwidth_.get();
+  }
+  ComputeKernels* compute() override {
+    if (!compute_) compute_ = make_compute_kernels(index_, stream_, info_);
+    return compute_.get();
+  }
+
   std::optional<uint64_t> free_memory() const override {
     std::size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
@@ -359,6 +371,9 @@ class CudaDevice final : public Device {
   std::size_t max_texture_elements_ = 0;
   unsigned long long* out_ = nullptr;
   Scratch chain_, data_;
+  // Declared last: released first, while the stream still exists.
+  std::unique_ptr<BandwidthKernels> bandwidth_;
+  std::unique_ptr<ComputeKernels> compute_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_kernels.hpp"
+#include "opencl_probes.hpp"
 
 namespace gd::opencl {
 
@@ -399,7 +400,7 @@ Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context c
 
 class OpenCLDevice final : public Device {
  public:
-  OpenCLDevice(cl_platform_id p, cl_device_id d, int pi, int di) : device_(d) {
+  OpenCLDevice(cl_platform_id p, cl_device_id d, int pi, int di) : platform_(p), device_(d) {
     ctx_ = make_context(p, d);
     facts_ = query_facts(p, d, pi, di, ctx_.get());
     fill_info();
@@ -440,6 +441,17 @@ class OpenCLDevice final : public Device {
   // program, queue and context. Finish first so nothing is in flight.
   ~OpenCLDevice() override {
     if (queue_) clFinish(queue_.get());
+    bandwidth_.reset();
+    compute_.reset();
+  }
+
+  BandwidthKernels* bandwidth() override {
+    if (!bandwidth_) bandwidth_ = make_bandwidth_kernels(handles(), info_);
+    return bandwidth_.get();
+  }
+  ComputeKernels* compute() override {
+    if (!compute_) compute_ = make_compute_kernels(handles(), info_);
+    return compute_.get();
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -660,6 +672,9 @@ class OpenCLDevice final : public Device {
                            : "global (local memory is emulated in global memory on this device)";
   }
 
+  Handles handles() const { return {platform_, device_, ctx_.get(), queue_.get()}; }
+
+  cl_platform_id platform_;
   cl_device_id device_;
   Facts facts_;
   DeviceInfo info_;
@@ -670,6 +685,8 @@ class OpenCLDevice final : public Device {
   std::size_t local_group_ = 1;
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
+  std::unique_ptr<BandwidthKernels> bandwidth_;
+  std::unique_ptr<ComputeKernels> compute_;
 };
 
 }  // namespace

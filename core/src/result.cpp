@@ -219,6 +219,8 @@ json to_json(const RunResult& r) {
   j["device"] = r.device;
   j["probes"] = json::object();
   if (r.latency) j["probes"]["latency"] = *r.latency;
+  if (r.bandwidth) j["probes"]["bandwidth"] = *r.bandwidth;
+  if (r.compute) j["probes"]["compute"] = *r.compute;
   return j;
 }
 
@@ -241,6 +243,8 @@ RunResult run_result_from_json(const json& j) {
     r.device = j.at("device").get<DeviceInfo>();
     const json& probes = j.at("probes");
     if (probes.contains("latency")) r.latency = probes["latency"].get<LatencyProbeResult>();
+    if (probes.contains("bandwidth")) r.bandwidth = probes["bandwidth"].get<BandwidthProbeResult>();
+    if (probes.contains("compute")) r.compute = probes["compute"].get<ComputeProbeResult>();
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed gpudissect result: ") + e.what());
   }

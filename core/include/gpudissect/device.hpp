@@ -13,6 +13,9 @@
 
 namespace gd {
 
+class BandwidthKernels;  // gpudissect/bandwidth.hpp
+class ComputeKernels;    // gpudissect/compute.hpp
+
 // A way of reaching memory that the latency probe can chase through.
 enum class MemPath { global, l2, readonly, texture, constant, shared, local, image };
 
@@ -113,6 +116,10 @@ class Device {
   // The machine instruction the chase of this path executes (e.g. "LDG.E.64"), where the
   // backend can read its own code; nullopt otherwise.
   virtual std::optional<std::string> timed_instruction(MemPath) { return std::nullopt; }
+  // The kernels of the bandwidth and compute probes; nullptr where the backend has none.
+  // Owned by the device.
+  virtual BandwidthKernels* bandwidth() { return nullptr; }
+  virtual ComputeKernels* compute() { return nullptr; }
   // Free device memory now, if the API says.
   virtual std::optional<uint64_t> free_memory() const { return std::nullopt; }
 };

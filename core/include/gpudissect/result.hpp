@@ -10,19 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpudissect/bandwidth.hpp"
+#include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/status.hpp"
 #include "gpudissect/stats.hpp"
 
 namespace gd {
 
 inline constexpr int kSchemaVersion = 1;
-
-// "ok" | "unsupported" | "skipped" | "error" | "interrupted"
-struct Status {
-  std::string status = "ok";
-  std::string reason;  // why, for anything but ok
-  bool ok() const { return status == "ok"; }
-};
 
 struct LatencyPoint {
   uint64_t footprint_bytes = 0;
@@ -78,6 +74,8 @@ struct RunResult {
   ToolInfo tool;
   DeviceInfo device;
   std::optional<LatencyProbeResult> latency;
+  std::optional<BandwidthProbeResult> bandwidth;
+  std::optional<ComputeProbeResult> compute;
 };
 
 // JSON mapping. from_json throws std::runtime_error with a clear message on a

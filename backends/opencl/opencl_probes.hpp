@@ -1,0 +1,26 @@
+// Factories of the OpenCL kernels behind the bandwidth and compute probes; each lives in
+// its own file and is created on first use by the OpenCLDevice.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <memory>
+
+#include "gpudissect/bandwidth.hpp"
+#include "gpudissect/compute.hpp"
+#include "gpudissect/device.hpp"
+
+namespace gd::opencl {
+
+// Borrowed from the OpenCLDevice, which outlives the kernels it creates.
+struct Handles {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;  // in order, profiling enabled
+};
+
+std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(const Handles& h, const DeviceInfo& info);
+std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info);
+
+}  // namespace gd::opencl

@@ -1,0 +1,16 @@
+#include "gpudissect/compute.hpp"
+
+namespace gd {
+
+void to_json(nlohmann::json& j, const ComputeProbeResult& r) {
+  j = nlohmann::json{{"status", r.status.status}, {"wall_seconds", r.wall_seconds}};
+  if (!r.status.reason.empty()) j["reason"] = r.status.reason;
+}
+
+void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
+  r.status.status = j.value("status", "ok");
+  r.status.reason = j.value("reason", "");
+  r.wall_seconds = j.value("wall_seconds", 0.0);
+}
+
+}  // namespace gd

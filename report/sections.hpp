@@ -1,0 +1,34 @@
+// Each probe beyond latency contributes a section to the summary, the CSV files and the
+// HTML report; the writers call these in probe order.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gpudissect/result.hpp"
+
+namespace gd::report {
+
+// What a section may use to draw charts (see charts.hpp: ChartSpec, render_inline_svg,
+// render_chart) and where it records what it wrote.
+struct SectionContext {
+  bool charts = false;              // gnuplot is available
+  bool png = false;                 // also write PNG files
+  std::filesystem::path png_dir;
+  std::vector<std::filesystem::path> pngs;  // PNG files written
+  std::vector<std::string> notes;           // shown near the top of the page (chart failures)
+};
+
+void print_bandwidth_summary(std::ostream& os, const RunResult& r);
+std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,
+                                                       const RunResult& r);
+std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx);
+
+void print_compute_summary(std::ostream& os, const RunResult& r);
+std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path& dir,
+                                                     const RunResult& r);
+std::string compute_html_section(const RunResult& r, SectionContext& ctx);
+
+}  // namespace gd::report
