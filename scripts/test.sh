@@ -4,6 +4,7 @@
 #   BUILD_DIR=dir   build folder (default: build)
 #   JOBS=N          parallel build and test jobs (default: 2)
 #   GD_REQUIRE_CUDA=1  fail when nvcc exists but the CUDA backend was not built (CI sets it)
+#   GD_CMAKE_ARGS="..."  extra arguments for the first configure (word-split)
 # Both backends are built when their toolkits are found: CUDA for sm_90 when nvcc is on PATH
 # or at /usr/local/cuda/bin/nvcc, OpenCL when the ICD loader and headers are installed.
 # An existing build folder keeps its configuration (delete it to reconfigure from scratch).
@@ -33,6 +34,8 @@ die() {
 if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   args=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90)
   [[ -n $nvcc ]] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+  read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
+  args+=("${extra[@]}")
   echo "+ cmake ${args[*]}"
   mkdir -p "$BUILD_DIR"
   cmake "${args[@]}" 2>&1 | tee "$BUILD_DIR/configure.log"

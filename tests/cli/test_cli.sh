@@ -162,25 +162,28 @@ fi
 # ---------------------------------------------------------------- unwritable outputs
 # They must fail before measuring: no progress line about a point, no device opened.
 touch "$tmp/regular"
-unwritable() {  # NAME ARGS...
-  local name=$1
-  shift
+unwritable() {  # NAME BAD_PATH ARGS...: the message must name BAD_PATH (when a device exists)
+  local name=$1 bad=$2
+  shift 2
   gd "$@"
   local why=()
   [[ $rc != 0 && $rc != 124 ]] || why+=("expected a non-zero exit code (not a timeout), got $rc")
   grep -qiE "error|cannot" "$tmp/err" || why+=("expected an error message on stderr")
+  if ((have_ocl)) || [[ $1 == report ]]; then
+    err_has "$bad" || why+=("expected the message to name $bad")
+  fi
   ! grep -qE "point [0-9]+ of" "$tmp/err" || why+=("it measured before failing (progress lines about points)")
   if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
 }
 dev_args=()
 ((have_ocl)) && dev_args=(--device opencl:0.0)
-unwritable "run -o /proc/nope/x.json: fails before measuring" \
+unwritable "run -o /proc/nope/x.json: fails before measuring" /proc/nope/x.json \
   run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/u1" -o /proc/nope/x.json
-unwritable "run -o under a regular file: fails before measuring" \
+unwritable "run -o under a regular file: fails before measuring" "$tmp/regular/x.json" \
   run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/u2" -o "$tmp/regular/x.json"
-unwritable "run --out-dir under a regular file: fails before measuring" \
+unwritable "run --out-dir under a regular file: fails before measuring" "$tmp/regular/sub" \
   run latency "${dev_args[@]}" --path global --max-footprint 2M --repeats 3 --out-dir "$tmp/regular/sub"
-unwritable "report -o under a regular file: fails" report "$SAMPLE" -o "$tmp/regular/r.html"
+unwritable "report -o under a regular file: fails" "$tmp/regular/r.html" report "$SAMPLE" -o "$tmp/regular/r.html"
 
 # ---------------------------------------------------------------- report from the fixture
 if [[ ! -f $SAMPLE ]]; then
