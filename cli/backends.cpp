@@ -23,7 +23,8 @@ std::string backends_built() {
 }
 
 std::string version_text() {
-  std::string s = std::string("gpudissect ") + GD_VERSION + "\nbackends: " + backends_built() + "\n";
+  std::string s =
+      std::string("gpudissect ") + GD_VERSION + "\nbackends: " + backends_built() + "\n";
 #ifdef GD_HAVE_CUDA
   s += "CUDA runtime: " + cuda::runtime_version() + " (built in)\n";
   std::string why;
@@ -103,8 +104,8 @@ std::unique_ptr<Device> open_device(const std::string& id) {
     throw UsageError("this gpudissect was built without the OpenCL backend");
 #endif
   }
-  throw UsageError("malformed device '" + id +
-                   "': use cuda:N or opencl:P.D (valid devices: " + valid_ids(list_devices()) + ")");
+  throw UsageError("malformed device '" + id + "': use cuda:N or opencl:P.D (valid devices: " +
+                   valid_ids(list_devices()) + ")");
 }
 
 }  // namespace gd::cli

@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "backends.hpp"
-#include "gpudissect/units.hpp"
 #include "bandwidth.hpp"
 #include "compute.hpp"
+#include "gpudissect/units.hpp"
 #include "latency.hpp"
 #include "report.hpp"
 
@@ -56,7 +56,8 @@ std::string command_line(int argc, char** argv) {
 
 uint64_t bytes_option(const std::string& name, const std::string& v) {
   auto b = parse_bytes(v);
-  if (!b) throw cli::UsageError("--" + name + ": '" + v + "' is not a size (e.g. 4096, 64K, 256M, 8G)");
+  if (!b)
+    throw cli::UsageError("--" + name + ": '" + v + "' is not a size (e.g. 4096, 64K, 256M, 8G)");
   return *b;
 }
 
@@ -84,10 +85,12 @@ std::map<std::string, std::map<std::string, std::string>> probe_options(
     const auto dot = o.find('.');
     const auto eq = o.find('=');
     if (dot == std::string::npos || eq == std::string::npos || eq < dot)
-      throw cli::UsageError("--option '" + o + "': expected PROBE.KEY=VALUE, e.g. bandwidth.quick=1");
+      throw cli::UsageError("--option '" + o +
+                            "': expected PROBE.KEY=VALUE, e.g. bandwidth.quick=1");
     const std::string probe = o.substr(0, dot);
     if (std::find(kProbes.begin(), kProbes.end(), probe) == kProbes.end())
-      throw cli::UsageError("--option '" + o + "': unknown probe '" + probe + "'; valid probes: " + join(kProbes));
+      throw cli::UsageError("--option '" + o + "': unknown probe '" + probe +
+                            "'; valid probes: " + join(kProbes));
     out[probe][o.substr(dot + 1, eq - dot - 1)] = o.substr(eq + 1);
   }
   return out;
@@ -147,8 +150,10 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   BandwidthOptions bw_opt;
   ComputeOptions cp_opt;
   try {
-    bw_opt = parse_bandwidth_options(kv.count("bandwidth") ? kv.at("bandwidth") : std::map<std::string, std::string>{});
-    cp_opt = parse_compute_options(kv.count("compute") ? kv.at("compute") : std::map<std::string, std::string>{});
+    bw_opt = parse_bandwidth_options(kv.count("bandwidth") ? kv.at("bandwidth")
+                                                           : std::map<std::string, std::string>{});
+    cp_opt = parse_compute_options(kv.count("compute") ? kv.at("compute")
+                                                       : std::map<std::string, std::string>{});
   } catch (const std::invalid_argument& e) {
     throw cli::UsageError(std::string("--option: ") + e.what());
   }
@@ -164,9 +169,13 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   const fs::path out_dir = a.out_dir.empty() ? fs::path("results") / slug : fs::path(a.out_dir);
   const std::string stem = a.probes.empty() ? slug : join(a.probes, "+");
   const fs::path json = a.json_file.empty() ? out_dir / (stem + ".json") : fs::path(a.json_file);
-  report::ensure_writable(json);  // fail before measuring, not after
   const fs::path html = out_dir / (stem + ".html");
-  if (!a.no_html) report::ensure_writable(html);
+  try {  // an output that cannot be written is bad input: fail before measuring, not after
+    report::ensure_writable(json);
+    if (!a.no_html) report::ensure_writable(html);
+  } catch (const std::runtime_error& e) {
+    throw cli::UsageError(e.what());
+  }
 
   std::signal(SIGINT, on_sigint);
   std::unique_ptr<Progress> progress;
@@ -195,7 +204,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   };
   if (wanted("latency")) {
     r.latency.emplace();
-    guarded("latency", r.latency->status, [&] { run_latency(*dev, opt, *progress, g_stop, *r.latency); });
+    guarded("latency", r.latency->status,
+            [&] { run_latency(*dev, opt, *progress, g_stop, *r.latency); });
   }
   if (wanted("bandwidth")) {
     r.bandwidth.emplace();
@@ -228,7 +238,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   return rc;
 }
 
-int cmd_report(const std::string& in, const std::string& out, bool png, const std::string& csv_dir) {
+int cmd_report(const std::string& in, const std::string& out, bool png,
+               const std::string& csv_dir) {
   std::ifstream f(in);
   if (!f) throw cli::UsageError("cannot read " + in);
   nlohmann::json j;
@@ -244,7 +255,11 @@ int cmd_report(const std::string& in, const std::string& out, bool png, const st
     throw cli::UsageError(in + ": " + e.what());
   }
   const fs::path html = out.empty() ? fs::path(in).replace_extension(".html") : fs::path(out);
-  report::ensure_writable(html);
+  try {
+    report::ensure_writable(html);
+  } catch (const std::runtime_error& e) {
+    throw cli::UsageError(e.what());
+  }
   report::HtmlOptions ho;
   ho.png = png;
   ho.png_dir = html.has_parent_path() ? html.parent_path() : fs::path(".");
@@ -270,7 +285,8 @@ int main(int argc, char** argv) {
   bool version = false;
   app.add_flag("--version", version, "Print version, the backends built in, and NVML's presence");
 
-  app.add_subcommand("list", "List CUDA GPUs and OpenCL devices and the memory paths each supports");
+  app.add_subcommand("list",
+                     "List CUDA GPUs and OpenCL devices and the memory paths each supports");
 
   RunArgs ra;
   auto* run = app.add_subcommand(
@@ -291,21 +307,25 @@ int main(int argc, char** argv) {
   run->add_option("--min-footprint", ra.min_fp, "Smallest footprint (default 1K)");
   run->add_option("--max-footprint", ra.max_fp,
                   "Largest footprint (default: 4x the largest reported cache, at least 256M)");
-  run->add_option("--stride", ra.stride, "Bytes between chased lines (default 128; 64 for constant)");
+  run->add_option("--stride", ra.stride,
+                  "Bytes between chased lines (default: 128 on CUDA, 64 for constant, the reported "
+                  "cache line on OpenCL)");
   run->add_option("--points-per-doubling", ra.points_per_doubling,
                   "Footprints per factor of two before refinement (default 4)");
   run->add_option("--repeats", ra.repeats, "Timed repeats per point (default 5)");
   run->add_option("--hops", ra.hops, "Dependent loads per timed repeat (default 8192)");
   run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA devices only)");
   run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
-  run->add_option("--tlb-max-footprint", ra.tlb_max, "Largest TLB-sweep footprint (default 64G, at most half the free memory)");
+  run->add_option("--tlb-max-footprint", ra.tlb_max,
+                  "Largest TLB-sweep footprint (default 64G, at most half the free memory)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
   run->add_option("--option", ra.options,
                   "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1");
 
   std::string in, out, csv_dir;
   bool png = false;
-  auto* rep = app.add_subcommand("report", "Write the HTML report (and charts) from a saved JSON; no GPU needed");
+  auto* rep = app.add_subcommand(
+      "report", "Write the HTML report (and charts) from a saved JSON; no GPU needed");
   rep->add_option("file", in, "A JSON written by gpudissect run")->required();
   rep->add_option("-o,--output", out, "HTML file (default: next to the JSON)");
   rep->add_flag("--png", png, "Also write the charts as PNG files next to the HTML");
@@ -319,6 +339,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    std::cerr << "valid commands: list, run, report (gpudissect --help explains each)\n";
     return 2;
   }
   try {

@@ -30,18 +30,23 @@ uint64_t default_stride(MemPath p, const DeviceInfo& info) {
 
 // What the level names of a path are made of.
 struct PathKind {
-  std::string kind;       // cache | constant | scratch
-  int first_level = 1;    // the l2 path starts at L2: it bypasses L1
+  std::string kind;     // cache | constant | scratch
+  int first_level = 1;  // the l2 path starts at L2: it bypasses L1
   std::string scratch_name = "on-chip";
 };
 
 PathKind path_kind(MemPath p) {
   switch (p) {
-    case MemPath::l2: return {"cache", 2};
-    case MemPath::constant: return {"constant", 1};
-    case MemPath::shared: return {"scratch", 1, "shared"};
-    case MemPath::local: return {"scratch", 1, "local"};
-    default: return {"cache", 1};
+    case MemPath::l2:
+      return {"cache", 2};
+    case MemPath::constant:
+      return {"constant", 1};
+    case MemPath::shared:
+      return {"scratch", 1, "shared"};
+    case MemPath::local:
+      return {"scratch", 1, "local"};
+    default:
+      return {"cache", 1};
   }
 }
 
@@ -78,8 +83,8 @@ class CurveSweep {
     req.repeats = plan.repeats;
     try {
       const ChaseTiming t = dev_.chase(req);
-      const uint64_t walked = t.hops_walked ? t.hops_walked
-                                            : req.warmup_hops + req.hops_per_repeat * req.repeats;
+      const uint64_t walked =
+          t.hops_walked ? t.hops_walked : req.warmup_hops + req.hops_per_repeat * req.repeats;
       const uint32_t expect = walk(next, 0, walked);
       if (t.end_line != expect) {
         pt.status = "error";
@@ -121,8 +126,9 @@ class CurveSweep {
 
  private:
   void insert(LatencyPoint pt) {
-    auto it = std::lower_bound(out_.points.begin(), out_.points.end(), pt.footprint_bytes,
-                               [](const LatencyPoint& p, uint64_t f) { return p.footprint_bytes < f; });
+    auto it =
+        std::lower_bound(out_.points.begin(), out_.points.end(), pt.footprint_bytes,
+                         [](const LatencyPoint& p, uint64_t f) { return p.footprint_bytes < f; });
     out_.points.insert(it, std::move(pt));
   }
 
@@ -138,8 +144,8 @@ std::vector<uint64_t> refinement_points(const CurveResult& c, uint64_t stride) {
   std::vector<uint64_t> out;
   for (const Level& l : c.levels) {
     if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) continue;
-    if (auto mid = refine_between(*l.capacity_lo_bytes, *l.capacity_hi_bytes, stride,
-                                  kCapacityResolution))
+    if (auto mid =
+            refine_between(*l.capacity_lo_bytes, *l.capacity_hi_bytes, stride, kCapacityResolution))
       out.push_back(*mid);
   }
   return out;
@@ -199,7 +205,8 @@ void name_l2_parts(std::vector<Level>& levels, int first_cache_level, bool reach
   const std::size_t end = levels.size() - (reaches_memory ? 1 : 0);
   std::vector<std::size_t> parts;
   for (std::size_t k = begin; k < end; ++k)
-    if (levels[k].capacity_lo_bytes && double(*levels[k].capacity_lo_bytes) <= 1.25 * double(*l2_bytes))
+    if (levels[k].capacity_lo_bytes &&
+        double(*levels[k].capacity_lo_bytes) <= 1.25 * double(*l2_bytes))
       parts.push_back(k);
   if (parts.size() != 2) return;
   // Partitions only when the sizes say so: the near part ends near half the reported L2,
@@ -211,14 +218,15 @@ void name_l2_parts(std::vector<Level>& levels, int first_cache_level, bool reach
   levels[parts[1]].name = "L2 far";
   // Whatever cache level follows is numbered after L2.
   int next = 3;
-  for (std::size_t k = parts.back() + 1; k < end; ++k) levels[k].name = "L" + std::to_string(next++);
+  for (std::size_t k = parts.back() + 1; k < end; ++k)
+    levels[k].name = "L" + std::to_string(next++);
 }
 
 }  // namespace
 
 std::vector<MemPath> default_paths(const DeviceInfo& info) {
   if (is_cuda(info))
-    return {MemPath::global, MemPath::l2,       MemPath::readonly,
+    return {MemPath::global,  MemPath::l2,       MemPath::readonly,
             MemPath::texture, MemPath::constant, MemPath::shared};
   return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
 }
@@ -240,7 +248,15 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
   const std::vector<DetectedLevel> found = detect_levels(pts);
   std::vector<double> lat;
   for (const CurvePoint& c : pts) lat.push_back(c.latency);
-  if (found.empty()) return;
+  const std::string range =
+      "latency " + format_fixed(lat.empty() ? NAN : *std::min_element(lat.begin(), lat.end()), 0) +
+      ".." + format_fixed(lat.empty() ? NAN : *std::max_element(lat.begin(), lat.end()), 0);
+  if (found.empty()) {
+    if (!pts.empty())
+      curve.note = "no flat plateau found: the curve wanders without a clear step (" + range +
+                   " up to " + format_bytes(pts.back().footprint_bytes) + ")";
+    return;
+  }
 
   // The curve reaches device memory when it runs well past the largest cache.
   const bool reaches_memory = kind == "cache" && found.size() >= 2 && largest_cache &&
@@ -277,17 +293,17 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     l.confidence = d.confidence;
     if (k > 0) {
       const Level& prev = curve.levels.back();
-      if (l.latency_cycles && prev.latency_cycles) l.step_cycles = *l.latency_cycles - *prev.latency_cycles;
+      if (l.latency_cycles && prev.latency_cycles)
+        l.step_cycles = *l.latency_cycles - *prev.latency_cycles;
       if (l.latency_ns && prev.latency_ns) l.step_ns = *l.latency_ns - *prev.latency_ns;
     }
     curve.levels.push_back(std::move(l));
   }
   if (kind == "tlb" && found.size() == 1)
     curve.note = "no TLB miss step within the sweep: every level's reach exceeds " +
-                 format_bytes(pts.back().footprint_bytes) + " at this stride (latency " +
-                 format_fixed(*std::min_element(lat.begin(), lat.end()), 0) + ".." +
-                 format_fixed(*std::max_element(lat.begin(), lat.end()), 0) + ")";
-  if (kind == "cache") name_l2_parts(curve.levels, first_cache_level, reaches_memory, largest_cache);
+                 format_bytes(pts.back().footprint_bytes) + " at this stride (" + range + ")";
+  if (kind == "cache")
+    name_l2_parts(curve.levels, first_cache_level, reaches_memory, largest_cache);
   if (reaches_memory) {
     curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;
     curve.dram_minus_last_cache_ns = curve.levels.back().step_ns;
@@ -342,8 +358,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       if (largest_cache) budget.largest_cache_bytes = *largest_cache;
       LatencyOptions o = opt;
       o.budget = budget;
-      sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress,
-                  stop, curve);
+      sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress, stop,
+                  curve);
       std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
                          " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
                          (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") +
@@ -358,11 +374,14 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
     const bool tlb = opt.tlb.value_or(is_cuda(info));
     if (tlb && !stop) {
       const MemPath path = dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
+      // Sized once, before the first stride: the buffer it takes stays allocated and
+      // would shrink the free memory seen by the strides after it.
+      uint64_t tlb_hi = std::min(opt.tlb_max_footprint, dev.max_footprint(path));
+      if (auto free = dev.free_memory()) tlb_hi = std::min(tlb_hi, *free / 2);
       for (uint64_t stride : opt.tlb_strides) {
         const std::string key = "stride_" + std::to_string(stride);
         CurveResult& curve = out.tlb[key];
-        uint64_t hi = std::min(opt.tlb_max_footprint, dev.max_footprint(path));
-        if (auto free = dev.free_memory()) hi = std::min(hi, *free / 2);
+        const uint64_t hi = tlb_hi;
         if (hi < 4 * stride) {
           curve.status = {"skipped", "not enough memory for a TLB sweep at this stride"};
           continue;
@@ -370,7 +389,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
         const auto grid = log_spaced_footprints(std::max(stride, opt.tlb_min_footprint), hi,
                                                 opt.points_per_doubling, stride);
         LatencyOptions o = opt;
-        o.budget.largest_cache_bytes = 1ull << 40;  // every line fits the caches: always a full pass
+        o.budget.largest_cache_bytes = 1ull
+                                       << 40;  // every line fits the caches: always a full pass
         sweep_curve(dev, path, stride, grid, o, "tlb " + format_bytes(double(stride)),
                     {"tlb", 1, ""}, std::nullopt, progress, stop, curve);
         progress.note("latency tlb stride " + format_bytes(double(stride)) + ": " +

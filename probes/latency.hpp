@@ -16,16 +16,16 @@
 namespace gd {
 
 struct LatencyOptions {
-  std::vector<MemPath> paths;                 // empty: the backend's own paths
+  std::vector<MemPath> paths;  // empty: the backend's own paths
   uint64_t min_footprint = 1024;
-  std::optional<uint64_t> max_footprint;      // default: >= 4x the largest reported cache
-  uint64_t default_floor = 256ull << 20;      // the sweep reaches at least this far
+  std::optional<uint64_t> max_footprint;  // default: >= 4x the largest reported cache
+  uint64_t default_floor = 256ull << 20;  // the sweep reaches at least this far
   int points_per_doubling = 4;
-  std::optional<uint64_t> stride;             // default: per path (128 B; 64 B constant)
+  std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;
   ChaseBudget budget;
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
-  std::optional<bool> tlb;                    // default: on for CUDA devices
+  std::optional<bool> tlb;  // default: on for CUDA devices
   // Several strides: the reach grows with the stride until the stride passes the page size.
   std::vector<uint64_t> tlb_strides = {2ull << 20, 32ull << 20, 512ull << 20};
   uint64_t tlb_min_footprint = 2ull << 20;
@@ -51,6 +51,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
 // (shared/local: one level) or "tlb".
 // scratch_name names the one level of a scratchpad path ("shared", "local").
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
-                   std::optional<uint64_t> largest_cache, const std::string& scratch_name = "on-chip");
+                   std::optional<uint64_t> largest_cache,
+                   const std::string& scratch_name = "on-chip");
 
 }  // namespace gd

@@ -57,8 +57,8 @@ __device__ __forceinline__ Pos run_chase(Pos p, Step step, uint64_t warmup, uint
 
 template <PtrLoad K>
 __global__ void chase_pointers_kernel(uint64_t start, ChaseArgs a) {
-  const uint64_t end =
-      run_chase(start, [](uint64_t p) { return hop<K>(p); }, a.warmup, a.hops, a.repeats, a.out);
+  const uint64_t end = run_chase(
+      start, [](uint64_t p) { return hop<K>(p); }, a.warmup, a.hops, a.repeats, a.out);
   a.out[2 * a.repeats] = end;
 }
 
@@ -142,9 +142,15 @@ void fill_index_chain(uint32_t* buf, const uint32_t* next, uint32_t lines, uint6
 void chase_pointers(PtrLoad kind, const char* start, const ChaseArgs& a, cudaStream_t s) {
   const auto p = reinterpret_cast<uint64_t>(start);
   switch (kind) {
-    case PtrLoad::ca: chase_pointers_kernel<PtrLoad::ca><<<1, 1, 0, s>>>(p, a); break;
-    case PtrLoad::cg: chase_pointers_kernel<PtrLoad::cg><<<1, 1, 0, s>>>(p, a); break;
-    case PtrLoad::nc: chase_pointers_kernel<PtrLoad::nc><<<1, 1, 0, s>>>(p, a); break;
+    case PtrLoad::ca:
+      chase_pointers_kernel<PtrLoad::ca><<<1, 1, 0, s>>>(p, a);
+      break;
+    case PtrLoad::cg:
+      chase_pointers_kernel<PtrLoad::cg><<<1, 1, 0, s>>>(p, a);
+      break;
+    case PtrLoad::nc:
+      chase_pointers_kernel<PtrLoad::nc><<<1, 1, 0, s>>>(p, a);
+      break;
   }
 }
 
@@ -156,7 +162,9 @@ void upload_constant_chain(const uint32_t* host_image, std::size_t bytes) {
   cudaMemcpyToSymbol(c_chain, host_image, bytes);
 }
 
-void chase_constant(const ChaseArgs& a, cudaStream_t s) { chase_constant_kernel<<<1, 1, 0, s>>>(a); }
+void chase_constant(const ChaseArgs& a, cudaStream_t s) {
+  chase_constant_kernel<<<1, 1, 0, s>>>(a);
+}
 
 cudaError_t prepare_shared_chase(std::size_t bytes) {
   return cudaFuncSetAttribute(chase_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <regex>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -95,7 +95,8 @@ std::map<std::string, std::string> load_instructions_from_sass() {
   FILE* f = popen((tool + " --dump-sass '" + self + "' 2>/dev/null").c_str(), "r");
   if (!f) return out;
   static const std::regex kFunction(R"(Function : (\S+))");
-  static const std::regex kLoad(R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");
+  static const std::regex kLoad(
+      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
   std::string fn;
   std::map<std::string, int> counts;
   auto flush = [&] {
@@ -139,8 +140,10 @@ class CudaDevice final : public Device {
     info_.compute_units = prop.multiProcessorCount;
     info_.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
     if (int khz = attribute(cudaDevAttrClockRate, index)) info_.clock_mhz_reported = khz / 1000.0;
-    if (int khz = attribute(cudaDevAttrMemoryClockRate, index)) info_.memory_clock_mhz = khz / 1000.0;
-    if (int bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index)) info_.memory_bus_width_bits = bits;
+    if (int khz = attribute(cudaDevAttrMemoryClockRate, index))
+      info_.memory_clock_mhz = khz / 1000.0;
+    if (int bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index))
+      info_.memory_bus_width_bits = bits;
     info_.memory_bytes = prop.totalGlobalMem;
     if (prop.l2CacheSize > 0) info_.l2_bytes = prop.l2CacheSize;
     info_.shared_per_sm_bytes = prop.sharedMemPerMultiprocessor;
@@ -187,8 +190,9 @@ class CudaDevice final : public Device {
       case MemPath::shared:
         return Support::yes();
       case MemPath::texture:
-        return max_texture_elements_ ? Support::yes()
-                                     : Support::no("the runtime reports no 1D linear texture width");
+        return max_texture_elements_
+                   ? Support::yes()
+                   : Support::no("the runtime reports no 1D linear texture width");
       case MemPath::local:
       case MemPath::image:
         return Support::no("OpenCL path; on CUDA use shared (local) or texture (image)");
@@ -212,8 +216,10 @@ class CudaDevice final : public Device {
 
   ChaseTiming chase(const ChaseRequest& req) override {
     if (!req.next || req.next->empty()) throw BackendError("chase: empty chain");
-    if (req.repeats < 1 || 2 * req.repeats + 1 > kMaxOut) throw BackendError("chase: bad repeat count");
-    if (req.stride_bytes % 8 != 0) throw BackendError("chase: stride must be a multiple of 8 bytes");
+    if (req.repeats < 1 || 2 * req.repeats + 1 > kMaxOut)
+      throw BackendError("chase: bad repeat count");
+    if (req.stride_bytes % 8 != 0)
+      throw BackendError("chase: stride must be a multiple of 8 bytes");
     const auto lines = static_cast<uint32_t>(req.next->size());
     const uint64_t bytes = req.footprint_bytes();
     if (bytes > max_footprint(req.path))
@@ -268,7 +274,8 @@ class CudaDevice final : public Device {
       case MemPath::constant: {
         std::vector<uint32_t> image(kConstantChainBytes / 4, 0);
         for (uint32_t i = 0; i < lines; ++i)
-          image[i * req.stride_bytes / 4] = static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
+          image[i * req.stride_bytes / 4] =
+              static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
         upload_constant_chain(image.data(), kConstantChainBytes);
         check(cudaGetLastError(), "copying the chain to constant memory");
@@ -278,7 +285,8 @@ class CudaDevice final : public Device {
       case MemPath::shared: {
         std::vector<uint32_t> image(bytes / 4, 0);
         for (uint32_t i = 0; i < lines; ++i)
-          image[i * req.stride_bytes / 4] = static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
+          image[i * req.stride_bytes / 4] =
+              static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
         auto* img = static_cast<uint32_t*>(data_.get(bytes, "the shared-memory image"));
         check(cudaMemcpyAsync(img, image.data(), bytes, cudaMemcpyHostToDevice, stream_),
               "uploading the shared-memory image");

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
@@ -16,5 +17,8 @@ std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(int device, cudaStream_
                                                          const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);
+// NVRTC to PTX for `arch` ("compute_90", "compute_90a"); needs no GPU (CI checks every
+// generated compute kernel with it). Throws BackendError with NVRTC's log.
+std::string compile_to_ptx(const std::string& source, const std::string& arch);
 
 }  // namespace gd::cuda

@@ -42,9 +42,11 @@ Api& api() {
     a.by_pci = reinterpret_cast<decltype(a.by_pci)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
     a.clock = reinterpret_cast<decltype(a.clock)>(sym("nvmlDeviceGetClockInfo"));
     // Renamed in newer drivers; the bits are the same.
-    a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
+    a.reasons =
+        reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
     if (!a.reasons)
-      a.reasons = reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+      a.reasons =
+          reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
     a.temperature = reinterpret_cast<decltype(a.temperature)>(sym("nvmlDeviceGetTemperature"));
     a.power = reinterpret_cast<decltype(a.power)>(sym("nvmlDeviceGetPowerUsage"));
     if (!a.init || !a.by_pci || !a.clock) {
@@ -83,10 +85,14 @@ std::optional<Telemetry> nvml_read(const std::string& pci_bus_id) {
   if (a.reasons && a.reasons(dev, &bits) == 0) {
     // nvmlClocksEventReason* bit values from NVML's API reference.
     static const std::pair<unsigned long long, const char*> kReasons[] = {
-        {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"},
-        {0x4, "sw_power_cap"},       {0x8, "hw_slowdown"},
-        {0x10, "sync_boost"},        {0x20, "sw_thermal_slowdown"},
-        {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},
+        {0x1, "gpu_idle"},
+        {0x2, "applications_clocks_setting"},
+        {0x4, "sw_power_cap"},
+        {0x8, "hw_slowdown"},
+        {0x10, "sync_boost"},
+        {0x20, "sw_thermal_slowdown"},
+        {0x40, "hw_thermal_slowdown"},
+        {0x80, "hw_power_brake_slowdown"},
         {0x100, "display_clock_setting"}};
     for (auto [bit, name] : kReasons)
       if (bits & bit) t.throttle_reasons.push_back(name);

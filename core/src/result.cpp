@@ -40,7 +40,7 @@ Status get_status(const json& j) {
 }  // namespace
 
 void to_json(json& j, const Summary& s) {
-  j = json{{"median", s.median}, {"q1", s.q1}, {"q3", s.q3},
+  j = json{{"median", s.median}, {"q1", s.q1},   {"q3", s.q3},
            {"min", s.min},       {"max", s.max}, {"n", s.n}};
 }
 void from_json(const json& j, Summary& s) {
@@ -112,7 +112,8 @@ void from_json(const json& j, Telemetry& t) {
 }
 
 void to_json(json& j, const LatencyPoint& p) {
-  j = json{{"footprint_bytes", p.footprint_bytes}, {"stride_bytes", p.stride_bytes},
+  j = json{{"footprint_bytes", p.footprint_bytes},
+           {"stride_bytes", p.stride_bytes},
            {"status", p.status}};
   if (!p.reason.empty()) j["reason"] = p.reason;
   // Flat medians first (what scripts read), the full spread beside them.
@@ -155,7 +156,8 @@ void from_json(const json& j, Level& l) {
   j.at("name").get_to(l.name);
   get(j, "confidence", l.confidence);
   get(j, "capacity_bytes", l.capacity_bytes);
-  if (auto it = j.find("capacity_interval_bytes"); it != j.end() && it->is_array() && it->size() == 2) {
+  if (auto it = j.find("capacity_interval_bytes");
+      it != j.end() && it->is_array() && it->size() == 2) {
     l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
     l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
   }
@@ -225,13 +227,15 @@ json to_json(const RunResult& r) {
 }
 
 RunResult run_result_from_json(const json& j) {
-  if (!j.is_object()) throw std::runtime_error("not a gpudissect result: the document is not a JSON object");
+  if (!j.is_object())
+    throw std::runtime_error("not a gpudissect result: the document is not a JSON object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
   const int v = j["schema_version"].get<int>();
   if (v != kSchemaVersion)
     throw std::runtime_error("unknown schema_version " + std::to_string(v) +
-                             " (this gpudissect reads version " + std::to_string(kSchemaVersion) + ")");
+                             " (this gpudissect reads version " + std::to_string(kSchemaVersion) +
+                             ")");
   RunResult r;
   try {
     r.schema_version = v;

@@ -30,9 +30,7 @@ Summary summarize(const std::vector<double>& v) {
   return s;
 }
 
-double Summary::relative_spread() const {
-  return median != 0 ? iqr() / std::fabs(median) : 0.0;
-}
+double Summary::relative_spread() const { return median != 0 ? iqr() / std::fabs(median) : 0.0; }
 
 double robust_sigma(const std::vector<double>& v) {
   if (v.empty()) return 0;

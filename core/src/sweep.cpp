@@ -31,11 +31,11 @@ std::vector<uint64_t> log_spaced_footprints(uint64_t lo, uint64_t hi, int per_do
   return out;
 }
 
-std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride,
-                                       double max_ratio) {
+std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride, double max_ratio) {
   if (a == 0 || b <= a) return std::nullopt;
   if (static_cast<double>(b) / static_cast<double>(a) <= max_ratio) return std::nullopt;
-  const uint64_t mid = round_to_stride(std::sqrt(static_cast<double>(a) * static_cast<double>(b)), stride);
+  const uint64_t mid =
+      round_to_stride(std::sqrt(static_cast<double>(a) * static_cast<double>(b)), stride);
   if (mid <= a || mid >= b) return std::nullopt;
   return mid;
 }

@@ -1,1 +1,282 @@
-// placeholder: being written
+// The latency probe against a fake device whose latency curve is known exactly: level
+// finding, refinement to 1/8 of a doubling, naming, and every way a point or path can fail.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "gpudissect/chain.hpp"
+#include "gpudissect/sweep.hpp"
+#include "latency.hpp"
+
+namespace {
+
+using namespace gd;
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+// An H200-like hierarchy scaled down: L1 64 KiB, L2 near 2 MiB, L2 far 4 MiB (the API
+// reports 4 MiB of L2), memory beyond. Cycles at 1500 MHz.
+double staircase(uint64_t footprint) {
+  if (footprint <= 64 * KiB) return 30;
+  if (footprint <= 2 * MiB) return 200;
+  if (footprint <= 4 * MiB) return 400;
+  return 600;
+}
+
+class FakeDevice final : public Device {
+ public:
+  FakeDevice() {
+    info_.backend = "cuda";
+    info_.id = "cuda:0";
+    info_.name = "Fake GPU";
+    info_.compute_units = 4;
+    info_.l2_bytes = 4 * MiB;
+    info_.memory_bytes = 64 * GiB;
+  }
+  const DeviceInfo& info() const override { return info_; }
+  Support supports(MemPath p) const override {
+    if (p == MemPath::texture) return Support::no("no textures on the fake");
+    return Support::yes();
+  }
+  uint64_t max_footprint(MemPath p) const override {
+    return p == MemPath::shared ? 128 * KiB : 32 * GiB;
+  }
+  ChaseTiming chase(const ChaseRequest& req) override {
+    ++chases;
+    if (fail_at_chase && chases == fail_at_chase) throw BackendError("illegal address (fake)");
+    if (stop_after && chases >= stop_after) *stop = true;
+    const uint64_t fp = req.footprint_bytes();
+    if (fp > alloc_limit) throw AllocationFailed("fake: out of memory");
+    ChaseTiming t;
+    const double cyc = latency(fp);
+    for (int r = 0; r < req.repeats; ++r) {
+      t.cycles_per_hop.push_back(cyc);
+      t.ns_per_hop.push_back(cyc / 1.5);
+    }
+    t.clock_mhz = 1500;
+    t.end_line = walk(*req.next, 0, req.warmup_hops + req.hops_per_repeat * req.repeats);
+    if (lose_loads) t.end_line = (t.end_line + 1) % req.next->size();
+    return t;
+  }
+  std::optional<ClockSample> sample_clock() override { return ClockSample{1500, 1000}; }
+
+  std::function<double(uint64_t)> latency = staircase;
+  uint64_t alloc_limit = UINT64_MAX;
+  int fail_at_chase = 0;
+  int stop_after = 0;
+  std::atomic<bool>* stop = nullptr;
+  bool lose_loads = false;
+  int chases = 0;
+
+ private:
+  DeviceInfo info_;
+};
+
+LatencyOptions small(std::vector<MemPath> paths) {
+  LatencyOptions o;
+  o.paths = std::move(paths);
+  o.max_footprint = 64 * MiB;
+  o.budget.hops_per_repeat = 64;
+  o.budget.repeats = 3;
+  o.tlb = false;
+  return o;
+}
+
+const Level* level(const CurveResult& c, const std::string& name) {
+  for (const auto& l : c.levels)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
+  FakeDevice dev;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  run_latency(dev, small({MemPath::global}), progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  const CurveResult& c = out.paths.at("global");
+  ASSERT_EQ(c.levels.size(), 4u);
+  EXPECT_EQ(c.levels[0].name, "L1");
+  EXPECT_EQ(c.levels[1].name, "L2 near");
+  EXPECT_EQ(c.levels[2].name, "L2 far");
+  EXPECT_EQ(c.levels[3].name, "device memory");
+  const double expect_cycles[] = {30, 200, 400, 600};
+  const uint64_t capacity[] = {64 * KiB, 2 * MiB, 4 * MiB};
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_TRUE(c.levels[k].latency_cycles);
+    EXPECT_DOUBLE_EQ(*c.levels[k].latency_cycles, expect_cycles[k]);
+    EXPECT_DOUBLE_EQ(*c.levels[k].latency_ns, expect_cycles[k] / 1.5);
+    if (k == 3) {
+      EXPECT_FALSE(c.levels[k].capacity_bytes);
+      continue;
+    }
+    // The bracket holds the true capacity and is refined to 1/8 of a doubling.
+    ASSERT_TRUE(c.levels[k].capacity_lo_bytes && c.levels[k].capacity_hi_bytes);
+    EXPECT_LE(*c.levels[k].capacity_lo_bytes, capacity[k]);
+    EXPECT_GT(*c.levels[k].capacity_hi_bytes, capacity[k]);
+    EXPECT_LE(double(*c.levels[k].capacity_hi_bytes) / double(*c.levels[k].capacity_lo_bytes),
+              kCapacityResolution * 1.001);
+  }
+  ASSERT_TRUE(c.dram_minus_last_cache_cycles);
+  EXPECT_DOUBLE_EQ(*c.dram_minus_last_cache_cycles, 200);
+  // The sweep runs from 1 KiB to the maximum, in order.
+  EXPECT_EQ(c.points.front().footprint_bytes, 1 * KiB);
+  EXPECT_EQ(c.points.back().footprint_bytes, 64 * MiB);
+  for (std::size_t i = 1; i < c.points.size(); ++i)
+    EXPECT_LT(c.points[i - 1].footprint_bytes, c.points[i].footprint_bytes);
+  ASSERT_TRUE(out.clock_mhz_measured);
+  EXPECT_DOUBLE_EQ(*out.clock_mhz_measured, 1500);
+  EXPECT_GT(out.wall_seconds, 0);
+}
+
+TEST(LatencyProbe, ThePathThatSkipsL1StartsAtL2) {
+  FakeDevice dev;
+  dev.latency = [](uint64_t fp) { return fp <= 64 * KiB ? 200.0 : staircase(fp); };
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  run_latency(dev, small({MemPath::l2}), progress, stop, out);
+  const CurveResult& c = out.paths.at("l2");
+  ASSERT_EQ(c.levels.size(), 3u);
+  EXPECT_EQ(c.levels[0].name, "L2 near");
+  EXPECT_EQ(c.levels[2].name, "device memory");
+}
+
+TEST(LatencyProbe, UnsupportedPathSaysWhyAndTheRunGoesOn) {
+  FakeDevice dev;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  run_latency(dev, small({MemPath::texture, MemPath::shared}), progress, stop, out);
+  EXPECT_EQ(out.paths.at("texture").status.status, "unsupported");
+  EXPECT_EQ(out.paths.at("texture").status.reason, "no textures on the fake");
+  EXPECT_TRUE(out.paths.at("texture").points.empty());
+  const CurveResult& shared = out.paths.at("shared");
+  EXPECT_TRUE(shared.status.ok());
+  // Shared memory stops at what one block may hold.
+  EXPECT_EQ(shared.points.back().footprint_bytes, 128 * KiB);
+  ASSERT_FALSE(shared.levels.empty());
+  EXPECT_EQ(shared.levels[0].name, "shared");
+}
+
+TEST(LatencyProbe, PointsThatCannotBeAllocatedAreSkippedWithTheReason) {
+  FakeDevice dev;
+  dev.alloc_limit = 16 * MiB;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  run_latency(dev, small({MemPath::global}), progress, stop, out);
+  const CurveResult& c = out.paths.at("global");
+  int skipped = 0;
+  for (const auto& p : c.points) {
+    if (p.footprint_bytes > 16 * MiB) {
+      EXPECT_EQ(p.status, "skipped");
+      EXPECT_NE(p.reason.find("out of memory"), std::string::npos);
+      EXPECT_FALSE(p.cycles);
+      ++skipped;
+    } else {
+      EXPECT_EQ(p.status, "ok");
+    }
+  }
+  EXPECT_GT(skipped, 0);
+  EXPECT_NE(level(c, "device memory"), nullptr);
+}
+
+TEST(LatencyProbe, BackendErrorNamesProbePathAndPointAndKeepsWhatWasMeasured) {
+  FakeDevice dev;
+  dev.fail_at_chase = 5;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  try {
+    run_latency(dev, small({MemPath::global, MemPath::l2}), progress, stop, out);
+    FAIL() << "expected a ProbeError";
+  } catch (const ProbeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("latency probe"), std::string::npos) << what;
+    EXPECT_NE(what.find("path global"), std::string::npos) << what;
+    EXPECT_NE(what.find("point 5"), std::string::npos) << what;
+    EXPECT_NE(what.find("illegal address"), std::string::npos) << what;
+  }
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.paths.at("global").status.status, "error");
+  EXPECT_EQ(out.paths.at("global").points.size(), 4u);
+}
+
+TEST(LatencyProbe, LostLoadsMarkThePointInError) {
+  FakeDevice dev;
+  dev.lose_loads = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({MemPath::global});
+  o.max_footprint = 64 * KiB;
+  run_latency(dev, o, progress, stop, out);
+  const CurveResult& c = out.paths.at("global");
+  ASSERT_FALSE(c.points.empty());
+  for (const auto& p : c.points) {
+    if (p.footprint_bytes < 256) continue;  // one line: every walk ends where it started
+    EXPECT_EQ(p.status, "error") << p.footprint_bytes;
+    EXPECT_NE(p.reason.find("lost"), std::string::npos);
+    EXPECT_FALSE(p.cycles);
+  }
+}
+
+TEST(LatencyProbe, StopKeepsWhatWasMeasuredAndSaysInterrupted) {
+  FakeDevice dev;
+  std::atomic<bool> stop{false};
+  dev.stop = &stop;
+  dev.stop_after = 6;
+  NullProgress progress;
+  LatencyProbeResult out;
+  run_latency(dev, small({MemPath::global, MemPath::l2}), progress, stop, out);
+  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(out.paths.at("global").status.status, "interrupted");
+  EXPECT_EQ(out.paths.at("global").points.size(), 6u);
+  EXPECT_EQ(out.paths.at("l2").status.status, "skipped");
+}
+
+TEST(LatencyProbe, TlbSweepFindsReachAndMissCost) {
+  FakeDevice dev;
+  // 300 cycles while the pages fit a 1 GiB reach, 360 beyond.
+  dev.latency = [](uint64_t fp) { return fp <= 1 * GiB ? 300.0 : 360.0; };
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({});
+  o.paths = {MemPath::shared};
+  o.tlb = true;
+  o.tlb_strides = {2 * MiB};
+  o.tlb_max_footprint = 8 * GiB;
+  run_latency(dev, o, progress, stop, out);
+  const CurveResult& t = out.tlb.at("stride_2097152");
+  ASSERT_EQ(t.levels.size(), 2u);
+  EXPECT_EQ(t.levels[0].name, "L1 TLB");
+  EXPECT_EQ(t.levels[1].name, "page walk");
+  ASSERT_TRUE(t.levels[0].capacity_lo_bytes && t.levels[0].capacity_hi_bytes);
+  EXPECT_LE(*t.levels[0].capacity_lo_bytes, 1 * GiB);
+  EXPECT_GT(*t.levels[0].capacity_hi_bytes, 1 * GiB);
+  ASSERT_TRUE(t.levels[1].step_cycles);
+  EXPECT_DOUBLE_EQ(*t.levels[1].step_cycles, 60);
+  EXPECT_TRUE(t.note.empty());
+}
+
+TEST(LatencyProbe, FlatTlbCurveSaysTheReachExceedsTheSweep) {
+  FakeDevice dev;
+  dev.latency = [](uint64_t) { return 300.0; };
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({MemPath::shared});
+  o.tlb = true;
+  o.tlb_strides = {2 * MiB};
+  o.tlb_max_footprint = 4 * GiB;
+  run_latency(dev, o, progress, stop, out);
+  const CurveResult& t = out.tlb.at("stride_2097152");
+  ASSERT_EQ(t.levels.size(), 1u);
+  EXPECT_EQ(t.levels[0].name, "TLB hit");
+  EXPECT_NE(t.note.find("exceeds 4 GiB"), std::string::npos) << t.note;
+}
+
+}  // namespace

@@ -69,9 +69,9 @@ struct ChaseRequest {
   MemPath path = MemPath::global;
   const std::vector<uint32_t>* next = nullptr;
   uint64_t stride_bytes = 128;
-  uint64_t warmup_hops = 0;       // hops before timing starts (fills the caches)
-  uint64_t hops_per_repeat = 0;   // hops in one timed segment
-  int repeats = 1;                // timed segments, run back to back along the chain
+  uint64_t warmup_hops = 0;      // hops before timing starts (fills the caches)
+  uint64_t hops_per_repeat = 0;  // hops in one timed segment
+  int repeats = 1;               // timed segments, run back to back along the chain
   uint64_t footprint_bytes() const { return next ? next->size() * stride_bytes : 0; }
 };
 
@@ -79,7 +79,7 @@ struct ChaseTiming {
   std::vector<double> cycles_per_hop;  // one per repeat; empty where the backend has no clock
   std::vector<double> ns_per_hop;      // one per repeat
   std::optional<double> clock_mhz;     // SM clock measured during the chase (cycles / time)
-  uint32_t end_line = 0;  // line reached after all hops walked, checked by the probe
+  uint32_t end_line = 0;               // line reached after all hops walked, checked by the probe
   // Hops walked in all, from line 0; 0 means warmup_hops + repeats * hops_per_repeat.
   // (A backend that times by differences walks more than that, and says so here.)
   uint64_t hops_walked = 0;

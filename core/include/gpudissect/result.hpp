@@ -4,17 +4,16 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
-#include "gpudissect/status.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/status.hpp"
 
 namespace gd {
 
@@ -31,7 +30,7 @@ struct LatencyPoint {
 };
 
 struct Level {
-  std::string name;                      // "L1", "L2", "device memory", "L1 TLB", ...
+  std::string name;                        // "L1", "L2", "device memory", "L1 TLB", ...
   std::optional<uint64_t> capacity_bytes;  // absent for the last level
   std::optional<uint64_t> capacity_lo_bytes, capacity_hi_bytes;  // interval the edge lies in
   std::optional<double> latency_cycles;

@@ -14,8 +14,7 @@ std::vector<uint64_t> log_spaced_footprints(uint64_t lo, uint64_t hi, int per_do
 
 // The geometric midpoint of a and b rounded to a whole number of strides, if one lies
 // strictly between them and b/a is still above max_ratio.
-std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride,
-                                       double max_ratio);
+std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride, double max_ratio);
 
 // Ratio of the capacity bracket that counts as located: 1/8 of a doubling.
 inline constexpr double kCapacityResolution = 1.0905077326652577;  // 2^(1/8)
