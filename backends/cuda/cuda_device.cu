@@ -153,7 +153,9 @@ class CudaDevice final : public Device {
     int drv = 0, rt = 0;
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
-    info_.driver_version = version_string(drv);
+    // The release where NVML can tell it, and the CUDA level the driver supports.
+    const auto release = nvml_driver_version();
+    info_.driver_version = (release ? *release + ", " : std::string()) + "CUDA " + version_string(drv);
     info_.toolkit_version = version_string(rt);
     info_.extra["pci_bus_id"] = pci_bus_id_;
     info_.extra["l1_cache_global_supported"] = prop.globalL1CacheSupported ? "yes" : "no";

@@ -23,6 +23,7 @@ struct Api {
   nvmlReturn (*reasons)(nvmlDevice, unsigned long long*) = nullptr;
   nvmlReturn (*temperature)(nvmlDevice, int, unsigned*) = nullptr;
   nvmlReturn (*power)(nvmlDevice, unsigned*) = nullptr;
+  nvmlReturn (*driver)(char*, unsigned) = nullptr;
   bool ok = false;
   std::string why;
 };
@@ -49,6 +50,7 @@ Api& api() {
           reinterpret_cast<decltype(a.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
     a.temperature = reinterpret_cast<decltype(a.temperature)>(sym("nvmlDeviceGetTemperature"));
     a.power = reinterpret_cast<decltype(a.power)>(sym("nvmlDeviceGetPowerUsage"));
+    a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
     if (!a.init || !a.by_pci || !a.clock) {
       a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetClockInfo";
       return;
@@ -68,6 +70,13 @@ bool nvml_load(std::string* why) {
   const Api& a = api();
   if (!a.ok && why) *why = a.why;
   return a.ok;
+}
+
+std::optional<std::string> nvml_driver_version() {
+  Api& a = api();
+  char buf[96] = {};
+  if (!a.ok || !a.driver || a.driver(buf, sizeof buf) != 0) return std::nullopt;
+  return std::string(buf);
 }
 
 std::optional<Telemetry> nvml_read(const std::string& pci_bus_id) {

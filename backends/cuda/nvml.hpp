@@ -11,6 +11,8 @@ namespace gd::cuda {
 
 // Loads libnvidia-ml once. Returns false with the reason when it cannot.
 bool nvml_load(std::string* why);
+// The NVIDIA driver release ("580.159.04"), where NVML is present.
+std::optional<std::string> nvml_driver_version();
 // Clocks, temperature, power and active throttle reasons of the GPU at this PCI bus id.
 std::optional<Telemetry> nvml_read(const std::string& pci_bus_id);
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Configures (once) and builds gpudissect; scripts/test.sh runs this, then the tests.
+# Usage: scripts/install-deps.sh && scripts/build.sh && build/gpudissect run
+#   BUILD_DIR=dir   build folder (default: build)
+#   JOBS=N          parallel build jobs (default: the number of cores)
+#   GD_REQUIRE_CUDA=1  fail when nvcc exists but the CUDA backend was not built (CI sets it)
+#   GD_CMAKE_ARGS="..."  extra arguments for the first configure (word-split)
+#   GD_CUDA_ARCH=NN  the GPU architecture to build CUDA kernels for (default 90: Hopper)
+# Both backends are built when their toolkits are found: CUDA for sm_90 when nvcc is on PATH
+# or at /usr/local/cuda/bin/nvcc, OpenCL when the ICD loader and headers are installed.
+# An existing build folder keeps its configuration (delete it to reconfigure from scratch).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+GD_REQUIRE_CUDA=${GD_REQUIRE_CUDA:-0}
+
+[[ -d /usr/local/cuda/bin ]] && export PATH=/usr/local/cuda/bin:$PATH
+nvcc=""
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  nvcc=/usr/local/cuda/bin/nvcc
+elif command -v nvcc >/dev/null 2>&1; then
+  nvcc=$(command -v nvcc)
+fi
+
+die() {
+  echo >&2
+  echo "########################################################################" >&2
+  echo "build.sh: FAILED: $*" >&2
+  echo "########################################################################" >&2
+  exit 1
+}
+
+if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
+  args=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${GD_CUDA_ARCH:-90})
+  [[ -n $nvcc ]] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+  read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
+  args+=("${extra[@]}")
+  echo "+ cmake ${args[*]}"
+  mkdir -p "$BUILD_DIR"
+  cmake "${args[@]}" 2>&1 | tee "$BUILD_DIR/configure.log"
+  backends=$(sed -n 's/.*gpudissect backends: //p' "$BUILD_DIR/configure.log" | tail -1)
+  echo "build.sh: backends configured: ${backends:-none}"
+  if [[ -n $nvcc && $backends != *cuda* ]]; then
+    msg="nvcc exists ($nvcc) but CMake did not enable the CUDA backend (see $BUILD_DIR/configure.log)"
+    [[ $GD_REQUIRE_CUDA == 1 ]] && die "$msg"
+    echo "build.sh: WARNING: $msg" >&2
+  fi
+else
+  echo "build.sh: $BUILD_DIR already configured; building with its settings"
+fi
+
+echo "+ cmake --build $BUILD_DIR -j$JOBS"
+cmake --build "$BUILD_DIR" -j"$JOBS"
+
+version=$("$BUILD_DIR/gpudissect" --version) || die "$BUILD_DIR/gpudissect --version failed"
+echo "$version"
+if [[ -n $nvcc && $version != *"backends: cuda, opencl"* ]]; then
+  msg="nvcc exists ($nvcc) but the binary was not built with both backends (expected 'backends: cuda, opencl')"
+  [[ $GD_REQUIRE_CUDA == 1 ]] && die "$msg"
+  echo "build.sh: WARNING: $msg" >&2
+fi
+
