@@ -1,29 +1,632 @@
 #include "bandwidth.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "gpudissect/bandwidth.hpp"
+#include "gpudissect/levels.hpp"
+#include "gpudissect/stats.hpp"
+#include "gpudissect/sweep.hpp"
+#include "gpudissect/units.hpp"
+#include "latency.hpp"  // ProbeError
 
 namespace gd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+bool truthy(const std::string& v) { return v == "1" || v == "true" || v == "yes" || v == "on"; }
+
+uint64_t bytes_option(const std::string& k, const std::string& v) {
+  if (auto b = parse_bytes(v)) return *b;
+  throw std::invalid_argument("bandwidth option '" + k + "': '" + v + "' is not a size (e.g. 4G)");
+}
+
+int int_option(const std::string& k, const std::string& v, int lo, int hi) {
+  try {
+    std::size_t used = 0;
+    const int n = std::stoi(v, &used);
+    if (used == v.size() && n >= lo && n <= hi) return n;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("bandwidth option '" + k + "': '" + v +
+                              "' is not a whole number in " + std::to_string(lo) + ".." +
+                              std::to_string(hi));
+}
+
+// A point's figures from its launch times: GB/s of read + write, and bytes per cycle per
+// SM at the clock the kernel itself saw.
+void fill_figures(BandwidthPoint& p, const Traffic& t, const std::vector<double>& seconds,
+                  const std::vector<double>& clock_mhz, int sms) {
+  p.read_bytes = t.read_bytes;
+  p.write_bytes = t.write_bytes;
+  p.sms = sms;
+  std::vector<double> gbps, bpc;
+  for (double s : seconds)
+    if (s > 0) gbps.push_back(double(t.total()) / s / 1e9);
+  if (gbps.empty()) {
+    p.status = "error";
+    p.reason = "no timings";
+    return;
+  }
+  p.seconds = summarize(seconds);
+  p.gbps = summarize(gbps);
+  if (!clock_mhz.empty()) {
+    p.clock_mhz = median(clock_mhz);
+    if (sms > 0)
+      for (double g : gbps) bpc.push_back(g * 1e9 / (*p.clock_mhz * 1e6) / sms);
+    if (!bpc.empty()) p.bytes_per_clk_sm = summarize(bpc);
+  }
+}
+
+std::string fp_label(double bytes) { return format_bytes(bytes); }
+
+void insert_sorted(BandwidthCurve& c, BandwidthPoint p) {
+  auto it = std::lower_bound(c.points.begin(), c.points.end(), p.x,
+                             [](const BandwidthPoint& a, double x) { return a.x < x; });
+  if (it != c.points.end() && it->x == p.x)
+    *it = std::move(p);
+  else
+    c.points.insert(it, std::move(p));
+}
+
+// Wraps one measurement: allocation failures skip the point, other errors mark the curve
+// and stop the probe with the point named.
+template <class F>
+void guarded_point(BandwidthCurve& curve, const std::string& part, double x, F&& body) {
+  try {
+    body();
+  } catch (const AllocationFailed& e) {
+    BandwidthPoint p;
+    p.x = x;
+    p.status = "skipped";
+    p.reason = e.what();
+    insert_sorted(curve, std::move(p));
+  } catch (const std::exception& e) {
+    curve.status = {"error", e.what()};
+    throw ProbeError("bandwidth probe, " + part + " at " + format_fixed(x, 0) + ": " + e.what());
+  }
+}
+
+const BandwidthPoint* best_point(const BandwidthCurve& c, double lo, double hi) {
+  const BandwidthPoint* best = nullptr;
+  for (const BandwidthPoint& p : c.points)
+    if (p.status == "ok" && p.gbps && p.x >= lo && p.x <= hi &&
+        (!best || p.gbps->median > best->gbps->median))
+      best = &p;
+  return best;
+}
+
+void add_figure(BandwidthProbeResult& out, const std::string& name, const BandwidthCurve& c,
+                const BandwidthPoint* p, const std::string& where) {
+  if (!p || !p->gbps) return;
+  BandwidthFigure f;
+  f.name = name;
+  f.gbps = *p->gbps;
+  f.bytes_per_clk_sm = p->bytes_per_clk_sm;
+  f.clock_mhz = p->clock_mhz;
+  f.timed_instruction = c.timed_instruction;
+  f.where = where;
+  out.figures.push_back(std::move(f));
+}
+
+// ---- the parts ----
+
+struct Ctx {
+  Device& dev;
+  BandwidthKernels& k;
+  const BandwidthOptions& opt;
+  Progress& progress;
+  const std::atomic<bool>& stop;
+  BandwidthProbeResult& out;
+  const DeviceInfo& info;
+};
+
+void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name,
+                     bool streaming = false) {
+  BandwidthCurve& curve = c.out.footprint[name];
+  curve.x_unit = "footprint_bytes";
+  const Support s = c.k.supports(op, load);
+  if (!s.ok) {
+    curve.status = {"unsupported", s.reason};
+    c.progress.note("bandwidth " + name + ": unsupported (" + s.reason + ")");
+    return;
+  }
+  const auto t0 = Clock::now();
+  const std::string kind = (op == BwOp::write ? "write" : to_string(op) + "." + to_string(load)) +
+                           (streaming ? ".streaming" : "");
+  curve.timed_instruction = c.k.instruction(kind);
+  StreamRequest probe_req;
+  const uint64_t chunk = c.k.stream_chunk_bytes(probe_req);
+  const uint64_t l2 = c.info.l2_bytes.value_or(4ull << 20);
+  const uint64_t lo = std::max(chunk, c.opt.min_footprint);
+  uint64_t hi = c.opt.max_footprint.value_or(std::max<uint64_t>(8 * l2, 512ull << 20));
+  if (c.opt.quick) hi = c.opt.max_footprint.value_or(std::max<uint64_t>(4 * l2, 64ull << 20));
+  std::vector<uint64_t> grid =
+      log_spaced_footprints(lo, std::max(lo, hi), c.opt.points_per_doubling, chunk);
+  if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
+  const std::optional<uint64_t> free = c.dev.free_memory();
+  int n = 0;
+  for (uint64_t fp : grid) {
+    if (c.stop) break;
+    c.progress.step("bandwidth", name, ++n, int(grid.size()), fp_label(double(fp)));
+    const uint64_t buffer = op == BwOp::copy ? fp / 2 : fp;
+    if (free && double(fp) > 0.9 * double(*free)) {
+      BandwidthPoint p;
+      p.x = double(fp);
+      p.status = "skipped";
+      p.reason = "footprint " + format_bytes(double(fp)) +
+                 " exceeds 90% of the free device memory (" + format_bytes(double(*free)) + ")";
+      insert_sorted(curve, std::move(p));
+      continue;
+    }
+    guarded_point(curve, name, double(fp), [&] {
+      StreamRequest r;
+      r.op = op;
+      r.load = load;
+      r.streaming_stores = streaming;
+      r.buffer_bytes = buffer;
+      r.repeats = c.opt.repeats;
+      const StreamLayout l = stream_layout(buffer, uint64_t(c.k.stream_blocks()), chunk);
+      const uint64_t per_pass = stream_traffic(op, l, 1).total();
+      // Cache-resident points run long enough (~8 GB moved) to dwarf the launch; beyond the
+      // L2 a few GB do, the large point moves its buffer once.
+      const uint64_t target = stream_footprint(op, l) <= 2 * l2
+                                  ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
+                                  : (c.opt.quick ? 256ull << 20 : 4ull << 30);
+      r.passes = std::max<uint64_t>(1, (target + per_pass - 1) / per_pass);
+      const StreamTiming t = c.k.stream(r);
+      BandwidthPoint p;
+      p.x = double(stream_footprint(op, t.layout));
+      if (!t.check_error.empty()) {
+        p.status = "error";
+        p.reason = t.check_error;
+      } else {
+        fill_figures(p, stream_traffic(op, t.layout, r.passes), t.seconds, t.clock_mhz,
+                     c.info.compute_units);
+      }
+      insert_sorted(curve, std::move(p));
+    });
+  }
+  assign_bandwidth_levels(curve, load == BwLoad::l2_only ? 2 : 1, c.info.l2_bytes);
+  if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
+  curve.wall_seconds = seconds_since(t0);
+  std::string line = "bandwidth " + name + ": " + std::to_string(curve.points.size()) +
+                     " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
+                     (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") + ";";
+  for (const BandwidthLevel& l : curve.levels)
+    line += " " + l.name + " " + format_fixed(l.gbps, 0) + " GB/s";
+  c.progress.note(line);
+}
+
+void scaling_curve(Ctx& c, const std::string& name, BwLoad load, bool dram) {
+  BandwidthCurve& curve = c.out.scaling[name];
+  curve.x_unit = "active_sms";
+  const auto t0 = Clock::now();
+  curve.timed_instruction = c.k.instruction(std::string("scale.") + to_string(load));
+  const int sms = c.info.compute_units;
+  std::vector<int> counts;
+  for (int k = 1; k < sms; k = k < 8 ? k * 2 : k + std::max(8, sms / 10)) counts.push_back(k);
+  counts.push_back(sms);
+  if (c.opt.quick && counts.size() > 4) counts = {1, std::max(1, sms / 2), sms};
+  int n = 0;
+  for (int k : counts) {
+    if (c.stop) break;
+    c.progress.step("bandwidth", "scaling " + name, ++n, int(counts.size()),
+                    std::to_string(k) + " SMs");
+    guarded_point(curve, "scaling " + name, k, [&] {
+      StreamRequest r;
+      r.op = BwOp::read;
+      r.load = load;
+      r.blocks = k;
+      r.repeats = std::min(c.opt.repeats, 3);
+      const uint64_t chunk = c.k.stream_chunk_bytes(r);
+      if (dram) {
+        // Each SM streams its own 32 MiB once, from memory: the caches are flushed before
+        // every launch so even one SM's 32 MiB is not found in the L2.
+        r.buffer_bytes = uint64_t(k) * (c.opt.quick ? 4ull << 20 : 32ull << 20);
+        r.passes = 1;
+        r.flush_l2 = true;
+      } else {
+        // A region well inside the L2, re-read: the more SMs, the more passes, so each
+        // launch lasts about as long.
+        r.buffer_bytes = std::min<uint64_t>(c.info.l2_bytes.value_or(8u << 20) / 4, 16ull << 20);
+        r.passes = uint64_t(4) * k;
+      }
+      r.buffer_bytes = std::max(r.buffer_bytes, chunk * uint64_t(k));
+      const StreamTiming t = c.k.stream(r);
+      BandwidthPoint p;
+      p.x = k;
+      const int used = t.distinct_sms ? t.distinct_sms : k;
+      if (!t.check_error.empty()) {
+        p.status = "error";
+        p.reason = t.check_error;
+      } else {
+        fill_figures(p, stream_traffic(BwOp::read, t.layout, r.passes), t.seconds, t.clock_mhz,
+                     used);
+        if (t.distinct_sms && t.distinct_sms != k)
+          p.reason =
+              std::to_string(k) + " blocks ran on " + std::to_string(t.distinct_sms) + " SMs";
+      }
+      insert_sorted(curve, std::move(p));
+    });
+  }
+  // Where the shared level saturates: the fewest SMs reaching 90% of the best.
+  if (const BandwidthPoint* best = best_point(curve, 0, 1e9)) {
+    const BandwidthPoint* first = nullptr;
+    for (const BandwidthPoint& p : curve.points)
+      if (p.gbps && p.gbps->median >= 0.9 * best->gbps->median) {
+        first = &p;
+        break;
+      }
+    const BandwidthPoint* one = best_point(curve, 1, 1);
+    std::ostringstream note;
+    if (one && one->bytes_per_clk_sm)
+      note << "one SM: " << format_fixed(one->gbps->median, 1) << " GB/s ("
+           << format_fixed(one->bytes_per_clk_sm->median, 1) << " B/clk); ";
+    note << "90% of the best (" << format_fixed(best->gbps->median, 0) << " GB/s) from "
+         << format_fixed(first->x, 0) << " SMs";
+    curve.note = note.str();
+  }
+  if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
+  curve.wall_seconds = seconds_since(t0);
+  c.progress.note("bandwidth scaling " + name + ": " + curve.note);
+}
+
+void shared_curves(Ctx& c) {
+  const Support s = c.k.supports_shared();
+  for (uint32_t width : {4u, 8u, 16u}) {
+    const std::string name = std::to_string(width * 8) + "bit";
+    BandwidthCurve& curve = c.out.shared[name];
+    curve.x_unit = "stride";
+    if (!s.ok) {
+      curve.status = {"unsupported", s.reason};
+      continue;
+    }
+    const auto t0 = Clock::now();
+    curve.timed_instruction = c.k.instruction("shared." + std::to_string(width));
+    std::vector<uint32_t> strides;
+    for (uint32_t st = 1; st <= 32; ++st)
+      if (!c.opt.quick || st == 1 || st == 2 || st == 4 || st == 32) strides.push_back(st);
+    int n = 0;
+    for (uint32_t st : strides) {
+      if (c.stop) break;
+      c.progress.step("bandwidth", "shared " + name, ++n, int(strides.size()),
+                      "stride " + std::to_string(st));
+      guarded_point(curve, "shared " + name, st, [&] {
+        SharedRequest r;
+        r.width_bytes = width;
+        r.stride = st;
+        // Stride 1 is the headline: full length and repeats. Conflicting strides run up to
+        // 32x slower, so they get fewer iterations.
+        r.iterations = st == 1 ? 0 : 256 * 16 / width;
+        if (c.opt.quick) r.iterations = 64;
+        r.repeats = st == 1 ? c.opt.repeats : 3;
+        const SharedTiming t = c.k.shared(r);
+        BandwidthPoint p;
+        p.x = st;
+        if (!t.check_error.empty()) {
+          p.status = "error";
+          p.reason = t.check_error;
+        } else {
+          fill_figures(p, {shared_bytes(t.layout), 0}, t.seconds, t.clock_mhz,
+                       c.info.compute_units);
+        }
+        insert_sorted(curve, std::move(p));
+      });
+    }
+    curve.wall_seconds = seconds_since(t0);
+    if (const BandwidthPoint* p = best_point(curve, 1, 1); p && p->bytes_per_clk_sm)
+      c.progress.note("bandwidth shared " + name + ": stride 1 " +
+                      format_fixed(p->gbps->median, 0) + " GB/s, " +
+                      format_fixed(p->bytes_per_clk_sm->median, 1) + " B/clk/SM" +
+                      (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : ""));
+  }
+}
+
+void constant_point(Ctx& c) {
+  BandwidthCurve& curve = c.out.other["constant_broadcast"];
+  curve.x_unit = "none";
+  const Support s = c.k.supports_constant();
+  if (!s.ok) {
+    curve.status = {"unsupported", s.reason};
+    return;
+  }
+  const auto t0 = Clock::now();
+  curve.timed_instruction = c.k.instruction("constant");
+  curve.note = "bytes delivered to registers: every thread of a warp reads the same word";
+  guarded_point(curve, "constant", 0, [&] {
+    const ConstantTiming t = c.k.constant(c.opt.repeats);
+    BandwidthPoint p;
+    if (!t.check_error.empty()) {
+      p.status = "error";
+      p.reason = t.check_error;
+    } else {
+      fill_figures(p, {t.bytes_delivered, 0}, t.seconds, t.clock_mhz, c.info.compute_units);
+    }
+    insert_sorted(curve, std::move(p));
+  });
+  curve.wall_seconds = seconds_since(t0);
+}
+
+void host_curves(Ctx& c) {
+  std::vector<uint64_t> sizes;
+  const uint64_t top =
+      c.opt.quick ? std::min<uint64_t>(c.opt.host_max_bytes, 16ull << 20) : c.opt.host_max_bytes;
+  for (uint64_t b = 4096; b <= top; b *= 4) sizes.push_back(b);
+  for (bool pinned : {true, false})
+    for (HostDir d : {HostDir::to_device, HostDir::to_host, HostDir::both}) {
+      const std::string name = to_string(d) + (pinned ? "_pinned" : "_pageable");
+      BandwidthCurve& curve = c.out.host[name];
+      curve.x_unit = "transfer_bytes";
+      const Support s = c.k.supports_host(pinned);
+      if (!s.ok) {
+        curve.status = {"unsupported", s.reason};
+        continue;
+      }
+      const auto t0 = Clock::now();
+      int n = 0;
+      for (uint64_t b : sizes) {
+        if (c.stop) break;
+        c.progress.step("bandwidth", "host " + name, ++n, int(sizes.size()), fp_label(double(b)));
+        guarded_point(curve, "host " + name, double(b), [&] {
+          HostRequest r;
+          r.dir = d;
+          r.pinned = pinned;
+          r.bytes = b;
+          r.repeats = b >= (256ull << 20) ? 3
+                      : b <= (1ull << 20) ? 2 * c.opt.repeats
+                                          : c.opt.repeats;
+          const HostTiming t = c.k.host(r);
+          BandwidthPoint p;
+          p.x = double(b);
+          if (!t.check_error.empty()) {
+            p.status = "error";
+            p.reason = t.check_error;
+          } else {
+            const Traffic tr = d == HostDir::to_device ? Traffic{b, 0}
+                               : d == HostDir::to_host ? Traffic{0, b}
+                                                       : Traffic{b, b};
+            fill_figures(p, tr, t.seconds, {}, 0);
+            if (pinned && d == HostDir::to_device && b == 4096 && p.seconds) {
+              Summary us = *p.seconds;
+              for (double* v : {&us.median, &us.q1, &us.q3, &us.min, &us.max}) *v *= 1e6;
+              c.out.host_latency_us = us;
+            }
+          }
+          insert_sorted(curve, std::move(p));
+        });
+      }
+      if (c.stop) curve.status = {"interrupted", "stopped by the user"};
+      curve.wall_seconds = seconds_since(t0);
+      if (const BandwidthPoint* p = best_point(curve, 0, 1e30))
+        c.progress.note("bandwidth host " + name + ": best " + format_fixed(p->gbps->median, 1) +
+                        " GB/s at " + format_bytes(p->x));
+    }
+}
+
+// Headline figures from the curves, in a fixed order.
+void make_figures(BandwidthProbeResult& out, const DeviceInfo& info) {
+  out.figures.clear();
+  const double l2 = double(info.l2_bytes.value_or(0));
+  auto level_best = [&](const std::string& curve, const std::string& level,
+                        const std::string& fig) {
+    auto it = out.footprint.find(curve);
+    if (it == out.footprint.end()) return;
+    const BandwidthCurve& c = it->second;
+    for (const BandwidthLevel& l : c.levels)
+      if (l.name == level) {
+        // The level's best point: its points lie from the previous capacity to its own.
+        double lo = 0, hi = l.capacity_lo_bytes ? double(*l.capacity_lo_bytes) : 1e30;
+        for (const BandwidthLevel& prev : c.levels) {
+          if (&prev == &l) break;
+          if (prev.capacity_hi_bytes) lo = double(*prev.capacity_hi_bytes);
+        }
+        const BandwidthPoint* p = best_point(c, lo, hi);
+        if (p) add_figure(out, fig, c, p, curve + " at " + format_bytes(p->x));
+        return;
+      }
+  };
+  level_best("read", "L1", "L1 read");
+  if (auto it = out.footprint.find("read_l2"); it != out.footprint.end() && l2 > 0) {
+    const BandwidthPoint* p = best_point(it->second, 0, l2);
+    if (p)
+      add_figure(out, "L2 read (best footprint)", it->second, p,
+                 "read_l2 at " + format_bytes(p->x));
+  }
+  for (const std::string op : {"read", "write", "copy"}) {
+    // Device memory: each variant's largest footprint, well past the L2; the best variant.
+    const BandwidthPoint* p = nullptr;
+    const BandwidthCurve* from = nullptr;
+    std::string where;
+    for (const auto& [name, curve] : out.footprint) {
+      if (name.rfind(op, 0) != 0 || name.find("readonly") != std::string::npos ||
+          name == "read_l2" || l2 <= 0)
+        continue;
+      const BandwidthPoint* last = nullptr;
+      for (const BandwidthPoint& q : curve.points)
+        if (q.status == "ok" && q.gbps && q.x >= 4 * l2) last = &q;
+      if (last && (!p || last->gbps->median > p->gbps->median)) {
+        p = last;
+        from = &curve;
+        where = name + " at " + format_bytes(last->x);
+      }
+    }
+    if (p) add_figure(out, "device memory " + op, *from, p, where);
+  }
+  if (auto it = out.shared.find("128bit"); it != out.shared.end())
+    add_figure(out, "shared 128-bit", it->second, best_point(it->second, 1, 1), "stride 1");
+  if (auto it = out.other.find("constant_broadcast"); it != out.other.end())
+    add_figure(out, "constant broadcast", it->second, best_point(it->second, 0, 0),
+               "uniform index");
+  for (const char* h :
+       {"h2d_pinned", "d2h_pinned", "both_pinned", "h2d_pageable", "d2h_pageable"}) {
+    auto it = out.host.find(h);
+    if (it == out.host.end() || it->second.points.empty()) continue;
+    const BandwidthPoint* p = best_point(it->second, 0, 1e30);
+    std::string n = h;
+    n = (n.rfind("h2d", 0) == 0   ? "host->device "
+         : n.rfind("d2h", 0) == 0 ? "device->host "
+                                  : "both ways ") +
+        n.substr(n.find('_') + 1);
+    if (p) add_figure(out, n, it->second, p, std::string(h) + " at " + format_bytes(p->x));
+  }
+}
+
+}  // namespace
 
 BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string>& kv) {
   BandwidthOptions o;
   for (const auto& [k, v] : kv) {
     if (k == "quick")
-      o.quick = v == "1" || v == "true" || v == "yes";
-    else
-      throw std::invalid_argument("unknown bandwidth option '" + k + "'");
+      o.quick = truthy(v);
+    else if (k == "points_per_doubling")
+      o.points_per_doubling = int_option(k, v, 1, 16);
+    else if (k == "repeats")
+      o.repeats = int_option(k, v, 1, 50);
+    else if (k == "min_footprint")
+      o.min_footprint = bytes_option(k, v);
+    else if (k == "max_footprint")
+      o.max_footprint = bytes_option(k, v);
+    else if (k == "large")
+      o.large_bytes = bytes_option(k, v);
+    else if (k == "host_max")
+      o.host_max_bytes = bytes_option(k, v);
+    else if (k == "parts") {
+      o.parts.clear();
+      std::stringstream ss(v);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        if (part != "footprint" && part != "scaling" && part != "shared" && part != "constant" &&
+            part != "host")
+          throw std::invalid_argument("bandwidth option 'parts': unknown part '" + part +
+                                      "' (footprint, scaling, shared, constant, host)");
+        o.parts.insert(part);
+      }
+    } else {
+      throw std::invalid_argument("unknown bandwidth option '" + k +
+                                  "' (quick, points_per_doubling, repeats, min_footprint, "
+                                  "max_footprint, large, host_max, parts)");
+    }
   }
+  if (o.quick && !kv.count("large")) o.large_bytes = 0;
+  if (o.quick && !kv.count("repeats")) o.repeats = 3;
   return o;
 }
 
-void run_bandwidth(Device& dev, const BandwidthOptions&, Progress&, const std::atomic<bool>&,
-              BandwidthProbeResult& out) {
-  if (!dev.bandwidth()) {
-    out.status = {"unsupported", "the " + dev.info().backend + " backend has no bandwidth kernels yet"};
+void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
+                             std::optional<uint64_t> l2_bytes) {
+  curve.levels.clear();
+  std::vector<CurvePoint> pts;
+  std::vector<const BandwidthPoint*> src;
+  for (const BandwidthPoint& p : curve.points) {
+    if (p.status != "ok" || !p.gbps || p.gbps->median <= 0) continue;
+    // Time per byte (ps/B) rises with footprint as latency does; the spread carries over.
+    pts.push_back({p.x, 1000.0 / p.gbps->median, p.gbps->relative_spread()});
+    src.push_back(&p);
+  }
+  if (pts.empty()) return;
+  LevelOptions lo;
+  lo.min_relative_step = 0.15;  // bandwidth wobbles more than latency within a level
+  const std::vector<DetectedLevel> found = detect_levels(pts, lo);
+  const bool reaches_memory =
+      found.size() >= 2 && l2_bytes && pts.back().footprint_bytes >= 2.0 * double(*l2_bytes);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    const DetectedLevel& d = found[k];
+    BandwidthLevel l;
+    const bool last = k + 1 == found.size();
+    l.name = last && reaches_memory ? "device memory" : "L" + std::to_string(k + first_cache_level);
+    if (d.capacity_lo && d.capacity_hi) {
+      l.capacity_lo_bytes = uint64_t(*d.capacity_lo);
+      l.capacity_hi_bytes = uint64_t(*d.capacity_hi);
+    }
+    std::vector<double> g, b;
+    for (std::size_t i = d.first; i <= d.last && i < src.size(); ++i) {
+      g.push_back(src[i]->gbps->median);
+      if (src[i]->bytes_per_clk_sm) b.push_back(src[i]->bytes_per_clk_sm->median);
+    }
+    l.gbps = median(g);
+    if (!b.empty()) l.bytes_per_clk_sm = median(b);
+    l.confidence = d.confidence;
+    curve.levels.push_back(std::move(l));
+  }
+  // Levels past L1 that end within the reported L2 are parts of it (Hopper's near and far
+  // partitions), as in the latency probe.
+  if (!l2_bytes) return;
+  const std::size_t begin = first_cache_level == 1 ? 1 : 0;
+  const std::size_t end = curve.levels.size() - (reaches_memory ? 1 : 0);
+  std::vector<std::size_t> parts;
+  for (std::size_t k = begin; k < end; ++k)
+    if (curve.levels[k].capacity_lo_bytes &&
+        double(*curve.levels[k].capacity_lo_bytes) <= 1.25 * double(*l2_bytes))
+      parts.push_back(k);
+  if (parts.size() == 2) {
+    curve.levels[parts[0]].name = "L2 near";
+    curve.levels[parts[1]].name = "L2 far";
+    int next = 3;
+    for (std::size_t k = parts.back() + 1; k < end; ++k)
+      curve.levels[k].name = "L" + std::to_string(next++);
+  }
+}
+
+void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
+                   const std::atomic<bool>& stop, BandwidthProbeResult& out) {
+  const auto t0 = Clock::now();
+  const DeviceInfo& info = dev.info();
+  out.status = {};
+  out.peak_gbps_api = api_memory_peak_gbps(info);
+  BandwidthKernels* k = dev.bandwidth();
+  if (!k) {
+    out.status = {"unsupported", "the " + info.backend + " backend has no bandwidth kernels"};
     return;
   }
-  out.status = {"unsupported", "not implemented yet"};
+  out.telemetry_before = dev.telemetry();
+  auto finish = [&] {
+    std::vector<double> clocks;
+    for (auto* m : {&out.footprint, &out.scaling, &out.shared, &out.other})
+      for (const auto& [name, c] : *m)
+        for (const BandwidthPoint& p : c.points)
+          if (p.clock_mhz) clocks.push_back(*p.clock_mhz);
+    if (!clocks.empty()) out.clock_mhz_measured = median(clocks);
+    make_figures(out, info);
+    out.telemetry_after = dev.telemetry();
+    out.wall_seconds = seconds_since(t0);
+  };
+  Ctx c{dev, *k, opt, progress, stop, out, info};
+  try {
+    if (opt.parts.count("footprint")) {
+      footprint_curve(c, BwOp::read, BwLoad::cached, "read");
+      footprint_curve(c, BwOp::write, BwLoad::cached, "write");
+      footprint_curve(c, BwOp::write, BwLoad::cached, "write_streaming", true);
+      footprint_curve(c, BwOp::copy, BwLoad::cached, "copy");
+      if (k->supports(BwOp::copy, BwLoad::l2_only).ok)
+        footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true);
+      footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2");
+      if (info.backend == "cuda") footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly");
+    }
+    if (opt.parts.count("scaling") && !stop) {
+      if (k->supports(BwOp::read, BwLoad::l2_only).ok)
+        scaling_curve(c, "l2", BwLoad::l2_only, false);
+      scaling_curve(c, "dram", BwLoad::cached, true);
+    }
+    if (opt.parts.count("shared") && !stop) shared_curves(c);
+    if (opt.parts.count("constant") && !stop) constant_point(c);
+    if (opt.parts.count("host") && !stop) host_curves(c);
+  } catch (const ProbeError& e) {
+    out.status = {"error", e.what()};
+    finish();
+    throw;
+  }
+  if (stop) out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+  finish();
 }
 
 }  // namespace gd

@@ -1,24 +1,288 @@
-// The bandwidth probe's part of every report. (Scaffold.)
+// The bandwidth probe's part of every report: the summary table (terminal and HTML), one
+// CSV per curve, and the charts (against footprint per operation, against active SMs,
+// against shared-memory stride, host link against transfer size).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 
+#include "charts.hpp"
+#include "gpudissect/units.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
 
+namespace {
+
+std::string fixed(double v, int d) { return format_fixed(v, d); }
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
+  }
+  return o;
+}
+
+std::string gq(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) {
+    if (c == '\'') o += '\'';
+    o += (c == '\n' ? ' ' : c);
+  }
+  return o + "'";
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+struct Row {
+  std::string level, gbps, spread, bpc, pct, clock, instruction, where;
+};
+
+std::vector<Row> rows(const BandwidthProbeResult& p) {
+  std::vector<Row> out;
+  for (const BandwidthFigure& f : p.figures) {
+    Row r;
+    r.level = f.name;
+    r.gbps = fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0);
+    r.spread = fixed(100 * f.gbps.relative_spread(), 1) + "%";
+    r.bpc = f.bytes_per_clk_sm ? fixed(f.bytes_per_clk_sm->median, 1) : "-";
+    r.pct = p.peak_gbps_api ? fixed(100 * f.gbps.median / *p.peak_gbps_api, 1) + "%" : "-";
+    r.clock = f.clock_mhz ? fixed(*f.clock_mhz, 0) : "-";
+    r.instruction = f.timed_instruction.value_or("-");
+    r.where = f.where;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Every curve of the result with the family it belongs to.
+std::vector<std::pair<std::string, const BandwidthCurve*>> all_curves(
+    const BandwidthProbeResult& p) {
+  std::vector<std::pair<std::string, const BandwidthCurve*>> out;
+  for (const auto& [n, c] : p.footprint) out.emplace_back("footprint_" + n, &c);
+  for (const auto& [n, c] : p.scaling) out.emplace_back("scaling_" + n, &c);
+  for (const auto& [n, c] : p.shared) out.emplace_back("shared_" + n, &c);
+  for (const auto& [n, c] : p.host) out.emplace_back("host_" + n, &c);
+  for (const auto& [n, c] : p.other) out.emplace_back("other_" + n, &c);
+  return out;
+}
+
+// One chart: several curves against x (log2 axis where `logx`), GB/s on y.
+std::optional<detail::ChartSpec> chart(
+    const std::string& name, const std::string& title, const std::string& xlabel, bool logx,
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves, double peak = 0) {
+  detail::ChartSpec spec;
+  spec.name = name;
+  spec.title = title;
+  std::string& s = spec.script;
+  s += "set encoding utf8\nset title " + gq(title) + "\n";
+  s += "set grid xtics ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror out\n";
+  std::string plot;
+  static const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                   "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+  int i = 0;
+  for (const auto& [label, c] : curves) {
+    std::string block = "$d" + std::to_string(i) + " << EOD\n";
+    int n = 0;
+    for (const BandwidthPoint& p : c->points)
+      if (p.status == "ok" && p.gbps && (!logx || p.x > 0)) {
+        block += num(p.x) + ' ' + num(p.gbps->median) + ' ' + num(p.gbps->q1) + ' ' +
+                 num(p.gbps->q3) + '\n';
+        ++n;
+      }
+    if (n == 0) continue;
+    s += block + "EOD\n";
+    plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "$d" + std::to_string(i) +
+            " using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.6 lc rgb '" + kColours[i % 8] +
+            "' title " + gq(label);
+    ++i;
+  }
+  if (plot.empty()) return std::nullopt;
+  if (logx) s += "set logscale x 2\nset format x '%.0b%B'\n";
+  s += "set xlabel " + gq(xlabel) + "\nset ylabel 'GB/s'\nset yrange [0:*]\n";
+  s += "set key outside right top box\n";
+  if (peak > 0)
+    plot += ", \\\n     " + num(peak) + " with lines dt 2 lc rgb '#888888' title " +
+            gq("API memory peak " + fixed(peak, 0) + " GB/s");
+  s += plot + "\n";
+  return spec;
+}
+
+std::vector<detail::ChartSpec> specs(const BandwidthProbeResult& p) {
+  std::vector<detail::ChartSpec> out;
+  std::vector<std::pair<std::string, const BandwidthCurve*>> fp, sc, sh, ho;
+  for (const auto& [n, c] : p.footprint) fp.emplace_back(n, &c);
+  for (const auto& [n, c] : p.scaling)
+    sc.emplace_back(n == "l2" ? "L2-resident" : n == "dram" ? "DRAM-resident" : n, &c);
+  for (const auto& [n, c] : p.shared) sh.emplace_back(n, &c);
+  for (const auto& [n, c] : p.host) ho.emplace_back(n, &c);
+  const double peak = p.peak_gbps_api.value_or(0);
+  if (auto s = chart("bandwidth_footprint", "Bandwidth against footprint (read + write counted)",
+                     "footprint (all buffers)", true, fp, peak))
+    out.push_back(*s);
+  if (auto s = chart("bandwidth_scaling", "Read bandwidth against active SMs (one block per SM)",
+                     "active SMs", false, sc, peak))
+    out.push_back(*s);
+  if (auto s =
+          chart("bandwidth_shared_stride", "Shared memory against access stride (bank conflicts)",
+                "stride (elements of the access width)", false, sh))
+    out.push_back(*s);
+  if (auto s =
+          chart("bandwidth_host", "Host link against transfer size", "transfer size", true, ho))
+    out.push_back(*s);
+  return out;
+}
+
+}  // namespace
+
 void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
   if (!r.bandwidth) return;
-  os << "\nBandwidth probe: " << r.bandwidth->status.status;
-  if (!r.bandwidth->status.reason.empty()) os << " (" << r.bandwidth->status.reason << ")";
+  const BandwidthProbeResult& p = *r.bandwidth;
+  os << "\nBandwidth probe: " << p.status.status;
+  if (!p.status.reason.empty()) os << " (" << p.status.reason << ")";
+  os << ", " << fixed(p.wall_seconds, 1) << " s";
+  if (p.clock_mhz_measured)
+    os << ", SM clock " << fixed(*p.clock_mhz_measured, 0) << " MHz measured";
+  if (p.peak_gbps_api) os << ", API memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
   os << "\n";
+  const std::vector<Row> rs = rows(p);
+  if (!rs.empty()) {
+    os << "  " << std::left << std::setw(26) << "level" << std::right << std::setw(10) << "GB/s"
+       << std::setw(8) << "spread" << std::setw(10) << "B/clk/SM" << std::setw(8) << "% peak"
+       << std::setw(7) << "MHz"
+       << "  " << std::left << std::setw(30) << "instruction timed"
+       << "where\n";
+    for (const Row& x : rs)
+      os << "  " << std::left << std::setw(26) << x.level << std::right << std::setw(10) << x.gbps
+         << std::setw(8) << x.spread << std::setw(10) << x.bpc << std::setw(8) << x.pct
+         << std::setw(7) << x.clock << "  " << std::left << std::setw(30) << x.instruction
+         << x.where << "\n";
+  }
+  for (const auto& [n, c] : p.footprint) {
+    if (!c.status.ok())
+      os << "  " << n << ": " << c.status.status << " (" << c.status.reason << ")\n";
+    if (c.levels.empty()) continue;
+    os << "  " << n << " plateaus:";
+    for (const BandwidthLevel& l : c.levels) {
+      os << " " << l.name << " " << fixed(l.gbps, 0) << " GB/s";
+      if (l.capacity_lo_bytes) os << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";
+      os << ";";
+    }
+    os << "\n";
+  }
+  for (const auto& [n, c] : p.scaling)
+    if (!c.note.empty()) os << "  scaling " << n << ": " << c.note << "\n";
+  if (p.host_latency_us)
+    os << "  host link: 4 KiB pinned transfer " << fixed(p.host_latency_us->median, 1) << " us\n";
+  for (const auto& [key, c] : all_curves(p))
+    if (c->status.status == "unsupported" || c->status.status == "error")
+      os << "  " << key << ": " << c->status.status << " (" << c->status.reason << ")\n";
 }
 
-std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path&, const RunResult&) {
-  return {};
+std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,
+                                                       const RunResult& r) {
+  std::vector<std::filesystem::path> out;
+  if (!r.bandwidth) return out;
+  const BandwidthProbeResult& p = *r.bandwidth;
+  for (const auto& [key, c] : all_curves(p)) {
+    if (c->points.empty()) continue;
+    const auto path = dir / ("bandwidth_" + slugify(key) + ".csv");
+    std::ofstream f(path);
+    f << c->x_unit
+      << ",status,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,clock_mhz,read_bytes,write_bytes,"
+         "sms,reason\n";
+    for (const BandwidthPoint& q : c->points) {
+      f << num(q.x) << ',' << q.status << ',';
+      if (q.gbps)
+        f << num(q.gbps->median) << ',' << num(q.gbps->q1) << ',' << num(q.gbps->q3);
+      else
+        f << ",,";
+      f << ',' << (q.bytes_per_clk_sm ? num(q.bytes_per_clk_sm->median) : "") << ','
+        << (q.clock_mhz ? num(*q.clock_mhz) : "") << ',' << q.read_bytes << ',' << q.write_bytes
+        << ',' << q.sms << ",\"" << q.reason << "\"\n";
+    }
+    out.push_back(path);
+  }
+  const auto summary = dir / "bandwidth_summary.csv";
+  std::ofstream f(summary);
+  f << "level,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,percent_of_api_peak,clock_mhz,"
+       "instruction,where\n";
+  for (const BandwidthFigure& x : p.figures) {
+    f << '"' << x.name << "\"," << num(x.gbps.median) << ',' << num(x.gbps.q1) << ','
+      << num(x.gbps.q3) << ',' << (x.bytes_per_clk_sm ? num(x.bytes_per_clk_sm->median) : "") << ','
+      << (p.peak_gbps_api ? num(100 * x.gbps.median / *p.peak_gbps_api) : "") << ','
+      << (x.clock_mhz ? num(*x.clock_mhz) : "") << ",\"" << x.timed_instruction.value_or("")
+      << "\",\"" << x.where << "\"\n";
+  }
+  out.push_back(summary);
+  return out;
 }
 
-std::string bandwidth_html_section(const RunResult& r, SectionContext&) {
+std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   if (!r.bandwidth) return {};
-  return "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>" + r.bandwidth->status.status + "</p>\n";
+  const BandwidthProbeResult& p = *r.bandwidth;
+  std::ostringstream h;
+  h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << html_escape(p.status.status);
+  if (!p.status.reason.empty()) h << " (" << html_escape(p.status.reason) << ")";
+  h << "; " << fixed(p.wall_seconds, 1) << " s";
+  if (p.clock_mhz_measured)
+    h << "; SM clock measured " << fixed(*p.clock_mhz_measured, 0) << " MHz";
+  if (p.peak_gbps_api) h << "; API device-memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
+  h << ".</p>\n<table>\n<tr><th>level</th><th>GB/s</th><th>spread</th><th>B/clk/SM</th><th>% of "
+       "API peak</th>"
+       "<th>MHz</th><th>instruction timed</th><th>where</th></tr>\n";
+  for (const Row& x : rows(p))
+    h << "<tr><td>" << html_escape(x.level) << "</td><td>" << x.gbps << "</td><td>" << x.spread
+      << "</td><td>" << x.bpc << "</td><td>" << x.pct << "</td><td>" << x.clock << "</td><td><code>"
+      << html_escape(x.instruction) << "</code></td><td>" << html_escape(x.where) << "</td></tr>\n";
+  h << "</table>\n<ul>\n";
+  for (const auto& [n, c] : p.footprint) {
+    h << "<li>" << html_escape(n) << ": " << html_escape(c.status.status);
+    for (const BandwidthLevel& l : c.levels) {
+      h << "; " << html_escape(l.name) << " " << fixed(l.gbps, 0) << " GB/s";
+      if (l.capacity_lo_bytes) h << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";
+    }
+    if (!c.status.reason.empty()) h << " (" << html_escape(c.status.reason) << ")";
+    h << "</li>\n";
+  }
+  for (const auto& [n, c] : p.scaling)
+    if (!c.note.empty())
+      h << "<li>scaling " << html_escape(n) << ": " << html_escape(c.note) << "</li>\n";
+  h << "</ul>\n";
+  if (ctx.charts) {
+    int i = 0;
+    for (const detail::ChartSpec& s : specs(p)) {
+      std::string err;
+      if (auto svg = detail::render_inline_svg(s, "bw" + std::to_string(i++), &err))
+        h << "<figure>" << *svg << "</figure>\n";
+      else
+        ctx.notes.push_back("chart " + s.name + ": " + err);
+      if (ctx.png) {
+        const auto png = ctx.png_dir / (s.name + ".png");
+        if (detail::render_chart(s, detail::ChartFormat::png, png, &err))
+          ctx.pngs.push_back(png);
+        else
+          ctx.notes.push_back("chart " + s.name + " (PNG): " + err);
+      }
+    }
+  }
+  return h.str();
 }
 
 }  // namespace gd::report

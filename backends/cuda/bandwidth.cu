@@ -1,10 +1,836 @@
-// CUDA kernels of the bandwidth probe. (Scaffold.)
+// CUDA kernels of the bandwidth probe: streams (read/write/copy through L1, L2 only or the
+// read-only path), shared-memory loads at a stride, constant broadcast, host<->device
+// copies. The work layout and the bytes counted come from gpudissect/bandwidth.hpp, so the
+// host knows exactly what each launch moved and what its checksum must be.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "cuda_probes.hpp"
 
 namespace gd::cuda {
 
-std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(int, cudaStream_t, const DeviceInfo&) {
-  return nullptr;
+namespace bw {
+
+// 16-byte vectors, 4 in flight per thread: a 256-thread block moves 16 KiB per step, so
+// with 4 blocks per SM each SM has 64 KiB of loads in flight, well above the ~30 KiB that
+// HBM's latency x bandwidth share per SM asks for.
+constexpr int kVector = 16;
+constexpr int kUnroll = 4;
+constexpr int kThreads = 256;
+constexpr int kBlocksPerSm = 4;
+// SM scaling: one 1024-thread block per SM, kept alone on its SM by a shared-memory
+// request larger than half of what an SM has.
+constexpr int kScaleThreads = 1024;
+constexpr int kMaxRepeats = 64;
+constexpr int kSharedThreads = 1024;
+constexpr int kSharedBytes = 32 * 1024;
+constexpr int kConstantWords = 4096;
+
+struct StreamArgs {
+  unsigned long long chunks, blocks, chunks_per_block, passes;
+  unsigned int* sum;        // reads: the sum of every word loaded
+  unsigned long long* clk;  // [clock start, ns start, clock end, ns end] per launch
+  int* smids;               // per block, or null
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ int smid() {
+  int s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+// Loads are volatile asm so the compiler can neither drop nor hoist a re-read of the same
+// address out of the pass loop; the cache operator picks the path.
+template <int LOAD>
+__device__ __forceinline__ uint4 load16(const uint4* p) {
+  uint4 v;
+  if constexpr (LOAD == 0)
+    asm volatile("ld.global.ca.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  else if constexpr (LOAD == 1)
+    asm volatile("ld.global.cg.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  else
+    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  return v;
+}
+
+// STREAMING: st.global.cs (evict first), so written lines do not push anything useful out.
+template <bool STREAMING>
+__device__ __forceinline__ void store16(uint4* p, uint4 v) {
+  if constexpr (STREAMING)
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
+                 : "memory");
+  else
+    asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
+                 : "memory");
+}
+
+__device__ __forceinline__ void begin(const StreamArgs& a) {
+  if (a.smids && threadIdx.x == 0) a.smids[blockIdx.x] = smid();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[0] = clock64();
+    a.clk[1] = global_ns();
+  }
+}
+
+__device__ __forceinline__ void end(const StreamArgs& a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[2] = clock64();
+    a.clk[3] = global_ns();
+  }
+}
+
+__device__ __forceinline__ void add_sum(unsigned int* sum, unsigned int acc) {
+  acc = __reduce_add_sync(0xffffffffu, acc);
+  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+}
+
+// The first chunk this block moves and the distance to its next one, in chunks: see
+// gd::stream_chunk (interleaved, so at any moment the whole grid works on one compact
+// window of memory, as DRAM pages like it).
+__device__ __forceinline__ unsigned long long first_chunk(const StreamArgs& a) {
+  return a.chunks <= a.blocks ? blockIdx.x % a.chunks : blockIdx.x;
+}
+
+template <int LOAD, int THREADS>
+__global__ void __launch_bounds__(THREADS)
+    bw_read_kernel(const uint4* __restrict__ buf, StreamArgs a) {
+  begin(a);
+  constexpr unsigned long long kChunk = THREADS * kUnroll;  // in uint4
+  unsigned int acc = 0;
+  const uint4* start = buf + first_chunk(a) * kChunk + threadIdx.x;
+  const unsigned long long step = a.blocks * kChunk;
+  for (unsigned long long pass = 0; pass < a.passes; ++pass) {
+    const uint4* p = start;
+    for (unsigned long long j = 0; j < a.chunks_per_block; ++j, p += step) {
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = load16<LOAD>(p + u * THREADS);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+  }
+  add_sum(a.sum, acc);
+  end(a);
+}
+
+// Pass p stores word i = i + p: full 16-byte stores, a warp covers 512 contiguous bytes.
+template <int THREADS, bool STREAMING>
+__global__ void __launch_bounds__(THREADS) bw_write_kernel(uint4* __restrict__ buf, StreamArgs a) {
+  begin(a);
+  constexpr unsigned long long kChunk = THREADS * kUnroll;
+  const unsigned long long first = first_chunk(a) * kChunk + threadIdx.x;
+  const unsigned long long step = a.blocks * kChunk;
+  for (unsigned long long pass = 0; pass < a.passes; ++pass) {
+    unsigned long long e = first;
+    for (unsigned long long j = 0; j < a.chunks_per_block; ++j, e += step) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const unsigned int w = static_cast<unsigned int>((e + u * THREADS) * 4 + pass);
+        store16<STREAMING>(buf + e + u * THREADS, make_uint4(w, w + 1, w + 2, w + 3));
+      }
+    }
+  }
+  end(a);
+}
+
+template <int LOAD, int THREADS, bool STREAMING>
+__global__ void __launch_bounds__(THREADS)
+    bw_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, StreamArgs a) {
+  begin(a);
+  constexpr unsigned long long kChunk = THREADS * kUnroll;
+  const unsigned long long first = first_chunk(a) * kChunk + threadIdx.x;
+  const unsigned long long step = a.blocks * kChunk;
+  for (unsigned long long pass = 0; pass < a.passes; ++pass) {
+    const unsigned int p = static_cast<unsigned int>(pass);
+    unsigned long long e = first;
+    for (unsigned long long j = 0; j < a.chunks_per_block; ++j, e += step) {
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = load16<LOAD>(src + e + u * THREADS);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        store16<STREAMING>(dst + e + u * THREADS,
+                           make_uint4(v[u].x + p, v[u].y + p, v[u].z + p, v[u].w + p));
+    }
+  }
+  end(a);
+}
+
+__global__ void bw_fill_kernel(unsigned int* buf, unsigned long long words) {
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < words; i += gridDim.x * 256ull)
+    buf[i] = static_cast<unsigned int>(i);
+}
+
+// The trusted check of what a write or copy left: the sum of every word.
+__global__ void bw_sum_kernel(const uint4* buf, unsigned long long vecs, unsigned int* sum) {
+  unsigned int acc = 0;
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < vecs;
+       i += gridDim.x * 256ull) {
+    const uint4 v = buf[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  add_sum(sum, acc);
+}
+
+struct SharedArgs {
+  unsigned int elements, stride;
+  unsigned long long iterations;
+  unsigned int* sum;
+  unsigned long long* clk;
+};
+
+template <int WIDTH>
+__device__ __forceinline__ unsigned int lds(unsigned int addr) {
+  if constexpr (WIDTH == 16) {
+    unsigned int a, b, c, d;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+                 : "r"(addr)
+                 : "memory");
+    return a + b + c + d;
+  } else if constexpr (WIDTH == 8) {
+    unsigned int a, b;
+    asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(a), "=r"(b) : "r"(addr) : "memory");
+    return a + b;
+  } else {
+    unsigned int a;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(a) : "r"(addr) : "memory");
+    return a;
+  }
+}
+
+// Thread t's k-th load reads element (t*stride + k*33) mod elements: gd::shared_element.
+template <int WIDTH>
+__global__ void __launch_bounds__(kSharedThreads) bw_shared_kernel(SharedArgs a) {
+  extern __shared__ uint4 smem_raw[];
+  auto* words = reinterpret_cast<unsigned int*>(smem_raw);
+  for (unsigned int w = threadIdx.x; w < a.elements * (WIDTH / 4); w += blockDim.x) words[w] = w;
+  __syncthreads();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[0] = clock64();
+    a.clk[1] = global_ns();
+  }
+  const unsigned int base = static_cast<unsigned int>(__cvta_generic_to_shared(smem_raw));
+  // Even iterations read set A, odd ones set B (the top element bit flipped): consecutive
+  // iterations never load the same addresses, so the loads cannot be hoisted.
+  unsigned int even[8], odd[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const unsigned int e = (threadIdx.x * a.stride + k * 33u) & (a.elements - 1);
+    even[k] = base + e * WIDTH;
+    odd[k] = base + (e ^ (a.elements / 2)) * WIDTH;
+  }
+  unsigned int acc = 0;
+  for (unsigned long long it = 0; it < a.iterations; it += 2) {
+    unsigned int v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(even[k]);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) acc += v[k];
+    if (it + 1 < a.iterations) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(odd[k]);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) acc += v[k];
+    }
+  }
+  add_sum(a.sum, acc);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[2] = clock64();
+    a.clk[3] = global_ns();
+  }
+}
+
+__constant__ unsigned int c_words[kConstantWords];
+
+// Every thread of the grid reads the same word at the same time: the constant cache's
+// broadcast. The index depends on the loop so each load is a real LDC.
+__global__ void __launch_bounds__(256)
+    bw_constant_kernel(unsigned long long iterations, unsigned int* sum, unsigned long long* clk) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    clk[0] = clock64();
+    clk[1] = global_ns();
+  }
+  unsigned int acc = 0;
+  for (unsigned long long it = 0; it < iterations; ++it) {
+    const unsigned int b = static_cast<unsigned int>(it * 8) & (kConstantWords - 1);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) acc += c_words[b + k];
+  }
+  add_sum(sum, acc);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    clk[2] = clock64();
+    clk[3] = global_ns();
+  }
+}
+
+}  // namespace bw
+
+namespace {
+
+void check(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  (void)cudaGetLastError();
+  const std::string msg = std::string(what) + ": " + cudaGetErrorString(rc);
+  if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
+  throw BackendError(msg);
+}
+
+// Device memory that grows (geometrically, falling back to the exact size) and is reused.
+class Buffer {
+ public:
+  ~Buffer() { release(); }
+  void* get(std::size_t bytes, const char* what) {
+    if (bytes <= size_) return ptr_;
+    release();
+    void* p = nullptr;
+    std::size_t want = std::max(bytes, size_ * 2);
+    if (cudaMalloc(&p, want) != cudaSuccess) {
+      (void)cudaGetLastError();
+      want = bytes;
+      if (const cudaError_t rc = cudaMalloc(&p, want); rc != cudaSuccess) {
+        (void)cudaGetLastError();
+        const std::string msg = "cudaMalloc of " + std::to_string(bytes) + " bytes for " + what +
+                                ": " + cudaGetErrorString(rc);
+        if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
+        throw BackendError(msg);
+      }
+    }
+    ptr_ = p;
+    size_ = want;
+    return ptr_;
+  }
+  void release() {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// The memory instructions each of our kernels executes, read from this binary's SASS with
+// cuobjdump where the toolkit is installed: per kernel, the most frequent load and the
+// most frequent store that are not kernel-parameter reads. (Like the latency probe's
+// reader in cuda_device.cu, but this one needs stores as well.)
+struct KernelOps {
+  std::string load, store;
+};
+
+std::map<std::string, KernelOps> memory_ops_from_sass() {
+  std::map<std::string, KernelOps> out;
+  std::string tool;
+  for (const char* c : {"cuobjdump", "/usr/local/cuda/bin/cuobjdump"})
+    if (std::system((std::string("command -v ") + c + " >/dev/null 2>&1").c_str()) == 0) {
+      tool = c;
+      break;
+    }
+  if (tool.empty()) return out;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || self.empty()) return out;
+  FILE* f = popen((tool + " --dump-sass '" + self + "' 2>/dev/null").c_str(), "r");
+  if (!f) return out;
+  static const std::regex kFunction(R"(Function : (\S+))");
+  static const std::regex kLoad(
+      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");
+  static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
+  std::string fn;
+  std::map<std::string, int> loads, stores;
+  auto best = [](const std::map<std::string, int>& m) {
+    if (m.empty()) return std::string();
+    return std::max_element(m.begin(), m.end(),
+                            [](auto& a, auto& b) { return a.second < b.second; })
+        ->first;
+  };
+  auto flush = [&] {
+    if (!fn.empty() && fn.find("bw_") != std::string::npos) out[fn] = {best(loads), best(stores)};
+    loads.clear();
+    stores.clear();
+  };
+  char line[1024];
+  std::smatch m;
+  while (std::fgets(line, sizeof line, f)) {
+    const std::string l = line;
+    if (std::regex_search(l, m, kFunction)) {
+      flush();
+      fn = m[1];
+    } else if (std::regex_search(l, m, kLoad)) {
+      if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
+    } else if (std::regex_search(l, m, kStore)) {
+      ++stores[m[1]];
+    }
+  }
+  flush();
+  pclose(f);
+  return out;
+}
+
+int load_index(BwLoad l) { return l == BwLoad::cached ? 0 : l == BwLoad::l2_only ? 1 : 2; }
+
+class CudaBandwidth final : public BandwidthKernels {
+ public:
+  CudaBandwidth(int device, cudaStream_t stream, const DeviceInfo& info)
+      : device_(device), stream_(stream), info_(info) {
+    check(cudaMalloc(&sum_, sizeof(unsigned int)), "cudaMalloc (sum)");
+    check(cudaMalloc(&clk_, sizeof(unsigned long long) * 4 * bw::kMaxRepeats),
+          "cudaMalloc (clock)");
+    check(cudaMalloc(&smids_, sizeof(int) * 4096), "cudaMalloc (smids)");
+    check(cudaEventCreate(&e0_), "cudaEventCreate");
+    check(cudaEventCreate(&e1_), "cudaEventCreate");
+    // One block per SM for the scaling kernels: ask for more shared memory than half an SM.
+    scale_smem_ = static_cast<int>(info.shared_per_sm_bytes.value_or(0) / 2 + 1024);
+    if (info.shared_per_block_optin_bytes &&
+        uint64_t(scale_smem_) > *info.shared_per_block_optin_bytes)
+      scale_smem_ = static_cast<int>(*info.shared_per_block_optin_bytes);
+    for (const void* k : {(const void*)bw::bw_read_kernel<0, bw::kScaleThreads>,
+                          (const void*)bw::bw_read_kernel<1, bw::kScaleThreads>})
+      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, scale_smem_),
+            "cudaFuncSetAttribute (scaling kernels)");
+  }
+
+  ~CudaBandwidth() override {
+    src_.release();
+    dst_.release();
+    flush_.release();
+    dev_host_.release();
+    if (pinned_) cudaFreeHost(pinned_);
+    if (sum_) cudaFree(sum_);
+    if (clk_) cudaFree(clk_);
+    if (smids_) cudaFree(smids_);
+    if (e0_) cudaEventDestroy(e0_);
+    if (e1_) cudaEventDestroy(e1_);
+    if (stream2_) cudaStreamDestroy(stream2_);
+  }
+
+  uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
+    return uint64_t(r.blocks > 0 ? bw::kScaleThreads : bw::kThreads) * bw::kUnroll * bw::kVector;
+  }
+  int stream_blocks() const override { return info_.compute_units * bw::kBlocksPerSm; }
+
+  Support supports(BwOp op, BwLoad load) const override {
+    if (load == BwLoad::texture)
+      return Support::no("texture streams are not implemented on CUDA yet");
+    if (op == BwOp::copy && load == BwLoad::readonly)
+      return Support::no("copies read through cached or l2_only");
+    return Support::yes();
+  }
+
+  StreamTiming stream(const StreamRequest& r) override {
+    if (r.repeats < 1 || r.repeats > bw::kMaxRepeats)
+      throw BackendError("stream: bad repeat count");
+    if (!supports(r.op, r.load).ok) throw BackendError("stream: unsupported load");
+    if (r.blocks > info_.compute_units) throw BackendError("stream: more blocks than SMs");
+    const uint64_t blocks = r.blocks > 0 ? uint64_t(r.blocks) : uint64_t(stream_blocks());
+    StreamTiming t;
+    t.layout = stream_layout(r.buffer_bytes, blocks, stream_chunk_bytes(r));
+    const StreamLayout& l = t.layout;
+    const uint64_t bytes = l.buffer_bytes();
+    if (r.op != BwOp::write) prepare_source(bytes);
+    uint4* dst = nullptr;
+    if (r.op != BwOp::read) dst = static_cast<uint4*>(dst_.get(bytes, "the destination buffer"));
+    const auto* src =
+        static_cast<const uint4*>(src_.get(std::max<uint64_t>(bytes, 16), "the source"));
+    void* flush = nullptr;
+    const std::size_t flush_bytes = 2 * info_.l2_bytes.value_or(64u << 20);
+    if (r.flush_l2) flush = flush_.get(flush_bytes, "the cache-flush buffer");
+
+    bw::StreamArgs a{l.chunks,
+                     l.blocks,
+                     l.chunks_per_block,
+                     r.passes,
+                     sum_,
+                     clk_,
+                     r.blocks > 0 ? smids_ : nullptr};
+    check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
+    const int li = load_index(r.load);
+    const bool scale = r.blocks > 0;
+    const int smem = scale ? scale_smem_ : 0;
+    auto launch = [&](int rep) {
+      a.clk = clk_ + 4 * rep;
+      const dim3 grid(static_cast<unsigned>(l.blocks));
+      switch (r.op) {
+        case BwOp::read:
+          if (scale) {
+            if (li == 0)
+              bw::bw_read_kernel<0, bw::kScaleThreads>
+                  <<<grid, bw::kScaleThreads, smem, stream_>>>(src, a);
+            else
+              bw::bw_read_kernel<1, bw::kScaleThreads>
+                  <<<grid, bw::kScaleThreads, smem, stream_>>>(src, a);
+          } else if (li == 0) {
+            bw::bw_read_kernel<0, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+          } else if (li == 1) {
+            bw::bw_read_kernel<1, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+          } else {
+            bw::bw_read_kernel<2, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+          }
+          break;
+        case BwOp::write:
+          if (scale) throw BackendError("stream: scaling runs reads only");
+          if (r.streaming_stores)
+            bw::bw_write_kernel<bw::kThreads, true><<<grid, bw::kThreads, 0, stream_>>>(dst, a);
+          else
+            bw::bw_write_kernel<bw::kThreads, false><<<grid, bw::kThreads, 0, stream_>>>(dst, a);
+          break;
+        case BwOp::copy:
+          if (scale) throw BackendError("stream: scaling runs reads only");
+          if (li == 1 && r.streaming_stores)
+            bw::bw_copy_kernel<1, bw::kThreads, true>
+                <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
+          else if (li == 1)
+            bw::bw_copy_kernel<1, bw::kThreads, false>
+                <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
+          else if (r.streaming_stores)
+            bw::bw_copy_kernel<0, bw::kThreads, true>
+                <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
+          else
+            bw::bw_copy_kernel<0, bw::kThreads, false>
+                <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
+          break;
+      }
+      check(cudaGetLastError(), "launching a stream kernel");
+    };
+
+    int launches = 0;
+    if (!r.flush_l2) {  // one untimed launch warms the caches and the TLB
+      launch(0);
+      ++launches;
+    }
+    std::vector<float> ms(r.repeats);
+    std::vector<unsigned long long> clk(4 * r.repeats);
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      if (flush) check(cudaMemsetAsync(flush, rep & 0xff, flush_bytes, stream_), "flushing the L2");
+      check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+      launch(rep);
+      ++launches;
+      check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+      check(cudaEventSynchronize(e1_), "running a stream kernel");
+      check(cudaEventElapsedTime(&ms[rep], e0_, e1_), "cudaEventElapsedTime");
+    }
+    check(cudaMemcpyAsync(clk.data(), clk_, sizeof(unsigned long long) * clk.size(),
+                          cudaMemcpyDeviceToHost, stream_),
+          "reading the clocks");
+    if (scale) {
+      std::vector<int> ids(l.blocks);
+      check(cudaMemcpyAsync(ids.data(), smids_, sizeof(int) * ids.size(), cudaMemcpyDeviceToHost,
+                            stream_),
+            "reading the SM ids");
+      check(cudaStreamSynchronize(stream_), "reading the SM ids");
+      t.distinct_sms = static_cast<int>(std::set<int>(ids.begin(), ids.end()).size());
+    }
+    unsigned int got = 0;
+    if (r.op == BwOp::read) {
+      check(cudaMemcpyAsync(&got, sum_, sizeof got, cudaMemcpyDeviceToHost, stream_),
+            "reading the sum");
+      check(cudaStreamSynchronize(stream_), "reading the sum");
+      const uint32_t want = stream_read_checksum(l, r.passes) * static_cast<uint32_t>(launches);
+      if (got != want)
+        t.check_error = "read checksum " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": loads were lost";
+    } else {
+      got = sum_of(dst, bytes);
+      const uint32_t want = stream_written_checksum(l, r.passes);
+      if (got != want)
+        t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": stores were lost";
+    }
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      t.seconds.push_back(ms[rep] / 1000.0);
+      const double c = double(clk[4 * rep + 2] - clk[4 * rep]);
+      const double ns = double(clk[4 * rep + 3] - clk[4 * rep + 1]);
+      if (ns > 0 && clk[4 * rep + 2] > clk[4 * rep]) t.clock_mhz.push_back(c / ns * 1000.0);
+    }
+    return t;
+  }
+
+  Support supports_shared() const override { return Support::yes(); }
+
+  SharedTiming shared(const SharedRequest& r) override {
+    if (r.repeats < 1 || r.repeats > bw::kMaxRepeats)
+      throw BackendError("shared: bad repeat count");
+    SharedTiming t;
+    SharedLayout& l = t.layout;
+    l.blocks = uint64_t(info_.compute_units) * 2;
+    l.threads = bw::kSharedThreads;
+    l.width_bytes = r.width_bytes;
+    l.stride = r.stride;
+    l.elements = bw::kSharedBytes / r.width_bytes;
+    l.loads_per_iteration = 8;
+    // ~1 ms at 128 B/clk/SM when conflict-free.
+    l.iterations = r.iterations ? r.iterations : 4096 * 16 / r.width_bytes;
+    bw::SharedArgs a{l.elements, l.stride, l.iterations, sum_, clk_};
+    check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
+    auto launch = [&](int rep) {
+      a.clk = clk_ + 4 * rep;
+      const dim3 grid(static_cast<unsigned>(l.blocks));
+      switch (r.width_bytes) {
+        case 4:
+          bw::bw_shared_kernel<4><<<grid, bw::kSharedThreads, bw::kSharedBytes, stream_>>>(a);
+          break;
+        case 8:
+          bw::bw_shared_kernel<8><<<grid, bw::kSharedThreads, bw::kSharedBytes, stream_>>>(a);
+          break;
+        case 16:
+          bw::bw_shared_kernel<16><<<grid, bw::kSharedThreads, bw::kSharedBytes, stream_>>>(a);
+          break;
+        default:
+          throw BackendError("shared: width must be 4, 8 or 16 bytes");
+      }
+      check(cudaGetLastError(), "launching the shared-memory kernel");
+    };
+    launch(0);
+    std::vector<float> ms(r.repeats);
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+      launch(rep);
+      check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+      check(cudaEventSynchronize(e1_), "running the shared-memory kernel");
+      check(cudaEventElapsedTime(&ms[rep], e0_, e1_), "cudaEventElapsedTime");
+    }
+    finish_timing(r.repeats, ms, t.seconds, t.clock_mhz);
+    unsigned int got = read_sum();
+    const uint32_t want = shared_checksum(l) * static_cast<uint32_t>(r.repeats + 1);
+    if (got != want)
+      t.check_error =
+          "shared checksum " + std::to_string(got) + ", expected " + std::to_string(want);
+    return t;
+  }
+
+  Support supports_constant() const override { return Support::yes(); }
+
+  ConstantTiming constant(int repeats) override {
+    if (repeats < 1 || repeats > bw::kMaxRepeats) throw BackendError("constant: bad repeat count");
+    if (!constant_filled_) {
+      std::vector<unsigned int> w(bw::kConstantWords);
+      for (unsigned i = 0; i < w.size(); ++i) w[i] = i;
+      check(cudaMemcpyToSymbolAsync(bw::c_words, w.data(), w.size() * 4, 0, cudaMemcpyHostToDevice,
+                                    stream_),
+            "filling constant memory");
+      constant_filled_ = true;
+    }
+    const uint64_t iterations = 8192;
+    const unsigned blocks = unsigned(info_.compute_units) * 8;
+    ConstantTiming t;
+    t.bytes_delivered = uint64_t(blocks) * 256 * iterations * 8 * 4;
+    check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
+    std::vector<float> ms(repeats);
+    bw::bw_constant_kernel<<<blocks, 256, 0, stream_>>>(iterations, sum_, clk_);
+    for (int rep = 0; rep < repeats; ++rep) {
+      check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+      bw::bw_constant_kernel<<<blocks, 256, 0, stream_>>>(iterations, sum_, clk_ + 4 * rep);
+      check(cudaGetLastError(), "launching the constant kernel");
+      check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+      check(cudaEventSynchronize(e1_), "running the constant kernel");
+      check(cudaEventElapsedTime(&ms[rep], e0_, e1_), "cudaEventElapsedTime");
+    }
+    finish_timing(repeats, ms, t.seconds, t.clock_mhz);
+    uint32_t per_thread = 0;
+    for (uint64_t it = 0; it < iterations; ++it)
+      for (uint32_t k = 0; k < 8; ++k)
+        per_thread += ((uint32_t(it) * 8) & (bw::kConstantWords - 1)) + k;
+    const uint32_t want = per_thread * blocks * 256u * uint32_t(repeats + 1);
+    const unsigned int got = read_sum();
+    if (got != want)
+      t.check_error =
+          "constant checksum " + std::to_string(got) + ", expected " + std::to_string(want);
+    return t;
+  }
+
+  Support supports_host(bool) const override { return Support::yes(); }
+
+  HostTiming host(const HostRequest& r) override {
+    if (r.bytes == 0 || r.bytes % 4)
+      throw BackendError("host: size must be a positive multiple of 4");
+    HostTiming t;
+    const uint64_t words = r.bytes / 4;
+    // Two device buffers (one per direction) and two host buffers of the kind asked for.
+    auto* dev = static_cast<unsigned char*>(dev_host_.get(2 * r.bytes, "the host-link buffers"));
+    unsigned int* dev_in = reinterpret_cast<unsigned int*>(dev);
+    unsigned int* dev_out = reinterpret_cast<unsigned int*>(dev + r.bytes);
+    unsigned int* h_in = nullptr;   // host -> device source
+    unsigned int* h_out = nullptr;  // device -> host destination
+    if (r.pinned) {
+      if (pinned_bytes_ < 2 * r.bytes) {
+        if (pinned_) cudaFreeHost(pinned_);
+        pinned_ = nullptr;
+        pinned_bytes_ = 0;
+        check(cudaMallocHost(&pinned_, 2 * r.bytes), "cudaMallocHost");
+        pinned_bytes_ = 2 * r.bytes;
+      }
+      h_in = static_cast<unsigned int*>(pinned_);
+    } else {
+      if (pageable_words_ < 2 * words) {
+        pageable_.reset(new unsigned int[2 * words]);  // uninitialised: the fill below touches it
+        pageable_words_ = 2 * words;
+      }
+      h_in = pageable_.get();
+    }
+    h_out = h_in + words;
+    for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<unsigned int>(i);
+    fill(dev_out, words);
+    if (!stream2_)
+      check(cudaStreamCreateWithFlags(&stream2_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamSynchronize(stream_), "preparing the host-link buffers");
+    auto once = [&] {
+      if (r.dir != HostDir::to_host)
+        check(cudaMemcpyAsync(dev_in, h_in, r.bytes, cudaMemcpyHostToDevice, stream_),
+              "host->device copy");
+      if (r.dir != HostDir::to_device)
+        check(cudaMemcpyAsync(h_out, dev_out, r.bytes, cudaMemcpyDeviceToHost,
+                              r.dir == HostDir::both ? stream2_ : stream_),
+              "device->host copy");
+      check(cudaStreamSynchronize(stream_), "host-link copy");
+      check(cudaStreamSynchronize(stream2_), "host-link copy");
+    };
+    once();  // warm: first touch of the pages, the driver's staging buffers
+    using Clock = std::chrono::steady_clock;
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      const auto t0 = Clock::now();
+      once();
+      t.seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    if (r.dir != HostDir::to_host) {
+      const unsigned int got = sum_of(reinterpret_cast<uint4*>(dev_in), r.bytes);
+      StreamLayout whole = stream_layout(r.bytes, 1, r.bytes);
+      if (got != stream_written_checksum(whole, 1))
+        t.check_error = "host->device data arrived wrong";
+    }
+    if (r.dir != HostDir::to_device)
+      for (uint64_t i = 0; i < words; i += 1021)
+        if (h_out[i] != static_cast<unsigned int>(i)) {
+          t.check_error = "device->host data arrived wrong at word " + std::to_string(i);
+          break;
+        }
+    return t;
+  }
+
+  std::optional<std::string> instruction(const std::string& kind) override {
+    static const std::map<std::string, KernelOps> ops = memory_ops_from_sass();
+    // kind -> (kernel name fragment, which op)
+    static const std::map<std::string, std::pair<std::string, int>> kernels = {
+        {"read.cached", {"bw_read_kernelILi0ELi256", 0}},
+        {"read.l2_only", {"bw_read_kernelILi1ELi256", 0}},
+        {"read.readonly", {"bw_read_kernelILi2ELi256", 0}},
+        {"scale.cached", {"bw_read_kernelILi0ELi1024", 0}},
+        {"scale.l2_only", {"bw_read_kernelILi1ELi1024", 0}},
+        {"write", {"bw_write_kernelILi256ELb0", 1}},
+        {"write.streaming", {"bw_write_kernelILi256ELb1", 1}},
+        {"copy.cached", {"bw_copy_kernelILi0ELi256ELb0", 2}},
+        {"copy.l2_only", {"bw_copy_kernelILi1ELi256ELb0", 2}},
+        {"copy.cached.streaming", {"bw_copy_kernelILi0ELi256ELb1", 2}},
+        {"copy.l2_only.streaming", {"bw_copy_kernelILi1ELi256ELb1", 2}},
+        {"shared.4", {"bw_shared_kernelILi4", 0}},
+        {"shared.8", {"bw_shared_kernelILi8", 0}},
+        {"shared.16", {"bw_shared_kernelILi16", 0}},
+        {"constant", {"bw_constant_kernel", 0}}};
+    auto k = kernels.find(kind);
+    if (k == kernels.end()) return std::nullopt;
+    for (const auto& [fn, op] : ops)
+      if (fn.find(k->second.first) != std::string::npos) {
+        const std::string s = k->second.second == 0   ? op.load
+                              : k->second.second == 1 ? op.store
+                                                      : op.load + " + " + op.store;
+        if (!s.empty() && s != " + ") return s;
+      }
+    return std::nullopt;
+  }
+
+ private:
+  // The source holds word i = i; refilled only when it grows (no kernel writes it).
+  void prepare_source(uint64_t bytes) {
+    if (bytes <= src_filled_) return;
+    auto* p = static_cast<unsigned int*>(src_.get(bytes, "the source buffer"));
+    fill(p, src_.size() / 4);
+    src_filled_ = src_.size();
+  }
+  void fill(unsigned int* p, uint64_t words) {
+    bw::bw_fill_kernel<<<info_.compute_units * 8, 256, 0, stream_>>>(p, words);
+    check(cudaGetLastError(), "filling a buffer");
+  }
+  unsigned int sum_of(const uint4* p, uint64_t bytes) {
+    check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
+    bw::bw_sum_kernel<<<info_.compute_units * 8, 256, 0, stream_>>>(p, bytes / 16, sum_);
+    check(cudaGetLastError(), "launching the check");
+    return read_sum();
+  }
+  unsigned int read_sum() {
+    unsigned int got = 0;
+    check(cudaMemcpyAsync(&got, sum_, sizeof got, cudaMemcpyDeviceToHost, stream_),
+          "reading the sum");
+    check(cudaStreamSynchronize(stream_), "running the check");
+    return got;
+  }
+  void finish_timing(int repeats, const std::vector<float>& ms, std::vector<double>& seconds,
+                     std::vector<double>& clock) {
+    std::vector<unsigned long long> clk(4 * repeats);
+    check(cudaMemcpyAsync(clk.data(), clk_, sizeof(unsigned long long) * clk.size(),
+                          cudaMemcpyDeviceToHost, stream_),
+          "reading the clocks");
+    check(cudaStreamSynchronize(stream_), "reading the clocks");
+    for (int rep = 0; rep < repeats; ++rep) {
+      seconds.push_back(ms[rep] / 1000.0);
+      const double c = double(clk[4 * rep + 2] - clk[4 * rep]);
+      const double ns = double(clk[4 * rep + 3] - clk[4 * rep + 1]);
+      if (ns > 0 && clk[4 * rep + 2] > clk[4 * rep]) clock.push_back(c / ns * 1000.0);
+    }
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  cudaStream_t stream2_ = nullptr;
+  DeviceInfo info_;
+  int scale_smem_ = 0;
+  Buffer src_, dst_, flush_, dev_host_;
+  uint64_t src_filled_ = 0;
+  unsigned int* sum_ = nullptr;
+  unsigned long long* clk_ = nullptr;
+  int* smids_ = nullptr;
+  cudaEvent_t e0_ = nullptr, e1_ = nullptr;
+  void* pinned_ = nullptr;
+  uint64_t pinned_bytes_ = 0;
+  std::unique_ptr<unsigned int[]> pageable_;
+  uint64_t pageable_words_ = 0;
+  bool constant_filled_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(int device, cudaStream_t stream,
+                                                         const DeviceInfo& info) {
+  return std::make_unique<CudaBandwidth>(device, stream, info);
 }
 
 }  // namespace gd::cuda

@@ -1,16 +1,277 @@
 #include "gpudissect/bandwidth.hpp"
 
+#include <algorithm>
+
+#include "gpudissect/result.hpp"
+
 namespace gd {
 
-void to_json(nlohmann::json& j, const BandwidthProbeResult& r) {
-  j = nlohmann::json{{"status", r.status.status}, {"wall_seconds", r.wall_seconds}};
-  if (!r.status.reason.empty()) j["reason"] = r.status.reason;
+using nlohmann::json;
+
+std::string to_string(BwOp op) {
+  switch (op) {
+    case BwOp::read:
+      return "read";
+    case BwOp::write:
+      return "write";
+    case BwOp::copy:
+      return "copy";
+  }
+  return "?";
 }
 
-void from_json(const nlohmann::json& j, BandwidthProbeResult& r) {
-  r.status.status = j.value("status", "ok");
-  r.status.reason = j.value("reason", "");
-  r.wall_seconds = j.value("wall_seconds", 0.0);
+std::string to_string(BwLoad l) {
+  switch (l) {
+    case BwLoad::cached:
+      return "cached";
+    case BwLoad::l2_only:
+      return "l2_only";
+    case BwLoad::readonly:
+      return "readonly";
+    case BwLoad::texture:
+      return "texture";
+  }
+  return "?";
+}
+
+std::string to_string(HostDir d) {
+  switch (d) {
+    case HostDir::to_device:
+      return "h2d";
+    case HostDir::to_host:
+      return "d2h";
+    case HostDir::both:
+      return "both";
+  }
+  return "?";
+}
+
+StreamLayout stream_layout(uint64_t buffer_bytes, uint64_t blocks, uint64_t chunk_bytes) {
+  StreamLayout l;
+  l.chunk_bytes = std::max<uint64_t>(chunk_bytes, 1);
+  l.blocks = std::max<uint64_t>(blocks, 1);
+  l.chunks = std::max<uint64_t>(buffer_bytes / l.chunk_bytes, 1);
+  if (l.chunks > l.blocks) l.chunks -= l.chunks % l.blocks;
+  l.chunks_per_block = l.chunks > l.blocks ? l.chunks / l.blocks : 1;
+  return l;
+}
+
+uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j) {
+  if (l.chunks <= l.blocks) return block % l.chunks;
+  return j * l.blocks + block;
+}
+
+Traffic stream_traffic(BwOp op, const StreamLayout& l, uint64_t passes) {
+  // Every block moves chunks_per_block chunks per pass, whether or not chunks are shared.
+  const uint64_t moved = l.blocks * l.chunks_per_block * l.chunk_bytes * passes;
+  switch (op) {
+    case BwOp::read:
+      return {moved, 0};
+    case BwOp::write:
+      return {0, moved};
+    case BwOp::copy:
+      return {moved, moved};
+  }
+  return {};
+}
+
+uint64_t stream_footprint(BwOp op, const StreamLayout& l) {
+  return l.buffer_bytes() * (op == BwOp::copy ? 2 : 1);
+}
+
+namespace {
+// Sum of the words first..first+n-1 of a buffer holding word i = i, mod 2^32.
+uint32_t index_sum(uint64_t first, uint64_t n) {
+  // n*(2*first + n - 1)/2 without overflow of the halving: halve the even factor.
+  uint64_t a = n, b = 2 * first + n - 1;
+  if (a % 2 == 0)
+    a /= 2;
+  else
+    b /= 2;
+  return static_cast<uint32_t>(a * b);
+}
+}  // namespace
+
+uint32_t stream_read_checksum(const StreamLayout& l, uint64_t passes) {
+  const uint64_t words = l.chunk_bytes / 4;
+  uint32_t sum = 0;
+  if (l.chunks > l.blocks) {
+    sum = index_sum(0, l.chunks * words);  // every chunk once per pass
+  } else {
+    for (uint64_t b = 0; b < l.blocks; ++b) sum += index_sum(stream_chunk(l, b, 0) * words, words);
+  }
+  return static_cast<uint32_t>(sum * passes);
+}
+
+uint32_t stream_written_checksum(const StreamLayout& l, uint64_t passes) {
+  const uint64_t words = l.buffer_bytes() / 4;
+  return static_cast<uint32_t>(index_sum(0, words) + words * (passes - 1));
+}
+
+uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint64_t iteration) {
+  const uint32_t e =
+      static_cast<uint32_t>((thread * l.stride + uint64_t(k) * 33) & (l.elements - 1));
+  return e ^ ((iteration & 1) ? l.elements / 2 : 0);
+}
+
+uint64_t shared_bytes(const SharedLayout& l) {
+  return l.blocks * l.threads * l.iterations * l.loads_per_iteration * l.width_bytes;
+}
+
+uint32_t shared_checksum(const SharedLayout& l) {
+  const uint32_t words = l.width_bytes / 4;
+  uint32_t even = 0, odd = 0;
+  for (uint64_t t = 0; t < l.threads; ++t)
+    for (uint32_t k = 0; k < l.loads_per_iteration; ++k) {
+      even += index_sum(uint64_t(shared_element(l, t, k, 0)) * words, words);
+      odd += index_sum(uint64_t(shared_element(l, t, k, 1)) * words, words);
+    }
+  const uint64_t n_odd = l.iterations / 2, n_even = l.iterations - n_odd;
+  return static_cast<uint32_t>((even * n_even + odd * n_odd) * l.blocks);
+}
+
+std::optional<double> api_memory_peak_gbps(const DeviceInfo& info) {
+  if (!info.memory_bus_width_bits || !info.memory_clock_mhz) return std::nullopt;
+  return double(*info.memory_bus_width_bits) * *info.memory_clock_mhz * 1e6 * 2 / 8 / 1e9;
+}
+
+// ---- JSON ----
+
+namespace {
+
+template <class T>
+void put(json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+template <class T>
+void get(const json& j, const char* key, std::optional<T>& v) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) v = it->get<T>();
+}
+template <class T>
+void get(const json& j, const char* key, T& v) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) v = it->get<T>();
+}
+void put_status(json& j, const Status& s) {
+  j["status"] = s.status;
+  if (!s.reason.empty()) j["reason"] = s.reason;
+}
+Status get_status(const json& j) {
+  Status s;
+  get(j, "status", s.status);
+  get(j, "reason", s.reason);
+  return s;
+}
+
+}  // namespace
+
+void to_json(json& j, const BandwidthPoint& p) {
+  j = json{{"x", p.x}, {"status", p.status}};
+  if (!p.reason.empty()) j["reason"] = p.reason;
+  if (p.read_bytes) j["read_bytes"] = p.read_bytes;
+  if (p.write_bytes) j["write_bytes"] = p.write_bytes;
+  put(j, "gbps", p.gbps);
+  put(j, "bytes_per_clk_sm", p.bytes_per_clk_sm);
+  put(j, "clock_mhz", p.clock_mhz);
+  put(j, "seconds", p.seconds);
+  if (p.sms) j["sms"] = p.sms;
+}
+void from_json(const json& j, BandwidthPoint& p) {
+  get(j, "x", p.x);
+  get(j, "status", p.status);
+  get(j, "reason", p.reason);
+  get(j, "read_bytes", p.read_bytes);
+  get(j, "write_bytes", p.write_bytes);
+  get(j, "gbps", p.gbps);
+  get(j, "bytes_per_clk_sm", p.bytes_per_clk_sm);
+  get(j, "clock_mhz", p.clock_mhz);
+  get(j, "seconds", p.seconds);
+  get(j, "sms", p.sms);
+}
+
+void to_json(json& j, const BandwidthLevel& l) {
+  j = json{{"name", l.name}, {"gbps", l.gbps}, {"confidence", l.confidence}};
+  if (l.capacity_lo_bytes && l.capacity_hi_bytes)
+    j["capacity_interval_bytes"] = {*l.capacity_lo_bytes, *l.capacity_hi_bytes};
+  put(j, "bytes_per_clk_sm", l.bytes_per_clk_sm);
+}
+void from_json(const json& j, BandwidthLevel& l) {
+  get(j, "name", l.name);
+  get(j, "gbps", l.gbps);
+  get(j, "confidence", l.confidence);
+  if (auto it = j.find("capacity_interval_bytes"); it != j.end() && it->size() == 2) {
+    l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
+    l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+  }
+  get(j, "bytes_per_clk_sm", l.bytes_per_clk_sm);
+}
+
+void to_json(json& j, const BandwidthCurve& c) {
+  j = json::object();
+  put_status(j, c.status);
+  j["x_unit"] = c.x_unit;
+  put(j, "timed_instruction", c.timed_instruction);
+  if (!c.note.empty()) j["note"] = c.note;
+  j["points"] = c.points;
+  j["levels"] = c.levels;
+  j["wall_seconds"] = c.wall_seconds;
+}
+void from_json(const json& j, BandwidthCurve& c) {
+  c.status = get_status(j);
+  get(j, "x_unit", c.x_unit);
+  get(j, "timed_instruction", c.timed_instruction);
+  get(j, "note", c.note);
+  get(j, "points", c.points);
+  get(j, "levels", c.levels);
+  get(j, "wall_seconds", c.wall_seconds);
+}
+
+void to_json(json& j, const BandwidthFigure& f) {
+  j = json{{"name", f.name}, {"gbps", f.gbps}, {"where", f.where}};
+  put(j, "bytes_per_clk_sm", f.bytes_per_clk_sm);
+  put(j, "clock_mhz", f.clock_mhz);
+  put(j, "timed_instruction", f.timed_instruction);
+}
+void from_json(const json& j, BandwidthFigure& f) {
+  get(j, "name", f.name);
+  get(j, "gbps", f.gbps);
+  get(j, "where", f.where);
+  get(j, "bytes_per_clk_sm", f.bytes_per_clk_sm);
+  get(j, "clock_mhz", f.clock_mhz);
+  get(j, "timed_instruction", f.timed_instruction);
+}
+
+void to_json(json& j, const BandwidthProbeResult& r) {
+  j = json::object();
+  put_status(j, r.status);
+  j["wall_seconds"] = r.wall_seconds;
+  put(j, "clock_mhz_measured", r.clock_mhz_measured);
+  put(j, "peak_gbps_api", r.peak_gbps_api);
+  put(j, "telemetry_before", r.telemetry_before);
+  put(j, "telemetry_after", r.telemetry_after);
+  j["figures"] = r.figures;
+  j["footprint"] = r.footprint;
+  j["scaling"] = r.scaling;
+  j["shared"] = r.shared;
+  j["host"] = r.host;
+  j["other"] = r.other;
+  put(j, "host_latency_us", r.host_latency_us);
+}
+void from_json(const json& j, BandwidthProbeResult& r) {
+  r.status = get_status(j);
+  get(j, "wall_seconds", r.wall_seconds);
+  get(j, "clock_mhz_measured", r.clock_mhz_measured);
+  get(j, "peak_gbps_api", r.peak_gbps_api);
+  get(j, "telemetry_before", r.telemetry_before);
+  get(j, "telemetry_after", r.telemetry_after);
+  get(j, "figures", r.figures);
+  get(j, "footprint", r.footprint);
+  get(j, "scaling", r.scaling);
+  get(j, "shared", r.shared);
+  get(j, "host", r.host);
+  get(j, "other", r.other);
+  get(j, "host_latency_us", r.host_latency_us);
 }
 
 }  // namespace gd

@@ -1,1 +1,208 @@
-// placeholder: being written
+// The bandwidth probe's GPU-free parts: byte accounting, checksums, plateau detection on
+// synthetic curves, the JSON mapping and option parsing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "bandwidth.hpp"
+#include "gpudissect/bandwidth.hpp"
+#include "gpudissect/result.hpp"
+
+namespace gd {
+namespace {
+
+TEST(BandwidthBytes, SharedChunksWhenFewerChunksThanBlocks) {
+  const StreamLayout l = stream_layout(3 * 16384, 8, 16384);
+  EXPECT_EQ(l.chunks, 3u);
+  EXPECT_EQ(l.chunks_per_block, 1u);
+  EXPECT_EQ(stream_chunk(l, 7, 0), 1u);  // 7 mod 3
+  // Every block moves its chunk: 8 blocks x 16 KiB per pass, not the 48 KiB buffer.
+  const Traffic t = stream_traffic(BwOp::read, l, 10);
+  EXPECT_EQ(t.read_bytes, 8u * 16384 * 10);
+  EXPECT_EQ(t.write_bytes, 0u);
+}
+
+TEST(BandwidthBytes, InterleavedAndRoundedAboveBlocks) {
+  const StreamLayout l = stream_layout(100 * 1024, 4, 1024);
+  EXPECT_EQ(l.chunks, 100u);  // already a multiple of 4
+  EXPECT_EQ(l.chunks_per_block, 25u);
+  EXPECT_EQ(stream_chunk(l, 1, 2), 9u);  // j * blocks + b
+  const StreamLayout r = stream_layout(103 * 1024, 4, 1024);
+  EXPECT_EQ(r.chunks, 100u);  // rounded down to whole rounds
+  EXPECT_EQ(r.buffer_bytes(), 100u * 1024);
+}
+
+TEST(BandwidthBytes, PerDirection) {
+  const StreamLayout l = stream_layout(1 << 20, 4, 4096);
+  EXPECT_EQ(stream_traffic(BwOp::write, l, 2).write_bytes, 2u << 20);
+  EXPECT_EQ(stream_traffic(BwOp::write, l, 2).read_bytes, 0u);
+  const Traffic c = stream_traffic(BwOp::copy, l, 3);
+  EXPECT_EQ(c.read_bytes, 3u << 20);
+  EXPECT_EQ(c.write_bytes, 3u << 20);
+  EXPECT_EQ(c.total(), 6u << 20);
+  EXPECT_EQ(stream_footprint(BwOp::copy, l), 2u << 20);
+  EXPECT_EQ(stream_footprint(BwOp::read, l), 1u << 20);
+}
+
+// The checksums against a brute-force walk of the same layout.
+TEST(BandwidthBytes, ChecksumsMatchBruteForce) {
+  for (uint64_t chunks : {2ull, 5ull, 12ull}) {
+    const StreamLayout l = stream_layout(chunks * 64, 4, 64);
+    uint32_t want = 0;
+    for (uint64_t b = 0; b < l.blocks; ++b)
+      for (uint64_t j = 0; j < l.chunks_per_block; ++j)
+        for (uint64_t w = 0; w < 16; ++w) want += uint32_t(stream_chunk(l, b, j) * 16 + w);
+    EXPECT_EQ(stream_read_checksum(l, 3), uint32_t(want * 3)) << chunks;
+    uint32_t written = 0;
+    for (uint64_t i = 0; i < l.buffer_bytes() / 4; ++i) written += uint32_t(i + 2);
+    EXPECT_EQ(stream_written_checksum(l, 3), written);
+  }
+}
+
+TEST(BandwidthBytes, SharedLayout) {
+  SharedLayout l;
+  l.blocks = 2;
+  l.threads = 64;
+  l.width_bytes = 16;
+  l.stride = 3;
+  l.elements = 2048;
+  l.loads_per_iteration = 8;
+  l.iterations = 5;
+  EXPECT_EQ(shared_bytes(l), 2u * 64 * 5 * 8 * 16);
+  EXPECT_EQ(shared_element(l, 1, 0, 0), 3u);
+  EXPECT_EQ(shared_element(l, 1, 0, 1), 3u ^ 1024u);
+  uint32_t want = 0;
+  for (uint64_t it = 0; it < l.iterations; ++it)
+    for (uint64_t t = 0; t < l.threads; ++t)
+      for (uint32_t k = 0; k < 8; ++k)
+        for (uint32_t w = 0; w < 4; ++w) want += shared_element(l, t, k, it) * 4 + w;
+  EXPECT_EQ(shared_checksum(l), uint32_t(want * 2));
+}
+
+TEST(BandwidthBytes, ApiPeak) {
+  DeviceInfo d;
+  EXPECT_FALSE(api_memory_peak_gbps(d));
+  d.memory_bus_width_bits = 6016;
+  d.memory_clock_mhz = 3201;
+  EXPECT_NEAR(*api_memory_peak_gbps(d), 4814.3, 0.1);
+}
+
+BandwidthCurve synthetic(const std::vector<std::pair<double, double>>& plateaus, double top) {
+  // plateaus: (end footprint, GB/s); points at 2 per doubling from 16 KiB to `top`.
+  BandwidthCurve c;
+  c.x_unit = "footprint_bytes";
+  int i = 0;
+  for (double x = 16384; x <= top; x *= std::sqrt(2.0), ++i) {
+    double g = plateaus.back().second;
+    for (const auto& [end, gbps] : plateaus)
+      if (x <= end) {
+        g = gbps;
+        break;
+      }
+    g *= 1.0 + 0.01 * ((i % 3) - 1);  // a little noise
+    BandwidthPoint p;
+    p.x = std::round(x);
+    p.gbps = Summary{g, g * 0.995, g * 1.005, g * 0.99, g * 1.01, 5};
+    p.bytes_per_clk_sm = Summary{g / 261.0, 0, 0, 0, 0, 5};
+    c.points.push_back(p);
+  }
+  return c;
+}
+
+TEST(BandwidthLevels, L1L2Memory) {
+  const double l2 = 60.0 * (1 << 20);
+  BandwidthCurve c = synthetic({{20e6, 31000}, {55e6, 11000}, {1e30, 4550}}, 512.0 * (1 << 20));
+  assign_bandwidth_levels(c, 1, uint64_t(l2));
+  ASSERT_EQ(c.levels.size(), 3u);
+  EXPECT_EQ(c.levels[0].name, "L1");
+  EXPECT_EQ(c.levels[1].name, "L2");
+  EXPECT_EQ(c.levels[2].name, "device memory");
+  EXPECT_NEAR(c.levels[0].gbps, 31000, 400);
+  EXPECT_NEAR(c.levels[2].gbps, 4550, 100);
+  ASSERT_TRUE(c.levels[0].capacity_lo_bytes);
+  EXPECT_LE(double(*c.levels[0].capacity_lo_bytes), 20e6);
+  EXPECT_GT(double(*c.levels[0].capacity_hi_bytes), 20e6);
+}
+
+TEST(BandwidthLevels, L2PartsNamedLikeLatency) {
+  const double l2 = 60.0 * (1 << 20);
+  BandwidthCurve c = synthetic({{28e6, 12000}, {58e6, 8800}, {1e30, 4550}}, 512.0 * (1 << 20));
+  assign_bandwidth_levels(c, 2, uint64_t(l2));
+  // The far part is a small step next to the one to memory, so detect_levels may merge it
+  // (its sublevel rule); when it keeps it, the two parts are named as in the latency probe.
+  ASSERT_GE(c.levels.size(), 2u);
+  EXPECT_EQ(c.levels.back().name, "device memory");
+  if (c.levels.size() == 3) {
+    EXPECT_EQ(c.levels[0].name, "L2 near");
+    EXPECT_EQ(c.levels[1].name, "L2 far");
+  } else {
+    EXPECT_EQ(c.levels[0].name, "L2");
+  }
+}
+
+TEST(BandwidthLevels, FlatCurveIsOneLevel) {
+  BandwidthCurve c = synthetic({{1e30, 5000}}, 8.0 * (1 << 20));
+  assign_bandwidth_levels(c, 1, 60u << 20);
+  ASSERT_EQ(c.levels.size(), 1u);
+  EXPECT_EQ(c.levels[0].name, "L1");  // never reaches 2x the L2: not called memory
+}
+
+TEST(BandwidthJson, RoundTrip) {
+  RunResult r;
+  r.device.backend = "cuda";
+  BandwidthProbeResult b;
+  b.status = {"interrupted", "stopped"};
+  b.wall_seconds = 12.5;
+  b.clock_mhz_measured = 1980;
+  b.peak_gbps_api = 4814.3;
+  BandwidthCurve c = synthetic({{20e6, 31000}, {1e30, 4550}}, 256.0 * (1 << 20));
+  c.timed_instruction = "LDG.E.128";
+  c.note = "n";
+  c.points[1].status = "skipped";
+  c.points[1].reason = "too big";
+  c.points[1].gbps.reset();
+  c.points[2].read_bytes = 123;
+  c.points[2].clock_mhz = 1977;
+  c.points[2].sms = 132;
+  assign_bandwidth_levels(c, 1, 60u << 20);
+  b.footprint["read"] = c;
+  b.scaling["l2"].x_unit = "active_sms";
+  b.host["h2d_pinned"].status = {"unsupported", "why"};
+  BandwidthFigure f;
+  f.name = "L1 read";
+  f.gbps = Summary{31000, 30900, 31100, 30000, 32000, 5};
+  f.bytes_per_clk_sm = Summary{118.6, 118, 119, 117, 120, 5};
+  f.clock_mhz = 1980;
+  f.timed_instruction = "LDG.E.128";
+  f.where = "read at 1 MiB";
+  b.figures.push_back(f);
+  b.host_latency_us = Summary{7, 6, 8, 5, 9, 10};
+  r.bandwidth = b;
+  const nlohmann::json j = to_json(r);
+  ASSERT_TRUE(j["probes"].contains("bandwidth"));
+  const RunResult back = run_result_from_json(j);
+  ASSERT_TRUE(back.bandwidth);
+  EXPECT_EQ(to_json(back), j);
+  EXPECT_EQ(back.bandwidth->footprint.at("read").points[1].status, "skipped");
+  EXPECT_EQ(back.bandwidth->figures[0].timed_instruction, "LDG.E.128");
+}
+
+TEST(BandwidthOptionsTest, Parse) {
+  const BandwidthOptions d = parse_bandwidth_options({});
+  EXPECT_FALSE(d.quick);
+  EXPECT_EQ(d.large_bytes, 4ull << 30);
+  const BandwidthOptions o = parse_bandwidth_options(
+      {{"quick", "1"}, {"max_footprint", "64M"}, {"repeats", "7"}, {"parts", "footprint,host"}});
+  EXPECT_TRUE(o.quick);
+  EXPECT_EQ(*o.max_footprint, 64ull << 20);
+  EXPECT_EQ(o.repeats, 7);
+  EXPECT_EQ(o.large_bytes, 0u);  // quick drops the large point unless asked
+  EXPECT_EQ(o.parts.size(), 2u);
+  EXPECT_THROW(parse_bandwidth_options({{"bogus", "1"}}), std::invalid_argument);
+  EXPECT_THROW(parse_bandwidth_options({{"repeats", "x"}}), std::invalid_argument);
+  EXPECT_THROW(parse_bandwidth_options({{"max_footprint", "lots"}}), std::invalid_argument);
+  EXPECT_THROW(parse_bandwidth_options({{"parts", "footprint,nope"}}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gd

@@ -1,25 +1,241 @@
-// Bandwidth at every level: the backend-neutral contract of the bandwidth probe and its result model.
-// (Scaffold: the bandwidth probe fills this in.)
+// Bandwidth at every level: the backend-neutral contract of the bandwidth probe, the one
+// place where bytes moved are counted, and the result model.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "gpudissect/device.hpp"
+#include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
 namespace gd {
 
+// ---- what a stream kernel does ----
+
+enum class BwOp { read, write, copy };
+// How a read reaches memory: through L1 (the default load), around it (L2 only), through
+// the read-only/non-coherent path, or through the texture unit.
+enum class BwLoad { cached, l2_only, readonly, texture };
+
+std::string to_string(BwOp op);
+std::string to_string(BwLoad l);
+
+// How a stream kernel lays its work out: `blocks` blocks, each moving `chunk_bytes` per
+// step (threads x vector width x unroll, so one step is fully coalesced). The buffer is
+// `chunks` chunks. With fewer chunks than blocks every block re-reads one chunk (block b:
+// chunk b mod chunks), so each SM's blocks stay on a few KiB; otherwise block b moves
+// chunks b, b + blocks, b + 2*blocks ... (chunks_per_block of them): every block does the
+// same work, no tail skews the time, and at any moment the grid works on one compact
+// window of memory (DRAM pages; 528 scattered streams cost writes ~7%).
+struct StreamLayout {
+  uint64_t chunk_bytes = 0;
+  uint64_t blocks = 0;
+  uint64_t chunks = 0;
+  uint64_t chunks_per_block = 0;
+  uint64_t buffer_bytes() const { return chunks * chunk_bytes; }
+};
+
+// The layout nearest below `buffer_bytes` (at least one chunk): above `blocks` chunks the
+// count is rounded down to a multiple of `blocks`.
+StreamLayout stream_layout(uint64_t buffer_bytes, uint64_t blocks, uint64_t chunk_bytes);
+// The chunk block `b` moves at its step j (0 <= j < chunks_per_block).
+uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j);
+
+struct Traffic {
+  uint64_t read_bytes = 0, write_bytes = 0;
+  uint64_t total() const { return read_bytes + write_bytes; }
+};
+
+// THE byte accounting of every stream kernel: what one launch moves per direction, when
+// every block makes `passes` passes over its chunks. A copy reads one buffer and writes
+// another of the same layout, and both directions count.
+Traffic stream_traffic(BwOp op, const StreamLayout& l, uint64_t passes);
+// Bytes of memory the kernel touches: one buffer, two for a copy.
+uint64_t stream_footprint(BwOp op, const StreamLayout& l);
+
+// Checks: a buffer is filled with word i = i (32-bit words). A read sums every word it
+// loads (mod 2^32); a write or copy leaves word i = i + passes - 1 (pass p stores i + p;
+// a copy stores src + p), which a trusted kernel sums afterwards.
+uint32_t stream_read_checksum(const StreamLayout& l, uint64_t passes);
+uint32_t stream_written_checksum(const StreamLayout& l, uint64_t passes);
+
+// Shared (local) memory: every thread makes `loads_per_iteration` loads of `width_bytes`
+// per iteration, thread t's k-th at element (t*stride + k*33) mod elements (a uniform
+// shift per k keeps the warp's bank pattern that of the stride). Elements are width-sized;
+// the array is filled with word i = i.
+struct SharedLayout {
+  uint64_t blocks = 0, threads = 0;  // threads per block
+  uint32_t width_bytes = 16;         // 4, 8 or 16
+  uint32_t stride = 1;               // in elements
+  uint32_t elements = 0;             // array size in elements (a power of two)
+  uint32_t loads_per_iteration = 8;
+  uint64_t iterations = 0;
+};
+// Odd iterations flip the top element bit (uniform across the warp: the bank pattern is
+// unchanged), so every iteration's loads differ from the last and none can be hoisted.
+uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint64_t iteration);
+uint64_t shared_bytes(const SharedLayout& l);  // bytes delivered to registers by one launch
+uint32_t shared_checksum(const SharedLayout& l);
+
+// ---- the contract a backend fulfils ----
+
+struct StreamRequest {
+  BwOp op = BwOp::read;
+  BwLoad load = BwLoad::cached;  // reads and the read half of a copy
+  uint64_t buffer_bytes = 0;     // per buffer; rounded by the backend's layout
+  uint64_t passes = 1;
+  // 0: fill the device (the backend's blocks per SM). Otherwise exactly this many blocks,
+  // at most one per SM (for SM scaling); the backend reports the SMs they ran on.
+  int blocks = 0;
+  int repeats = 5;
+  bool flush_l2 = false;          // evict the caches before each repeat (DRAM-resident scaling)
+  bool streaming_stores = false;  // evict-first stores (st.global.cs) for writes and copies
+};
+
+struct StreamTiming {
+  StreamLayout layout;
+  std::vector<double> seconds;    // per repeat, one launch each
+  std::vector<double> clock_mhz;  // SM clock seen during each launch, where measurable
+  int distinct_sms = 0;           // SMs the blocks ran on (0: not known)
+  std::string check_error;        // empty: the result matched what the host expected
+};
+
+struct SharedRequest {
+  uint32_t width_bytes = 16;
+  uint32_t stride = 1;
+  uint64_t iterations = 0;  // 0: the backend's default for a ~1 ms launch
+  int repeats = 5;
+};
+
+struct SharedTiming {
+  SharedLayout layout;
+  std::vector<double> seconds;
+  std::vector<double> clock_mhz;
+  std::string check_error;
+};
+
+// Constant memory: every thread of a warp reads the same word (a broadcast).
+struct ConstantTiming {
+  uint64_t bytes_delivered = 0;  // per launch: threads x loads x 4 bytes
+  std::vector<double> seconds;
+  std::vector<double> clock_mhz;
+  std::string check_error;
+};
+
+enum class HostDir { to_device, to_host, both };
+std::string to_string(HostDir d);
+
+struct HostRequest {
+  HostDir dir = HostDir::to_device;
+  bool pinned = true;
+  uint64_t bytes = 0;  // per direction
+  int repeats = 5;
+};
+
+struct HostTiming {
+  std::vector<double> seconds;  // per repeat: the whole transfer (both, for `both`)
+  std::string check_error;
+};
+
 // What a backend offers the bandwidth probe. A backend without it returns nullptr from
-// Device::bandwidth().
+// Device::bandwidth(). Calls throw AllocationFailed when memory cannot be had and
+// BackendError on any other API error.
 class BandwidthKernels {
  public:
   virtual ~BandwidthKernels() = default;
+  // Threads per block x vector x unroll: the chunk a block moves per step.
+  virtual uint64_t stream_chunk_bytes(const StreamRequest& r) const = 0;
+  // Blocks that fill the device.
+  virtual int stream_blocks() const = 0;
+  virtual Support supports(BwOp op, BwLoad load) const = 0;
+  virtual StreamTiming stream(const StreamRequest& r) = 0;
+  virtual Support supports_shared() const { return Support::no("not implemented by this backend"); }
+  virtual SharedTiming shared(const SharedRequest&) { throw BackendError("no shared kernel"); }
+  virtual Support supports_constant() const {
+    return Support::no("not implemented by this backend");
+  }
+  virtual ConstantTiming constant(int) { throw BackendError("no constant kernel"); }
+  virtual Support supports_host(bool pinned) const = 0;
+  virtual HostTiming host(const HostRequest& r) = 0;
+  // The SASS/ISA instruction a kernel times, e.g. "LDG.E.128", where the backend can read
+  // its own code. kind: "read.cached", "write", "write.streaming", "copy.l2_only.streaming",
+  // "scale.l2_only", "shared.16", "constant".
+  virtual std::optional<std::string> instruction(const std::string&) { return std::nullopt; }
+};
+
+// ---- the result model ----
+
+struct BandwidthPoint {
+  double x = 0;  // footprint bytes, active SMs, stride or transfer bytes (see the curve)
+  std::string status = "ok";  // ok | skipped | error
+  std::string reason;
+  uint64_t read_bytes = 0, write_bytes = 0;  // per launch
+  std::optional<Summary> gbps;               // 1e9 bytes/s, read + write
+  std::optional<Summary> bytes_per_clk_sm;   // at the clock seen, over the SMs used
+  std::optional<double> clock_mhz;
+  std::optional<Summary> seconds;  // per launch / transfer
+  int sms = 0;                     // SMs used (measured where known)
+};
+
+struct BandwidthLevel {
+  std::string name;  // "L1", "L2", "device memory", ...
+  std::optional<uint64_t> capacity_lo_bytes, capacity_hi_bytes;
+  double gbps = 0;
+  std::optional<double> bytes_per_clk_sm;
+  double confidence = 0;
+};
+
+struct BandwidthCurve {
+  Status status;
+  std::string x_unit;  // footprint_bytes | active_sms | stride | transfer_bytes
+  std::optional<std::string> timed_instruction;
+  std::string note;
+  std::vector<BandwidthPoint> points;
+  std::vector<BandwidthLevel> levels;
+  double wall_seconds = 0;
+};
+
+// A headline figure: the best a level delivers, with where it was seen.
+struct BandwidthFigure {
+  std::string name;  // "L1 read", "device memory copy", "host->device pinned", ...
+  Summary gbps;
+  std::optional<Summary> bytes_per_clk_sm;
+  std::optional<double> clock_mhz;
+  std::optional<std::string> timed_instruction;
+  std::string where;  // curve and point: "read at 8 MiB"
 };
 
 struct BandwidthProbeResult {
   Status status;
   double wall_seconds = 0;
+  std::optional<double> clock_mhz_measured;  // median SM clock over the probe's kernels
+  std::optional<double> peak_gbps_api;       // bus width x memory clock x 2 / 8
+  std::optional<Telemetry> telemetry_before, telemetry_after;
+  std::map<std::string, BandwidthCurve> footprint;  // by op: read, write, copy, read_l2 ...
+  std::map<std::string, BandwidthCurve> scaling;    // l2, dram: against active SMs
+  std::map<std::string, BandwidthCurve> shared;     // 32bit, 64bit, 128bit: against stride
+  std::map<std::string, BandwidthCurve> host;       // h2d_pinned, d2h_pageable, both_pinned...
+  std::map<std::string, BandwidthCurve> other;      // constant broadcast ...
+  std::vector<BandwidthFigure> figures;
+  std::optional<Summary> host_latency_us;  // a 4 KiB pinned host->device transfer
 };
 
+// Device-memory peak from the API's numbers (DDR: two transfers per clock), GB/s.
+std::optional<double> api_memory_peak_gbps(const DeviceInfo& info);
+
+void to_json(nlohmann::json& j, const BandwidthPoint& p);
+void from_json(const nlohmann::json& j, BandwidthPoint& p);
+void to_json(nlohmann::json& j, const BandwidthLevel& l);
+void from_json(const nlohmann::json& j, BandwidthLevel& l);
+void to_json(nlohmann::json& j, const BandwidthCurve& c);
+void from_json(const nlohmann::json& j, BandwidthCurve& c);
+void to_json(nlohmann::json& j, const BandwidthFigure& f);
+void from_json(const nlohmann::json& j, BandwidthFigure& f);
 void to_json(nlohmann::json& j, const BandwidthProbeResult& r);
 void from_json(const nlohmann::json& j, BandwidthProbeResult& r);
 
