@@ -1,29 +1,375 @@
 #include "compute.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "gpudissect/compute.hpp"
+#include "gpudissect/stats.hpp"
 
 namespace gd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool truthy(const std::string& k, const std::string& v) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  throw std::invalid_argument("compute." + k + ": expected 0 or 1, got '" + v + "'");
+}
+
+double number(const std::string& k, const std::string& v, double lo, double hi) {
+  std::size_t pos = 0;
+  double d = 0;
+  try {
+    d = std::stod(v, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos != v.size() || v.empty() || !(d >= lo && d <= hi))
+    throw std::invalid_argument("compute." + k + ": expected a number in [" + std::to_string(lo) +
+                                ", " + std::to_string(hi) + "], got '" + v + "'");
+  return d;
+}
+
+bool selected(const ComputeOptions& o, const ComputeOp& op) {
+  if (o.ops.empty()) return true;
+  for (const auto& s : o.ops)
+    if (op.name == s || op.klass == s || op.name.rfind(s + ".", 0) == 0) return true;
+  return false;
+}
+
+std::vector<std::string> top_opcodes(const LoopSass& s) {
+  std::vector<std::pair<int, std::string>> v;
+  for (const auto& [op, n] : s.opcodes) v.emplace_back(n, op);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size() && i < 6; ++i)
+    out.push_back(v[i].second + " x" + std::to_string(v[i].first));
+  return out;
+}
+
+class Runner {
+ public:
+  Runner(Device& dev, ComputeKernels& k, const ComputeOptions& opt)
+      : dev_(dev), k_(k), opt_(opt), info_(dev.info()) {}
+
+  // Calibrates the iteration count to `target_ms`, then times `repeats` launches.
+  // Fills the throughput (or latency) figures of f.
+  void measure(ComputeFigure& f, ComputeLaunch l, double target_ms, bool latency_figure) {
+    const ComputeOp& a = *find_compute_op(l.op);
+    const ComputeOp* b = l.mix.empty() ? nullptr : find_compute_op(l.mix);
+    l.iters = 4;
+    ComputeTiming t = k_.run(l);
+    for (int guard = 0; guard < 4 && t.span_ns < target_ms * 1e6 / 20; ++guard) {
+      l.iters *= t.span_ns > 0 ? std::clamp<uint64_t>(
+                                     static_cast<uint64_t>(target_ms * 1e6 / 4 / t.span_ns), 2, 64)
+                               : 16;
+      t = k_.run(l);
+    }
+    if (t.span_ns > 0)
+      l.iters = std::max<uint64_t>(
+          1, static_cast<uint64_t>(static_cast<double>(l.iters) * target_ms * 1e6 / t.span_ns));
+    std::vector<double> per_clk, mix_per_clk, per_s, lat, mhz;
+    StoppingRule rule{static_cast<std::size_t>(opt_.repeats),
+                      static_cast<std::size_t>(opt_.repeats) + 4, 0.01};
+    std::string bad;
+    while (!rule.done(per_clk)) {
+      t = k_.run(l);
+      if (!t.check_ok) bad = t.check;
+      const double clk = t.clock_mhz ? *t.clock_mhz : info_.clock_mhz_reported.value_or(0);
+      if (t.clock_mhz) mhz.push_back(*t.clock_mhz);
+      const double cycles = t.span_ns * clk / 1000.0;
+      const double ops_a =
+          static_cast<double>(ops_per_thread(a, l.ilp, l.iters, b ? &a : nullptr)) *
+          static_cast<double>(t.threads);
+      if (latency_figure) {
+        // One block: the loop's own cycles over the dependent steps of one chain.
+        const double steps = static_cast<double>(ops_per_thread(a, 1, l.iters));
+        const double c = t.clock_mhz ? t.cycles_per_block : cycles;
+        lat.push_back(c / steps);
+        per_clk.push_back(c / steps);
+        continue;
+      }
+      per_clk.push_back(cycles > 0 ? ops_a / (t.sms * cycles) : 0);
+      per_s.push_back(t.span_ns > 0 ? ops_a / (t.span_ns * 1e-9) : 0);
+      if (b) {
+        const double ops_b = static_cast<double>(ops_per_thread(*b, l.ilp, l.iters, &a)) *
+                             static_cast<double>(t.threads);
+        mix_per_clk.push_back(cycles > 0 ? ops_b / (t.sms * cycles) : 0);
+      }
+      f.warps_per_sm = t.warps_per_sm;
+    }
+    if (!mhz.empty()) f.clock_mhz = median(mhz);
+    if (latency_figure) {
+      f.latency_cycles = summarize(lat);
+    } else {
+      f.ops_per_clk_sm = summarize(per_clk);
+      f.ops_per_s = summarize(per_s);
+      if (b) f.mix_ops_per_clk_sm = summarize(mix_per_clk);
+    }
+    if (!bad.empty()) {
+      f.status = {"error", "host check failed: " + bad};
+    }
+  }
+
+  // Opcodes of the timed loop and how many intended instructions each counted op is.
+  void read_sass(ComputeFigure& f, const ComputeLaunch& l) {
+    const LoopSass s = k_.sass(l);
+    if (!s.read) return;
+    const ComputeOp& a = *find_compute_op(l.op);
+    f.opcodes = top_opcodes(s);
+    const int n = count_opcodes(s, a.sass_expect);
+    const int expected = l.mix.empty() ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
+                                       : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
+    if (n == 0) {
+      f.missing_instruction = true;
+      f.status = {"error", "the timed loop holds no " + a.sass_expect.front() +
+                               "; the figure is not that instruction's"};
+    }
+    if (expected > 0) f.sass_per_op = static_cast<double>(n) / expected;
+  }
+
+ private:
+  Device& dev_;
+  ComputeKernels& k_;
+  const ComputeOptions& opt_;
+  DeviceInfo info_;
+};
+
+ComputeFigure blank(const ComputeOp& op) {
+  ComputeFigure f;
+  f.op = op.name;
+  f.label = op.label;
+  f.klass = op.klass;
+  f.flops_per_op = op.flops_per_op;
+  f.peak_per_clk_sm = op.peak_per_clk_sm;
+  return f;
+}
+
+const std::vector<std::string> kQuick = {"fp32.fma",  "fp64.fma",      "fp16x2.fma", "int32.mad",
+                                         "sfu.rsqrt", "warp.shfl_idx", "mma.bf16",   "wgmma.bf16"};
+const std::vector<std::pair<std::string, std::string>> kPairs = {{"fp32.fma", "int32.mad"},
+                                                                 {"fp32.fma", "sfu.ex2"},
+                                                                 {"fp32.fma", "fp16x2.fma"},
+                                                                 {"fp32.fma", "lds.chase"},
+                                                                 {"fp32.fma", "fp64.fma"}};
+const std::vector<std::string> kSweepOps = {"fp32.fma", "fp16x2.fma", "int32.mad", "sfu.ex2"};
+const std::vector<int> kSweepIlp = {1, 2, 4, 8};
+const std::vector<int> kSweepWarps = {1, 2, 4, 8, 16, 32, 48, 64};
+
+}  // namespace
 
 ComputeOptions parse_compute_options(const std::map<std::string, std::string>& kv) {
   ComputeOptions o;
   for (const auto& [k, v] : kv) {
     if (k == "quick")
-      o.quick = v == "1" || v == "true" || v == "yes";
-    else
+      o.quick = truthy(k, v);
+    else if (k == "sweep")
+      o.sweep = truthy(k, v);
+    else if (k == "mixed")
+      o.mixed = truthy(k, v);
+    else if (k == "tensor")
+      o.tensor = truthy(k, v);
+    else if (k == "ms")
+      o.target_ms = number(k, v, 0.05, 1000);
+    else if (k == "repeats")
+      o.repeats = static_cast<int>(number(k, v, 1, 50));
+    else if (k == "ops") {
+      std::stringstream s(v);
+      std::string item;
+      while (std::getline(s, item, ','))
+        if (!item.empty()) o.ops.push_back(item);
+      if (o.ops.empty()) throw std::invalid_argument("compute.ops: empty list");
+      for (const auto& n : o.ops) {
+        bool known = false;
+        for (const auto& op : compute_ops())
+          known = known || op.name == n || op.klass == n || op.name.rfind(n + ".", 0) == 0;
+        if (!known) throw std::invalid_argument("compute.ops: unknown op or class '" + n + "'");
+      }
+    } else
       throw std::invalid_argument("unknown compute option '" + k + "'");
+  }
+  if (o.quick) {
+    o.target_ms = std::min(o.target_ms, 1.0);
+    o.repeats = std::min(o.repeats, 2);
   }
   return o;
 }
 
-void run_compute(Device& dev, const ComputeOptions&, Progress&, const std::atomic<bool>&,
-              ComputeProbeResult& out) {
-  if (!dev.compute()) {
-    out.status = {"unsupported", "the " + dev.info().backend + " backend has no compute kernels yet"};
+void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
+                 const std::atomic<bool>& stop, ComputeProbeResult& out) {
+  const auto t0 = Clock::now();
+  auto wall = [&] { out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count(); };
+  ComputeKernels* k = dev.compute();
+  if (!k) {
+    out.status = {"unsupported", "the " + dev.info().backend + " backend has no compute kernels"};
     return;
   }
-  out.status = {"unsupported", "not implemented yet"};
+  out.language = k->language();
+  out.sms = dev.info().compute_units;
+  out.peak_source =
+      "CUDA C++ Programming Guide arithmetic-instruction throughput (cc 9.0); tensor: H100 "
+      "whitepaper dense peaks";
+  Runner run(dev, *k, opt);
+
+  // What will run, compiled ahead in parallel.
+  std::vector<const ComputeOp*> table;
+  for (const auto& op : compute_ops()) {
+    if (op.klass == "memory" || op.klass == "sync") continue;
+    if (op.klass == "tensor" && !opt.tensor) continue;
+    if (opt.quick && std::find(kQuick.begin(), kQuick.end(), op.name) == kQuick.end()) continue;
+    if (!selected(opt, op)) continue;
+    table.push_back(&op);
+  }
+  std::vector<ComputeLaunch> plan;
+  for (const auto* op : table)
+    if (k->supports(*op).ok) plan.push_back({op->name, "", 8});
+  const bool mixed = opt.mixed && !opt.quick && opt.ops.empty() && out.language == "cuda";
+  if (mixed)
+    for (const auto& [a, b] : kPairs) plan.push_back({a, b, 8});
+  const bool sync = opt.ops.empty() && !opt.quick && out.language == "cuda";
+  if (sync) plan.push_back({"sync.bar", "", 1});
+  progress.note("compute: compiling " + std::to_string(plan.size()) + " kernel sources");
+  k->prepare(plan);
+  wall();
+
+  auto guarded = [&](ComputeFigure& f, auto&& fn) {
+    try {
+      fn();
+    } catch (const AllocationFailed& e) {
+      f.status = {"skipped", e.what()};
+    } catch (const std::exception& e) {
+      f.status = {"error", e.what()};
+    }
+  };
+
+  // 1. The table: throughput at ILP 8 with the SM full, latency of one dependent chain.
+  int n = 0;
+  std::vector<double> clocks;
+  for (const auto* op : table) {
+    if (stop) {
+      out.status = {"interrupted", "stopped by the user"};
+      wall();
+      return;
+    }
+    progress.step("compute", op->label, ++n, static_cast<int>(table.size()), op->name);
+    ComputeFigure f = blank(*op);
+    const Support s = k->supports(*op);
+    if (!s.ok) {
+      f.status = {"unsupported", s.reason};
+      out.table.push_back(std::move(f));
+      continue;
+    }
+    f.ilp = op->warpgroup ? 1 : 8;
+    guarded(f, [&] {
+      ComputeLaunch tl{op->name, "", f.ilp};
+      run.read_sass(f, tl);
+      run.measure(f, tl, opt.target_ms, false);
+      ComputeFigure lat = f;
+      ComputeLaunch ll{op->name, "", 1};
+      ll.latency = true;
+      run.measure(lat, ll, opt.target_ms / 4, true);
+      f.latency_cycles = lat.latency_cycles;
+      // Per SASS instruction where ptxas fused or split the counted op.
+      if (f.latency_cycles && f.sass_per_op && *f.sass_per_op > 0 && *f.sass_per_op < 1) {
+        const double k = 1.0 / *f.sass_per_op;
+        for (double* v : {&f.latency_cycles->median, &f.latency_cycles->q1, &f.latency_cycles->q3,
+                          &f.latency_cycles->min, &f.latency_cycles->max})
+          *v *= k;
+      }
+      if (f.status.ok() && !lat.status.ok()) f.status = lat.status;
+    });
+    if (f.ops_per_clk_sm && f.peak_per_clk_sm && *f.peak_per_clk_sm > 0) {
+      // Against the documented rate of the SASS instruction: a counted op that compiled to
+      // two instructions (or half of one) is scaled by what the loop holds.
+      const double per_op = f.sass_per_op && *f.sass_per_op > 0 ? *f.sass_per_op : 1.0;
+      f.fraction_of_peak = f.ops_per_clk_sm->median * per_op / *f.peak_per_clk_sm;
+    }
+    if (f.clock_mhz) clocks.push_back(*f.clock_mhz);
+    out.table.push_back(std::move(f));
+    wall();
+  }
+  if (!clocks.empty()) out.clock_mhz = median(clocks);
+
+  // 2. Mixed issue: ILP 8 chains of each op of a pair, interleaved.
+  if (mixed)
+    for (const auto& [a, b] : kPairs) {
+      if (stop) break;
+      const ComputeOp* oa = find_compute_op(a);
+      const ComputeOp* ob = find_compute_op(b);
+      ComputeFigure f = blank(*oa);
+      f.mix = b;
+      f.label = oa->label + " + " + ob->label;
+      f.klass = "mixed";
+      f.ilp = 8;
+      progress.step("compute", "mixed " + f.label, 1, 1, "");
+      guarded(f, [&] {
+        ComputeLaunch l{a, b, 8};
+        run.read_sass(f, l);
+        run.measure(f, l, opt.target_ms, false);
+      });
+      out.mixed.push_back(std::move(f));
+      wall();
+    }
+
+  // 3. __syncthreads against block size: one block, cycles per barrier.
+  if (sync)
+    for (int threads : {32, 64, 128, 256, 512, 1024}) {
+      if (stop) break;
+      const ComputeOp* op = find_compute_op("sync.bar");
+      ComputeFigure f = blank(*op);
+      f.warps_per_sm = threads / 32;
+      guarded(f, [&] {
+        ComputeLaunch l{op->name, "", 1};
+        l.latency = true;
+        l.block_threads = threads;
+        if (threads == 32) run.read_sass(f, l);
+        run.measure(f, l, 0.3, true);
+      });
+      out.sync.push_back(std::move(f));
+    }
+  wall();
+
+  // 4. ILP x occupancy.
+  if (opt.sweep) {
+    const int total = static_cast<int>(kSweepOps.size() * kSweepIlp.size() * kSweepWarps.size());
+    int i = 0;
+    for (const auto& name : kSweepOps) {
+      const ComputeOp* op = find_compute_op(name);
+      if (!op || !k->supports(*op).ok) continue;
+      for (int ilp : kSweepIlp)
+        for (int w : kSweepWarps) {
+          if (stop) {
+            out.status = {"interrupted", "stopped by the user"};
+            wall();
+            return;
+          }
+          progress.step("compute", "sweep " + op->label, ++i, total,
+                        "ILP " + std::to_string(ilp) + ", " + std::to_string(w) + " warps/SM");
+          ComputeFigure f = blank(*op);
+          f.ilp = ilp;
+          guarded(f, [&] {
+            ComputeLaunch l{name, "", ilp};
+            l.warps_per_sm = w;
+            run.measure(f, l, std::min(opt.target_ms, 1.0), false);
+          });
+          if (f.warps_per_sm == 0) f.warps_per_sm = w;
+          if (f.ops_per_clk_sm && f.ops_per_clk_sm->median > 0)
+            f.implied_latency = littles_law_latency(static_cast<double>(f.warps_per_sm) * ilp,
+                                                    f.ops_per_clk_sm->median / 32.0);
+          out.sweep.push_back(std::move(f));
+        }
+      wall();
+    }
+  }
+  wall();
+  progress.finish();
 }
 
 }  // namespace gd

@@ -1,9 +1,11 @@
-// The compute probe. (Scaffold.)
+// The compute probe: throughput and latency of each instruction, ILP x occupancy, mixed
+// issue, tensor cores; every figure beside the opcodes its loop actually executed.
 #pragma once
 
 #include <atomic>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/result.hpp"
@@ -12,15 +14,22 @@
 namespace gd {
 
 struct ComputeOptions {
-  bool quick = false;
+  bool quick = false;            // a few ops per class, shorter timings
+  bool sweep = false;            // ILP x occupancy for FFMA, HFMA2, IMAD, MUFU.EX2
+  bool mixed = true;             // mixed-issue pairs
+  bool tensor = true;            // mma.sync / wgmma
+  std::vector<std::string> ops;  // only these (names or class prefixes); empty: all
+  double target_ms = 2.0;        // length of one timed launch
+  int repeats = 3;               // timed launches per figure (at least)
 };
 
 // Options from the command line's `--option compute.KEY=VALUE` pairs (KEY without the
-// prefix). Throws std::invalid_argument naming the key on a bad key or value.
+// prefix): quick, sweep, mixed, tensor (0/1), ops (comma list), ms, repeats. Throws
+// std::invalid_argument naming the key on a bad key or value.
 ComputeOptions parse_compute_options(const std::map<std::string, std::string>& kv);
 
 // Fills `out` as it goes, so whatever was measured survives an exception or `stop`.
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
-              const std::atomic<bool>& stop, ComputeProbeResult& out);
+                 const std::atomic<bool>& stop, ComputeProbeResult& out);
 
 }  // namespace gd

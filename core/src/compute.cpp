@@ -1,16 +1,698 @@
 #include "gpudissect/compute.hpp"
 
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+#include "gpudissect/result.hpp"
+
 namespace gd {
 
+namespace {
+
+// Sources of the peaks. The CUDA C++ Programming Guide's table "Throughput of Native
+// Arithmetic Instructions (operations per clock cycle per multiprocessor)", column 9.0;
+// tensor peaks from the NVIDIA H100 Tensor Core GPU Architecture whitepaper (dense
+// FP16/BF16 989.4 TFLOP/s = 132 SMs x 1830 MHz x 4096 flop/clk/SM; TF32 half of it;
+// FP8/INT8 twice it).
+constexpr const char* kGuide = "CUDA C++ Programming Guide, arithmetic throughput table, cc 9.0";
+constexpr const char* kWhitepaper = "NVIDIA H100 architecture whitepaper, dense tensor peak";
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+}
+
+// {i}: this chain; {j}: the next chain of the same op (itself at ILP 1), for ops whose
+// operand must vary so that ptxas cannot fold a chain of them into fewer instructions.
+std::string with_index(std::string s, int i, int j) {
+  replace_all(s, "{i}", std::to_string(i));
+  replace_all(s, "{j}", std::to_string(j));
+  return s;
+}
+std::string with_index(std::string s, int i) { return with_index(std::move(s), i, i); }
+
+// The fold of a chain's state into the 32-bit checksum, per C type.
+std::string fold_for(const std::string& ctype) {
+  if (ctype == "float") return "acc ^= __float_as_uint(a{i});";
+  if (ctype == "double")
+    return "{ unsigned long long w = (unsigned long long)__double_as_longlong(a{i}); acc ^= "
+           "(unsigned)w ^ (unsigned)(w >> 32); }";
+  if (ctype == "unsigned long long") return "acc ^= (unsigned)a{i} ^ (unsigned)(a{i} >> 32);";
+  return "acc ^= (unsigned)a{i};";
+}
+
+std::string cl_fold_for(const std::string& ctype) {
+  if (ctype == "float") return "acc ^= as_uint(a{i});";
+  if (ctype == "double") return "acc ^= (uint)as_ulong(a{i}) ^ (uint)(as_ulong(a{i}) >> 32);";
+  if (ctype == "half2") return "acc ^= as_uint(a{i});";
+  return "acc ^= a{i};";
+}
+
+// A single-instruction dependent chain `a = op(a, ...)` in inline PTX.
+ComputeOp chain(std::string name, std::string klass, std::string label, const std::string& ctype,
+                const std::string& cons, const std::string& init, const std::string& ptx,
+                const std::string& inputs, std::string ptx_expect, std::vector<std::string> sass,
+                double flops, std::optional<double> peak, int insts = 1) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = std::move(klass);
+  o.label = std::move(label);
+  o.decl = ctype + " a{i} = " + init + ";";
+  o.step = "asm volatile(\"" + ptx + "\" : \"+" + cons + "\"(a{i})" +
+           (inputs.empty() ? "" : " : " + inputs) + ");";
+  o.fold = fold_for(ctype);
+  o.ptx_expect = std::move(ptx_expect);
+  o.sass_expect = std::move(sass);
+  o.flops_per_op = flops;
+  o.peak_per_clk_sm = peak;
+  if (peak) o.peak_source = kGuide;
+  o.insts_per_step = insts;
+  return o;
+}
+
+// OpenCL twin of an op.
+void cl(ComputeOp& o, const std::string& ctype, const std::string& init, const std::string& step,
+        const std::string& ext = "") {
+  o.cl_decl = ctype + " a{i} = " + init + ";";
+  o.cl_step = step;
+  o.cl_fold = cl_fold_for(ctype);
+  o.cl_ext = ext;
+}
+
+constexpr const char* kF = "fs + 0.0625f * {i}";
+constexpr const char* kD = "(double)fs + 0.0625 * {i}";
+// Lane-dependent: with warp-uniform values ptxas moves integer chains to the uniform
+// datapath (UIMAD, USHF) or folds shuffles of a uniform value away.
+constexpr const char* kU = "ub + 7u * {i} + 0x01000193u * lane";
+constexpr const char* kH2 = "hb ^ (unsigned){i}";
+constexpr const char* kHs = "(unsigned short)(hs ^ (unsigned short){i})";
+
+// mma.sync m16n8kK: 4 f32 (or s32) accumulators, 4 A and 2 B registers (the same words:
+// values do not change the timing, and small ones keep the sums finite).
+ComputeOp mma_sync(std::string name, std::string label, const std::string& shape,
+                   const std::string& types, bool integer, const std::string& a_word,
+                   double flops_per_warp) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = "tensor";
+  o.label = std::move(label);
+  const std::string t = integer ? "int" : "float";
+  const std::string c = integer ? "r" : "f";
+  // uc >> 8 is 0 at run time, unknown to ptxas: constant fragments let it fold the
+  // (emulated) FP8 mma.sync into FADDs.
+  o.prologue = "const unsigned ta = (" + a_word + ") + (uc >> 8);";
+  o.decl = t + " a{i}[4] = {0, 0, 0, 0};";
+  o.step = "asm volatile(\"mma.sync.aligned." + shape + ".row.col." + types +
+           " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+" + c +
+           "\"(a{i}[0]), \"+" + c + "\"(a{i}[1]), \"+" + c + "\"(a{i}[2]), \"+" + c +
+           "\"(a{i}[3]) : \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta));";
+  o.fold = integer ? "acc ^= (unsigned)(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);"
+                   : "acc ^= __float_as_uint(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);";
+  o.ptx_expect = "mma.sync.aligned." + shape;
+  o.sass_expect = {integer ? "IMMA" : "HMMA"};
+  o.flops_per_op = flops_per_warp / 32;
+  // Dense peak per SM per clock, in thread-instructions of this shape.
+  const double peak_flops = types.find("tf32") != std::string::npos ? 2048
+                            : (types.find("e4m3") != std::string::npos ||
+                               types.find("e5m2") != std::string::npos || integer)
+                                ? 8192
+                                : 4096;
+  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
+  o.peak_source = kWhitepaper;
+  return o;
+}
+
+// wgmma m64n256kK, both operands from shared memory through descriptors (no swizzle, K-major
+// core matrices of 8 rows x 16 bytes). One step: fence, kGroup wgmmas on the same
+// accumulators, commit, wait: the tensor core pipelines the group; two warpgroups per SM
+// cover each other's drain.
+constexpr int kWgmmaGroup = 8;
+ComputeOp wgmma(std::string name, std::string label, const std::string& types, int k, bool integer,
+                bool transposable, const std::string& fill_byte) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = "tensor";
+  o.label = std::move(label);
+  o.sm90a = true;
+  o.warpgroup = true;
+  o.steps_per_iter = 2;
+  o.insts_per_step = kWgmmaGroup;
+  const double flops = 2.0 * 64 * 256 * k;  // per warpgroup instruction
+  o.flops_per_op = flops / 128;             // per thread
+  const double peak_flops = (k == 8) ? 2048 : (k == 32) ? 8192 : 4096;
+  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
+  o.peak_source = kWhitepaper;
+  // A: 64 rows x 32 bytes, B: 256 rows x 32 bytes (k elements of 16/k*2 bytes... always 32 B
+  // per row: k16 x 2 B, k8 x 4 B, k32 x 1 B).
+  o.prologue =
+      "__shared__ __align__(1024) unsigned char gd_tile[(64 + 256) * 32];\n"
+      "  for (int j = threadIdx.x; j < (64 + 256) * 32; j += blockDim.x)\n"
+      "    gd_tile[j] = (unsigned char)(" +
+      fill_byte +
+      ");\n"
+      "  asm volatile(\"fence.proxy.async.shared::cta;\");\n"
+      "  __syncthreads();\n"
+      "  const unsigned gd_base = (unsigned)__cvta_generic_to_shared(gd_tile);\n"
+      "  auto gd_desc = [](unsigned addr) {\n"
+      "    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (8ull << 16) | (16ull << 32);\n"
+      "  };\n"
+      "  const unsigned long long desc_a = gd_desc(gd_base), desc_b = gd_desc(gd_base + 64 * 32);";
+  const std::string t = integer ? "int" : "float";
+  const std::string c = integer ? "r" : "f";
+  o.decl = t + " a{i}[128];\n  for (int j = 0; j < 128; ++j) a{i}[j] = 0;";
+  std::string regs, outs;
+  for (int j = 0; j < 128; ++j) {
+    regs += (j ? "," : "") + std::string("%") + std::to_string(j);
+    outs += (j ? ", " : "") + std::string("\"+") + c + "\"(a{i}[" + std::to_string(j) + "])";
+  }
+  std::string tail = integer ? "p" : transposable ? "p, 1, 1, 0, 0" : "p, 1, 1";
+  std::string one = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k) + "." + types +
+                    " {" + regs + "}, %128, %129, " + tail + ";\\n";
+  std::string body;
+  for (int g = 0; g < kWgmmaGroup; ++g) body += one;
+  o.step =
+      "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %130, 0;\\nwgmma.fence.sync.aligned;\\n" +
+      body +
+      "wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\\n}\\n\" : " + outs +
+      " : \"l\"(desc_a), \"l\"(desc_b), \"r\"(ub | 1u) : \"memory\");";
+  o.fold = integer
+               ? "{ int s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= (unsigned)s; }"
+               : "{ float s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= "
+                 "__float_as_uint(s); }";
+  o.ptx_expect = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k);
+  o.sass_expect = {integer ? "IGMMA" : (k == 32 ? "QGMMA" : "HGMMA")};
+  return o;
+}
+
+std::vector<ComputeOp> build_ops() {
+  std::vector<ComputeOp> v;
+  auto add = [&](ComputeOp o) -> ComputeOp& { return v.emplace_back(std::move(o)); };
+  const std::string F = "\"f\"(fb), \"f\"(fc)", Fb = "\"f\"(fb)";
+  const std::string D = "\"d\"(db), \"d\"(dc)", Db = "\"d\"(db)";
+  const std::string U = "\"r\"(ub), \"r\"(uc)", Ub = "\"r\"(ub)";
+  const std::string H = "\"r\"(hb), \"r\"(hc)", Hb = "\"r\"(hb)";
+  const std::string Hs = "\"h\"(hs), \"h\"(hs)";
+
+  // FP32. a*b+c with b<1 and c>0 converges: finite whatever the iteration count.
+  cl(add(chain("fp32.fma", "fp32", "FP32 fma", "float", "f", kF, "fma.rn.f32 %0, %0, %1, %2;", F,
+               "fma.rn.f32", {"FFMA"}, 2, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = fma(a{i}, fb, fc);");
+  cl(add(chain("fp32.add", "fp32", "FP32 add", "float", "f", kF, "add.rn.f32 %0, %0, %1;", Fb,
+               "add.rn.f32", {"FADD"}, 1, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = a{i} + fc;");
+  cl(add(chain("fp32.mul", "fp32", "FP32 mul", "float", "f", kF, "mul.rn.f32 %0, %0, %1;", Fb,
+               "mul.rn.f32", {"FMUL"}, 1, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = a{i} * fb;");
+  add(chain("fp32.max", "fp32", "FP32 max", "float", "f", kF, "max.f32 %0, %0, %1;", Fb, "max.f32",
+            {"FMNMX"}, 1, 64));
+  // FP64
+  cl(add(chain("fp64.fma", "fp64", "FP64 fma", "double", "d", kD, "fma.rn.f64 %0, %0, %1, %2;", D,
+               "fma.rn.f64", {"DFMA"}, 2, 64)),
+     "double", "(double)fs + 0.0625 * {i}", "a{i} = fma(a{i}, (double)fb, (double)fc);",
+     "cl_khr_fp64");
+  add(chain("fp64.fma_acc", "fp64", "FP64 fma (a = b*c + a)", "double", "d", kD,
+            "fma.rn.f64 %0, %1, %2, %0;", "\"d\"(db), \"d\"(dc * 1e-3)", "fma.rn.f64", {"DFMA"}, 2,
+            64));
+  add(chain("fp64.add", "fp64", "FP64 add", "double", "d", kD, "add.rn.f64 %0, %0, %1;", Db,
+            "add.rn.f64", {"DADD"}, 1, 64));
+  add(chain("fp64.mul", "fp64", "FP64 mul", "double", "d", kD, "mul.rn.f64 %0, %0, %1;", Db,
+            "mul.rn.f64", {"DMUL"}, 1, 64));
+  // FP16: half2 and scalar, BF16x2
+  cl(add(chain("fp16x2.fma", "fp16", "FP16x2 fma (HFMA2)", "unsigned", "r", kH2,
+               "fma.rn.f16x2 %0, %0, %1, %2;", H, "fma.rn.f16x2", {"HFMA2"}, 4, 128)),
+     "half2", "(half2)((half)fs, (half)(fs + 0.0625f * {i}))", "a{i} = fma(a{i}, hb, hc);",
+     "cl_khr_fp16");
+  add(chain("fp16x2.add", "fp16", "FP16x2 add", "unsigned", "r", kH2, "add.rn.f16x2 %0, %0, %1;",
+            Hb, "add.rn.f16x2", {"HADD2", "HFMA2.MMA"}, 2, 128));
+  add(chain("fp16x2.mul", "fp16", "FP16x2 mul", "unsigned", "r", kH2, "mul.rn.f16x2 %0, %0, %1;",
+            Hb, "mul.rn.f16x2", {"HMUL2", "HFMA2.MMA"}, 2, 128));
+  add(chain("fp16.fma", "fp16", "FP16 fma (scalar)", "unsigned short", "h", kHs,
+            "fma.rn.f16 %0, %0, %1, %2;", Hs, "fma.rn.f16", {"HFMA2"}, 2, std::nullopt));
+  add(chain("bf16x2.fma", "fp16", "BF16x2 fma", "unsigned", "r", kH2,
+            "fma.rn.bf16x2 %0, %0, %1, %2;", "\"r\"(bb), \"r\"(bc)", "fma.rn.bf16x2", {"HFMA2"}, 4,
+            128));
+  // INT32
+  add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
+            "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64));
+  add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
+            "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64));
+  add(chain("int32.mulhi", "int32", "INT32 mul.hi", "unsigned", "r", kU, "mul.hi.u32 %0, %0, %1;",
+            Ub, "mul.hi.u32", {"IMAD.HI"}, 1, 64));
+  cl(add(chain("int32.mad", "int32", "INT32 mad (IMAD)", "unsigned", "r", kU,
+               "mad.lo.u32 %0, %0, %1, %2;", U, "mad.lo.u32", {"IMAD"}, 2, 64)),
+     "uint", "ub + 7u * {i}", "a{i} = a{i} * ub + uc;");
+  add(chain("int32.lop3", "int32", "INT32 lop3 (xor3)", "unsigned", "r", kU,
+            "lop3.b32 %0, %0, %1, %2, 0x96;", U, "lop3.b32", {"LOP3"}, 1, 64));
+  add(chain("int32.shl", "int32", "INT32 shift (shl)", "unsigned", "r", kU, "shl.b32 %0, %0, %1;",
+            "\"r\"(a{j})", "shl.b32", {"SHF", "IMAD.SHL", "SHL"}, 1, 64));
+  add(chain("int32.rot", "int32", "INT32 funnel shift", "unsigned", "r", kU,
+            "shf.l.wrap.b32 %0, %0, %0, %1;", "\"r\"(a{j})", "shf.l.wrap", {"SHF"}, 1, 64));
+  add(chain("int32.popc", "int32", "INT32 popc", "unsigned", "r", kU, "popc.b32 %0, %0;", "",
+            "popc.b32", {"POPC"}, 1, 16));
+  add(chain("int32.brev", "int32", "INT32 brev", "unsigned", "r", kU, "brev.b32 %0, %0;", "",
+            "brev.b32", {"BREV"}, 1, 16));
+  add(chain("int32.clz", "int32", "INT32 clz", "unsigned", "r", kU, "clz.b32 %0, %0;", "",
+            "clz.b32", {"FLO"}, 1, 16));
+  add(chain("int32.dp4a", "int32", "INT8 dp4a", "unsigned", "r", kU, "dp4a.u32.u32 %0, %1, %2, %0;",
+            U, "dp4a.u32.u32", {"IDP.4A"}, 8, std::nullopt));
+  add(chain("int32.dp2a", "int32", "INT16 dp2a", "unsigned", "r", kU,
+            "dp2a.lo.u32.u32 %0, %1, %2, %0;", U, "dp2a.lo.u32.u32", {"IDP.2A"}, 4, std::nullopt));
+  // INT64: emulated with 32-bit halves; the SASS says how.
+  add(chain("int64.add", "int64", "INT64 add", "unsigned long long", "l", "ub64 + {i}",
+            "add.u64 %0, %0, %1;", "\"l\"(ub64)", "add.u64", {"IADD3", "IADD"}, 1, std::nullopt));
+  add(chain("int64.mul", "int64", "INT64 mul.lo", "unsigned long long", "l", "ub64 + {i}",
+            "mul.lo.u64 %0, %0, %1;", "\"l\"(ub64)", "mul.lo.u64", {"IMAD"}, 1, std::nullopt));
+  // Special functions (MUFU). Each chain keeps its value finite: 1/x oscillates, rsqrt and
+  // sqrt go to 1, 2^-x to 0.64, sin to 0, cos to 0.74; log2|x| wanders but is finite for
+  // most seeds (a NaN or inf changes no MUFU timing).
+  auto sfu = [&](const char* n, const char* l, const char* ptx, const char* expect,
+                 const char* sass, const char* clstep) {
+    ComputeOp& o = add(chain(n, "sfu", l, "float", "f", kF, ptx, "", expect, {sass}, 1, 16));
+    if (clstep) cl(o, "float", "fs + 0.0625f * {i}", clstep);
+  };
+  // rcp(rcp(x)) = x is folded by ptxas: 1/(x + c) (one FADD beside) is not.
+  sfu("sfu.rcp", "rcp.approx (+FADD)",
+      "{.reg .f32 t; add.f32 t, %0, 0f3A83126F; rcp.approx.ftz.f32 %0, t;}", "rcp.approx",
+      "MUFU.RCP", "a{i} = native_recip(a{i});");
+  sfu("sfu.rsqrt", "rsqrt.approx", "rsqrt.approx.ftz.f32 %0, %0;", "rsqrt.approx", "MUFU.RSQ",
+      "a{i} = native_rsqrt(a{i});");
+  sfu("sfu.sqrt", "sqrt.approx", "sqrt.approx.ftz.f32 %0, %0;", "sqrt.approx", "MUFU.SQRT",
+      nullptr);
+  sfu("sfu.ex2", "ex2.approx", "{.reg .f32 t; neg.f32 t, %0; ex2.approx.ftz.f32 %0, t;}",
+      "ex2.approx", "MUFU.EX2", "a{i} = native_exp2(-a{i});");
+  sfu("sfu.lg2", "lg2.approx", "{.reg .f32 t; abs.f32 t, %0; lg2.approx.ftz.f32 %0, t;}",
+      "lg2.approx", "MUFU.LG2", "a{i} = native_log2(fabs(a{i}) + 1.0f);");
+  sfu("sfu.sin", "sin.approx", "sin.approx.ftz.f32 %0, %0;", "sin.approx", "MUFU.SIN",
+      "a{i} = native_sin(a{i});");
+  sfu("sfu.cos", "cos.approx", "cos.approx.ftz.f32 %0, %0;", "cos.approx", "MUFU.COS", nullptr);
+  // What ordinary code gets: IEEE division and sqrt, full-range sinf (several instructions
+  // each; the figure is per call).
+  auto precise = [&](const char* n, const char* l, const char* expr, const char* ptx,
+                     const char* sass) {
+    ComputeOp o;
+    o.name = n;
+    o.klass = "precise";
+    o.label = l;
+    o.decl = std::string("float a{i} = ") + kF + ";";
+    o.step = expr;
+    o.fold = fold_for("float");
+    o.ptx_expect = ptx;
+    o.sass_expect = {sass};
+    add(std::move(o));
+  };
+  precise("precise.div", "x / y (IEEE)", "a{i} = fb / a{i};", "div.rn.f32", "MUFU.RCP");
+  precise("precise.sqrt", "sqrtf (IEEE)", "a{i} = sqrtf(a{i});", "sqrt.rn.f32", "MUFU.RSQ");
+  // sinf is a polynomial after range reduction (no MUFU.SIN): FFMA is its instruction.
+  precise("precise.sin", "sinf (full range)", "a{i} = sinf(a{i});", "fma.rn.f32", "FFMA");
+  // Conversions, as round trips so the chain stays one type (two instructions per step).
+  add(chain("conv.f32_i32", "conv", "f32->i32->f32", "float", "f", kF,
+            "{.reg .s32 t; cvt.rzi.s32.f32 t, %0; cvt.rn.f32.s32 %0, t;}", "", "cvt.rzi.s32.f32",
+            {"F2I", "I2F", "I2FP", "FRND"}, 1, 16, 2));
+  add(chain("conv.f32_f16", "conv", "f32->f16->f32", "float", "f", kF,
+            "{.reg .b16 t; cvt.rn.f16.f32 t, %0; cvt.f32.f16 %0, t;}", "", "cvt.rn.f16.f32",
+            {"F2F", "F2FP", "HADD2.F32"}, 1, std::nullopt, 2));
+  add(chain("conv.f64_f32", "conv", "f64->f32->f64", "double", "d", kD,
+            "{.reg .f32 t; cvt.rn.f32.f64 t, %0; cvt.f64.f32 %0, t;}", "", "cvt.rn.f32.f64",
+            {"F2F"}, 1, 16, 2));
+  // Warp operations: the value moves through the lanes, one dependent step each.
+  add(chain("warp.shfl_idx", "warp", "shfl.sync.idx", "unsigned", "r", kU,
+            "shfl.sync.idx.b32 %0, %0, %1, 31, -1;", "\"r\"(uc & 31u)", "shfl.sync.idx",
+            {"SHFL.IDX"}, 1, 32));
+  add(chain("warp.shfl_up", "warp", "shfl.sync.up", "unsigned", "r", kU,
+            "shfl.sync.up.b32 %0, %0, 1, 0, -1;", "", "shfl.sync.up", {"SHFL.UP"}, 1, 32));
+  add(chain("warp.shfl_down", "warp", "shfl.sync.down", "unsigned", "r", kU,
+            "shfl.sync.down.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.down", {"SHFL.DOWN"}, 1, 32));
+  add(chain("warp.shfl_xor", "warp", "shfl.sync.bfly", "unsigned", "r", kU,
+            "shfl.sync.bfly.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.bfly", {"SHFL.BFLY"}, 1, 32));
+  add(chain("warp.ballot", "warp", "vote.sync.ballot", "unsigned", "r", kU,
+            "{.reg .pred p; setp.ne.u32 p, %0, 0; vote.sync.ballot.b32 %0, p, -1;}", "",
+            "vote.sync.ballot", {"VOTE"}, 1, std::nullopt));
+  add(chain("warp.match", "warp", "match.any.sync", "unsigned", "r", kU,
+            "match.any.sync.b32 %0, %0, -1;", "", "match.any.sync", {"MATCH"}, 1, std::nullopt));
+  add(chain("warp.redux", "warp", "redux.sync.add", "unsigned", "r", kU,
+            "redux.sync.add.u32 %0, %0, -1;", "", "redux.sync.add", {"REDUX", "CREDUX"}, 1,
+            std::nullopt));
+  {
+    ComputeOp o;
+    o.name = "warp.syncwarp";
+    o.klass = "warp";
+    o.label = "__syncwarp";
+    o.decl = "unsigned a{i} = ub;";
+    o.step = "asm volatile(\"bar.warp.sync -1;\" ::: \"memory\");";
+    o.fold = fold_for("unsigned");
+    o.ptx_expect = "bar.warp.sync";
+    o.sass_expect = {"WARPSYNC", "NOP"};
+    add(std::move(o));
+  }
+  {
+    // __syncthreads: its cost against block size is measured with one block of each size.
+    ComputeOp o;
+    o.name = "sync.bar";
+    o.klass = "sync";
+    o.label = "__syncthreads";
+    o.decl = "unsigned a{i} = ub;";
+    o.step = "asm volatile(\"bar.sync 0;\" ::: \"memory\");";
+    o.fold = fold_for("unsigned");
+    o.ptx_expect = "bar.sync";
+    o.sass_expect = {"BAR.SYNC", "BAR"};
+    o.steps_per_iter = 64;
+    add(std::move(o));
+  }
+  {
+    // Shared-memory load chasing its own address: for the mixed FFMA + LDS pair.
+    ComputeOp o;
+    o.name = "lds.chase";
+    o.klass = "memory";
+    o.label = "shared load (LDS)";
+    o.prologue =
+        "__shared__ unsigned gd_lds[1024];\n"
+        "  for (int j = threadIdx.x; j < 1024; j += blockDim.x)\n"
+        "    gd_lds[j] = (unsigned)__cvta_generic_to_shared(&gd_lds[j]);\n"
+        "  __syncthreads();";
+    o.decl =
+        "unsigned a{i} = (unsigned)__cvta_generic_to_shared(&gd_lds[(lane + 32 * {i}) & 1023]);";
+    o.step = "asm volatile(\"ld.shared.u32 %0, [%0];\" : \"+r\"(a{i}) :: \"memory\");";
+    o.fold = "acc ^= a{i} - (unsigned)__cvta_generic_to_shared(&gd_lds[(lane + 32 * {i}) & 1023]);";
+    o.ptx_expect = "ld.shared.u32";
+    o.sass_expect = {"LDS"};
+    o.peak_per_clk_sm = 32;  // 128 B/clk/SM of shared bandwidth = 32 words
+    o.peak_source = kGuide;
+    add(std::move(o));
+  }
+  // Tensor cores: mma.sync (warp-wide, sm_80+ shapes; FP8 from sm_89).
+  add(mma_sync("mma.f16", "mma.sync m16n8k16 f16->f32", "m16n8k16", "f32.f16.f16.f32", false, "hb",
+               4096));
+  add(mma_sync("mma.bf16", "mma.sync m16n8k16 bf16->f32", "m16n8k16", "f32.bf16.bf16.f32", false,
+               "bb", 4096));
+  add(mma_sync("mma.tf32", "mma.sync m16n8k8 tf32->f32", "m16n8k8", "f32.tf32.tf32.f32", false,
+               "__float_as_uint(fb)", 2048));
+  add(mma_sync("mma.e4m3", "mma.sync m16n8k32 e4m3->f32", "m16n8k32", "f32.e4m3.e4m3.f32", false,
+               "0x30303030u", 8192));
+  add(mma_sync("mma.e5m2", "mma.sync m16n8k32 e5m2->f32", "m16n8k32", "f32.e5m2.e5m2.f32", false,
+               "0x38383838u", 8192));
+  add(mma_sync("mma.s8", "mma.sync m16n8k32 s8->s32", "m16n8k32", "s32.s8.s8.s32", true,
+               "0x01010101u", 8192));
+  // wgmma (sm_90a): tiles of varied small values (0.5..2, fp8 0.5..1, s8 -3..3): constant
+  // tiles toggle fewer bits and would flatter the clock under load.
+  add(wgmma("wgmma.f16", "wgmma m64n256k16 f16->f32", "f32.f16.f16", 16, false, true,
+            "(j & 1) ? 0x38 + ((j >> 1) & 3) : (j * 37) & 0xff"));
+  add(wgmma("wgmma.bf16", "wgmma m64n256k16 bf16->f32", "f32.bf16.bf16", 16, false, true,
+            "(j & 1) ? 0x3f : 0x80 | ((j * 37) & 0x7f)"));
+  add(wgmma("wgmma.tf32", "wgmma m64n256k8 tf32->f32", "f32.tf32.tf32", 8, false, false,
+            "(j & 3) == 3 ? 0x3f : (j & 3) == 2 ? 0x80 | ((j * 37) & 0x7f) : (j * 37) & 0xff"));
+  add(wgmma("wgmma.e4m3", "wgmma m64n256k32 e4m3->f32", "f32.e4m3.e4m3", 32, false, false,
+            "0x30 + ((j * 37) & 7)"));
+  add(wgmma("wgmma.e5m2", "wgmma m64n256k32 e5m2->f32", "f32.e5m2.e5m2", 32, false, false,
+            "0x38 + ((j * 37) & 3)"));
+  add(wgmma("wgmma.s8", "wgmma m64n256k32 s8->s32", "s32.s8.s8", 32, true, false, "1"));
+  return v;
+}
+
+int default_steps(const ComputeOp& op) {
+  if (op.steps_per_iter > 0) return op.steps_per_iter;
+  const std::string& k = op.klass;
+  // Single-issue ops at one warp-instruction per clock per SMSP need long bodies: 512
+  // instructions against ~3 of loop control is < 0.6% of issue slots.
+  if (k == "fp32" || k == "fp16" || k == "int32") return 512;
+  if (k == "fp64" || k == "int64" || k == "warp" || k == "memory") return 256;
+  if (k == "tensor") return 64;
+  return 128;
+}
+
+}  // namespace
+
+const std::vector<ComputeOp>& compute_ops() {
+  static const std::vector<ComputeOp> ops = build_ops();
+  return ops;
+}
+
+const ComputeOp* find_compute_op(const std::string& name) {
+  for (const auto& o : compute_ops())
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+int steps_per_iteration(const ComputeOp& op, int ilp) {
+  if (op.warpgroup || op.klass == "sync") return default_steps(op);
+  return std::max(1, default_steps(op) / std::max(1, ilp));
+}
+
+std::string compute_kernel_name(int ilp) { return "gd_ilp" + std::to_string(ilp); }
+
+int mixed_steps_per_iteration(const ComputeOp& op, int ilp) {
+  return std::max(1, steps_per_iteration(op, ilp) / 2);
+}
+
+uint64_t ops_per_thread(const ComputeOp& op, int ilp, uint64_t iters, const ComputeOp* mixed_with) {
+  const int chains = op.warpgroup ? 1 : ilp;
+  const int steps =
+      mixed_with ? mixed_steps_per_iteration(*mixed_with, ilp) : steps_per_iteration(op, ilp);
+  return iters * static_cast<uint64_t>(steps) * chains * static_cast<uint64_t>(op.insts_per_step);
+}
+
+std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& ilps,
+                                 const ComputeOp* mix) {
+  std::ostringstream s;
+  s << "// generated by gpudissect: " << op.name << (mix ? " + " + mix->name : "") << "\n";
+  for (int ilp0 : ilps) {
+    const int ilp = op.warpgroup ? 1 : ilp0;
+    // A mixed pair has 2 x ILP chains: halve the steps so the body keeps its size.
+    const int steps = mix ? mixed_steps_per_iteration(op, ilp) : steps_per_iteration(op, ilp);
+    const bool big = op.warpgroup || (mix && mix->warpgroup);
+    s << "extern \"C\" __global__ void "
+      << (big ? "__launch_bounds__(256, 1) " : "__launch_bounds__(1024) ")
+      << compute_kernel_name(ilp0)
+      << "(unsigned* out, unsigned long long* tim, int iters, float fs, float fb, float fc,\n"
+         "    unsigned ub, unsigned uc) {\n"
+         "  const unsigned lane = threadIdx.x & 31u;\n"
+         "  const double db = (double)fb, dc = (double)fc;\n"
+         "  const unsigned long long ub64 = ((unsigned long long)uc << 32) | ub;\n"
+         "  unsigned hb, hc, bb, bc;\n"
+         "  asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(hb) : \"f\"(fb), \"f\"(fb));\n"
+         "  asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(hc) : \"f\"(fc), \"f\"(fc));\n"
+         "  asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(bb) : \"f\"(fb), \"f\"(fb));\n"
+         "  asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(bc) : \"f\"(fc), \"f\"(fc));\n"
+         "  const unsigned short hs = (unsigned short)(hb & 0xffffu);\n"
+         "  (void)lane; (void)db; (void)dc; (void)ub64; (void)hs; (void)hc; (void)bc;\n";
+    if (!op.prologue.empty()) s << "  " << op.prologue << "\n";
+    if (mix && !mix->prologue.empty() && mix->prologue != op.prologue)
+      s << "  " << mix->prologue << "\n";
+    // Chain ids: op's 0..ilp-1, mix's 100..: distinct names and distinct seeds.
+    for (int i = 0; i < ilp; ++i) {
+      s << "  " << with_index(op.decl, i) << "\n";
+      if (mix) s << "  " << with_index(mix->decl, 100 + i) << "\n";
+    }
+    s << "  unsigned long long t0, t1;\n"
+         "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t0));\n"
+         "  const long long c0 = clock64();\n"
+         "#pragma unroll 1\n"
+         "  for (int it = 0; it < iters; ++it) {\n";
+    for (int u = 0; u < steps; ++u)
+      for (int i = 0; i < ilp; ++i) {
+        s << "    " << with_index(op.step, i, (i + 1) % ilp) << "\n";
+        if (mix) s << "    " << with_index(mix->step, 100 + i, 100 + (i + 1) % ilp) << "\n";
+      }
+    s << "  }\n"
+         "  const long long c1 = clock64();\n"
+         "  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t1));\n"
+         "  unsigned acc = 0;\n";
+    for (int i = 0; i < ilp; ++i) {
+      s << "  " << with_index(op.fold, i) << "\n";
+      if (mix) s << "  " << with_index(mix->fold, 100 + i) << "\n";
+    }
+    s << "  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"
+         "  if (threadIdx.x == 0) {\n"
+         "    tim[4 * blockIdx.x] = (unsigned long long)(c1 - c0);\n"
+         "    tim[4 * blockIdx.x + 1] = t0;\n"
+         "    tim[4 * blockIdx.x + 2] = t1;\n"
+         "  }\n"
+         "}\n";
+  }
+  return s.str();
+}
+
+std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps) {
+  std::ostringstream s;
+  s << "// generated by gpudissect: " << op.name << "\n";
+  const bool fp64 = op.cl_ext == "cl_khr_fp64", fp16 = op.cl_ext == "cl_khr_fp16";
+  if (!op.cl_ext.empty()) s << "#pragma OPENCL EXTENSION " << op.cl_ext << " : enable\n";
+  // Shorter bodies than CUDA's: OpenCL compilers (PoCL's LLVM) take longer per statement.
+  for (int ilp : ilps) {
+    const int steps = std::max(1, 64 / ilp);
+    s << "__kernel void " << compute_kernel_name(ilp)
+      << "(__global uint* out, __global ulong* tim, int iters, float fs, float fb, float fc,\n"
+         "    uint ub, uint uc) {\n";
+    if (fp16) s << "  const half2 hb = (half2)((half)fb), hc = (half2)((half)fc);\n";
+    (void)fp64;
+    for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_decl, i) << "\n";
+    s << "  for (int it = 0; it < iters; ++it) {\n";
+    for (int u = 0; u < steps; ++u)
+      for (int i = 0; i < ilp; ++i) s << "    " << with_index(op.cl_step, i, (i + 1) % ilp) << "\n";
+    s << "  }\n  uint acc = 0;\n";
+    for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_fold, i) << "\n";
+    s << "  out[get_global_id(0)] = acc;\n"
+         "  if (get_global_id(0) == 0) tim[0] = (ulong)iters;\n"
+         "}\n";
+  }
+  return s.str();
+}
+
+double littles_law_latency(double in_flight, double warp_insts_per_clk) {
+  return warp_insts_per_clk > 0 ? in_flight / warp_insts_per_clk : 0;
+}
+
+double littles_law_in_flight(double latency_cycles, double warp_insts_per_clk) {
+  return latency_cycles * warp_insts_per_clk;
+}
+
+int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect) {
+  int n = 0;
+  for (const auto& [op, c] : s.opcodes)
+    for (const auto& e : expect)
+      if (op == e ||
+          (op.size() > e.size() && op.compare(0, e.size(), e) == 0 && op[e.size()] == '.')) {
+        n += c;
+        break;
+      }
+  return n;
+}
+
+std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
+  std::map<std::string, LoopSass> out;
+  static const std::regex kFunction(R"(Function : (\S+))");
+  static const std::regex kInst(
+      R"(/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\s*([^;]*);)");
+  std::string fn;
+  std::vector<std::pair<unsigned long, std::string>> insts;
+  auto flush = [&] {
+    if (fn.empty()) return;
+    LoopSass ls;
+    ls.read = true;
+    unsigned long best_lo = 0, best_hi = 0;
+    for (const auto& [addr, text] : insts) {
+      if (text.rfind("BRA", 0) != 0) continue;
+      std::smatch m;
+      static const std::regex kTarget(R"(0x([0-9a-f]+))");
+      if (!std::regex_search(text, m, kTarget)) continue;
+      const unsigned long target = std::stoul(m[1].str(), nullptr, 16);
+      if (target < addr && addr - target > best_hi - best_lo) {
+        best_lo = target;
+        best_hi = addr;
+      }
+    }
+    if (best_hi > best_lo)
+      for (const auto& [addr, text] : insts) {
+        if (addr < best_lo || addr > best_hi) continue;
+        const std::string opc = text.substr(0, text.find(' '));
+        ++ls.opcodes[opc];
+        ++ls.loop_instructions;
+      }
+    out[fn] = std::move(ls);
+    insts.clear();
+  };
+  std::istringstream in(sass);
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, m, kFunction)) {
+      flush();
+      fn = m[1];
+    } else if (std::regex_search(line, m, kInst)) {
+      insts.emplace_back(std::stoul(m[1].str(), nullptr, 16), m[2].str() + " " + m[3].str());
+    }
+  }
+  flush();
+  return out;
+}
+
+// ---- JSON ----
+
+namespace {
+template <class T>
+void put(nlohmann::json& j, const char* k, const std::optional<T>& v) {
+  if (v) j[k] = *v;
+}
+template <class T>
+void get(const nlohmann::json& j, const char* k, std::optional<T>& v) {
+  auto it = j.find(k);
+  if (it != j.end() && !it->is_null()) v = it->get<T>();
+}
+nlohmann::json figures(const std::vector<ComputeFigure>& v) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& f : v) a.push_back(f);
+  return a;
+}
+void read_figures(const nlohmann::json& j, const char* k, std::vector<ComputeFigure>& v) {
+  if (j.contains(k))
+    for (const auto& e : j[k]) v.push_back(e.get<ComputeFigure>());
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const ComputeFigure& f) {
+  j = nlohmann::json{{"op", f.op},           {"label", f.label},
+                     {"class", f.klass},     {"status", f.status.status},
+                     {"ilp", f.ilp},         {"warps_per_sm", f.warps_per_sm},
+                     {"opcodes", f.opcodes}, {"missing_instruction", f.missing_instruction}};
+  if (!f.status.reason.empty()) j["reason"] = f.status.reason;
+  if (!f.mix.empty()) j["mix"] = f.mix;
+  put(j, "ops_per_clk_sm", f.ops_per_clk_sm);
+  put(j, "mix_ops_per_clk_sm", f.mix_ops_per_clk_sm);
+  put(j, "ops_per_s", f.ops_per_s);
+  put(j, "flops_per_op", f.flops_per_op);
+  put(j, "peak_per_clk_sm", f.peak_per_clk_sm);
+  put(j, "fraction_of_peak", f.fraction_of_peak);
+  put(j, "latency_cycles", f.latency_cycles);
+  put(j, "clock_mhz", f.clock_mhz);
+  put(j, "sass_per_op", f.sass_per_op);
+  put(j, "implied_latency_cycles", f.implied_latency);
+}
+
+void from_json(const nlohmann::json& j, ComputeFigure& f) {
+  f.op = j.value("op", "");
+  f.mix = j.value("mix", "");
+  f.label = j.value("label", "");
+  f.klass = j.value("class", "");
+  f.status.status = j.value("status", "ok");
+  f.status.reason = j.value("reason", "");
+  f.ilp = j.value("ilp", 1);
+  f.warps_per_sm = j.value("warps_per_sm", 0);
+  f.opcodes = j.value("opcodes", std::vector<std::string>{});
+  f.missing_instruction = j.value("missing_instruction", false);
+  get(j, "ops_per_clk_sm", f.ops_per_clk_sm);
+  get(j, "mix_ops_per_clk_sm", f.mix_ops_per_clk_sm);
+  get(j, "ops_per_s", f.ops_per_s);
+  get(j, "flops_per_op", f.flops_per_op);
+  get(j, "peak_per_clk_sm", f.peak_per_clk_sm);
+  get(j, "fraction_of_peak", f.fraction_of_peak);
+  get(j, "latency_cycles", f.latency_cycles);
+  get(j, "clock_mhz", f.clock_mhz);
+  get(j, "sass_per_op", f.sass_per_op);
+  get(j, "implied_latency_cycles", f.implied_latency);
+}
+
 void to_json(nlohmann::json& j, const ComputeProbeResult& r) {
-  j = nlohmann::json{{"status", r.status.status}, {"wall_seconds", r.wall_seconds}};
+  j = nlohmann::json{{"status", r.status.status},    {"wall_seconds", r.wall_seconds},
+                     {"language", r.language},       {"sms", r.sms},
+                     {"peak_source", r.peak_source}, {"table", figures(r.table)},
+                     {"sweep", figures(r.sweep)},    {"mixed", figures(r.mixed)},
+                     {"sync", figures(r.sync)}};
   if (!r.status.reason.empty()) j["reason"] = r.status.reason;
+  put(j, "clock_mhz", r.clock_mhz);
 }
 
 void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
   r.status.status = j.value("status", "ok");
   r.status.reason = j.value("reason", "");
   r.wall_seconds = j.value("wall_seconds", 0.0);
+  r.language = j.value("language", "");
+  r.sms = j.value("sms", 0);
+  r.peak_source = j.value("peak_source", "");
+  get(j, "clock_mhz", r.clock_mhz);
+  read_figures(j, "table", r.table);
+  read_figures(j, "sweep", r.sweep);
+  read_figures(j, "mixed", r.mixed);
+  read_figures(j, "sync", r.sync);
 }
 
 }  // namespace gd

@@ -1,1 +1,172 @@
-// placeholder: being written
+// The compute probe's GPU-free parts: the generator, Little's law, SASS parsing, the JSON
+// mapping and the options.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "compute.hpp"
+#include "gpudissect/compute.hpp"
+#include "gpudissect/result.hpp"
+
+namespace {
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(ComputeGenerator, EveryOpHasItsFragmentsAndUniqueName) {
+  std::set<std::string> names;
+  for (const auto& op : gd::compute_ops()) {
+    EXPECT_TRUE(names.insert(op.name).second) << op.name;
+    EXPECT_FALSE(op.step.empty()) << op.name;
+    EXPECT_FALSE(op.sass_expect.empty()) << op.name;
+    EXPECT_FALSE(op.ptx_expect.empty()) << op.name;
+    if (op.peak_per_clk_sm) EXPECT_FALSE(op.peak_source.empty()) << op.name;
+  }
+  EXPECT_NE(gd::find_compute_op("fp32.fma"), nullptr);
+  EXPECT_EQ(gd::find_compute_op("nope"), nullptr);
+}
+
+TEST(ComputeGenerator, StepsTimesIlpFillTheBody) {
+  const auto& op = *gd::find_compute_op("fp32.fma");
+  for (int ilp : {1, 2, 4, 8}) {
+    const std::string src = gd::generate_cuda_source(op, {ilp});
+    EXPECT_EQ(count(src, "fma.rn.f32"), static_cast<std::size_t>(512)) << ilp;
+    EXPECT_NE(src.find(gd::compute_kernel_name(ilp)), std::string::npos);
+    EXPECT_EQ(gd::ops_per_thread(op, ilp, 10), 5120u);
+  }
+  // ILP chains are distinct variables: a0..a7.
+  const std::string src8 = gd::generate_cuda_source(op, {8});
+  EXPECT_NE(src8.find("float a7 ="), std::string::npos);
+  EXPECT_EQ(src8.find("float a8 ="), std::string::npos);
+  EXPECT_EQ(src8.find("{i}"), std::string::npos);
+}
+
+TEST(ComputeGenerator, TypesAndInstructions) {
+  for (const char* n : {"fp64.fma", "fp16x2.fma", "bf16x2.fma", "int32.mad", "sfu.rsqrt",
+                        "mma.bf16", "warp.shfl_xor"}) {
+    const auto& op = *gd::find_compute_op(n);
+    const std::string src = gd::generate_cuda_source(op, {1, 4});
+    EXPECT_NE(src.find(op.ptx_expect), std::string::npos) << n;
+    EXPECT_NE(src.find("gd_ilp1"), std::string::npos) << n;
+    EXPECT_NE(src.find("gd_ilp4"), std::string::npos) << n;
+  }
+  // Cross-chain operands: the next chain at ILP 4, itself at ILP 1.
+  const std::string add4 = gd::generate_cuda_source(*gd::find_compute_op("int32.add"), {4});
+  EXPECT_NE(add4.find("\"+r\"(a3) : \"r\"(a0)"), std::string::npos);
+}
+
+TEST(ComputeGenerator, WgmmaIsOneWarpgroupChain) {
+  const auto& op = *gd::find_compute_op("wgmma.bf16");
+  EXPECT_TRUE(op.sm90a);
+  const std::string src = gd::generate_cuda_source(op, {1});
+  EXPECT_EQ(count(src, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"),
+            static_cast<std::size_t>(op.steps_per_iter * 8));
+  EXPECT_NE(src.find("__launch_bounds__(256, 1)"), std::string::npos);
+  // 2 * 64 * 256 * 16 flops per warpgroup instruction, per thread.
+  EXPECT_DOUBLE_EQ(op.flops_per_op, 4096.0);
+  EXPECT_DOUBLE_EQ(*op.peak_per_clk_sm, 1.0);
+}
+
+TEST(ComputeGenerator, MixedInterleavesBothOps) {
+  const auto& a = *gd::find_compute_op("fp32.fma");
+  const auto& b = *gd::find_compute_op("int32.mad");
+  const std::string src = gd::generate_cuda_source(a, {8}, &b);
+  EXPECT_EQ(count(src, "fma.rn.f32"), 256u);
+  EXPECT_EQ(count(src, "mad.lo.u32"), 256u);
+  EXPECT_NE(src.find("a107"), std::string::npos);
+  EXPECT_EQ(gd::ops_per_thread(b, 8, 1, &a), 256u);
+}
+
+TEST(ComputeGenerator, OpenCL) {
+  const auto& op = *gd::find_compute_op("fp64.fma");
+  const std::string src = gd::generate_opencl_source(op, {1, 2});
+  EXPECT_NE(src.find("cl_khr_fp64"), std::string::npos);
+  EXPECT_NE(src.find("__kernel void gd_ilp2"), std::string::npos);
+  EXPECT_EQ(count(src, "fma("), 64u + 64u);
+}
+
+TEST(ComputeLittlesLaw, LatencyAndInFlight) {
+  // 64 warps x ILP 1 sustaining 1 warp-instruction/clk/SM: 64 cycles of latency hidden.
+  EXPECT_DOUBLE_EQ(gd::littles_law_latency(64, 1.0), 64.0);
+  EXPECT_DOUBLE_EQ(gd::littles_law_in_flight(4.0, 4.0), 16.0);
+  EXPECT_DOUBLE_EQ(gd::littles_law_latency(8, 0), 0.0);
+}
+
+TEST(ComputeSass, FindsTheLoopAndCountsOpcodes) {
+  const std::string sass = R"(
+        Function : gd_ilp1
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   MOV R2, R3 ;
+        /*0020*/                   FFMA R4, R4, R2, R3 ;
+        /*0030*/                   FFMA.FTZ R4, R4, R2, R3 ;
+        /*0040*/                   IADD3 R5, R5, 0x1, RZ ;
+        /*0050*/               @P0 BRA 0x20 ;
+        /*0060*/                   EXIT ;
+        /*0070*/                   BRA 0x70;
+        Function : gd_ilp2
+        /*0000*/                   EXIT ;
+)";
+  const auto loops = gd::parse_sass_loops(sass);
+  ASSERT_EQ(loops.count("gd_ilp1"), 1u);
+  const auto& l = loops.at("gd_ilp1");
+  EXPECT_TRUE(l.read);
+  EXPECT_EQ(l.loop_instructions, 4);
+  EXPECT_EQ(gd::count_opcodes(l, {"FFMA"}), 2);
+  EXPECT_EQ(gd::count_opcodes(l, {"FFMA.FTZ"}), 1);
+  EXPECT_EQ(gd::count_opcodes(l, {"FF"}), 0);  // prefixes end at a dot
+  EXPECT_EQ(loops.at("gd_ilp2").loop_instructions, 0);
+}
+
+TEST(ComputeJson, RoundTrip) {
+  gd::ComputeProbeResult r;
+  r.status = {"interrupted", "stopped"};
+  r.language = "cuda";
+  r.sms = 132;
+  r.clock_mhz = 1980;
+  r.wall_seconds = 12.5;
+  gd::ComputeFigure f;
+  f.op = "fp32.fma";
+  f.label = "FP32 fma";
+  f.klass = "fp32";
+  f.ilp = 8;
+  f.warps_per_sm = 64;
+  f.ops_per_clk_sm = gd::Summary{127, 126.5, 127.2, 126, 128, 3};
+  f.ops_per_s = gd::Summary{3.3e13, 3.2e13, 3.4e13, 3e13, 3.5e13, 3};
+  f.latency_cycles = gd::Summary{4, 4, 4, 4, 4, 3};
+  f.peak_per_clk_sm = 128;
+  f.fraction_of_peak = 127.0 / 128;
+  f.opcodes = {"FFMA x512", "BRA x1"};
+  f.sass_per_op = 1;
+  r.table.push_back(f);
+  f.mix = "int32.mad";
+  f.mix_ops_per_clk_sm = gd::Summary{44, 44, 44, 44, 44, 3};
+  r.mixed.push_back(f);
+  f.missing_instruction = true;
+  f.status = {"error", "no FFMA"};
+  f.implied_latency = 4.5;
+  r.sweep.push_back(f);
+  const nlohmann::json j = r;
+  const auto back = j.get<gd::ComputeProbeResult>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(back.status.status, "interrupted");
+  EXPECT_EQ(back.table.at(0).ops_per_clk_sm->median, 127);
+  EXPECT_TRUE(back.sweep.at(0).missing_instruction);
+  EXPECT_EQ(back.mixed.at(0).mix, "int32.mad");
+}
+
+TEST(ComputeOptions, Parse) {
+  auto o = gd::parse_compute_options({{"sweep", "1"}, {"ops", "fp32,int32.mad"}, {"ms", "0.5"}});
+  EXPECT_TRUE(o.sweep);
+  EXPECT_EQ(o.ops.size(), 2u);
+  EXPECT_DOUBLE_EQ(o.target_ms, 0.5);
+  EXPECT_TRUE(gd::parse_compute_options({{"quick", "yes"}}).quick);
+  EXPECT_THROW(gd::parse_compute_options({{"sweep", "maybe"}}), std::invalid_argument);
+  EXPECT_THROW(gd::parse_compute_options({{"ops", "fp99"}}), std::invalid_argument);
+  EXPECT_THROW(gd::parse_compute_options({{"ms", "-1"}}), std::invalid_argument);
+  EXPECT_THROW(gd::parse_compute_options({{"bogus", "1"}}), std::invalid_argument);
+}

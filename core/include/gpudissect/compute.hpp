@@ -1,25 +1,172 @@
-// What one SM does per cycle: the backend-neutral contract of the compute probe and its result model.
-// (Scaffold: the compute probe fills this in.)
+// What one SM does per cycle: the catalogue of instructions under test, the kernel-source
+// generator (kernels are data: CUDA C++ with inline PTX, and OpenCL C), Little's-law
+// arithmetic, the backend-neutral contract of the compute probe and its result model.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "gpudissect/device.hpp"
+#include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
 namespace gd {
 
-// What a backend offers the compute probe. A backend without it returns nullptr from
-// Device::compute().
+// ---- the instructions under test ----
+
+// One instruction (or a fixed, small group of them) as a dependent chain step. The CUDA
+// fields are C++ fragments pasted into the generated kernel; "{i}" stands for the chain's
+// index. Available to every fragment: lane, fs/fb/fc (float seed and operands), db/dc
+// (double), ub/uc (unsigned), ub64 (unsigned long long), hb/hc (half2 bits), bb/bc (bf16x2
+// bits), hs (one half's bits, unsigned short).
+struct ComputeOp {
+  std::string name;        // "fp32.fma"
+  std::string klass;       // fp32 fp64 fp16 int32 int64 sfu precise conv warp sync tensor
+  std::string label;       // "FP32 fma"
+  std::string prologue;    // once per thread, before the chains (shared memory, descriptors)
+  std::string decl;        // per chain: declares and seeds its state
+  std::string step;        // per chain: one dependent step
+  std::string fold;        // per chain: folds its state into `unsigned acc`
+  std::string ptx_expect;  // a substring the PTX must hold
+  std::vector<std::string> sass_expect;  // opcodes (prefixes) the timed loop must hold
+  int insts_per_step = 1;                // instructions of the intended kind in one step
+  double flops_per_op = 1;               // arithmetic operations one thread-instruction does
+  // Thread-instructions per clock per SM the architecture documents for sm_90, if any.
+  std::optional<double> peak_per_clk_sm;
+  std::string peak_source;
+  bool sm90a = false;      // needs the sm_90a target (wgmma)
+  bool warpgroup = false;  // block must be a multiple of 128 threads; ILP fixed at 1
+  int steps_per_iter = 0;  // override of the generator's unroll (0: from the class)
+  // OpenCL C fragments ({i} as above; fs/fb/fc, ub/uc, and for fp16 hb/hc as half2); empty
+  // cl_step: no OpenCL version.
+  std::string cl_decl, cl_step, cl_fold, cl_ext;
+};
+
+// Every instruction the probe knows, in table order.
+const std::vector<ComputeOp>& compute_ops();
+const ComputeOp* find_compute_op(const std::string& name);
+
+// ---- the generator ----
+
+// Steps of each chain per loop iteration, so that the loop's own instructions (counter,
+// compare, branch) cost < 1% of issue slots for single-issue ops.
+int steps_per_iteration(const ComputeOp& op, int ilp);
+// Name of the generated kernel for an ILP (and the mixed pair, where there is one).
+std::string compute_kernel_name(int ilp);
+// CUDA C++ source with one kernel per ILP; `mix`, when given, interleaves ILP chains of it
+// with the ILP chains of `op` (mixed issue). Kernel signature:
+//   (unsigned* out, unsigned long long* tim, int iters, float fs, float fb, float fc,
+//    unsigned ub, unsigned uc)
+// out: one word per thread; tim: per block {cycles, t0_ns, t1_ns, 0}.
+std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& ilps,
+                                 const ComputeOp* mix = nullptr);
+// OpenCL C source, same shape (no clock: tim unused), kernels named like CUDA's.
+std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps);
+
+// Steps of each chain per iteration in a mixed pair whose first op is `first` (half the
+// usual body per op, so the loop keeps its size).
+int mixed_steps_per_iteration(const ComputeOp& first, int ilp);
+// Thread-level operations of `op` one thread executes in one launch; `mixed_with` is the
+// pair's first op when `op` runs in a mixed pair (op itself when it is the first).
+uint64_t ops_per_thread(const ComputeOp& op, int ilp, uint64_t iters,
+                        const ComputeOp* mixed_with = nullptr);
+
+// ---- Little's law ----
+
+// Latency (cycles) implied by `in_flight` independent warp-instructions per SM sustaining
+// `warp_insts_per_clk` per SM: L = N / X.
+double littles_law_latency(double in_flight, double warp_insts_per_clk);
+// Independent warp-instructions needed per SM to sustain `warp_insts_per_clk` at `latency`.
+double littles_law_in_flight(double latency_cycles, double warp_insts_per_clk);
+
+// ---- backend contract ----
+
+struct ComputeLaunch {
+  std::string op;
+  std::string mix;  // second op of a mixed pair, or empty
+  int ilp = 1;
+  int warps_per_sm = 0;   // 0: as many as fit
+  bool latency = false;   // one block of `block_threads` (default one warp) on one SM
+  int block_threads = 0;  // 0: backend's choice
+  uint64_t iters = 0;     // loop iterations
+};
+
+struct ComputeTiming {
+  double span_ns = 0;               // first block start to last block end
+  std::optional<double> clock_mhz;  // cycles / ns on the SMs during the loop
+  double cycles_per_block = 0;      // median over blocks of the loop's cycles
+  uint64_t threads = 0;             // launched
+  int sms = 0;                      // SMs the launch covers
+  int warps_per_sm = 0;
+  bool check_ok = true;  // every thread wrote the same, non-sentinel value
+  std::string check;     // what the host check saw
+};
+
+// SASS of a generated kernel's timed loop (the largest backward-branch body).
+struct LoopSass {
+  bool read = false;                   // the disassembler ran
+  std::map<std::string, int> opcodes;  // full opcode (with modifiers) -> count in the loop
+  int loop_instructions = 0;
+};
+
+// Counts `expect` prefixes among opcodes: "FFMA" matches "FFMA" and "FFMA.FTZ".
+int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect);
+// Parses `cuobjdump -sass` text: kernel name -> its loop.
+std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass);
+
 class ComputeKernels {
  public:
   virtual ~ComputeKernels() = default;
+  virtual std::string language() const = 0;  // "cuda" | "opencl"
+  virtual Support supports(const ComputeOp& op) = 0;
+  // Compiles ahead (in parallel where the backend can) every (op, mix, ilps) listed.
+  virtual void prepare(const std::vector<ComputeLaunch>&) {}
+  virtual ComputeTiming run(const ComputeLaunch& l) = 0;
+  // The timed loop's SASS, where the backend can read it.
+  virtual LoopSass sass(const ComputeLaunch&) { return {}; }
+};
+
+// ---- result model ----
+
+struct ComputeFigure {
+  std::string op, mix;  // mix: second op of a mixed pair
+  std::string label, klass;
+  Status status;
+  int ilp = 1;
+  int warps_per_sm = 0;
+  std::optional<Summary> ops_per_clk_sm;      // thread-instructions of `op` per clock per SM
+  std::optional<Summary> mix_ops_per_clk_sm;  // of `mix`
+  std::optional<Summary> ops_per_s;           // GPU-wide, thread-instructions/s
+  std::optional<double> flops_per_op;
+  std::optional<double> peak_per_clk_sm;
+  std::optional<double> fraction_of_peak;
+  std::optional<Summary> latency_cycles;  // dependent chain, one warp
+  std::optional<double> clock_mhz;
+  std::vector<std::string> opcodes;       // loop opcodes, most frequent first ("FFMA x512")
+  std::optional<double> sass_per_op;      // intended SASS instructions per counted op
+  bool missing_instruction = false;       // loop lacks the intended instruction
+  std::optional<double> implied_latency;  // Little's law from the sweep
 };
 
 struct ComputeProbeResult {
   Status status;
+  std::string language;
+  int sms = 0;
+  std::optional<double> clock_mhz;  // median over the table
+  std::string peak_source;
+  std::vector<ComputeFigure> table;  // throughput + latency per instruction
+  std::vector<ComputeFigure> sweep;  // ILP x occupancy
+  std::vector<ComputeFigure> mixed;  // pairs
+  std::vector<ComputeFigure> sync;   // __syncthreads against block size (warps_per_sm = warps)
   double wall_seconds = 0;
 };
 
+void to_json(nlohmann::json& j, const ComputeFigure& f);
+void from_json(const nlohmann::json& j, ComputeFigure& f);
 void to_json(nlohmann::json& j, const ComputeProbeResult& r);
 void from_json(const nlohmann::json& j, ComputeProbeResult& r);
 
