@@ -73,7 +73,7 @@ struct RunArgs {
   int repeats = 5;
   uint64_t hops = 8192;
   bool tlb = false, no_tlb = false;
-  std::string tlb_max = "64G";
+  std::string tlb_max = "160G";
   std::vector<std::string> options;  // PROBE.KEY=VALUE
 };
 
@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
   run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA devices only)");
   run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
   run->add_option("--tlb-max-footprint", ra.tlb_max,
-                  "Largest TLB-sweep footprint (default 64G, at most half the free memory)");
+                  "Largest TLB-sweep footprint (default 160G, at most the free memory less 8G)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
   run->add_option("--option", ra.options,
                   "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1");

@@ -377,7 +377,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       // Sized once, before the first stride: the buffer it takes stays allocated and
       // would shrink the free memory seen by the strides after it.
       uint64_t tlb_hi = std::min(opt.tlb_max_footprint, dev.max_footprint(path));
-      if (auto free = dev.free_memory()) tlb_hi = std::min(tlb_hi, *free / 2);
+      if (auto free = dev.free_memory())
+        tlb_hi = std::min(tlb_hi, *free > opt.tlb_free_margin ? *free - opt.tlb_free_margin : 0);
       for (uint64_t stride : opt.tlb_strides) {
         const std::string key = "stride_" + std::to_string(stride);
         CurveResult& curve = out.tlb[key];

@@ -27,9 +27,12 @@ struct LatencyOptions {
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
   std::optional<bool> tlb;  // default: on for CUDA devices
   // Several strides: the reach grows with the stride until the stride passes the page size.
-  std::vector<uint64_t> tlb_strides = {2ull << 20, 32ull << 20, 512ull << 20};
+  std::vector<uint64_t> tlb_strides = {2ull << 20, 32ull << 20, 512ull << 20, 2ull << 30};
   uint64_t tlb_min_footprint = 2ull << 20;
-  uint64_t tlb_max_footprint = 64ull << 30;
+  // At most this, and never more than the free memory less a margin: the larger the sweep,
+  // the larger the reach it can find (an H200 shows no TLB step up to 64 GiB).
+  uint64_t tlb_max_footprint = 160ull << 30;
+  uint64_t tlb_free_margin = 8ull << 30;
 };
 
 // The paths a backend measures by default.
