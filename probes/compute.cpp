@@ -85,12 +85,13 @@ class Runner {
       const double clk = t.clock_mhz ? *t.clock_mhz : info_.clock_mhz_reported.value_or(0);
       if (t.clock_mhz) mhz.push_back(*t.clock_mhz);
       const double cycles = t.span_ns * clk / 1000.0;
-      const double ops_a =
-          static_cast<double>(ops_per_thread(a, l.ilp, l.iters, b ? &a : nullptr)) *
-          static_cast<double>(t.threads);
+      const uint64_t per_thread =
+          t.ops_per_thread ? t.ops_per_thread : ops_per_thread(a, l.ilp, l.iters, b ? &a : nullptr);
+      const double ops_a = static_cast<double>(per_thread) * static_cast<double>(t.threads);
       if (latency_figure) {
         // One block: the loop's own cycles over the dependent steps of one chain.
-        const double steps = static_cast<double>(ops_per_thread(a, 1, l.iters));
+        const double steps = static_cast<double>(t.ops_per_thread ? t.ops_per_thread
+                                                                  : ops_per_thread(a, 1, l.iters));
         const double c = t.clock_mhz ? t.cycles_per_block : cycles;
         lat.push_back(c / steps);
         per_clk.push_back(c / steps);
@@ -105,7 +106,14 @@ class Runner {
       }
       f.warps_per_sm = t.warps_per_sm;
     }
-    if (!mhz.empty()) f.clock_mhz = median(mhz);
+    if (!mhz.empty()) {
+      f.clock_mhz = median(mhz);
+      f.clock_source = "measured";
+    } else if (info_.clock_mhz_reported) {
+      // No clock in the kernel (OpenCL): per-clock figures rest on the driver's figure.
+      f.clock_mhz = *info_.clock_mhz_reported;
+      f.clock_source = "reported";
+    }
     if (latency_figure) {
       f.latency_cycles = summarize(lat);
     } else {
@@ -127,10 +135,21 @@ class Runner {
     const int n = count_opcodes(s, a.sass_expect);
     const int expected = l.mix.empty() ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
                                        : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
+    // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
+    // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
+    // sm_90 has no QMMA), and the figure would not be that instruction's rate.
+    const bool exact = a.klass == "warp" || a.klass == "tensor";
     if (n == 0) {
       f.missing_instruction = true;
-      f.status = {"error", "the timed loop holds no " + a.sass_expect.front() +
-                               "; the figure is not that instruction's"};
+      f.status = {"error",
+                  "the timed loop holds no " + a.sass_expect.front() +
+                      (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
+                      "; the figure is not that instruction's"};
+    } else if (exact && n < expected) {
+      f.missing_instruction = true;
+      f.status = {"error", "the timed loop holds " + std::to_string(n) + " " +
+                               a.sass_expect.front() + " for " + std::to_string(expected) +
+                               " counted; ptxas folded the rest"};
     }
     if (expected > 0) f.sass_per_op = static_cast<double>(n) / expected;
   }
@@ -159,7 +178,10 @@ const std::vector<std::pair<std::string, std::string>> kPairs = {{"fp32.fma", "i
                                                                  {"fp32.fma", "fp16x2.fma"},
                                                                  {"fp32.fma", "lds.chase"},
                                                                  {"fp32.fma", "fp64.fma"}};
-const std::vector<std::string> kSweepOps = {"fp32.fma", "fp16x2.fma", "int32.mad", "sfu.ex2"};
+// FP64 fma in both forms: whether the register-only form's 92% depends on occupancy or ILP
+// (a bank conflict does not; latency hiding would).
+const std::vector<std::string> kSweepOps = {"fp32.fma", "fp16x2.fma", "int32.mad",
+                                            "sfu.ex2",  "fp64.fma",   "fp64.fma_rrr"};
 const std::vector<int> kSweepIlp = {1, 2, 4, 8};
 const std::vector<int> kSweepWarps = {1, 2, 4, 8, 16, 32, 48, 64};
 
@@ -285,13 +307,14 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       }
       if (f.status.ok() && !lat.status.ok()) f.status = lat.status;
     });
-    if (f.ops_per_clk_sm && f.peak_per_clk_sm && *f.peak_per_clk_sm > 0) {
+    if (f.ops_per_clk_sm && f.peak_per_clk_sm && *f.peak_per_clk_sm > 0 && !f.missing_instruction) {
       // Against the documented rate of the SASS instruction: a counted op that compiled to
       // two instructions (or half of one) is scaled by what the loop holds.
       const double per_op = f.sass_per_op && *f.sass_per_op > 0 ? *f.sass_per_op : 1.0;
       f.fraction_of_peak = f.ops_per_clk_sm->median * per_op / *f.peak_per_clk_sm;
     }
     if (f.clock_mhz) clocks.push_back(*f.clock_mhz);
+    if (!f.clock_source.empty()) out.clock_source = f.clock_source;
     out.table.push_back(std::move(f));
     wall();
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -23,6 +24,8 @@ std::string fmt(double v, int digits) {
 // GPU-wide rate in its natural unit: flop/s for arithmetic, instructions/s otherwise.
 std::string gpu_rate(const ComputeFigure& f) {
   if (!f.ops_per_s) return "-";
+  // A loop without the intended instruction has no rate of that instruction to state.
+  if (f.missing_instruction) return "(flagged)";
   const double flops = f.ops_per_s->median * f.flops_per_op.value_or(1);
   if (f.klass == "tensor")
     return fmt(flops / 1e12, 1) + " T" + (f.op.find("s8") != std::string::npos ? "OP/s" : "FLOP/s");
@@ -47,6 +50,8 @@ std::string first_opcode(const ComputeFigure& f) {
 std::string status_note(const ComputeFigure& f) {
   std::string n;
   if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
+  if (f.clock_source == "reported")
+    n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
   if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
   if (n.size() > 90) n = n.substr(0, 87) + "...";
   return n;
@@ -81,7 +86,10 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
   const auto& c = *r.compute;
   os << "\nCompute probe: " << c.status.status;
   if (!c.status.reason.empty()) os << " (" << c.status.reason << ")";
-  if (c.clock_mhz) os << ", SM clock seen " << fmt(*c.clock_mhz, 0) << " MHz";
+  if (c.clock_mhz)
+    os << (c.clock_source == "reported" ? ", clock REPORTED by the driver (not measured) "
+                                        : ", SM clock seen ")
+       << fmt(*c.clock_mhz, 0) << " MHz";
   os << ", " << c.sms << " SMs, " << fmt(c.wall_seconds, 1) << " s\n";
   if (c.table.empty()) return;
   char line[512];
@@ -201,7 +209,10 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
   std::ostringstream h;
   h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << html_escape(c.status.status);
   if (!c.status.reason.empty()) h << " (" << html_escape(c.status.reason) << ")";
-  if (c.clock_mhz) h << "; SM clock seen " << fmt(*c.clock_mhz, 0) << " MHz";
+  if (c.clock_mhz)
+    h << (c.clock_source == "reported" ? "; clock reported by the driver, not measured: "
+                                       : "; SM clock seen ")
+      << fmt(*c.clock_mhz, 0) << " MHz";
   h << "; peaks: " << html_escape(c.peak_source) << ".</p>\n";
   if (!c.table.empty()) {
     h << "<table>\n<tr><th>instruction</th><th>opcodes in the timed loop</th><th>ops/clk/SM "
@@ -252,11 +263,24 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
         for (const auto& [w, v] : pts) s << w << " " << v << "\n";
         s << "EOD\n";
       }
-      s << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key left top\nset grid\n"
-           "set logscale x 2\nplot ";
+      // The PNG stands alone (no HTML heading beside it): title, peak line, key clear of
+      // the curves (they rise to the left, so the key goes bottom right).
+      std::optional<double> peak;
+      for (const auto& f : c.sweep)
+        if (f.op == op && f.peak_per_clk_sm) peak = f.peak_per_clk_sm;
+      s << "set title '" << op << ": thread-instructions/clk/SM (ILP x warps/SM)'\n"
+        << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
+           "set grid\nset logscale x 2\nset yrange [0:"
+        << (peak ? fmt(*peak * 1.1, 0) : std::string("*")) << "]\n";
+      if (peak)
+        s << "set arrow from graph 0, first " << fmt(*peak, 1) << " to graph 1, first "
+          << fmt(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak " << fmt(*peak, 0)
+          << "' at graph 0.02, first " << fmt(*peak * 1.03, 1) << " tc rgb 'red'\n";
+      s << "plot ";
       bool first = true;
       for (const auto& [ilp, pts] : by_op[op]) {
-        s << (first ? "" : ", ") << "$ilp" << ilp << " with linespoints title 'ILP " << ilp << "'";
+        s << (first ? "" : ", ") << "$ilp" << ilp << " with linespoints lw 2 pt " << (ilp + 3)
+          << " title 'ILP " << ilp << "'";
         first = false;
       }
       s << "\n";

@@ -1,6 +1,8 @@
 #include "gpudissect/compute.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -110,7 +112,11 @@ ComputeOp mma_sync(std::string name, std::string label, const std::string& shape
   o.fold = integer ? "acc ^= (unsigned)(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);"
                    : "acc ^= __float_as_uint(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);";
   o.ptx_expect = "mma.sync.aligned." + shape;
-  o.sass_expect = {integer ? "IMMA" : "HMMA"};
+  // FP8 mma.sync has a native QMMA on sm_89/sm_120 only: on sm_90 ptxas emulates it (F2FP
+  // conversions to f16 + HMMA, or folds it), so only QMMA counts and sm_90's loop is flagged.
+  const bool fp8 =
+      types.find("e4m3") != std::string::npos || types.find("e5m2") != std::string::npos;
+  o.sass_expect = {integer ? "IMMA" : fp8 ? "QMMA" : "HMMA"};
   o.flops_per_op = flops_per_warp / 32;
   // Dense peak per SM per clock, in thread-instructions of this shape.
   const double peak_flops = types.find("tf32") != std::string::npos ? 2048
@@ -198,6 +204,7 @@ std::vector<ComputeOp> build_ops() {
   cl(add(chain("fp32.fma", "fp32", "FP32 fma", "float", "f", kF, "fma.rn.f32 %0, %0, %1, %2;", F,
                "fma.rn.f32", {"FFMA"}, 2, 128)),
      "float", "fs + 0.0625f * {i}", "a{i} = fma(a{i}, fb, fc);");
+  v.back().ref = "f32fma";
   cl(add(chain("fp32.add", "fp32", "FP32 add", "float", "f", kF, "add.rn.f32 %0, %0, %1;", Fb,
                "add.rn.f32", {"FADD"}, 1, 128)),
      "float", "fs + 0.0625f * {i}", "a{i} = a{i} + fc;");
@@ -206,11 +213,24 @@ std::vector<ComputeOp> build_ops() {
      "float", "fs + 0.0625f * {i}", "a{i} = a{i} * fb;");
   add(chain("fp32.max", "fp32", "FP32 max", "float", "f", kF, "max.f32 %0, %0, %1;", Fb, "max.f32",
             {"FMNMX"}, 1, 64));
-  // FP64
-  cl(add(chain("fp64.fma", "fp64", "FP64 fma", "double", "d", kD, "fma.rn.f64 %0, %0, %1, %2;", D,
-               "fma.rn.f64", {"DFMA"}, 2, 64)),
-     "double", "(double)fs + 0.0625 * {i}", "a{i} = fma(a{i}, (double)fb, (double)fc);",
+  // FP64. DFMA reads three 64-bit registers; ptxas sets .reuse on the loop-invariant
+  // operands but drops it on every 6th DFMA, and the register-only form then has its two
+  // invariant operands in the same banks (R20, R12: banks 0/1): a 1-cycle bank conflict per
+  // 6 DFMAs (12 issue cycles) predicts 12/13 = 92.3% of 64, which is what it measured. The
+  // table's FP64 fma takes the multiplier as an immediate (1 - 2^-10: low word zero, so it
+  // fits DFMA's 32-bit immediate), leaving two register reads per DFMA; the other forms stay
+  // as evidence.
+  cl(add(chain("fp64.fma", "fp64", "FP64 fma (a = a*K + c)", "double", "d", kD,
+               "fma.rn.f64 %0, %0, 0d3FEFF80000000000, %1;", "\"d\"(dc)", "fma.rn.f64", {"DFMA"}, 2,
+               64)),
+     "double", "(double)fs + 0.0625 * {i}", "a{i} = fma(a{i}, 0.9990234375, (double)fc);",
      "cl_khr_fp64");
+  v.back().ref = "f64fma_imm";
+  add(chain("fp64.fma_rrr", "fp64", "FP64 fma (a = a*b + c, 3 regs)", "double", "d", kD,
+            "fma.rn.f64 %0, %0, %1, %2;", D, "fma.rn.f64", {"DFMA"}, 2, 64))
+      .ref = "f64fma";
+  add(chain("fp64.fma_2reg", "fp64", "FP64 fma (a = a*b + b)", "double", "d", kD,
+            "fma.rn.f64 %0, %0, %1, %1;", Db, "fma.rn.f64", {"DFMA"}, 2, 64));
   add(chain("fp64.fma_acc", "fp64", "FP64 fma (a = b*c + a)", "double", "d", kD,
             "fma.rn.f64 %0, %1, %2, %0;", "\"d\"(db), \"d\"(dc * 1e-3)", "fma.rn.f64", {"DFMA"}, 2,
             64));
@@ -233,10 +253,12 @@ std::vector<ComputeOp> build_ops() {
             "fma.rn.bf16x2 %0, %0, %1, %2;", "\"r\"(bb), \"r\"(bc)", "fma.rn.bf16x2", {"HFMA2"}, 4,
             128));
   // INT32
-  add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
-            "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64));
-  add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
-            "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64));
+  cl(add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
+               "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64)),
+     "uint", "ub + 7u * {i}", "a{i} = a{i} + a{j};");
+  cl(add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
+               "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64)),
+     "uint", "ub + 7u * {i}", "a{i} = a{i} * (a{j} | 1u);");
   add(chain("int32.mulhi", "int32", "INT32 mul.hi", "unsigned", "r", kU, "mul.hi.u32 %0, %0, %1;",
             Ub, "mul.hi.u32", {"IMAD.HI"}, 1, 64));
   cl(add(chain("int32.mad", "int32", "INT32 mad (IMAD)", "unsigned", "r", kU,
@@ -316,33 +338,45 @@ std::vector<ComputeOp> build_ops() {
             "{.reg .f32 t; cvt.rn.f32.f64 t, %0; cvt.f64.f32 %0, t;}", "", "cvt.rn.f32.f64",
             {"F2F"}, 1, 16, 2));
   // Warp operations: the value moves through the lanes, one dependent step each.
-  add(chain("warp.shfl_idx", "warp", "shfl.sync.idx", "unsigned", "r", kU,
-            "shfl.sync.idx.b32 %0, %0, %1, 31, -1;", "\"r\"(uc & 31u)", "shfl.sync.idx",
-            {"SHFL.IDX"}, 1, 32));
+  // The source lane is the value's own low bits: it differs per lane and per step, so ptxas
+  // cannot prove two shuffles equal (a fixed source lane makes the value warp-uniform after
+  // one step, and ptxas kept 8 SHFL.IDX of 512).
+  cl(add(chain("warp.shfl_idx", "warp", "shfl.sync.idx", "unsigned", "r", kU,
+               "shfl.sync.idx.b32 %0, %0, %0, 31, -1;", "", "shfl.sync.idx", {"SHFL.IDX"}, 1, 32)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_shuffle(a{i}, a{i} & gd_sgm);", "cl_khr_subgroup_shuffle");
   add(chain("warp.shfl_up", "warp", "shfl.sync.up", "unsigned", "r", kU,
             "shfl.sync.up.b32 %0, %0, 1, 0, -1;", "", "shfl.sync.up", {"SHFL.UP"}, 1, 32));
   add(chain("warp.shfl_down", "warp", "shfl.sync.down", "unsigned", "r", kU,
             "shfl.sync.down.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.down", {"SHFL.DOWN"}, 1, 32));
-  add(chain("warp.shfl_xor", "warp", "shfl.sync.bfly", "unsigned", "r", kU,
-            "shfl.sync.bfly.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.bfly", {"SHFL.BFLY"}, 1, 32));
+  cl(add(chain("warp.shfl_xor", "warp", "shfl.sync.bfly", "unsigned", "r", kU,
+               "shfl.sync.bfly.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.bfly", {"SHFL.BFLY"}, 1,
+               32)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_shuffle_xor(a{i}, 1u);", "cl_khr_subgroup_shuffle");
   add(chain("warp.ballot", "warp", "vote.sync.ballot", "unsigned", "r", kU,
             "{.reg .pred p; setp.ne.u32 p, %0, 0; vote.sync.ballot.b32 %0, p, -1;}", "",
             "vote.sync.ballot", {"VOTE"}, 1, std::nullopt));
   add(chain("warp.match", "warp", "match.any.sync", "unsigned", "r", kU,
             "match.any.sync.b32 %0, %0, -1;", "", "match.any.sync", {"MATCH"}, 1, std::nullopt));
-  add(chain("warp.redux", "warp", "redux.sync.add", "unsigned", "r", kU,
-            "redux.sync.add.u32 %0, %0, -1;", "", "redux.sync.add", {"REDUX", "CREDUX"}, 1,
-            std::nullopt));
+  cl(add(chain("warp.redux", "warp", "redux.sync.add", "unsigned", "r", kU,
+               "redux.sync.add.u32 %0, %0, -1;", "", "redux.sync.add", {"REDUX", "CREDUX"}, 1,
+               std::nullopt)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_reduce_add(a{i}) ^ a{i};", "cl_khr_subgroups");
   {
     ComputeOp o;
     o.name = "warp.syncwarp";
     o.klass = "warp";
     o.label = "__syncwarp";
+    // A literal full mask lets ptxas prove the warp converged and emit NOP; a mask it cannot
+    // see (all ones at run time: uc >> 8 is 0) keeps the WARPSYNC.
+    o.prologue = "const unsigned gd_mask = ~(uc >> 8);";
     o.decl = "unsigned a{i} = ub;";
-    o.step = "asm volatile(\"bar.warp.sync -1;\" ::: \"memory\");";
+    o.step = "asm volatile(\"bar.warp.sync %0;\" :: \"r\"(gd_mask) : \"memory\");";
     o.fold = fold_for("unsigned");
     o.ptx_expect = "bar.warp.sync";
-    o.sass_expect = {"WARPSYNC", "NOP"};
+    o.sass_expect = {"WARPSYNC"};
     add(std::move(o));
   }
   {
@@ -433,6 +467,32 @@ const ComputeOp* find_compute_op(const std::string& name) {
   return nullptr;
 }
 
+int opencl_steps_per_iteration(const ComputeOp&, int ilp) { return std::max(1, 64 / ilp); }
+
+std::optional<uint32_t> reference_checksum(const ComputeOp& op, int ilp, uint64_t steps,
+                                           const ComputeSeeds& z) {
+  if (op.ref.empty()) return std::nullopt;
+  uint32_t acc = 0;
+  for (int i = 0; i < ilp; ++i) {
+    if (op.ref == "f32fma") {
+      float a = z.fs + 0.0625f * static_cast<float>(i);
+      for (uint64_t n = 0; n < steps; ++n) a = std::fma(a, z.fb, z.fc);
+      uint32_t w;
+      std::memcpy(&w, &a, 4);
+      acc ^= w;
+    } else {
+      const double b = op.ref == "f64fma_imm" ? 0.9990234375 : static_cast<double>(z.fb);
+      const double c = static_cast<double>(z.fc);
+      double a = static_cast<double>(z.fs) + 0.0625 * i;
+      for (uint64_t n = 0; n < steps; ++n) a = std::fma(a, b, c);
+      uint64_t w;
+      std::memcpy(&w, &a, 8);
+      acc ^= static_cast<uint32_t>(w) ^ static_cast<uint32_t>(w >> 32);
+    }
+  }
+  return acc;
+}
+
 int steps_per_iteration(const ComputeOp& op, int ilp) {
   if (op.warpgroup || op.klass == "sync") return default_steps(op);
   return std::max(1, default_steps(op) / std::max(1, ilp));
@@ -517,13 +577,19 @@ std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& 
   s << "// generated by gpudissect: " << op.name << "\n";
   const bool fp64 = op.cl_ext == "cl_khr_fp64", fp16 = op.cl_ext == "cl_khr_fp16";
   if (!op.cl_ext.empty()) s << "#pragma OPENCL EXTENSION " << op.cl_ext << " : enable\n";
+  if (op.cl_ext.find("cl_khr_subgroup_") == 0)
+    s << "#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n";
   // Shorter bodies than CUDA's: OpenCL compilers (PoCL's LLVM) take longer per statement.
   for (int ilp : ilps) {
-    const int steps = std::max(1, 64 / ilp);
+    const int steps = opencl_steps_per_iteration(op, ilp);
     s << "__kernel void " << compute_kernel_name(ilp)
       << "(__global uint* out, __global ulong* tim, int iters, float fs, float fb, float fc,\n"
          "    uint ub, uint uc) {\n";
     if (fp16) s << "  const half2 hb = (half2)((half)fb), hc = (half2)((half)fc);\n";
+    // Sub-group sizes are powers of two on every implementation seen; the mask keeps a
+    // shuffle's source lane inside the sub-group.
+    if (op.cl_ext.find("subgroup") != std::string::npos)
+      s << "  const uint gd_sgm = get_sub_group_size() - 1u; (void)gd_sgm;\n";
     (void)fp64;
     for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_decl, i) << "\n";
     s << "  for (int it = 0; it < iters; ++it) {\n";
@@ -644,6 +710,7 @@ void to_json(nlohmann::json& j, const ComputeFigure& f) {
   put(j, "fraction_of_peak", f.fraction_of_peak);
   put(j, "latency_cycles", f.latency_cycles);
   put(j, "clock_mhz", f.clock_mhz);
+  if (!f.clock_source.empty()) j["clock_source"] = f.clock_source;
   put(j, "sass_per_op", f.sass_per_op);
   put(j, "implied_latency_cycles", f.implied_latency);
 }
@@ -667,6 +734,7 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   get(j, "fraction_of_peak", f.fraction_of_peak);
   get(j, "latency_cycles", f.latency_cycles);
   get(j, "clock_mhz", f.clock_mhz);
+  f.clock_source = j.value("clock_source", "");
   get(j, "sass_per_op", f.sass_per_op);
   get(j, "implied_latency_cycles", f.implied_latency);
 }
@@ -679,6 +747,7 @@ void to_json(nlohmann::json& j, const ComputeProbeResult& r) {
                      {"sync", figures(r.sync)}};
   if (!r.status.reason.empty()) j["reason"] = r.status.reason;
   put(j, "clock_mhz", r.clock_mhz);
+  if (!r.clock_source.empty()) j["clock_source"] = r.clock_source;
 }
 
 void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
@@ -689,6 +758,7 @@ void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
   r.sms = j.value("sms", 0);
   r.peak_source = j.value("peak_source", "");
   get(j, "clock_mhz", r.clock_mhz);
+  r.clock_source = j.value("clock_source", "");
   read_figures(j, "table", r.table);
   read_figures(j, "sweep", r.sweep);
   read_figures(j, "mixed", r.mixed);

@@ -2,6 +2,8 @@
 // mapping and the options.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <set>
 
 #include "compute.hpp"
@@ -169,4 +171,57 @@ TEST(ComputeOptions, Parse) {
   EXPECT_THROW(gd::parse_compute_options({{"ops", "fp99"}}), std::invalid_argument);
   EXPECT_THROW(gd::parse_compute_options({{"ms", "-1"}}), std::invalid_argument);
   EXPECT_THROW(gd::parse_compute_options({{"bogus", "1"}}), std::invalid_argument);
+}
+
+TEST(ComputeGenerator, WarpOpsCannotBeFolded) {
+  // The shuffle's source lane is the value itself (varies per lane and per step).
+  const std::string idx = gd::generate_cuda_source(*gd::find_compute_op("warp.shfl_idx"), {1});
+  EXPECT_NE(idx.find("shfl.sync.idx.b32 %0, %0, %0, 31, -1;"), std::string::npos);
+  // __syncwarp's mask is unknown to ptxas (a literal -1 compiles to NOP).
+  const auto& sw = *gd::find_compute_op("warp.syncwarp");
+  EXPECT_NE(gd::generate_cuda_source(sw, {1}).find("bar.warp.sync %0;"), std::string::npos);
+  EXPECT_EQ(sw.sass_expect, std::vector<std::string>{"WARPSYNC"});
+  // FP8 mma.sync counts only a native QMMA (sm_90 emulates it with HMMA).
+  EXPECT_EQ(gd::find_compute_op("mma.e4m3")->sass_expect, std::vector<std::string>{"QMMA"});
+  EXPECT_EQ(gd::find_compute_op("mma.bf16")->sass_expect, std::vector<std::string>{"HMMA"});
+}
+
+TEST(ComputeGenerator, Fp64FmaForms) {
+  // The table's form has two register sources (immediate multiplier); the others stay.
+  const std::string src = gd::generate_cuda_source(*gd::find_compute_op("fp64.fma"), {8});
+  EXPECT_EQ(count(src, "fma.rn.f64 %0, %0, 0d3FEFF80000000000, %1;"), 256u);
+  EXPECT_NE(gd::find_compute_op("fp64.fma_rrr"), nullptr);
+  EXPECT_NE(gd::find_compute_op("fp64.fma_2reg"), nullptr);
+  // 1 - 2^-10 has a zero low word: DFMA's 32-bit immediate holds it exactly.
+  EXPECT_EQ(0.9990234375, 1.0 - 1.0 / 1024);
+}
+
+TEST(ComputeReference, ReplaysTheChain) {
+  const gd::ComputeSeeds z;
+  // One chain, two steps, by hand.
+  float a = std::fma(std::fma(z.fs, z.fb, z.fc), z.fb, z.fc);
+  unsigned w;
+  std::memcpy(&w, &a, 4);
+  EXPECT_EQ(gd::reference_checksum(*gd::find_compute_op("fp32.fma"), 1, 2), w);
+  // Chains xor together; a chain with a different seed changes the sum.
+  const auto r1 = gd::reference_checksum(*gd::find_compute_op("fp32.fma"), 1, 100);
+  const auto r2 = gd::reference_checksum(*gd::find_compute_op("fp32.fma"), 2, 100);
+  EXPECT_NE(r1, r2);
+  double d = std::fma(static_cast<double>(z.fs), 0.9990234375, static_cast<double>(z.fc));
+  unsigned long long dw;
+  std::memcpy(&dw, &d, 8);
+  EXPECT_EQ(gd::reference_checksum(*gd::find_compute_op("fp64.fma"), 1, 1),
+            static_cast<unsigned>(dw) ^ static_cast<unsigned>(dw >> 32));
+  EXPECT_FALSE(gd::reference_checksum(*gd::find_compute_op("sfu.rsqrt"), 1, 1));
+}
+
+TEST(ComputeGenerator, OpenCLSubgroupsAndInts) {
+  const auto& sh = *gd::find_compute_op("warp.shfl_idx");
+  const std::string src = gd::generate_opencl_source(sh, {1});
+  EXPECT_NE(src.find("cl_khr_subgroup_shuffle : enable"), std::string::npos);
+  EXPECT_NE(src.find("cl_khr_subgroups : enable"), std::string::npos);
+  EXPECT_NE(src.find("gd_sgm"), std::string::npos);
+  for (const char* n : {"int32.add", "int32.mul", "int32.mad", "warp.redux", "warp.shfl_xor"})
+    EXPECT_FALSE(gd::find_compute_op(n)->cl_step.empty()) << n;
+  EXPECT_EQ(gd::opencl_steps_per_iteration(sh, 8), 8);
 }

@@ -44,6 +44,16 @@ struct ComputeOp {
   // OpenCL C fragments ({i} as above; fs/fb/fc, ub/uc, and for fp16 hb/hc as half2); empty
   // cl_step: no OpenCL version.
   std::string cl_decl, cl_step, cl_fold, cl_ext;
+  // The chain the host can replay exactly (IEEE fma is correctly rounded everywhere):
+  // "f32fma" a = fma(a, fb, fc); "f64fma" a = fma(a, db, dc); "f64fma_imm" a = fma(a, K, dc)
+  // with K = 1 - 2^-10; empty: no host reference.
+  std::string ref;
+};
+
+// Kernel arguments every backend passes (the host reference replays them).
+struct ComputeSeeds {
+  float fs = 1.0f, fb = 0.999f, fc = 0.001f;
+  unsigned ub = 0x9E3779B9u, uc = 5u;
 };
 
 // Every instruction the probe knows, in table order.
@@ -55,6 +65,12 @@ const ComputeOp* find_compute_op(const std::string& name);
 // Steps of each chain per loop iteration, so that the loop's own instructions (counter,
 // compare, branch) cost < 1% of issue slots for single-issue ops.
 int steps_per_iteration(const ComputeOp& op, int ilp);
+// The same for the OpenCL generator (shorter bodies: PoCL's LLVM is slow per statement).
+int opencl_steps_per_iteration(const ComputeOp& op, int ilp);
+// The 32-bit checksum one thread of `op`'s kernel writes after `steps_per_chain` dependent
+// steps of each of its `ilp` chains, recomputed on the host; nullopt where op.ref is empty.
+std::optional<uint32_t> reference_checksum(const ComputeOp& op, int ilp, uint64_t steps_per_chain,
+                                           const ComputeSeeds& seeds = {});
 // Name of the generated kernel for an ILP (and the mixed pair, where there is one).
 std::string compute_kernel_name(int ilp);
 // CUDA C++ source with one kernel per ILP; `mix`, when given, interleaves ILP chains of it
@@ -104,6 +120,9 @@ struct ComputeTiming {
   int warps_per_sm = 0;
   bool check_ok = true;  // every thread wrote the same, non-sentinel value
   std::string check;     // what the host check saw
+  // Operations of `op` one thread ran, where the backend's body differs from the CUDA
+  // generator's (OpenCL); 0: ops_per_thread() holds.
+  uint64_t ops_per_thread = 0;
 };
 
 // SASS of a generated kernel's timed loop (the largest backward-branch body).
@@ -146,6 +165,9 @@ struct ComputeFigure {
   std::optional<double> fraction_of_peak;
   std::optional<Summary> latency_cycles;  // dependent chain, one warp
   std::optional<double> clock_mhz;
+  // "measured" (clock64 against %globaltimer in the kernel) or "reported" (the driver's
+  // maximum clock, OpenCL: per-clock figures then assume the GPU ran at it).
+  std::string clock_source;
   std::vector<std::string> opcodes;       // loop opcodes, most frequent first ("FFMA x512")
   std::optional<double> sass_per_op;      // intended SASS instructions per counted op
   bool missing_instruction = false;       // loop lacks the intended instruction
@@ -157,6 +179,7 @@ struct ComputeProbeResult {
   std::string language;
   int sms = 0;
   std::optional<double> clock_mhz;  // median over the table
+  std::string clock_source;         // as in ComputeFigure
   std::string peak_source;
   std::vector<ComputeFigure> table;  // throughput + latency per instruction
   std::vector<ComputeFigure> sweep;  // ILP x occupancy
