@@ -8,6 +8,7 @@
 
 #include "gpudissect/compute.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -224,6 +225,31 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
   return o;
 }
 
+// A rate above the architectural peak, or a dependent chain faster than half a cycle, is
+// impossible. Where the loop's machine code was read (CUDA) the instructions are known to
+// be there, so it is the documented peak that does not apply to this mix: the fraction is
+// dropped. Where it could not be read (OpenCL), the compiler most likely folded the chain:
+// the figure is withheld with the reason, never reported as a rate.
+void withhold_impossible(ComputeFigure& f) {
+  const bool too_fast = f.fraction_of_peak && *f.fraction_of_peak > 1.05;
+  const bool no_latency = f.latency_cycles && f.latency_cycles->median < 0.5;
+  if (!too_fast && !no_latency) return;
+  if (!f.opcodes.empty() && !no_latency) {
+    f.fraction_of_peak.reset();
+    f.peak_per_clk_sm.reset();
+    return;
+  }
+  const std::string why =
+      too_fast
+          ? format_fixed(100 * *f.fraction_of_peak, 0) + "% of the architectural peak"
+          : "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op";
+  f.status = {"error", "measured " + why +
+                           " with no machine code to check: the compiler most likely folded the "
+                           "chain, so the figure is withheld"};
+  f.fraction_of_peak.reset();
+  f.ops_per_s.reset();
+}
+
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out) {
   const auto t0 = Clock::now();
@@ -313,6 +339,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       const double per_op = f.sass_per_op && *f.sass_per_op > 0 ? *f.sass_per_op : 1.0;
       f.fraction_of_peak = f.ops_per_clk_sm->median * per_op / *f.peak_per_clk_sm;
     }
+    withhold_impossible(f);
     if (f.clock_mhz) clocks.push_back(*f.clock_mhz);
     if (!f.clock_source.empty()) out.clock_source = f.clock_source;
     out.table.push_back(std::move(f));

@@ -32,4 +32,8 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out);
 
+// Withholds a figure that is physically impossible (above the architectural peak, or a
+// dependent chain under half a cycle); see compute.cpp. Exposed for tests.
+void withhold_impossible(ComputeFigure& f);
+
 }  // namespace gd

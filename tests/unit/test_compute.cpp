@@ -225,3 +225,42 @@ TEST(ComputeGenerator, OpenCLSubgroupsAndInts) {
     EXPECT_FALSE(gd::find_compute_op(n)->cl_step.empty()) << n;
   EXPECT_EQ(gd::opencl_steps_per_iteration(sh, 8), 8);
 }
+
+// An impossible figure is never reported as a rate: folded OpenCL chains (no machine code to
+// check) are withheld; a CUDA loop whose instructions were read keeps its rate but loses the
+// peak that does not apply to it.
+TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
+  gd::ComputeFigure folded;
+  folded.ops_per_clk_sm = gd::Summary{115.4, 115, 116, 115, 116, 3};
+  folded.ops_per_s = gd::Summary{1e12, 1e12, 1e12, 1e12, 1e12, 3};
+  folded.peak_per_clk_sm = 64;
+  folded.fraction_of_peak = 1.80;
+  gd::withhold_impossible(folded);
+  EXPECT_EQ(folded.status.status, "error");
+  EXPECT_NE(folded.status.reason.find("180%"), std::string::npos) << folded.status.reason;
+  EXPECT_FALSE(folded.fraction_of_peak);
+  EXPECT_FALSE(folded.ops_per_s);
+
+  gd::ComputeFigure no_latency;
+  no_latency.latency_cycles = gd::Summary{2e-6, 0, 0, 0, 0, 3};
+  gd::withhold_impossible(no_latency);
+  EXPECT_EQ(no_latency.status.status, "error");
+
+  gd::ComputeFigure read;
+  read.opcodes = {"F2I.TRUNC.NTZ x128", "I2FP.F32.S32 x128"};
+  read.peak_per_clk_sm = 16;
+  read.fraction_of_peak = 1.94;
+  read.ops_per_s = gd::Summary{8e12, 8e12, 8e12, 8e12, 8e12, 3};
+  gd::withhold_impossible(read);
+  EXPECT_TRUE(read.status.ok());
+  EXPECT_FALSE(read.fraction_of_peak);
+  EXPECT_FALSE(read.peak_per_clk_sm);
+  EXPECT_TRUE(read.ops_per_s);
+
+  gd::ComputeFigure fine;
+  fine.fraction_of_peak = 0.99;
+  fine.peak_per_clk_sm = 128;
+  gd::withhold_impossible(fine);
+  EXPECT_TRUE(fine.status.ok());
+  EXPECT_TRUE(fine.fraction_of_peak);
+}
