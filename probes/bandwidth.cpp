@@ -130,8 +130,27 @@ struct Ctx {
   const DeviceInfo& info;
 };
 
-void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name,
-                     bool streaming = false) {
+// The median SM clock the probe's kernels have measured so far.
+std::optional<double> probe_clock(const BandwidthProbeResult& out) {
+  std::vector<double> clocks;
+  for (const auto* m : {&out.footprint, &out.scaling, &out.shared, &out.other})
+    for (const auto& [name, c] : *m)
+      for (const BandwidthPoint& p : c.points)
+        if (p.clock_mhz && c.note.find("probe's median SM clock") == std::string::npos)
+          clocks.push_back(*p.clock_mhz);
+  if (clocks.empty()) return std::nullopt;
+  return median(clocks);
+}
+
+// A variant of a stream kernel: non-persistent grid, vectors per thread, and where its
+// sweep starts (flat grids only run where chunks far outnumber resident blocks).
+struct Variant {
+  bool flat = false;
+  int unroll = 0;
+};
+
+void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool streaming = false,
+                     Variant v = {}) {
   BandwidthCurve& curve = c.out.footprint[name];
   curve.x_unit = "footprint_bytes";
   const Support s = c.k.supports(op, load);
@@ -142,12 +161,23 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name,
   }
   const auto t0 = Clock::now();
   const std::string kind = (op == BwOp::write ? "write" : to_string(op) + "." + to_string(load)) +
-                           (streaming ? ".streaming" : "");
+                           (streaming ? ".streaming" : "") +
+                           (v.flat ? ".flat" + std::to_string(v.unroll == 1 ? 1 : 4) : "");
   curve.timed_instruction = c.k.instruction(kind);
   StreamRequest probe_req;
+  probe_req.op = op;
+  probe_req.flat = v.flat;
+  probe_req.unroll = v.unroll;
   const uint64_t chunk = c.k.stream_chunk_bytes(probe_req);
   const uint64_t l2 = c.info.l2_bytes.value_or(4ull << 20);
-  const uint64_t lo = std::max(chunk, c.opt.min_footprint);
+  uint64_t lo = std::max(chunk, c.opt.min_footprint);
+  if (v.flat) {
+    // Past 2x the L2: device memory only, where flat grids are what the peers run.
+    lo = std::max(lo, 2 * l2);
+    curve.note = "non-persistent grid (one " + format_bytes(double(chunk)) +
+                 " chunk per block); B/clk/SM at the probe's median SM clock (no block lives long "
+                 "enough to read it)";
+  }
   uint64_t hi = c.opt.max_footprint.value_or(std::max<uint64_t>(8 * l2, 512ull << 20));
   if (c.opt.quick) hi = c.opt.max_footprint.value_or(std::max<uint64_t>(4 * l2, 64ull << 20));
   std::vector<uint64_t> grid =
@@ -173,9 +203,12 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name,
       r.op = op;
       r.load = load;
       r.streaming_stores = streaming;
+      r.flat = v.flat;
+      r.unroll = v.unroll;
       r.buffer_bytes = buffer;
       r.repeats = c.opt.repeats;
-      const StreamLayout l = stream_layout(buffer, uint64_t(c.k.stream_blocks()), chunk);
+      const StreamLayout l = v.flat ? stream_layout_flat(buffer, chunk)
+                                    : stream_layout(buffer, uint64_t(c.k.stream_blocks()), chunk);
       const uint64_t per_pass = stream_traffic(op, l, 1).total();
       // Cache-resident points run long enough (~8 GB moved) to dwarf the launch; beyond the
       // L2 a few GB do, the large point moves its buffer once.
@@ -190,13 +223,19 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name,
         p.status = "error";
         p.reason = t.check_error;
       } else {
-        fill_figures(p, stream_traffic(op, t.layout, r.passes), t.seconds, t.clock_mhz,
+        std::vector<double> clocks = t.clock_mhz;
+        if (clocks.empty() && v.flat)
+          if (const std::optional<double> m = probe_clock(c.out)) clocks.push_back(*m);
+        fill_figures(p, stream_traffic(op, t.layout, r.passes), t.seconds, clocks,
                      c.info.compute_units);
       }
       insert_sorted(curve, std::move(p));
     });
   }
   assign_bandwidth_levels(curve, load == BwLoad::l2_only ? 2 : 1, c.info.l2_bytes);
+  // A flat sweep starts past 2x the L2: its one plateau is device memory, not "L1".
+  if (v.flat)
+    for (BandwidthLevel& l : curve.levels) l.name = "device memory";
   if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
   std::string line = "bandwidth " + name + ": " + std::to_string(curve.points.size()) +
@@ -319,6 +358,11 @@ void shared_curves(Ctx& c) {
         } else {
           fill_figures(p, {shared_bytes(t.layout), 0}, t.seconds, t.clock_mhz,
                        c.info.compute_units);
+          if (p.bytes_per_clk_sm)
+            if (std::string why = shared_plausibility(p.bytes_per_clk_sm->median); !why.empty()) {
+              p.status = "error";
+              p.reason = why;
+            }
         }
         insert_sorted(curve, std::move(p));
       });
@@ -414,7 +458,9 @@ void host_curves(Ctx& c) {
 }
 
 // Headline figures from the curves, in a fixed order.
-void make_figures(BandwidthProbeResult& out, const DeviceInfo& info) {
+// own_bytes: the smallest footprint at which every block of the persistent stream grid
+// reads chunks of its own (blocks x chunk; 528 x 16 KiB on an H200).
+void make_figures(BandwidthProbeResult& out, const DeviceInfo& info, double own_bytes) {
   out.figures.clear();
   const double l2 = double(info.l2_bytes.value_or(0));
   auto level_best = [&](const std::string& curve, const std::string& level,
@@ -437,10 +483,26 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info) {
   };
   level_best("read", "L1", "L1 read");
   if (auto it = out.footprint.find("read_l2"); it != out.footprint.end() && l2 > 0) {
-    const BandwidthPoint* p = best_point(it->second, 0, l2);
-    if (p)
-      add_figure(out, "L2 read (best footprint)", it->second, p,
-                 "read_l2 at " + format_bytes(p->x));
+    // The L2 figure is the plateau where every block reads data of its own, spread over
+    // all slices, and the whole footprint fits the near partition: from blocks x chunk
+    // (below it many SMs re-read the same few lines, whose slices are hot or idle by the
+    // luck of the address hash: 9-18 TB/s point to point) to half the L2.
+    const BandwidthCurve& c = it->second;
+    const double own = own_bytes;
+    std::vector<const BandwidthPoint*> in;
+    for (const BandwidthPoint& q : c.points)
+      if (q.status == "ok" && q.gbps && q.x >= own && q.x <= l2 / 2) in.push_back(&q);
+    if (!in.empty()) {
+      std::sort(in.begin(), in.end(),
+                [](auto* a, auto* b) { return a->gbps->median < b->gbps->median; });
+      const BandwidthPoint* mid = in[in.size() / 2];
+      add_figure(out, "L2 read", c, mid,
+                 "read_l2 plateau " + format_bytes(own) + "-" + format_bytes(l2 / 2) +
+                     ", median point " + format_bytes(mid->x) + " of " + std::to_string(in.size()));
+    }
+    if (const BandwidthPoint* p = best_point(c, 0, l2))
+      add_figure(out, "L2 read, best footprint", c, p,
+                 "read_l2 at " + format_bytes(p->x) + ", lines shared by SMs");
   }
   for (const std::string op : {"read", "write", "copy"}) {
     // Device memory: each variant's largest footprint, well past the L2; the best variant.
@@ -590,13 +652,8 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   }
   out.telemetry_before = dev.telemetry();
   auto finish = [&] {
-    std::vector<double> clocks;
-    for (auto* m : {&out.footprint, &out.scaling, &out.shared, &out.other})
-      for (const auto& [name, c] : *m)
-        for (const BandwidthPoint& p : c.points)
-          if (p.clock_mhz) clocks.push_back(*p.clock_mhz);
-    if (!clocks.empty()) out.clock_mhz_measured = median(clocks);
-    make_figures(out, info);
+    out.clock_mhz_measured = probe_clock(out);
+    make_figures(out, info, double(k->stream_blocks()) * double(k->stream_chunk_bytes({})));
     out.telemetry_after = dev.telemetry();
     out.wall_seconds = seconds_since(t0);
   };
@@ -609,10 +666,29 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
       footprint_curve(c, BwOp::copy, BwLoad::cached, "copy");
       if (k->supports(BwOp::copy, BwLoad::l2_only).ok)
         footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true);
+      // Device-memory writes and copies on non-persistent grids (what gpu-stream and
+      // BabelStream run): plain or evict-first stores, copies
+      // also through the read-only path. The summary keeps the best variant.
+      if (info.backend == "cuda") {
+        // One vector per thread measured best on the H200 (4 per thread: -0.5% writes, -4%
+        // copies, run of 2026-11-20), so only that is kept.
+        const Variant flat{true, 1};
+        footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat);
+        footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat_streaming", true, flat);
+        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat);
+        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat);
+        if (k->supports(BwOp::copy, BwLoad::readonly).ok)
+          footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat);
+      }
       footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2");
       if (info.backend == "cuda") footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly");
+      if (k->supports(BwOp::read, BwLoad::texture).ok)
+        footprint_curve(c, BwOp::read, BwLoad::texture, "read_image");
     }
-    if (opt.parts.count("scaling") && !stop) {
+    if (opt.parts.count("scaling") && !stop && !k->supports_scaling().ok) {
+      for (const char* n : {"l2", "dram"})
+        out.scaling[n].status = {"unsupported", k->supports_scaling().reason};
+    } else if (opt.parts.count("scaling") && !stop) {
       if (k->supports(BwOp::read, BwLoad::l2_only).ok)
         scaling_curve(c, "l2", BwLoad::l2_only, false);
       scaling_curve(c, "dram", BwLoad::cached, true);

@@ -86,7 +86,8 @@ std::vector<std::pair<std::string, const BandwidthCurve*>> all_curves(
 // One chart: several curves against x (log2 axis where `logx`), GB/s on y.
 std::optional<detail::ChartSpec> chart(
     const std::string& name, const std::string& title, const std::string& xlabel, bool logx,
-    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves, double peak = 0) {
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves, double peak = 0,
+    bool logy = false) {
   detail::ChartSpec spec;
   spec.name = name;
   spec.title = title;
@@ -109,13 +110,16 @@ std::optional<detail::ChartSpec> chart(
     if (n == 0) continue;
     s += block + "EOD\n";
     plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "$d" + std::to_string(i) +
-            " using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.6 lc rgb '" + kColours[i % 8] +
-            "' title " + gq(label);
+            " using 1:2:3:4 with yerrorlines lw 2 pt " + std::to_string(i < 8 ? 7 : 5) +
+            " ps 0.6 dt " + std::to_string(i / 8 + 1) + " lc rgb '" + kColours[i % 8] + "' title " +
+            gq(label);
     ++i;
   }
   if (plot.empty()) return std::nullopt;
   if (logx) s += "set logscale x 2\nset format x '%.0b%B'\n";
-  s += "set xlabel " + gq(xlabel) + "\nset ylabel 'GB/s'\nset yrange [0:*]\n";
+  // Footprint curves span 1-35 TB/s: on a linear axis the device-memory variants overlap.
+  s += "set xlabel " + gq(xlabel) + "\nset ylabel 'GB/s'\n";
+  s += logy ? "set logscale y 10\nset yrange [*:*]\n" : "set yrange [0:*]\n";
   s += "set key outside right top box\n";
   if (peak > 0)
     plot += ", \\\n     " + num(peak) + " with lines dt 2 lc rgb '#888888' title " +
@@ -134,7 +138,7 @@ std::vector<detail::ChartSpec> specs(const BandwidthProbeResult& p) {
   for (const auto& [n, c] : p.host) ho.emplace_back(n, &c);
   const double peak = p.peak_gbps_api.value_or(0);
   if (auto s = chart("bandwidth_footprint", "Bandwidth against footprint (read + write counted)",
-                     "footprint (all buffers)", true, fp, peak))
+                     "footprint (all buffers)", true, fp, peak, true))
     out.push_back(*s);
   if (auto s = chart("bandwidth_scaling", "Read bandwidth against active SMs (one block per SM)",
                      "active SMs", false, sc, peak))
@@ -166,12 +170,12 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
     os << "  " << std::left << std::setw(26) << "level" << std::right << std::setw(10) << "GB/s"
        << std::setw(8) << "spread" << std::setw(10) << "B/clk/SM" << std::setw(8) << "% peak"
        << std::setw(7) << "MHz"
-       << "  " << std::left << std::setw(30) << "instruction timed"
+       << "  " << std::left << std::setw(36) << "instruction timed"
        << "where\n";
     for (const Row& x : rs)
       os << "  " << std::left << std::setw(26) << x.level << std::right << std::setw(10) << x.gbps
          << std::setw(8) << x.spread << std::setw(10) << x.bpc << std::setw(8) << x.pct
-         << std::setw(7) << x.clock << "  " << std::left << std::setw(30) << x.instruction
+         << std::setw(7) << x.clock << "  " << std::left << std::setw(36) << x.instruction
          << x.where << "\n";
   }
   for (const auto& [n, c] : p.footprint) {

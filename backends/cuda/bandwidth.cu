@@ -203,10 +203,20 @@ __global__ void bw_sum_kernel(const uint4* buf, unsigned long long vecs, unsigne
 
 struct SharedArgs {
   unsigned int elements, stride;
-  unsigned long long iterations;
+  unsigned int iterations;
+  unsigned int zero;  // 0 at run time; the compiler cannot know it (see bw_shared_kernel)
   unsigned int* sum;
   unsigned long long* clk;
 };
+
+// gd::shared_word, the fill; the host's checksum recomputes it.
+__device__ __forceinline__ unsigned int shared_word(unsigned int i) {
+  unsigned int x = i * 0x9E3779B1u + 0x7F4A7C15u;
+  x ^= x >> 16;
+  x *= 0x85EBCA6Bu;
+  x ^= x >> 13;
+  return x;
+}
 
 template <int WIDTH>
 __device__ __forceinline__ unsigned int lds(unsigned int addr) {
@@ -229,19 +239,27 @@ __device__ __forceinline__ unsigned int lds(unsigned int addr) {
 }
 
 // Thread t's k-th load reads element (t*stride + k*33) mod elements: gd::shared_element.
+// Why the address carries `dz`: `asm volatile` binds only the front end; ptxas sees plain
+// ld.shared and merges re-reads of shared memory that nothing stores to. The previous
+// kernel (even/odd address sets) was unrolled 4x by ptxas, which kept 40 of its 64 LDS.128
+// (SASS of 2026-11-20): the 1.6x excess over the 128 B/clk/SM limit. Here each iteration's
+// addresses add dz = acc & zero, the running sum of the previous iteration's data masked
+// by a kernel argument that is 0 at run time: the addresses differ as far as ptxas can
+// tell, so every LDS stays, and the real addresses are exactly gd::shared_element's.
+// The data dependence costs nothing measurable: with 32 warps per SM each iteration's
+// 8 loads are 1024 cycles of work per SM against a ~30-cycle LDS latency.
 template <int WIDTH>
-__global__ void __launch_bounds__(kSharedThreads) bw_shared_kernel(SharedArgs a) {
+__global__ void __launch_bounds__(kSharedThreads, 1) bw_shared_kernel(SharedArgs a) {
   extern __shared__ uint4 smem_raw[];
   auto* words = reinterpret_cast<unsigned int*>(smem_raw);
-  for (unsigned int w = threadIdx.x; w < a.elements * (WIDTH / 4); w += blockDim.x) words[w] = w;
+  for (unsigned int w = threadIdx.x; w < a.elements * (WIDTH / 4); w += blockDim.x)
+    words[w] = shared_word(w);
   __syncthreads();
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[0] = clock64();
     a.clk[1] = global_ns();
   }
   const unsigned int base = static_cast<unsigned int>(__cvta_generic_to_shared(smem_raw));
-  // Even iterations read set A, odd ones set B (the top element bit flipped): consecutive
-  // iterations never load the same addresses, so the loads cannot be hoisted.
   unsigned int even[8], odd[8];
 #pragma unroll
   for (int k = 0; k < 8; ++k) {
@@ -249,25 +267,72 @@ __global__ void __launch_bounds__(kSharedThreads) bw_shared_kernel(SharedArgs a)
     even[k] = base + e * WIDTH;
     odd[k] = base + (e ^ (a.elements / 2)) * WIDTH;
   }
-  unsigned int acc = 0;
-  for (unsigned long long it = 0; it < a.iterations; it += 2) {
+  unsigned int acc = 0, dz = 0;
+  const unsigned int pairs = a.iterations / 2;
+#pragma unroll 1
+  for (unsigned int it = 0; it < pairs; ++it) {
     unsigned int v[8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(even[k]);
+    for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(even[k] + dz);
 #pragma unroll
     for (int k = 0; k < 8; ++k) acc += v[k];
-    if (it + 1 < a.iterations) {
+    dz = acc & a.zero;
 #pragma unroll
-      for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(odd[k]);
+    for (int k = 0; k < 8; ++k) v[k] = lds<WIDTH>(odd[k] + dz);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) acc += v[k];
-    }
+    for (int k = 0; k < 8; ++k) acc += v[k];
+    dz = acc & a.zero;
+  }
+  if (a.iterations & 1) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) acc += lds<WIDTH>(even[k] + dz);
   }
   add_sum(a.sum, acc);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[2] = clock64();
     a.clk[3] = global_ns();
   }
+}
+
+// Non-persistent ("flat") grids, gd::stream_layout_flat: block i moves chunk i mod chunks
+// in pass i / chunks, once, and exits. Blocks start in index order, so the grid streams
+// the buffer front to back `passes` times; a pass's block and the next pass's block of the
+// same chunk are `chunks` blocks apart (the probe runs these only past 2x the L2, where
+// chunks is many times the blocks an H200 holds), so the last pass's value is what stays.
+// No block lives long enough to read the SM clock: the probe uses the clock the other
+// kernels measured.
+struct FlatArgs {
+  unsigned int chunks, passes;
+};
+
+template <bool STREAMING, int UNROLL>
+__global__ void __launch_bounds__(kThreads)
+    bw_write_flat_kernel(uint4* __restrict__ buf, FlatArgs a) {
+  const unsigned int pass = blockIdx.x / a.chunks;
+  const unsigned int chunk = blockIdx.x - pass * a.chunks;
+  const unsigned long long e =
+      static_cast<unsigned long long>(chunk) * (kThreads * UNROLL) + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const unsigned int w = static_cast<unsigned int>((e + u * kThreads) * 4 + pass);
+    store16<STREAMING>(buf + e + u * kThreads, make_uint4(w, w + 1, w + 2, w + 3));
+  }
+}
+
+template <int LOAD, bool STREAMING, int UNROLL>
+__global__ void __launch_bounds__(kThreads)
+    bw_copy_flat_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, FlatArgs a) {
+  const unsigned int pass = blockIdx.x / a.chunks;
+  const unsigned int chunk = blockIdx.x - pass * a.chunks;
+  const unsigned long long e =
+      static_cast<unsigned long long>(chunk) * (kThreads * UNROLL) + threadIdx.x;
+  uint4 v[UNROLL];
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) v[u] = load16<LOAD>(src + e + u * kThreads);
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+    store16<STREAMING>(dst + e + u * kThreads,
+                       make_uint4(v[u].x + pass, v[u].y + pass, v[u].z + pass, v[u].w + pass));
 }
 
 __constant__ unsigned int c_words[kConstantWords];
@@ -436,6 +501,8 @@ class CudaBandwidth final : public BandwidthKernels {
   }
 
   uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
+    if (r.flat && r.blocks == 0 && r.op != BwOp::read)
+      return uint64_t(bw::kThreads) * (r.unroll == 1 ? 1 : bw::kUnroll) * bw::kVector;
     return uint64_t(r.blocks > 0 ? bw::kScaleThreads : bw::kThreads) * bw::kUnroll * bw::kVector;
   }
   int stream_blocks() const override { return info_.compute_units * bw::kBlocksPerSm; }
@@ -443,8 +510,7 @@ class CudaBandwidth final : public BandwidthKernels {
   Support supports(BwOp op, BwLoad load) const override {
     if (load == BwLoad::texture)
       return Support::no("texture streams are not implemented on CUDA yet");
-    if (op == BwOp::copy && load == BwLoad::readonly)
-      return Support::no("copies read through cached or l2_only");
+    // Copies read through cached, l2_only or (flat grids only) the read-only path.
     return Support::yes();
   }
 
@@ -455,7 +521,11 @@ class CudaBandwidth final : public BandwidthKernels {
     if (r.blocks > info_.compute_units) throw BackendError("stream: more blocks than SMs");
     const uint64_t blocks = r.blocks > 0 ? uint64_t(r.blocks) : uint64_t(stream_blocks());
     StreamTiming t;
-    t.layout = stream_layout(r.buffer_bytes, blocks, stream_chunk_bytes(r));
+    const bool flat = r.flat && r.op != BwOp::read && r.blocks == 0;
+    t.layout = flat ? stream_layout_flat(r.buffer_bytes, stream_chunk_bytes(r))
+                    : stream_layout(r.buffer_bytes, blocks, stream_chunk_bytes(r));
+    if (flat && (t.layout.chunks * r.passes > 0x7fffffffull || t.layout.chunks > 0xffffffffull))
+      throw BackendError("stream: flat grid larger than 2^31 blocks");
     const StreamLayout& l = t.layout;
     const uint64_t bytes = l.buffer_bytes();
     if (r.op != BwOp::write) prepare_source(bytes);
@@ -478,7 +548,45 @@ class CudaBandwidth final : public BandwidthKernels {
     const int li = load_index(r.load);
     const bool scale = r.blocks > 0;
     const int smem = scale ? scale_smem_ : 0;
+    const int unroll = r.unroll > 0 ? r.unroll : bw::kUnroll;
+    auto launch_flat = [&] {
+      const bw::FlatArgs fa{static_cast<unsigned>(l.chunks), static_cast<unsigned>(r.passes)};
+      const dim3 grid(static_cast<unsigned>(l.chunks * r.passes));
+      const int li = load_index(r.load);
+      const bool cs = r.streaming_stores;
+#define GD_FLAT_WRITE(U)                                                            \
+  if (cs)                                                                           \
+    bw::bw_write_flat_kernel<true, U><<<grid, bw::kThreads, 0, stream_>>>(dst, fa); \
+  else                                                                              \
+    bw::bw_write_flat_kernel<false, U><<<grid, bw::kThreads, 0, stream_>>>(dst, fa);
+#define GD_FLAT_COPY(L, U)                                                                 \
+  if (cs)                                                                                  \
+    bw::bw_copy_flat_kernel<L, true, U><<<grid, bw::kThreads, 0, stream_>>>(src, dst, fa); \
+  else                                                                                     \
+    bw::bw_copy_flat_kernel<L, false, U><<<grid, bw::kThreads, 0, stream_>>>(src, dst, fa);
+      if (r.op == BwOp::write) {
+        if (unroll == 1) {
+          GD_FLAT_WRITE(1)
+        } else {
+          GD_FLAT_WRITE(4)
+        }
+      } else if (li == 2) {
+        if (unroll == 1) {
+          GD_FLAT_COPY(2, 1)
+        } else {
+          GD_FLAT_COPY(2, 4)
+        }
+      } else if (unroll == 1) {
+        GD_FLAT_COPY(0, 1)
+      } else {
+        GD_FLAT_COPY(0, 4)
+      }
+#undef GD_FLAT_WRITE
+#undef GD_FLAT_COPY
+      check(cudaGetLastError(), "launching a flat stream kernel");
+    };
     auto launch = [&](int rep) {
+      if (flat) return launch_flat();
       a.clk = clk_ + 4 * rep;
       const dim3 grid(static_cast<unsigned>(l.blocks));
       switch (r.op) {
@@ -507,6 +615,7 @@ class CudaBandwidth final : public BandwidthKernels {
           break;
         case BwOp::copy:
           if (scale) throw BackendError("stream: scaling runs reads only");
+          if (li == 2) throw BackendError("stream: read-only copies run on flat grids only");
           if (li == 1 && r.streaming_stores)
             bw::bw_copy_kernel<1, bw::kThreads, true>
                 <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
@@ -571,7 +680,9 @@ class CudaBandwidth final : public BandwidthKernels {
       t.seconds.push_back(ms[rep] / 1000.0);
       const double c = double(clk[4 * rep + 2] - clk[4 * rep]);
       const double ns = double(clk[4 * rep + 3] - clk[4 * rep + 1]);
-      if (ns > 0 && clk[4 * rep + 2] > clk[4 * rep]) t.clock_mhz.push_back(c / ns * 1000.0);
+      // Flat grids leave the clock slots untouched (stale values from an earlier kernel).
+      if (!flat && ns > 0 && clk[4 * rep + 2] > clk[4 * rep])
+        t.clock_mhz.push_back(c / ns * 1000.0);
     }
     return t;
   }
@@ -583,15 +694,25 @@ class CudaBandwidth final : public BandwidthKernels {
       throw BackendError("shared: bad repeat count");
     SharedTiming t;
     SharedLayout& l = t.layout;
-    l.blocks = uint64_t(info_.compute_units) * 2;
+    // Exactly the blocks that fit at once (one wave), so the event time of the launch is
+    // the time every SM spent loading: a second, partial wave would leave SMs idle.
+    int per_sm = 0;
+    const void* fn = r.width_bytes == 4   ? (const void*)bw::bw_shared_kernel<4>
+                     : r.width_bytes == 8 ? (const void*)bw::bw_shared_kernel<8>
+                                          : (const void*)bw::bw_shared_kernel<16>;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, bw::kSharedThreads,
+                                                        bw::kSharedBytes),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor (shared)");
+    l.blocks = uint64_t(info_.compute_units) * uint64_t(std::max(per_sm, 1));
     l.threads = bw::kSharedThreads;
     l.width_bytes = r.width_bytes;
     l.stride = r.stride;
     l.elements = bw::kSharedBytes / r.width_bytes;
     l.loads_per_iteration = 8;
-    // ~1 ms at 128 B/clk/SM when conflict-free.
+    // ~2 ms at 128 B/clk/SM when conflict-free.
     l.iterations = r.iterations ? r.iterations : 4096 * 16 / r.width_bytes;
-    bw::SharedArgs a{l.elements, l.stride, l.iterations, sum_, clk_};
+    if (l.iterations > 0xffffffffull) throw BackendError("shared: too many iterations");
+    bw::SharedArgs a{l.elements, l.stride, static_cast<unsigned int>(l.iterations), 0u, sum_, clk_};
     check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
     auto launch = [&](int rep) {
       a.clk = clk_ + 4 * rep;
@@ -752,6 +873,18 @@ class CudaBandwidth final : public BandwidthKernels {
         {"copy.l2_only", {"bw_copy_kernelILi1ELi256ELb0", 2}},
         {"copy.cached.streaming", {"bw_copy_kernelILi0ELi256ELb1", 2}},
         {"copy.l2_only.streaming", {"bw_copy_kernelILi1ELi256ELb1", 2}},
+        {"write.flat1", {"bw_write_flat_kernelILb0ELi1E", 1}},
+        {"write.flat4", {"bw_write_flat_kernelILb0ELi4E", 1}},
+        {"write.streaming.flat1", {"bw_write_flat_kernelILb1ELi1E", 1}},
+        {"write.streaming.flat4", {"bw_write_flat_kernelILb1ELi4E", 1}},
+        {"copy.cached.flat1", {"bw_copy_flat_kernelILi0ELb0ELi1E", 2}},
+        {"copy.cached.flat4", {"bw_copy_flat_kernelILi0ELb0ELi4E", 2}},
+        {"copy.cached.streaming.flat1", {"bw_copy_flat_kernelILi0ELb1ELi1E", 2}},
+        {"copy.cached.streaming.flat4", {"bw_copy_flat_kernelILi0ELb1ELi4E", 2}},
+        {"copy.readonly.flat1", {"bw_copy_flat_kernelILi2ELb0ELi1E", 2}},
+        {"copy.readonly.flat4", {"bw_copy_flat_kernelILi2ELb0ELi4E", 2}},
+        {"copy.readonly.streaming.flat1", {"bw_copy_flat_kernelILi2ELb1ELi1E", 2}},
+        {"copy.readonly.streaming.flat4", {"bw_copy_flat_kernelILi2ELb1ELi4E", 2}},
         {"shared.4", {"bw_shared_kernelILi4", 0}},
         {"shared.8", {"bw_shared_kernelILi8", 0}},
         {"shared.16", {"bw_shared_kernelILi16", 0}},

@@ -1,6 +1,7 @@
 #include "gpudissect/bandwidth.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "gpudissect/result.hpp"
 
@@ -61,6 +62,15 @@ uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j) {
   return j * l.blocks + block;
 }
 
+StreamLayout stream_layout_flat(uint64_t buffer_bytes, uint64_t chunk_bytes) {
+  StreamLayout l;
+  l.chunk_bytes = std::max<uint64_t>(chunk_bytes, 1);
+  l.chunks = std::max<uint64_t>(buffer_bytes / l.chunk_bytes, 1);
+  l.blocks = l.chunks;
+  l.chunks_per_block = 1;
+  return l;
+}
+
 Traffic stream_traffic(BwOp op, const StreamLayout& l, uint64_t passes) {
   // Every block moves chunks_per_block chunks per pass, whether or not chunks are shared.
   const uint64_t moved = l.blocks * l.chunks_per_block * l.chunk_bytes * passes;
@@ -114,20 +124,40 @@ uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint
   return e ^ ((iteration & 1) ? l.elements / 2 : 0);
 }
 
+uint64_t shared_loads_per_thread(const SharedLayout& l) {
+  return l.iterations * l.loads_per_iteration;
+}
+
 uint64_t shared_bytes(const SharedLayout& l) {
-  return l.blocks * l.threads * l.iterations * l.loads_per_iteration * l.width_bytes;
+  return l.blocks * l.threads * shared_loads_per_thread(l) * l.width_bytes;
 }
 
 uint32_t shared_checksum(const SharedLayout& l) {
   const uint32_t words = l.width_bytes / 4;
+  auto element_sum = [&](uint32_t e) {
+    uint32_t s = 0;
+    for (uint32_t w = 0; w < words; ++w) s += shared_word(e * words + w);
+    return s;
+  };
   uint32_t even = 0, odd = 0;
   for (uint64_t t = 0; t < l.threads; ++t)
     for (uint32_t k = 0; k < l.loads_per_iteration; ++k) {
-      even += index_sum(uint64_t(shared_element(l, t, k, 0)) * words, words);
-      odd += index_sum(uint64_t(shared_element(l, t, k, 1)) * words, words);
+      even += element_sum(shared_element(l, t, k, 0));
+      odd += element_sum(shared_element(l, t, k, 1));
     }
   const uint64_t n_odd = l.iterations / 2, n_even = l.iterations - n_odd;
-  return static_cast<uint32_t>((even * n_even + odd * n_odd) * l.blocks);
+  return static_cast<uint32_t>((even * uint32_t(n_even) + odd * uint32_t(n_odd)) *
+                               uint32_t(l.blocks));
+}
+
+std::string shared_plausibility(double bytes_per_clk_sm) {
+  if (!(bytes_per_clk_sm > 0) || !std::isfinite(bytes_per_clk_sm))
+    return "no positive, finite bytes per clock";
+  if (bytes_per_clk_sm > kSharedBytesPerClkSmLimit * 1.02)
+    return "measured " + std::to_string(bytes_per_clk_sm) + " B/clk/SM, above the " +
+           std::to_string(int(kSharedBytesPerClkSmLimit)) +
+           " B/clk/SM an SM's 32 banks can deliver: fewer loads ran than were counted";
+  return {};
 }
 
 std::optional<double> api_memory_peak_gbps(const DeviceInfo& info) {

@@ -75,7 +75,7 @@ TEST(BandwidthBytes, SharedLayout) {
   for (uint64_t it = 0; it < l.iterations; ++it)
     for (uint64_t t = 0; t < l.threads; ++t)
       for (uint32_t k = 0; k < 8; ++k)
-        for (uint32_t w = 0; w < 4; ++w) want += shared_element(l, t, k, it) * 4 + w;
+        for (uint32_t w = 0; w < 4; ++w) want += shared_word(shared_element(l, t, k, it) * 4 + w);
   EXPECT_EQ(shared_checksum(l), uint32_t(want * 2));
 }
 
@@ -202,6 +202,86 @@ TEST(BandwidthOptionsTest, Parse) {
   EXPECT_THROW(parse_bandwidth_options({{"repeats", "x"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"max_footprint", "lots"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"parts", "footprint,nope"}}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gd
+
+namespace gd {
+namespace {
+
+// The bug class of the first shared-memory kernel: bytes counted for loads that did not
+// run. A host walk of the kernel's loop (pairs of even/odd iterations, then an odd one)
+// must make exactly shared_loads_per_thread loads, and sum exactly shared_checksum.
+TEST(BandwidthShared, BytesAndChecksumMatchAWalkOfTheKernelLoop) {
+  for (uint32_t width : {4u, 8u, 16u})
+    for (uint64_t iterations : {1ull, 4ull, 7ull}) {
+      SharedLayout l;
+      l.blocks = 3;
+      l.threads = 64;
+      l.width_bytes = width;
+      l.stride = 5;
+      l.elements = 4096 / width;
+      l.loads_per_iteration = 8;
+      l.iterations = iterations;
+      uint64_t loads = 0;
+      uint32_t sum = 0;
+      for (uint64_t t = 0; t < l.threads; ++t) {
+        auto load = [&](uint64_t it) {
+          for (uint32_t k = 0; k < 8; ++k) {
+            const uint32_t e = shared_element(l, t, k, it);
+            for (uint32_t w = 0; w < width / 4; ++w) sum += shared_word(e * (width / 4) + w);
+            ++loads;
+          }
+        };
+        for (uint64_t p = 0; p < l.iterations / 2; ++p) {
+          load(0);
+          load(1);
+        }
+        if (l.iterations & 1) load(0);
+      }
+      EXPECT_EQ(loads, l.threads * shared_loads_per_thread(l)) << width << " " << iterations;
+      EXPECT_EQ(shared_bytes(l), l.blocks * loads * width);
+      EXPECT_EQ(shared_checksum(l), uint32_t(sum * uint32_t(l.blocks)));
+    }
+}
+
+// A kernel that made 40 of every 64 loads (what ptxas did to the first version) must not
+// match: the hashed fill leaves no power-of-two factor to hide the missing iterations.
+TEST(BandwidthShared, ChecksumCatchesMissingIterations) {
+  SharedLayout l;
+  l.blocks = 264;
+  l.threads = 1024;
+  l.width_bytes = 16;
+  l.stride = 1;
+  l.elements = 2048;
+  l.iterations = 4096;
+  const uint32_t full = shared_checksum(l);
+  for (uint64_t fewer : {4095ull, 4094ull, 2560ull, 2048ull, 1024ull}) {
+    SharedLayout s = l;
+    s.iterations = fewer;
+    EXPECT_NE(shared_checksum(s), full) << fewer;
+  }
+}
+
+// And the figure it produced (190 B/clk/SM) is refused; the real range is accepted.
+TEST(BandwidthShared, AboveTheBankLimitIsAnError) {
+  EXPECT_FALSE(shared_plausibility(189.7).empty());
+  EXPECT_FALSE(shared_plausibility(131.0).empty());
+  EXPECT_TRUE(shared_plausibility(127.9).empty());
+  EXPECT_TRUE(shared_plausibility(120.0).empty());
+  EXPECT_TRUE(shared_plausibility(8.0).empty());
+  EXPECT_FALSE(shared_plausibility(0.0).empty());
+}
+
+TEST(BandwidthBytes, FlatGridCountsEveryBlockOnce) {
+  const StreamLayout l = stream_layout_flat(4096ull * 1000 + 100, 4096);
+  EXPECT_EQ(l.chunks, 1000u);
+  EXPECT_EQ(l.blocks, 1000u);
+  EXPECT_EQ(l.chunks_per_block, 1u);
+  EXPECT_EQ(stream_traffic(BwOp::copy, l, 3).read_bytes, 3u * 4096 * 1000);
+  EXPECT_EQ(stream_traffic(BwOp::copy, l, 3).write_bytes, 3u * 4096 * 1000);
+  EXPECT_EQ(stream_footprint(BwOp::copy, l), 2u * 4096 * 1000);
 }
 
 }  // namespace

@@ -45,6 +45,11 @@ struct StreamLayout {
 StreamLayout stream_layout(uint64_t buffer_bytes, uint64_t blocks, uint64_t chunk_bytes);
 // The chunk block `b` moves at its step j (0 <= j < chunks_per_block).
 uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j);
+// A non-persistent ("flat") grid: one block per chunk and pass, each block moves one chunk
+// once, as gpu-stream and BabelStream do; the layout has blocks = chunks and one chunk per
+// block, and the backend launches blocks x passes blocks (block i: pass i / chunks, chunk
+// i mod chunks), so stream_traffic counts it like any other layout.
+StreamLayout stream_layout_flat(uint64_t buffer_bytes, uint64_t chunk_bytes);
 
 struct Traffic {
   uint64_t read_bytes = 0, write_bytes = 0;
@@ -67,7 +72,9 @@ uint32_t stream_written_checksum(const StreamLayout& l, uint64_t passes);
 // Shared (local) memory: every thread makes `loads_per_iteration` loads of `width_bytes`
 // per iteration, thread t's k-th at element (t*stride + k*33) mod elements (a uniform
 // shift per k keeps the warp's bank pattern that of the stride). Elements are width-sized;
-// the array is filled with word i = i.
+// the array is filled with word i = shared_word(i), a hash: with word i = i the sums had
+// large power-of-two factors and a kernel that made a fraction of its loads could still
+// match the expected sum mod 2^32.
 struct SharedLayout {
   uint64_t blocks = 0, threads = 0;  // threads per block
   uint32_t width_bytes = 16;         // 4, 8 or 16
@@ -79,8 +86,27 @@ struct SharedLayout {
 // Odd iterations flip the top element bit (uniform across the warp: the bank pattern is
 // unchanged), so every iteration's loads differ from the last and none can be hoisted.
 uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint64_t iteration);
+// Loads one thread makes in one launch: iterations x loads_per_iteration, exactly what the
+// kernel's loop executes (odd iteration counts included).
+uint64_t shared_loads_per_thread(const SharedLayout& l);
 uint64_t shared_bytes(const SharedLayout& l);  // bytes delivered to registers by one launch
+// The fill: a 32-bit mix of the word index (the kernels compute the same function).
+constexpr uint32_t shared_word(uint32_t i) {
+  uint32_t x = i * 0x9E3779B1u + 0x7F4A7C15u;
+  x ^= x >> 16;
+  x *= 0x85EBCA6Bu;
+  x ^= x >> 13;
+  return x;
+}
 uint32_t shared_checksum(const SharedLayout& l);
+// What one SM's shared memory can deliver per clock: 32 banks x 4 bytes on every NVIDIA
+// GPU since Kepler's 4-byte mode and on AMD's LDS. A measured figure above it (plus 2% for
+// clock-reading noise) means the kernel made fewer loads than were counted, e.g. the
+// compiler merged re-reads of unchanged shared memory; the probe marks such a point as an
+// error rather than report it.
+constexpr double kSharedBytesPerClkSmLimit = 128.0;
+// The point's status from its bytes per clock per SM: empty when plausible, else why not.
+std::string shared_plausibility(double bytes_per_clk_sm);
 
 // ---- the contract a backend fulfils ----
 
@@ -95,6 +121,10 @@ struct StreamRequest {
   int repeats = 5;
   bool flush_l2 = false;          // evict the caches before each repeat (DRAM-resident scaling)
   bool streaming_stores = false;  // evict-first stores (st.global.cs) for writes and copies
+  // Writes and copies: a non-persistent grid (stream_layout_flat) instead of `blocks`
+  // persistent blocks, with `unroll` 16-byte vectors per thread (0: the backend's default).
+  bool flat = false;
+  int unroll = 0;
 };
 
 struct StreamTiming {
@@ -154,6 +184,8 @@ class BandwidthKernels {
   virtual int stream_blocks() const = 0;
   virtual Support supports(BwOp op, BwLoad load) const = 0;
   virtual StreamTiming stream(const StreamRequest& r) = 0;
+  // SM scaling needs blocks placed one per SM (StreamRequest::blocks).
+  virtual Support supports_scaling() const { return Support::yes(); }
   virtual Support supports_shared() const { return Support::no("not implemented by this backend"); }
   virtual SharedTiming shared(const SharedRequest&) { throw BackendError("no shared kernel"); }
   virtual Support supports_constant() const {
