@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the GPU machine, in one call: build, then `gpudissect run` (every probe),
-# `gpudissect run latency` again (repeatability), and the latency probe through OpenCL.
+# `gpudissect run latency` again (repeatability), and every probe through OpenCL.
 # Everything comes back under $OUT: out.tar.gz (results, SASS of the chase kernels, logs).
 set -uo pipefail
 OUT=${OUT:-/tmp/gd-out}
@@ -29,7 +29,7 @@ timeout 120 ./build/gpudissect run latency --device cuda:0 --out-dir /tmp/gd/res
 echo "exit: $?"
 ocl=$(timeout 60 ./build/gpudissect list | awk '/^opencl:/ && /NVIDIA/ {print $1; exit}')
 if [ -n "$ocl" ]; then
-  timeout 120 ./build/gpudissect run latency --device "$ocl" --out-dir /tmp/gd/results/opencl --no-html \
+  timeout 200 ./build/gpudissect run --device "$ocl" --out-dir /tmp/gd/results/opencl --no-html \
     2> >(tee /tmp/gd/progress_ocl.log | quiet) > /dev/null
   echo "exit: $?"
 fi
