@@ -128,6 +128,8 @@ struct Ctx {
   const std::atomic<bool>& stop;
   BandwidthProbeResult& out;
   const DeviceInfo& info;
+  // Per read curve: blocks x chunk, the footprint from which every block reads its own data.
+  std::map<std::string, double> own_bytes = {};
 };
 
 // The median SM clock the probe's kernels have measured so far.
@@ -146,7 +148,8 @@ std::optional<double> probe_clock(const BandwidthProbeResult& out) {
 // sweep starts (flat grids only run where chunks far outnumber resident blocks).
 struct Variant {
   bool flat = false;
-  int unroll = 0;
+  int unroll = 0;  // reads, persistent grid: 1 = one vector per chunk, chunks rotated
+  bool prefetch_256 = false;
 };
 
 void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool streaming = false,
@@ -161,14 +164,18 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   }
   const auto t0 = Clock::now();
   const std::string kind = (op == BwOp::write ? "write" : to_string(op) + "." + to_string(load)) +
-                           (streaming ? ".streaming" : "") +
-                           (v.flat ? ".flat" + std::to_string(v.unroll == 1 ? 1 : 4) : "");
+                           (v.prefetch_256 ? ".l2_256" : "") + (streaming ? ".streaming" : "") +
+                           (v.flat ? ".flat" + std::to_string(v.unroll == 1 ? 1 : 4)
+                                   : (op == BwOp::read && v.unroll == 1 ? ".rot" : ""));
   curve.timed_instruction = c.k.instruction(kind);
   StreamRequest probe_req;
   probe_req.op = op;
+  probe_req.load = load;
   probe_req.flat = v.flat;
   probe_req.unroll = v.unroll;
+  probe_req.prefetch_256 = v.prefetch_256;
   const uint64_t chunk = c.k.stream_chunk_bytes(probe_req);
+  if (op == BwOp::read) c.own_bytes[name] = double(c.k.stream_blocks()) * double(chunk);
   const uint64_t l2 = c.info.l2_bytes.value_or(4ull << 20);
   uint64_t lo = std::max(chunk, c.opt.min_footprint);
   if (v.flat) {
@@ -205,6 +212,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       r.streaming_stores = streaming;
       r.flat = v.flat;
       r.unroll = v.unroll;
+      r.prefetch_256 = v.prefetch_256;
       r.buffer_bytes = buffer;
       r.repeats = c.opt.repeats;
       const StreamLayout l = v.flat ? stream_layout_flat(buffer, chunk)
@@ -232,7 +240,8 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       insert_sorted(curve, std::move(p));
     });
   }
-  assign_bandwidth_levels(curve, load == BwLoad::l2_only ? 2 : 1, c.info.l2_bytes);
+  assign_bandwidth_levels(curve, load == BwLoad::l2_only || load == BwLoad::no_allocate ? 2 : 1,
+                          c.info.l2_bytes);
   // A flat sweep starts past 2x the L2: its one plateau is device memory, not "L1".
   if (v.flat)
     for (BandwidthLevel& l : curve.levels) l.name = "device memory";
@@ -460,7 +469,8 @@ void host_curves(Ctx& c) {
 // Headline figures from the curves, in a fixed order.
 // own_bytes: the smallest footprint at which every block of the persistent stream grid
 // reads chunks of its own (blocks x chunk; 528 x 16 KiB on an H200).
-void make_figures(BandwidthProbeResult& out, const DeviceInfo& info, double own_bytes) {
+void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
+                  const std::map<std::string, double>& own_bytes) {
   out.figures.clear();
   const double l2 = double(info.l2_bytes.value_or(0));
   auto level_best = [&](const std::string& curve, const std::string& level,
@@ -482,27 +492,55 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info, double own_
       }
   };
   level_best("read", "L1", "L1 read");
-  if (auto it = out.footprint.find("read_l2"); it != out.footprint.end() && l2 > 0) {
-    // The L2 figure is the plateau where every block reads data of its own, spread over
-    // all slices, and the whole footprint fits the near partition: from blocks x chunk
-    // (below it many SMs re-read the same few lines, whose slices are hot or idle by the
-    // luck of the address hash: 9-18 TB/s point to point) to half the L2.
-    const BandwidthCurve& c = it->second;
-    const double own = own_bytes;
-    std::vector<const BandwidthPoint*> in;
-    for (const BandwidthPoint& q : c.points)
-      if (q.status == "ok" && q.gbps && q.x >= own && q.x <= l2 / 2) in.push_back(&q);
-    if (!in.empty()) {
-      std::sort(in.begin(), in.end(),
-                [](auto* a, auto* b) { return a->gbps->median < b->gbps->median; });
-      const BandwidthPoint* mid = in[in.size() / 2];
-      add_figure(out, "L2 read", c, mid,
-                 "read_l2 plateau " + format_bytes(own) + "-" + format_bytes(l2 / 2) +
-                     ", median point " + format_bytes(mid->x) + " of " + std::to_string(in.size()));
+  if (l2 > 0) {
+    // The L2 figures come from the read_l2* curves (loads that skip L1), where every block
+    // reads data of its own, spread over all slices, and the whole footprint fits the near
+    // partition: from blocks x chunk (below it many SMs re-read the same few lines, whose
+    // slices are hot or idle by the luck of the address hash: 9-18 TB/s point to point) to
+    // half the L2. "L2 read": the best such point of any variant; "plateau median": the
+    // median point of the variant with the best median.
+    const BandwidthPoint *best = nullptr, *best_mid = nullptr, *shared = nullptr;
+    const BandwidthCurve *best_c = nullptr, *mid_c = nullptr, *shared_c = nullptr;
+    std::string best_name, mid_name, shared_name, mid_where;
+    for (const auto& [name, c] : out.footprint) {
+      if (name.rfind("read_l2", 0) != 0) continue;
+      auto o = own_bytes.find(name);
+      if (o == own_bytes.end()) continue;
+      const double own = o->second;
+      std::vector<const BandwidthPoint*> in;
+      for (const BandwidthPoint& q : c.points)
+        if (q.status == "ok" && q.gbps && q.x >= own && q.x <= l2 / 2) in.push_back(&q);
+      if (!in.empty()) {
+        std::sort(in.begin(), in.end(),
+                  [](auto* a, auto* b) { return a->gbps->median < b->gbps->median; });
+        const BandwidthPoint* mid = in[in.size() / 2];
+        if (!best || in.back()->gbps->median > best->gbps->median) {
+          best = in.back();
+          best_c = &c;
+          best_name = name;
+        }
+        if (!best_mid || mid->gbps->median > best_mid->gbps->median) {
+          best_mid = mid;
+          mid_c = &c;
+          mid_name = name;
+          mid_where = name + " plateau " + format_bytes(own) + "-" + format_bytes(l2 / 2) +
+                      ", median point " + format_bytes(mid->x) + " of " + std::to_string(in.size());
+        }
+      }
+      if (const BandwidthPoint* p = best_point(c, 0, l2);
+          p && (!shared || p->gbps->median > shared->gbps->median)) {
+        shared = p;
+        shared_c = &c;
+        shared_name = name;
+      }
     }
-    if (const BandwidthPoint* p = best_point(c, 0, l2))
-      add_figure(out, "L2 read, best footprint", c, p,
-                 "read_l2 at " + format_bytes(p->x) + ", lines shared by SMs");
+    if (best)
+      add_figure(out, "L2 read", *best_c, best,
+                 best_name + " at " + format_bytes(best->x) + ", every block reads its own data");
+    if (best_mid) add_figure(out, "L2 read, plateau median", *mid_c, best_mid, mid_where);
+    if (shared)
+      add_figure(out, "L2 read, best footprint", *shared_c, shared,
+                 shared_name + " at " + format_bytes(shared->x) + ", lines may be shared by SMs");
   }
   for (const std::string op : {"read", "write", "copy"}) {
     // Device memory: each variant's largest footprint, well past the L2; the best variant.
@@ -651,13 +689,13 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
     return;
   }
   out.telemetry_before = dev.telemetry();
+  Ctx c{dev, *k, opt, progress, stop, out, info};
   auto finish = [&] {
     out.clock_mhz_measured = probe_clock(out);
-    make_figures(out, info, double(k->stream_blocks()) * double(k->stream_chunk_bytes({})));
+    make_figures(out, info, c.own_bytes);
     out.telemetry_after = dev.telemetry();
     out.wall_seconds = seconds_since(t0);
   };
-  Ctx c{dev, *k, opt, progress, stop, out, info};
   try {
     if (opt.parts.count("footprint")) {
       footprint_curve(c, BwOp::read, BwLoad::cached, "read");
@@ -679,8 +717,23 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat);
         if (k->supports(BwOp::copy, BwLoad::readonly).ok)
           footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat);
+        // Loads with the L2 prefetch-size hint (.L2::256B).
+        const Variant flat256{true, 1, true};
+        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256);
+        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256);
       }
       footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2");
+      if (info.backend == "cuda") {
+        // L2 reads where every block owns its data from blocks x 4 KiB on (one vector per
+        // thread per chunk, 4 chunks in flight): strong .cg loads, weak loads that never
+        // allocate in L1, the same with the L2 prefetch-size hint; and reads by the copy
+        // engine (cp.async.bulk into shared memory).
+        const Variant rot{false, 1}, rot256{false, 1, true};
+        footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2_own", false, rot);
+        footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na", false, rot);
+        footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na_256", false, rot256);
+        footprint_curve(c, BwOp::read, BwLoad::bulk, "read_bulk");
+      }
       if (info.backend == "cuda") footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly");
       if (k->supports(BwOp::read, BwLoad::texture).ok)
         footprint_curve(c, BwOp::read, BwLoad::texture, "read_image");

@@ -72,8 +72,26 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p)
                  : "memory");
-  else
+  else if constexpr (LOAD == 2)
     asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  // 3: weak load that never allocates in L1 (BwLoad::no_allocate).
+  else if constexpr (LOAD == 3)
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  // 4: the same with the L2 prefetch-size hint (a miss fetches 256 bytes from memory).
+  else if constexpr (LOAD == 4)
+    asm volatile("ld.global.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+  // 5: the default (cached) load with the L2 prefetch-size hint.
+  else
+    asm volatile("ld.global.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p)
                  : "memory");
@@ -136,6 +154,141 @@ __global__ void __launch_bounds__(THREADS)
       for (int u = 0; u < kUnroll; ++u) v[u] = load16<LOAD>(p + u * THREADS);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+  }
+  add_sum(a.sum, acc);
+  end(a);
+}
+
+// Reads with one 16-byte vector per thread per chunk (a 4 KiB chunk for 256 threads), the
+// (pass, step) loops flattened into passes x chunks_per_block loads per thread
+// (gd::stream_chunk_flattened), kUnroll of them in flight: each block keeps 4 chunks in
+// flight even when it owns a single chunk, and every block reads data of its own from
+// blocks x 4 KiB (2.06 MiB on an H200) on, where the 16 KiB-chunk kernel needs 8.25 MiB.
+template <int LOAD>
+__global__ void __launch_bounds__(kThreads)
+    bw_read_rot_kernel(const uint4* __restrict__ buf, StreamArgs a) {
+  begin(a);
+  constexpr unsigned long long kChunk = kThreads;  // in uint4
+  unsigned int acc = 0;
+  const uint4* base = buf + first_chunk(a) * kChunk + threadIdx.x;
+  const unsigned long long step = a.blocks * kChunk;
+  const unsigned long long cpb = a.chunks_per_block;
+  const unsigned long long total = a.passes * cpb;
+  const uint4* p = base;
+  unsigned long long j = 0, k = 0;
+  for (; k + kUnroll <= total; k += kUnroll) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      v[u] = load16<LOAD>(p);
+      p += step;
+      if (++j == cpb) {
+        j = 0;
+        p = base;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+  }
+  for (; k < total; ++k) {
+    const uint4 v = load16<LOAD>(p);
+    acc += v.x + v.y + v.z + v.w;
+    p += step;
+    if (++j == cpb) {
+      j = 0;
+      p = base;
+    }
+  }
+  add_sum(a.sum, acc);
+  end(a);
+}
+
+// Reads by the copy engine: thread 0 issues one cp.async.bulk of a whole 16 KiB chunk
+// (the persistent layout's chunk) into one of kBulkStages shared-memory stages, completing
+// on that stage's mbarrier (expect_tx of the chunk's bytes); the block waits on it, every
+// thread sums its 4 vectors of the stage from shared memory (the data is consumed and
+// checked like any read's), and the stage is refilled with the chunk kBulkStages ahead.
+// Chunks follow gd::stream_chunk_flattened. 3 stages x 16 KiB x 4 blocks = 192 KiB in
+// flight per SM, against the ~30 KiB HBM's latency x bandwidth asks per SM.
+constexpr int kBulkStages = 3;
+constexpr int kBulkChunkBytes = kThreads * kUnroll * kVector;
+constexpr int kBulkSmem = kBulkStages * kBulkChunkBytes;
+
+__device__ __forceinline__ void bulk_issue(unsigned int dst, const void* src, unsigned int bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+               "n"(kBulkChunkBytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
+          "r"(dst),
+      "l"(src), "n"(kBulkChunkBytes), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_wait(unsigned int bar, unsigned int parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__global__ void __launch_bounds__(kThreads)
+    bw_read_bulk_kernel(const uint4* __restrict__ buf, StreamArgs a) {
+  extern __shared__ __align__(128) uint4 stage[];
+  __shared__ __align__(8) unsigned long long bar[kBulkStages];
+  begin(a);
+  constexpr unsigned long long kChunk = kBulkChunkBytes / kVector;  // in uint4
+  const unsigned int s0 = static_cast<unsigned int>(__cvta_generic_to_shared(stage));
+  const unsigned int b0 = static_cast<unsigned int>(__cvta_generic_to_shared(bar));
+  const unsigned long long cpb = a.chunks_per_block;
+  const unsigned long long total = a.passes * cpb;
+  const uint4* base = buf + first_chunk(a) * kChunk;
+  const unsigned long long step = a.blocks * kChunk;
+  const uint4* next = base;  // thread 0: the next chunk to issue
+  unsigned long long next_j = 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kBulkStages; ++s)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0 + 8 * s) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (unsigned long long k = 0; k < kBulkStages && k < total; ++k) {
+      bulk_issue(s0 + unsigned(k) * kBulkChunkBytes, next, b0 + 8 * unsigned(k));
+      next += step;
+      if (++next_j == cpb) {
+        next_j = 0;
+        next = base;
+      }
+    }
+  }
+  __syncthreads();
+  unsigned int acc = 0;
+  int s = 0;
+  unsigned int parity = 0;
+  for (unsigned long long k = 0; k < total; ++k) {
+    bulk_wait(b0 + 8 * s, parity);
+    const uint4* st = stage + s * kChunk + threadIdx.x;
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = st[u * kThreads];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    __syncthreads();  // every thread has read stage s: it may be refilled
+    if (threadIdx.x == 0 && k + kBulkStages < total) {
+      bulk_issue(s0 + unsigned(s) * kBulkChunkBytes, next, b0 + 8 * s);
+      next += step;
+      if (++next_j == cpb) {
+        next_j = 0;
+        next = base;
+      }
+    }
+    if (++s == kBulkStages) {
+      s = 0;
+      parity ^= 1u;
     }
   }
   add_sum(a.sum, acc);
@@ -411,7 +564,7 @@ class Buffer {
 // most frequent store that are not kernel-parameter reads. (Like the latency probe's
 // reader in cuda_device.cu, but this one needs stores as well.)
 struct KernelOps {
-  std::string load, store;
+  std::string load, store, bulk;  // bulk: the copy-engine instruction (UBLKCP...), if any
 };
 
 std::map<std::string, KernelOps> memory_ops_from_sass() {
@@ -432,8 +585,9 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
   static const std::regex kLoad(
       R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");
   static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
+  static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
   std::string fn;
-  std::map<std::string, int> loads, stores;
+  std::map<std::string, int> loads, stores, bulks;
   auto best = [](const std::map<std::string, int>& m) {
     if (m.empty()) return std::string();
     return std::max_element(m.begin(), m.end(),
@@ -441,9 +595,11 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
         ->first;
   };
   auto flush = [&] {
-    if (!fn.empty() && fn.find("bw_") != std::string::npos) out[fn] = {best(loads), best(stores)};
+    if (!fn.empty() && fn.find("bw_") != std::string::npos)
+      out[fn] = {best(loads), best(stores), best(bulks)};
     loads.clear();
     stores.clear();
+    bulks.clear();
   };
   char line[1024];
   std::smatch m;
@@ -456,6 +612,8 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
       if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
     } else if (std::regex_search(l, m, kStore)) {
       ++stores[m[1]];
+    } else if (std::regex_search(l, m, kBulk)) {
+      ++bulks[m[1]];
     }
   }
   flush();
@@ -463,7 +621,20 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
   return out;
 }
 
-int load_index(BwLoad l) { return l == BwLoad::cached ? 0 : l == BwLoad::l2_only ? 1 : 2; }
+int load_index(BwLoad l) {
+  switch (l) {
+    case BwLoad::cached:
+      return 0;
+    case BwLoad::l2_only:
+      return 1;
+    case BwLoad::no_allocate:
+      return 3;
+    case BwLoad::bulk:
+      return 6;
+    default:
+      return 2;
+  }
+}
 
 class CudaBandwidth final : public BandwidthKernels {
  public:
@@ -484,6 +655,9 @@ class CudaBandwidth final : public BandwidthKernels {
                           (const void*)bw::bw_read_kernel<1, bw::kScaleThreads>})
       check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, scale_smem_),
             "cudaFuncSetAttribute (scaling kernels)");
+    check(cudaFuncSetAttribute((const void*)bw::bw_read_bulk_kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kBulkSmem),
+          "cudaFuncSetAttribute (bulk read kernel)");
   }
 
   ~CudaBandwidth() override {
@@ -503,6 +677,8 @@ class CudaBandwidth final : public BandwidthKernels {
   uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
     if (r.flat && r.blocks == 0 && r.op != BwOp::read)
       return uint64_t(bw::kThreads) * (r.unroll == 1 ? 1 : bw::kUnroll) * bw::kVector;
+    if (r.op == BwOp::read && !r.flat && r.blocks == 0 && r.unroll == 1 && r.load != BwLoad::bulk)
+      return uint64_t(bw::kThreads) * bw::kVector;
     return uint64_t(r.blocks > 0 ? bw::kScaleThreads : bw::kThreads) * bw::kUnroll * bw::kVector;
   }
   int stream_blocks() const override { return info_.compute_units * bw::kBlocksPerSm; }
@@ -510,6 +686,8 @@ class CudaBandwidth final : public BandwidthKernels {
   Support supports(BwOp op, BwLoad load) const override {
     if (load == BwLoad::texture)
       return Support::no("texture streams are not implemented on CUDA yet");
+    if (load == BwLoad::bulk && op != BwOp::read)
+      return Support::no("bulk (copy-engine) streams are reads only");
     // Copies read through cached, l2_only or (flat grids only) the read-only path.
     return Support::yes();
   }
@@ -570,6 +748,8 @@ class CudaBandwidth final : public BandwidthKernels {
         } else {
           GD_FLAT_WRITE(4)
         }
+      } else if (li == 0 && r.prefetch_256 && unroll == 1) {
+        GD_FLAT_COPY(5, 1)
       } else if (li == 2) {
         if (unroll == 1) {
           GD_FLAT_COPY(2, 1)
@@ -598,10 +778,28 @@ class CudaBandwidth final : public BandwidthKernels {
             else
               bw::bw_read_kernel<1, bw::kScaleThreads>
                   <<<grid, bw::kScaleThreads, smem, stream_>>>(src, a);
+          } else if (li == 6) {
+            bw::bw_read_bulk_kernel<<<grid, bw::kThreads, bw::kBulkSmem, stream_>>>(src, a);
+          } else if (r.unroll == 1) {
+            const int rl = li == 3 ? (r.prefetch_256 ? 4 : 3) : li == 0 && r.prefetch_256 ? 5 : li;
+            if (rl == 0)
+              bw::bw_read_rot_kernel<0><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+            else if (rl == 1)
+              bw::bw_read_rot_kernel<1><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+            else if (rl == 3)
+              bw::bw_read_rot_kernel<3><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+            else if (rl == 4)
+              bw::bw_read_rot_kernel<4><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+            else if (rl == 5)
+              bw::bw_read_rot_kernel<5><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+            else
+              throw BackendError("stream: no rotating kernel for this load");
           } else if (li == 0) {
             bw::bw_read_kernel<0, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
           } else if (li == 1) {
             bw::bw_read_kernel<1, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
+          } else if (li == 3) {
+            bw::bw_read_kernel<3, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
           } else {
             bw::bw_read_kernel<2, bw::kThreads><<<grid, bw::kThreads, 0, stream_>>>(src, a);
           }
@@ -615,7 +813,7 @@ class CudaBandwidth final : public BandwidthKernels {
           break;
         case BwOp::copy:
           if (scale) throw BackendError("stream: scaling runs reads only");
-          if (li == 2) throw BackendError("stream: read-only copies run on flat grids only");
+          if (li >= 2) throw BackendError("stream: this copy runs on flat grids only");
           if (li == 1 && r.streaming_stores)
             bw::bw_copy_kernel<1, bw::kThreads, true>
                 <<<grid, bw::kThreads, 0, stream_>>>(src, dst, a);
@@ -865,6 +1063,14 @@ class CudaBandwidth final : public BandwidthKernels {
         {"read.cached", {"bw_read_kernelILi0ELi256", 0}},
         {"read.l2_only", {"bw_read_kernelILi1ELi256", 0}},
         {"read.readonly", {"bw_read_kernelILi2ELi256", 0}},
+        {"read.no_allocate", {"bw_read_kernelILi3ELi256", 0}},
+        {"read.l2_only.rot", {"bw_read_rot_kernelILi1E", 0}},
+        {"read.no_allocate.rot", {"bw_read_rot_kernelILi3E", 0}},
+        {"read.no_allocate.l2_256.rot", {"bw_read_rot_kernelILi4E", 0}},
+        {"read.cached.l2_256.rot", {"bw_read_rot_kernelILi5E", 0}},
+        {"read.bulk", {"bw_read_bulk_kernel", 3}},
+        {"copy.cached.l2_256.streaming.flat1", {"bw_copy_flat_kernelILi5ELb1ELi1E", 2}},
+        {"copy.cached.l2_256.flat1", {"bw_copy_flat_kernelILi5ELb0ELi1E", 2}},
         {"scale.cached", {"bw_read_kernelILi0ELi1024", 0}},
         {"scale.l2_only", {"bw_read_kernelILi1ELi1024", 0}},
         {"write", {"bw_write_kernelILi256ELb0", 1}},
@@ -895,6 +1101,7 @@ class CudaBandwidth final : public BandwidthKernels {
       if (fn.find(k->second.first) != std::string::npos) {
         const std::string s = k->second.second == 0   ? op.load
                               : k->second.second == 1 ? op.store
+                              : k->second.second == 3 ? op.bulk + " + " + op.load
                                                       : op.load + " + " + op.store;
         if (!s.empty() && s != " + ") return s;
       }

@@ -31,6 +31,10 @@ std::string to_string(BwLoad l) {
       return "readonly";
     case BwLoad::texture:
       return "texture";
+    case BwLoad::no_allocate:
+      return "no_allocate";
+    case BwLoad::bulk:
+      return "bulk";
   }
   return "?";
 }
@@ -60,6 +64,10 @@ StreamLayout stream_layout(uint64_t buffer_bytes, uint64_t blocks, uint64_t chun
 uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j) {
   if (l.chunks <= l.blocks) return block % l.chunks;
   return j * l.blocks + block;
+}
+
+uint64_t stream_chunk_flattened(const StreamLayout& l, uint64_t block, uint64_t k) {
+  return stream_chunk(l, block, k % std::max<uint64_t>(l.chunks_per_block, 1));
 }
 
 StreamLayout stream_layout_flat(uint64_t buffer_bytes, uint64_t chunk_bytes) {

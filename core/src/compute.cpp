@@ -255,7 +255,10 @@ std::vector<ComputeOp> build_ops() {
   // INT32
   cl(add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
                "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64)),
-     "uint", "ub + 7u * {i}", "a{i} = a{i} + a{j};");
+     // A Fibonacci step: one add per step whose inputs are the chain's two previous values.
+     // `a + a{j}` folds at ILP 1 (a + a is a shift) and a loop-invariant addend is turned
+     // into a multiply by induction-variable rewriting; this has no closed form to fold to.
+     "uint", "ub + 7u * {i}, p{i} = uc ^ {i}u", "{ uint t = a{i}; a{i} += p{i}; p{i} = t; }");
   cl(add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
                "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64)),
      "uint", "ub + 7u * {i}", "a{i} = a{i} * (a{j} | 1u);");

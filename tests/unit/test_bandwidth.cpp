@@ -284,5 +284,44 @@ TEST(BandwidthBytes, FlatGridCountsEveryBlockOnce) {
   EXPECT_EQ(stream_footprint(BwOp::copy, l), 2u * 4096 * 1000);
 }
 
+// The rotating and bulk read kernels flatten (pass, step) into passes x chunks_per_block
+// loads per thread, 4 at a time plus a remainder, resetting the pointer after the last
+// chunk (bw_read_rot_kernel / bw_read_bulk_kernel): a walk of exactly that loop must load
+// what stream_chunk_flattened names, and in all the bytes and sum stream_traffic and
+// stream_read_checksum count, for one or many chunks per block and any pass count.
+TEST(BandwidthBytes, FlattenedKernelLoopMatchesTheAccounting) {
+  const uint64_t words_per_chunk = 16;  // a 64-byte chunk
+  for (uint64_t chunks : {3ull, 8ull, 20ull, 36ull})
+    for (uint64_t passes : {1ull, 2ull, 3ull, 7ull}) {
+      const StreamLayout l = stream_layout(chunks * 64, 4, 64);
+      uint64_t bytes = 0;
+      uint32_t sum = 0;
+      for (uint64_t b = 0; b < l.blocks; ++b) {
+        const uint64_t first = l.chunks <= l.blocks ? b % l.chunks : b;
+        const uint64_t total = passes * l.chunks_per_block;
+        uint64_t chunk = first, j = 0, k = 0;
+        auto load = [&] {
+          EXPECT_EQ(chunk, stream_chunk_flattened(l, b, k)) << chunks << " " << passes;
+          for (uint64_t w = 0; w < words_per_chunk; ++w)
+            sum += uint32_t(chunk * words_per_chunk + w);
+          bytes += l.chunk_bytes;
+          chunk += l.blocks;
+          if (++j == l.chunks_per_block) {
+            j = 0;
+            chunk = first;
+          }
+        };
+        for (; k + 4 <= total; k += 4) {
+          const uint64_t k0 = k;
+          for (int u = 0; u < 4; ++u, ++k) load();
+          k = k0;
+        }
+        for (; k < total; ++k) load();
+      }
+      EXPECT_EQ(bytes, stream_traffic(BwOp::read, l, passes).read_bytes) << chunks;
+      EXPECT_EQ(sum, stream_read_checksum(l, passes)) << chunks << " " << passes;
+    }
+}
+
 }  // namespace
 }  // namespace gd

@@ -19,8 +19,11 @@ namespace gd {
 
 enum class BwOp { read, write, copy };
 // How a read reaches memory: through L1 (the default load), around it (L2 only), through
-// the read-only/non-coherent path, or through the texture unit.
-enum class BwLoad { cached, l2_only, readonly, texture };
+// the read-only/non-coherent path, or through the texture unit; no_allocate: a weak load
+// that never allocates in L1 (so re-reads cannot hit there, unlike `cached`, and without the
+// strong GPU-scope semantics of `l2_only`); bulk: the copy engine moves whole chunks from
+// memory into shared memory (completing on an mbarrier) and the threads sum them there.
+enum class BwLoad { cached, l2_only, readonly, texture, no_allocate, bulk };
 
 std::string to_string(BwOp op);
 std::string to_string(BwLoad l);
@@ -45,6 +48,11 @@ struct StreamLayout {
 StreamLayout stream_layout(uint64_t buffer_bytes, uint64_t blocks, uint64_t chunk_bytes);
 // The chunk block `b` moves at its step j (0 <= j < chunks_per_block).
 uint64_t stream_chunk(const StreamLayout& l, uint64_t block, uint64_t j);
+// A kernel that flattens (pass, step) into one sequence of passes x chunks_per_block loads
+// per thread (so it can keep several chunks in flight even with one chunk per block): its
+// k-th load is step k mod chunks_per_block of pass k / chunks_per_block. Same chunks, same
+// bytes as the nested loop: stream_traffic counts it unchanged.
+uint64_t stream_chunk_flattened(const StreamLayout& l, uint64_t block, uint64_t k);
 // A non-persistent ("flat") grid: one block per chunk and pass, each block moves one chunk
 // once, as gpu-stream and BabelStream do; the layout has blocks = chunks and one chunk per
 // block, and the backend launches blocks x passes blocks (block i: pass i / chunks, chunk
@@ -125,6 +133,11 @@ struct StreamRequest {
   // persistent blocks, with `unroll` 16-byte vectors per thread (0: the backend's default).
   bool flat = false;
   int unroll = 0;
+  // Reads on the persistent grid with unroll == 1: one vector per thread per chunk (a
+  // 4 KiB chunk), several chunks in flight per thread (stream_chunk_flattened), so blocks
+  // read data of their own from a 4x smaller footprint.
+  // prefetch_256: loads carry the L2 prefetch-size hint (PTX .L2::256B).
+  bool prefetch_256 = false;
 };
 
 struct StreamTiming {
