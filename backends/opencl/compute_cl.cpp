@@ -62,7 +62,7 @@ class OpenCLCompute final : public ComputeKernels {
 
   Support supports(const ComputeOp& op) override {
     if (op.cl_step.empty())
-      return Support::no("no OpenCL C form (inline PTX or a vendor instruction only)");
+      return Support::no("no OpenCL C version of this kernel in the generator yet (the CUDA one is inline PTX)");
     if (!op.cl_ext.empty() && !has_extension(extensions_, op.cl_ext))
       return Support::no("the device lacks " + op.cl_ext);
     // The sub-group built-ins (size, local id) come with cl_khr_subgroups.
