@@ -2,19 +2,7 @@
 # Build and run the compute probe on the GPU machine in one call (see ../shared/DEVICE.md).
 # Usage: scripts/device_compute.sh [extra args for `gpudissect run compute`]
 # Everything comes back under $OUT: out.tar.gz (results, SASS, logs) and log.txt.
-set -uo pipefail
-OUT=${OUT:-/tmp/gd-out}
-mkdir -p "$OUT" /tmp/gd/results
-exec > >(tee "$OUT/log.txt") 2>&1
-for f in .devdeps/*.deb; do dpkg -x "$f" /opt/devdeps; done
-mkdir -p /tmp/ocl && echo libnvidia-opencl.so.1 > /tmp/ocl/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/ocl
-t0=$(date +%s)
-cmake -B build -DCMAKE_PREFIX_PATH=/opt/devdeps/usr -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DGD_BUILD_TESTS=OFF > /tmp/gd/cmake.log 2>&1 \
-  || { tail -30 /tmp/gd/cmake.log; exit 1; }
-cmake --build build -j 16 > /tmp/gd/build.log 2>&1 || { grep -E "error" -A3 /tmp/gd/build.log | head -60; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s"
+source "$(dirname "${BASH_SOURCE[0]}")/device_setup.sh"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv
 # The table alone (<= 60 s), then with the sweep (<= 3 min): cold disk cache both times
 # for the first, warm for the second.
