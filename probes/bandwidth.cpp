@@ -150,6 +150,7 @@ struct Variant {
   bool flat = false;
   int unroll = 0;  // reads, persistent grid: 1 = one vector per chunk, chunks rotated
   bool prefetch_256 = false;
+  int threads = 0;  // flat grids: threads per block (0: the backend's default)
 };
 
 void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool streaming = false,
@@ -163,10 +164,12 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
     return;
   }
   const auto t0 = Clock::now();
-  const std::string kind = (op == BwOp::write ? "write" : to_string(op) + "." + to_string(load)) +
-                           (v.prefetch_256 ? ".l2_256" : "") + (streaming ? ".streaming" : "") +
-                           (v.flat ? ".flat" + std::to_string(v.unroll == 1 ? 1 : 4)
-                                   : (op == BwOp::read && v.unroll == 1 ? ".rot" : ""));
+  const std::string kind =
+      (op == BwOp::write ? "write" : to_string(op) + "." + to_string(load)) +
+      (v.prefetch_256 ? ".l2_256" : "") + (streaming ? ".streaming" : "") +
+      (v.flat ? ".flat" + std::to_string(v.unroll == 1 || v.unroll == 2 ? v.unroll : 4) +
+                    (v.threads ? ".t" + std::to_string(v.threads) : "")
+              : (op == BwOp::read && v.unroll == 1 ? ".rot" : ""));
   curve.timed_instruction = c.k.instruction(kind);
   StreamRequest probe_req;
   probe_req.op = op;
@@ -174,6 +177,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   probe_req.flat = v.flat;
   probe_req.unroll = v.unroll;
   probe_req.prefetch_256 = v.prefetch_256;
+  probe_req.threads = v.threads;
   const uint64_t chunk = c.k.stream_chunk_bytes(probe_req);
   if (op == BwOp::read) c.own_bytes[name] = double(c.k.stream_blocks()) * double(chunk);
   const uint64_t l2 = c.info.l2_bytes.value_or(4ull << 20);
@@ -213,6 +217,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       r.flat = v.flat;
       r.unroll = v.unroll;
       r.prefetch_256 = v.prefetch_256;
+      r.threads = v.threads;
       r.buffer_bytes = buffer;
       r.repeats = c.opt.repeats;
       const StreamLayout l = v.flat ? stream_layout_flat(buffer, chunk)
@@ -721,6 +726,13 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         const Variant flat256{true, 1, true};
         footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256);
         footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256);
+        // 512-thread blocks, 2 vectors per thread (16 KiB per block).
+        const Variant flat512{true, 2, false, 512};
+        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_t512x2", false, flat512);
+        // The copy engine both ways (global -> shared -> global), persistent grid: the
+        // destination equals the source, checked word by word.
+        if (k->supports(BwOp::copy, BwLoad::bulk).ok)
+          footprint_curve(c, BwOp::copy, BwLoad::bulk, "copy_bulk");
       }
       footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2");
       if (info.backend == "cuda") {

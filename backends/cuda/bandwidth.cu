@@ -14,10 +14,12 @@
 #include <memory>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cuda_probes.hpp"
+#include "cuda_util.hpp"
 
 namespace gd::cuda {
 
@@ -295,6 +297,95 @@ __global__ void __launch_bounds__(kThreads)
   end(a);
 }
 
+// Copies by the copy engine both ways: no thread touches the data. One warp per block,
+// lane 0 alone: it waits on a stage's mbarrier (the chunk has arrived), stores the stage to
+// the same chunk of the destination with cp.async.bulk.global.shared::cta.bulk_group and
+// commits that group; then, once cp.async.bulk.wait_group.read 1 says the previous chunk's
+// store has read its stage, refills that stage with the chunk kBulkStages ahead. Chunks
+// follow gd::stream_chunk_flattened (the read_bulk order); the destination equals the
+// source (the engine adds nothing). In flight per block: kBulkStages - 1 loads and up to
+// 2 stores of 16 KiB (4 blocks per SM: 128 KiB of loads).
+constexpr int kBulkCopyThreads = 32;
+
+__device__ __forceinline__ void bulk_store(void* dst, unsigned int src) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src),
+               "n"(kBulkChunkBytes)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+__global__ void __launch_bounds__(kBulkCopyThreads)
+    bw_copy_bulk_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, StreamArgs a) {
+  extern __shared__ __align__(128) uint4 stage[];
+  __shared__ __align__(8) unsigned long long bar[kBulkStages];
+  begin(a);
+  if (threadIdx.x != 0) return;
+  constexpr unsigned long long kChunk = kBulkChunkBytes / kVector;  // in uint4
+  const unsigned int s0 = static_cast<unsigned int>(__cvta_generic_to_shared(stage));
+  const unsigned int b0 = static_cast<unsigned int>(__cvta_generic_to_shared(bar));
+  const unsigned long long cpb = a.chunks_per_block;
+  const unsigned long long total = a.passes * cpb;
+  const unsigned long long first = first_chunk(a) * kChunk;
+  const unsigned long long step = a.blocks * kChunk;
+  unsigned long long ld = first, ld_j = 0;  // the next chunk to load (offset in uint4)
+  unsigned long long st = first, st_j = 0;  // the next chunk to store
+  for (int s = 0; s < kBulkStages; ++s)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0 + 8 * s) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  for (unsigned long long k = 0; k < kBulkStages && k < total; ++k) {
+    bulk_issue(s0 + unsigned(k) * kBulkChunkBytes, src + ld, b0 + 8 * unsigned(k));
+    ld += step;
+    if (++ld_j == cpb) {
+      ld_j = 0;
+      ld = first;
+    }
+  }
+  int s = 0, prev = kBulkStages - 1;
+  unsigned int parity = 0;
+  for (unsigned long long k = 0; k < total; ++k) {
+    bulk_wait(b0 + 8 * s, parity);
+    // The stage was written by the copy engine and is read by it next; the proxy fence
+    // orders the completed load (seen through the mbarrier) before the store's read.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    bulk_store(dst + st, s0 + unsigned(s) * kBulkChunkBytes);
+    st += step;
+    if (++st_j == cpb) {
+      st_j = 0;
+      st = first;
+    }
+    // Chunk k - 1's store has read stage `prev`: refill it with chunk k - 1 + kBulkStages.
+    if (k >= 1 && k - 1 + kBulkStages < total) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+      bulk_issue(s0 + unsigned(prev) * kBulkChunkBytes, src + ld, b0 + 8 * prev);
+      ld += step;
+      if (++ld_j == cpb) {
+        ld_j = 0;
+        ld = first;
+      }
+    }
+    prev = s;
+    if (++s == kBulkStages) {
+      s = 0;
+      parity ^= 1u;
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // every store done
+  end(a);
+}
+
+// The exact check of a copy that leaves the destination equal to the source (word i = i):
+// the number of words of the whole buffer that differ.
+__global__ void bw_mismatch_kernel(const uint4* buf, unsigned long long vecs, unsigned int* bad) {
+  unsigned int n = 0;
+  for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < vecs;
+       i += gridDim.x * 256ull) {
+    const uint4 v = buf[i];
+    const unsigned int w = static_cast<unsigned int>(i * 4);
+    n += (v.x != w) + (v.y != w + 1) + (v.z != w + 2) + (v.w != w + 3);
+  }
+  add_sum(bad, n);
+}
+
 // Pass p stores word i = i + p: full 16-byte stores, a warp covers 512 contiguous bytes.
 template <int THREADS, bool STREAMING>
 __global__ void __launch_bounds__(THREADS) bw_write_kernel(uint4* __restrict__ buf, StreamArgs a) {
@@ -467,25 +558,26 @@ __global__ void __launch_bounds__(kThreads)
       static_cast<unsigned long long>(chunk) * (kThreads * UNROLL) + threadIdx.x;
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
-    const unsigned int w = static_cast<unsigned int>((e + u * kThreads) * 4 + pass);
+    // No pass in the value: blocks of different passes write the same chunk in no set
+    // order, so only a pass-independent value leaves a checkable result.
+    const unsigned int w = static_cast<unsigned int>((e + u * kThreads) * 4);
     store16<STREAMING>(buf + e + u * kThreads, make_uint4(w, w + 1, w + 2, w + 3));
   }
 }
 
-template <int LOAD, bool STREAMING, int UNROLL>
-__global__ void __launch_bounds__(kThreads)
+template <int LOAD, bool STREAMING, int UNROLL, int THREADS = kThreads>
+__global__ void __launch_bounds__(THREADS)
     bw_copy_flat_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, FlatArgs a) {
   const unsigned int pass = blockIdx.x / a.chunks;
   const unsigned int chunk = blockIdx.x - pass * a.chunks;
   const unsigned long long e =
-      static_cast<unsigned long long>(chunk) * (kThreads * UNROLL) + threadIdx.x;
+      static_cast<unsigned long long>(chunk) * (THREADS * UNROLL) + threadIdx.x;
   uint4 v[UNROLL];
 #pragma unroll
-  for (int u = 0; u < UNROLL; ++u) v[u] = load16<LOAD>(src + e + u * kThreads);
+  for (int u = 0; u < UNROLL; ++u) v[u] = load16<LOAD>(src + e + u * THREADS);
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u)
-    store16<STREAMING>(dst + e + u * kThreads,
-                       make_uint4(v[u].x + pass, v[u].y + pass, v[u].z + pass, v[u].w + pass));
+    store16<STREAMING>(dst + e + u * THREADS, v[u]);  // pass-independent: see the write
 }
 
 __constant__ unsigned int c_words[kConstantWords];
@@ -515,72 +607,18 @@ __global__ void __launch_bounds__(256)
 
 namespace {
 
-void check(cudaError_t rc, const char* what) {
-  if (rc == cudaSuccess) return;
-  (void)cudaGetLastError();
-  const std::string msg = std::string(what) + ": " + cudaGetErrorString(rc);
-  if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
-  throw BackendError(msg);
-}
-
-// Device memory that grows (geometrically, falling back to the exact size) and is reused.
-class Buffer {
- public:
-  ~Buffer() { release(); }
-  void* get(std::size_t bytes, const char* what) {
-    if (bytes <= size_) return ptr_;
-    release();
-    void* p = nullptr;
-    std::size_t want = std::max(bytes, size_ * 2);
-    if (cudaMalloc(&p, want) != cudaSuccess) {
-      (void)cudaGetLastError();
-      want = bytes;
-      if (const cudaError_t rc = cudaMalloc(&p, want); rc != cudaSuccess) {
-        (void)cudaGetLastError();
-        const std::string msg = "cudaMalloc of " + std::to_string(bytes) + " bytes for " + what +
-                                ": " + cudaGetErrorString(rc);
-        if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
-        throw BackendError(msg);
-      }
-    }
-    ptr_ = p;
-    size_ = want;
-    return ptr_;
-  }
-  void release() {
-    if (ptr_) cudaFree(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-  std::size_t size() const { return size_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t size_ = 0;
-};
-
 // The memory instructions each of our kernels executes, read from this binary's SASS with
 // cuobjdump where the toolkit is installed: per kernel, the most frequent load and the
 // most frequent store that are not kernel-parameter reads. (Like the latency probe's
 // reader in cuda_device.cu, but this one needs stores as well.)
 struct KernelOps {
   std::string load, store, bulk;  // bulk: the copy-engine instruction (UBLKCP...), if any
+  std::string bulk_all;           // every distinct copy-engine instruction, " + " between
 };
 
 std::map<std::string, KernelOps> memory_ops_from_sass() {
   std::map<std::string, KernelOps> out;
-  std::string tool;
-  for (const char* c : {"cuobjdump", "/usr/local/cuda/bin/cuobjdump"})
-    if (std::system((std::string("command -v ") + c + " >/dev/null 2>&1").c_str()) == 0) {
-      tool = c;
-      break;
-    }
-  if (tool.empty()) return out;
-  std::error_code ec;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec || self.empty()) return out;
-  FILE* f = popen((tool + " --dump-sass '" + self + "' 2>/dev/null").c_str(), "r");
-  if (!f) return out;
+  std::istringstream sass(own_sass());
   static const std::regex kFunction(R"(Function : (\S+))");
   static const std::regex kLoad(
       R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");
@@ -588,6 +626,7 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
   static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
   std::string fn;
   std::map<std::string, int> loads, stores, bulks;
+  std::vector<std::string> bulk_order;  // first appearance
   auto best = [](const std::map<std::string, int>& m) {
     if (m.empty()) return std::string();
     return std::max_element(m.begin(), m.end(),
@@ -595,16 +634,18 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
         ->first;
   };
   auto flush = [&] {
-    if (!fn.empty() && fn.find("bw_") != std::string::npos)
-      out[fn] = {best(loads), best(stores), best(bulks)};
+    if (!fn.empty() && fn.find("bw_") != std::string::npos) {
+      std::string all;
+      for (const std::string& b : bulk_order) all += (all.empty() ? "" : " + ") + b;
+      out[fn] = {best(loads), best(stores), best(bulks), all};
+    }
     loads.clear();
     stores.clear();
     bulks.clear();
+    bulk_order.clear();
   };
-  char line[1024];
   std::smatch m;
-  while (std::fgets(line, sizeof line, f)) {
-    const std::string l = line;
+  for (std::string l; std::getline(sass, l);) {
     if (std::regex_search(l, m, kFunction)) {
       flush();
       fn = m[1];
@@ -613,11 +654,10 @@ std::map<std::string, KernelOps> memory_ops_from_sass() {
     } else if (std::regex_search(l, m, kStore)) {
       ++stores[m[1]];
     } else if (std::regex_search(l, m, kBulk)) {
-      ++bulks[m[1]];
+      if (++bulks[m[1]] == 1) bulk_order.push_back(m[1]);
     }
   }
   flush();
-  pclose(f);
   return out;
 }
 
@@ -658,6 +698,9 @@ class CudaBandwidth final : public BandwidthKernels {
     check(cudaFuncSetAttribute((const void*)bw::bw_read_bulk_kernel,
                                cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kBulkSmem),
           "cudaFuncSetAttribute (bulk read kernel)");
+    check(cudaFuncSetAttribute((const void*)bw::bw_copy_bulk_kernel,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kBulkSmem),
+          "cudaFuncSetAttribute (bulk copy kernel)");
   }
 
   ~CudaBandwidth() override {
@@ -676,7 +719,8 @@ class CudaBandwidth final : public BandwidthKernels {
 
   uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
     if (r.flat && r.blocks == 0 && r.op != BwOp::read)
-      return uint64_t(bw::kThreads) * (r.unroll == 1 ? 1 : bw::kUnroll) * bw::kVector;
+      return uint64_t(r.threads == 512 ? 512 : bw::kThreads) *
+             (r.unroll == 1 || r.unroll == 2 ? r.unroll : bw::kUnroll) * bw::kVector;
     if (r.op == BwOp::read && !r.flat && r.blocks == 0 && r.unroll == 1 && r.load != BwLoad::bulk)
       return uint64_t(bw::kThreads) * bw::kVector;
     return uint64_t(r.blocks > 0 ? bw::kScaleThreads : bw::kThreads) * bw::kUnroll * bw::kVector;
@@ -686,8 +730,8 @@ class CudaBandwidth final : public BandwidthKernels {
   Support supports(BwOp op, BwLoad load) const override {
     if (load == BwLoad::texture)
       return Support::no("texture streams are not implemented on CUDA yet");
-    if (load == BwLoad::bulk && op != BwOp::read)
-      return Support::no("bulk (copy-engine) streams are reads only");
+    if (load == BwLoad::bulk && op == BwOp::write)
+      return Support::no("bulk (copy-engine) streams are reads and copies only");
     // Copies read through cached, l2_only or (flat grids only) the read-only path.
     return Support::yes();
   }
@@ -748,6 +792,13 @@ class CudaBandwidth final : public BandwidthKernels {
         } else {
           GD_FLAT_WRITE(4)
         }
+      } else if (li == 0 && r.threads == 512 && unroll == 2 && !r.prefetch_256) {
+        if (cs)
+          bw::bw_copy_flat_kernel<0, true, 2, 512><<<grid, 512, 0, stream_>>>(src, dst, fa);
+        else
+          bw::bw_copy_flat_kernel<0, false, 2, 512><<<grid, 512, 0, stream_>>>(src, dst, fa);
+      } else if (r.threads != 0 && r.threads != bw::kThreads) {
+        throw BackendError("stream: no flat kernel for this block size");
       } else if (li == 0 && r.prefetch_256 && unroll == 1) {
         GD_FLAT_COPY(5, 1)
       } else if (li == 2) {
@@ -813,6 +864,11 @@ class CudaBandwidth final : public BandwidthKernels {
           break;
         case BwOp::copy:
           if (scale) throw BackendError("stream: scaling runs reads only");
+          if (li == 6) {
+            bw::bw_copy_bulk_kernel<<<grid, bw::kBulkCopyThreads, bw::kBulkSmem, stream_>>>(src,
+                                                                                            dst, a);
+            break;
+          }
           if (li >= 2) throw BackendError("stream: this copy runs on flat grids only");
           if (li == 1 && r.streaming_stores)
             bw::bw_copy_kernel<1, bw::kThreads, true>
@@ -831,6 +887,10 @@ class CudaBandwidth final : public BandwidthKernels {
       check(cudaGetLastError(), "launching a stream kernel");
     };
 
+    // The bulk copy leaves dst equal to src: start from bytes no copy could leave, so a
+    // launch that stores nothing (or part) cannot pass the check below.
+    const bool exact_copy = r.op == BwOp::copy && li == 6;
+    if (exact_copy) check(cudaMemsetAsync(dst, 0xff, bytes, stream_), "poisoning the destination");
     int launches = 0;
     if (!r.flush_l2) {  // one untimed launch warms the caches and the TLB
       launch(0);
@@ -867,9 +927,18 @@ class CudaBandwidth final : public BandwidthKernels {
       if (got != want)
         t.check_error = "read checksum " + std::to_string(got) + ", expected " +
                         std::to_string(want) + ": loads were lost";
+    } else if (exact_copy) {
+      check(cudaMemsetAsync(sum_, 0, sizeof(unsigned int), stream_), "cudaMemsetAsync");
+      bw::bw_mismatch_kernel<<<info_.compute_units * 8, 256, 0, stream_>>>(dst, bytes / 16, sum_);
+      check(cudaGetLastError(), "launching the copy check");
+      got = read_sum();
+      if (got != 0)
+        t.check_error = std::to_string(got) + " of " + std::to_string(bytes / 4) +
+                        " destination words differ from the source: the copy lost data";
     } else {
       got = sum_of(dst, bytes);
-      const uint32_t want = stream_written_checksum(l, r.passes);
+      // The flat grids write the same value on every pass (their passes are unordered).
+      const uint32_t want = stream_written_checksum(l, flat ? 1 : r.passes);
       if (got != want)
         t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
                         std::to_string(want) + ": stores were lost";
@@ -1069,6 +1138,8 @@ class CudaBandwidth final : public BandwidthKernels {
         {"read.no_allocate.l2_256.rot", {"bw_read_rot_kernelILi4E", 0}},
         {"read.cached.l2_256.rot", {"bw_read_rot_kernelILi5E", 0}},
         {"read.bulk", {"bw_read_bulk_kernel", 3}},
+        {"copy.bulk", {"bw_copy_bulk_kernel", 4}},
+        {"copy.cached.flat2.t512", {"bw_copy_flat_kernelILi0ELb0ELi2ELi512E", 2}},
         {"copy.cached.l2_256.streaming.flat1", {"bw_copy_flat_kernelILi5ELb1ELi1E", 2}},
         {"copy.cached.l2_256.flat1", {"bw_copy_flat_kernelILi5ELb0ELi1E", 2}},
         {"scale.cached", {"bw_read_kernelILi0ELi1024", 0}},
@@ -1102,6 +1173,7 @@ class CudaBandwidth final : public BandwidthKernels {
         const std::string s = k->second.second == 0   ? op.load
                               : k->second.second == 1 ? op.store
                               : k->second.second == 3 ? op.bulk + " + " + op.load
+                              : k->second.second == 4 ? op.bulk_all
                                                       : op.load + " + " + op.store;
         if (!s.empty() && s != " + ") return s;
       }
@@ -1153,7 +1225,7 @@ class CudaBandwidth final : public BandwidthKernels {
   cudaStream_t stream2_ = nullptr;
   DeviceInfo info_;
   int scale_smem_ = 0;
-  Buffer src_, dst_, flush_, dev_host_;
+  DeviceBuffer src_, dst_, flush_, dev_host_;
   uint64_t src_filled_ = 0;
   unsigned int* sum_ = nullptr;
   unsigned long long* clk_ = nullptr;

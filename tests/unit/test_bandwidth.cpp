@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "bandwidth.hpp"
 #include "gpudissect/bandwidth.hpp"
@@ -320,6 +321,65 @@ TEST(BandwidthBytes, FlattenedKernelLoopMatchesTheAccounting) {
       }
       EXPECT_EQ(bytes, stream_traffic(BwOp::read, l, passes).read_bytes) << chunks;
       EXPECT_EQ(sum, stream_read_checksum(l, passes)) << chunks << " " << passes;
+    }
+}
+
+// bw_copy_bulk_kernel, walked exactly: kStages loads issued up front, then per chunk k a
+// wait on stage k mod kStages, a store of it to the chunk the store cursor names, and (from
+// k = 1) a refill of the previous stage with the load cursor's next chunk while loads
+// remain. Every store must write the chunk its stage was loaded from (dst = src, so the
+// GPU's word-by-word check can pass), stages must never be refilled before their store,
+// every chunk of the buffer must be written, and the bytes read and written must be what
+// stream_traffic counts for a copy: read + write, each the moved bytes.
+TEST(BandwidthBytes, BulkCopyKernelLoopMatchesTheAccounting) {
+  constexpr uint64_t kStages = 3;
+  for (uint64_t chunks : {2ull, 4ull, 8ull, 20ull, 36ull})
+    for (uint64_t passes : {1ull, 2ull, 3ull, 7ull}) {
+      const StreamLayout l = stream_layout(chunks * 64, 4, 64);
+      uint64_t read = 0, written = 0;
+      std::vector<int> dst_written(l.chunks, 0);
+      for (uint64_t b = 0; b < l.blocks; ++b) {
+        const uint64_t first = l.chunks <= l.blocks ? b % l.chunks : b;
+        const uint64_t total = passes * l.chunks_per_block;
+        uint64_t ld = first, ld_j = 0, st = first, st_j = 0, loads = 0;
+        std::vector<int64_t> stage(kStages, -1);  // the chunk each stage holds
+        auto load = [&](uint64_t s) {
+          EXPECT_EQ(ld, stream_chunk_flattened(l, b, loads));
+          ++loads;
+          stage[s] = int64_t(ld);
+          read += l.chunk_bytes;
+          ld += l.blocks;
+          if (++ld_j == l.chunks_per_block) {
+            ld_j = 0;
+            ld = first;
+          }
+        };
+        for (uint64_t k = 0; k < kStages && k < total; ++k) load(k);
+        uint64_t s = 0, prev = kStages - 1;
+        for (uint64_t k = 0; k < total; ++k) {
+          ASSERT_EQ(stage[s], int64_t(st)) << "store of a chunk from another chunk's stage";
+          ++dst_written[st];
+          written += l.chunk_bytes;
+          stage[s] = -2;  // being stored: may be refilled only after the store read it
+          st += l.blocks;
+          if (++st_j == l.chunks_per_block) {
+            st_j = 0;
+            st = first;
+          }
+          if (k >= 1 && k - 1 + kStages < total) {
+            ASSERT_EQ(stage[prev], -2);
+            load(prev);
+          }
+          prev = s;
+          if (++s == kStages) s = 0;
+        }
+        EXPECT_EQ(loads, total);
+      }
+      for (uint64_t c = 0; c < l.chunks; ++c) EXPECT_GT(dst_written[c], 0) << c;
+      const Traffic t = stream_traffic(BwOp::copy, l, passes);
+      EXPECT_EQ(read, t.read_bytes) << chunks << " " << passes;
+      EXPECT_EQ(written, t.write_bytes) << chunks << " " << passes;
+      EXPECT_EQ(t.total(), read + written);
     }
 }
 

@@ -22,7 +22,9 @@ enum class BwOp { read, write, copy };
 // the read-only/non-coherent path, or through the texture unit; no_allocate: a weak load
 // that never allocates in L1 (so re-reads cannot hit there, unlike `cached`, and without the
 // strong GPU-scope semantics of `l2_only`); bulk: the copy engine moves whole chunks from
-// memory into shared memory (completing on an mbarrier) and the threads sum them there.
+// memory into shared memory (completing on an mbarrier) and the threads sum them there;
+// a bulk copy stores each chunk back from shared memory by the copy engine as well
+// (cp.async.bulk.global.shared::cta), leaving the destination equal to the source.
 enum class BwLoad { cached, l2_only, readonly, texture, no_allocate, bulk };
 
 std::string to_string(BwOp op);
@@ -133,6 +135,9 @@ struct StreamRequest {
   // persistent blocks, with `unroll` 16-byte vectors per thread (0: the backend's default).
   bool flat = false;
   int unroll = 0;
+  // Flat grids: threads per block (0: the backend's default; CUDA also runs 512 with
+  // unroll 2 on copies).
+  int threads = 0;
   // Reads on the persistent grid with unroll == 1: one vector per thread per chunk (a
   // 4 KiB chunk), several chunks in flight per thread (stream_chunk_flattened), so blocks
   // read data of their own from a 4x smaller footprint.

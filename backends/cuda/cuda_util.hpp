@@ -1,0 +1,41 @@
+// What every CUDA file of the backend needs: turning an error into the right exception,
+// device memory that grows and is reused, and reading machine code with cuobjdump.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+
+namespace gd::cuda {
+
+// Throws AllocationFailed for an out-of-memory error and BackendError for any other, the
+// message naming `what`; a non-sticky error is cleared so later calls are not poisoned.
+void check(cudaError_t rc, const char* what);
+
+// Device memory that grows to the largest size asked of it and is reused after that. It
+// grows geometrically, so a rising sweep reallocates a few times rather than at every
+// point; when the doubled size cannot be had, the exact size is tried.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  void* get(std::size_t bytes, const char* what);
+  void release();
+  std::size_t size() const { return size_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// cuobjdump --dump-sass of a file (an executable or a cubin); empty where cuobjdump is not
+// installed or fails.
+std::string dump_sass(const std::string& file);
+
+// The SASS of this running binary, read once; empty where cuobjdump is not installed.
+const std::string& own_sass();
+
+}  // namespace gd::cuda
