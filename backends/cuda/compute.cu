@@ -17,18 +17,11 @@
 #include <thread>
 
 #include "cuda_probes.hpp"
+#include "cuda_util.hpp"
 
 namespace gd::cuda {
 
 namespace {
-
-void check(cudaError_t rc, const char* what) {
-  if (rc == cudaSuccess) return;
-  (void)cudaGetLastError();
-  const std::string msg = std::string(what) + ": " + cudaGetErrorString(rc);
-  if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
-  throw BackendError(msg);
-}
 
 struct Compiled {
   std::string image;  // PTX or CUBIN
@@ -101,28 +94,14 @@ void write_file(const std::filesystem::path& p, const std::string& data) {
   std::filesystem::rename(tmp, p, ec);
 }
 
-std::string find_tool(const char* name) {
-  for (const std::string c : {std::string(name), std::string("/usr/local/cuda/bin/") + name})
-    if (std::system(("command -v " + c + " >/dev/null 2>&1").c_str()) == 0) return c;
-  return {};
-}
-
 // cuobjdump -sass of a cubin held in memory, through a temporary file.
 std::string disassemble(const std::string& cubin, uint64_t key) {
-  static const std::string tool = find_tool("cuobjdump");
-  if (tool.empty()) return {};
   const auto tmp =
       std::filesystem::temp_directory_path() /
       ("gd_compute_" + std::to_string(key) + "_" +
        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".cubin");
   write_file(tmp, cubin);
-  std::string out;
-  if (FILE* f = popen((tool + " -sass '" + tmp.string() + "' 2>/dev/null").c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    pclose(f);
-  }
+  std::string out = dump_sass(tmp.string());
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
   return out;

@@ -9,25 +9,19 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "chase_kernels.cuh"
 #include "cuda_backend.hpp"
 #include "cuda_probes.hpp"
+#include "cuda_util.hpp"
 #include "nvml.hpp"
 
 namespace gd::cuda {
 
 namespace {
-
-void check(cudaError_t rc, const char* what) {
-  if (rc == cudaSuccess) return;
-  (void)cudaGetLastError();  // clear a non-sticky error so later calls are not poisoned
-  const std::string msg = std::string(what) + ": " + cudaGetErrorString(rc);
-  if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
-  throw BackendError(msg);
-}
 
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -38,62 +32,12 @@ int attribute(cudaDeviceAttr a, int dev) {
   return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
 }
 
-// Device memory that grows to the largest size asked of it and is reused after that.
-class Scratch {
- public:
-  ~Scratch() { release(); }
-  // Grows geometrically so a rising sweep reallocates a few times, not at every point;
-  // when the doubled size cannot be had, the exact size is tried.
-  void* get(std::size_t bytes, const char* what) {
-    if (bytes <= size_) return ptr_;
-    const std::size_t doubled = size_ * 2;
-    release();
-    void* p = nullptr;
-    if (doubled > bytes && cudaMalloc(&p, doubled) == cudaSuccess) {
-      bytes = doubled;
-    } else {
-      (void)cudaGetLastError();
-      if (const cudaError_t rc = cudaMalloc(&p, bytes); rc != cudaSuccess) {
-        (void)cudaGetLastError();
-        const std::string msg = std::string("cudaMalloc of ") + std::to_string(bytes) +
-                                " bytes for " + what + ": " + cudaGetErrorString(rc);
-        if (rc == cudaErrorMemoryAllocation) throw AllocationFailed(msg);
-        throw BackendError(msg);
-      }
-    }
-    ptr_ = p;
-    size_ = bytes;
-    return ptr_;
-  }
-  void release() {
-    if (ptr_) cudaFree(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t size_ = 0;
-};
-
 // The load opcode each chase kernel executes, read from this very binary's SASS with
 // cuobjdump where the toolkit is installed: the instruction actually timed. Per kernel,
 // the most frequent memory load that is not a kernel-parameter read.
 std::map<std::string, std::string> load_instructions_from_sass() {
   std::map<std::string, std::string> out;
-  std::string tool;
-  for (const char* c : {"cuobjdump", "/usr/local/cuda/bin/cuobjdump"})
-    if (std::system((std::string("command -v ") + c + " >/dev/null 2>&1").c_str()) == 0) {
-      tool = c;
-      break;
-    }
-  if (tool.empty()) return out;
-  // Resolved here: inside the child, /proc/self would be cuobjdump itself.
-  std::error_code ec;
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec || self.empty()) return out;
-  FILE* f = popen((tool + " --dump-sass '" + self + "' 2>/dev/null").c_str(), "r");
-  if (!f) return out;
+  std::istringstream sass(own_sass());
   static const std::regex kFunction(R"(Function : (\S+))");
   static const std::regex kLoad(
       R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
@@ -106,10 +50,8 @@ std::map<std::string, std::string> load_instructions_from_sass() {
     out[fn] = best->first;
     counts.clear();
   };
-  char line[1024];
   std::smatch m;
-  while (std::fgets(line, sizeof line, f)) {
-    const std::string l = line;
+  for (std::string l; std::getline(sass, l);) {
     if (std::regex_search(l, m, kFunction)) {
       flush();
       fn = m[1];
@@ -118,7 +60,6 @@ std::map<std::string, std::string> load_instructions_from_sass() {
     }
   }
   flush();
-  pclose(f);
   return out;
 }
 
@@ -155,7 +96,8 @@ class CudaDevice final : public Device {
     cudaRuntimeGetVersion(&rt);
     // The release where NVML can tell it, and the CUDA level the driver supports.
     const auto release = nvml_driver_version();
-    info_.driver_version = (release ? *release + ", " : std::string()) + "CUDA " + version_string(drv);
+    info_.driver_version =
+        (release ? *release + ", " : std::string()) + "CUDA " + version_string(drv);
     info_.toolkit_version = version_string(rt);
     info_.extra["pci_bus_id"] = pci_bus_id_;
     info_.extra["l1_cache_global_supported"] = prop.globalL1CacheSupported ? "yes" : "no";
@@ -380,7 +322,7 @@ class CudaDevice final : public Device {
   std::string pci_bus_id_;
   std::size_t max_texture_elements_ = 0;
   unsigned long long* out_ = nullptr;
-  Scratch chain_, data_;
+  DeviceBuffer chain_, data_;
   // Declared last: released first, while the stream still exists.
   std::unique_ptr<BandwidthKernels> bandwidth_;
   std::unique_ptr<ComputeKernels> compute_;

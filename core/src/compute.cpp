@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd {
@@ -677,16 +678,10 @@ std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
 
 // ---- JSON ----
 
+using json_fields::get;
+using json_fields::put;
+
 namespace {
-template <class T>
-void put(nlohmann::json& j, const char* k, const std::optional<T>& v) {
-  if (v) j[k] = *v;
-}
-template <class T>
-void get(const nlohmann::json& j, const char* k, std::optional<T>& v) {
-  auto it = j.find(k);
-  if (it != j.end() && !it->is_null()) v = it->get<T>();
-}
 nlohmann::json figures(const std::vector<ComputeFigure>& v) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& f : v) a.push_back(f);

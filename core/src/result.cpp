@@ -2,42 +2,16 @@
 
 #include <stdexcept>
 
+#include "gpudissect/json_fields.hpp"
+
 namespace gd {
 
 using nlohmann::json;
 
-namespace {
-
-template <class T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
-template <class T>
-void get(const json& j, const char* key, std::optional<T>& v) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) v = it->get<T>();
-}
-
-template <class T>
-void get(const json& j, const char* key, T& v) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) v = it->get<T>();
-}
-
-void put_status(json& j, const Status& s) {
-  j["status"] = s.status;
-  if (!s.reason.empty()) j["reason"] = s.reason;
-}
-
-Status get_status(const json& j) {
-  Status s;
-  get(j, "status", s.status);
-  get(j, "reason", s.reason);
-  return s;
-}
-
-}  // namespace
+using json_fields::get;
+using json_fields::get_status;
+using json_fields::put;
+using json_fields::put_status;
 
 void to_json(json& j, const Summary& s) {
   j = json{{"median", s.median}, {"q1", s.q1},   {"q3", s.q3},
