@@ -497,6 +497,12 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
       }
   };
   level_best("read", "L1", "L1 read");
+  // A curve too noisy for its first plateau to be named still has a best read: say which.
+  if (out.figures.empty())
+    if (auto it = out.footprint.find("read"); it != out.footprint.end())
+      if (const BandwidthPoint* p = best_point(it->second, 0, 1e30))
+        add_figure(out, "read, best footprint (no L1 plateau found)", it->second, p,
+                   "read at " + format_bytes(p->x));
   if (l2 > 0) {
     // The L2 figures come from the read_l2* curves (loads that skip L1), where every block
     // reads data of its own, spread over all slices, and the whole footprint fits the near

@@ -18,32 +18,6 @@ namespace {
 
 std::string fixed(double v, int d) { return format_fixed(v, d); }
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
-  }
-  return o;
-}
-
-std::string gq(const std::string& s) {
-  std::string o = "'";
-  for (char c : s) {
-    if (c == '\'') o += '\'';
-    o += (c == '\n' ? ' ' : c);
-  }
-  return o + "'";
-}
-
 std::string num(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -92,7 +66,7 @@ std::optional<detail::ChartSpec> chart(
   spec.name = name;
   spec.title = title;
   std::string& s = spec.script;
-  s += "set encoding utf8\nset title " + gq(title) + "\n";
+  s += "set encoding utf8\nset title " + detail::gnuplot_quote(title) + "\n";
   s += "set grid xtics ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror out\n";
   std::string plot;
   static const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
@@ -112,18 +86,18 @@ std::optional<detail::ChartSpec> chart(
     plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "$d" + std::to_string(i) +
             " using 1:2:3:4 with yerrorlines lw 2 pt " + std::to_string(i < 8 ? 7 : 5) +
             " ps 0.6 dt " + std::to_string(i / 8 + 1) + " lc rgb '" + kColours[i % 8] + "' title " +
-            gq(label);
+            detail::gnuplot_quote(label);
     ++i;
   }
   if (plot.empty()) return std::nullopt;
   if (logx) s += "set logscale x 2\nset format x '%.0b%B'\n";
   // Footprint curves span 1-35 TB/s: on a linear axis the device-memory variants overlap.
-  s += "set xlabel " + gq(xlabel) + "\nset ylabel 'GB/s'\n";
+  s += "set xlabel " + detail::gnuplot_quote(xlabel) + "\nset ylabel 'GB/s'\n";
   s += logy ? "set logscale y 10\nset yrange [*:*]\n" : "set yrange [0:*]\n";
   s += "set key outside right top box\n";
   if (peak > 0)
     plot += ", \\\n     " + num(peak) + " with lines dt 2 lc rgb '#888888' title " +
-            gq("API memory peak " + fixed(peak, 0) + " GB/s");
+            detail::gnuplot_quote("API memory peak " + fixed(peak, 0) + " GB/s");
   s += plot + "\n";
   return spec;
 }
@@ -242,8 +216,8 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   if (!r.bandwidth) return {};
   const BandwidthProbeResult& p = *r.bandwidth;
   std::ostringstream h;
-  h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << html_escape(p.status.status);
-  if (!p.status.reason.empty()) h << " (" << html_escape(p.status.reason) << ")";
+  h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << detail::html_escape(p.status.status);
+  if (!p.status.reason.empty()) h << " (" << detail::html_escape(p.status.reason) << ")";
   h << "; " << fixed(p.wall_seconds, 1) << " s";
   if (p.clock_mhz_measured)
     h << "; SM clock measured " << fixed(*p.clock_mhz_measured, 0) << " MHz";
@@ -252,22 +226,24 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
        "API peak</th>"
        "<th>MHz</th><th>instruction timed</th><th>where</th></tr>\n";
   for (const Row& x : rows(p))
-    h << "<tr><td>" << html_escape(x.level) << "</td><td>" << x.gbps << "</td><td>" << x.spread
-      << "</td><td>" << x.bpc << "</td><td>" << x.pct << "</td><td>" << x.clock << "</td><td><code>"
-      << html_escape(x.instruction) << "</code></td><td>" << html_escape(x.where) << "</td></tr>\n";
+    h << "<tr><td>" << detail::html_escape(x.level) << "</td><td>" << x.gbps << "</td><td>"
+      << x.spread << "</td><td>" << x.bpc << "</td><td>" << x.pct << "</td><td>" << x.clock
+      << "</td><td><code>" << detail::html_escape(x.instruction) << "</code></td><td>"
+      << detail::html_escape(x.where) << "</td></tr>\n";
   h << "</table>\n<ul>\n";
   for (const auto& [n, c] : p.footprint) {
-    h << "<li>" << html_escape(n) << ": " << html_escape(c.status.status);
+    h << "<li>" << detail::html_escape(n) << ": " << detail::html_escape(c.status.status);
     for (const BandwidthLevel& l : c.levels) {
-      h << "; " << html_escape(l.name) << " " << fixed(l.gbps, 0) << " GB/s";
+      h << "; " << detail::html_escape(l.name) << " " << fixed(l.gbps, 0) << " GB/s";
       if (l.capacity_lo_bytes) h << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";
     }
-    if (!c.status.reason.empty()) h << " (" << html_escape(c.status.reason) << ")";
+    if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";
     h << "</li>\n";
   }
   for (const auto& [n, c] : p.scaling)
     if (!c.note.empty())
-      h << "<li>scaling " << html_escape(n) << ": " << html_escape(c.note) << "</li>\n";
+      h << "<li>scaling " << detail::html_escape(n) << ": " << detail::html_escape(c.note)
+        << "</li>\n";
   h << "</ul>\n";
   if (ctx.charts) {
     int i = 0;

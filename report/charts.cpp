@@ -22,16 +22,34 @@ namespace fs = std::filesystem;
 
 namespace detail {
 
-namespace {
+std::string html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
 
-const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-constexpr const char* kLevelColour = "#b03a2e";
-// Room above the highest point for the level and capacity labels.
-constexpr double kHeadroom = 1.3;
-
-// A string for a gnuplot script: single quotes, where only '' is special.
-std::string gq(const std::string& s) {
+std::string gnuplot_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
     if (c == '\'') out += '\'';
@@ -41,6 +59,15 @@ std::string gq(const std::string& s) {
   return out + "'";
 }
 
+namespace {
+
+const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+constexpr const char* kLevelColour = "#b03a2e";
+// Room above the highest point for the level and capacity labels.
+constexpr double kHeadroom = 1.3;
+
+// A string for a gnuplot script: single quotes, where only '' is special.
 std::string sh_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
@@ -119,7 +146,7 @@ std::string x_axis(const XRange& xr) {
   for (int k = k_lo; k <= k_hi; ++k) {
     if (k % step != 0) continue;
     if (!tics.empty()) tics += ", ";
-    tics += gq(axis_bytes_label(std::ldexp(1.0, k))) + ' ' + num(std::ldexp(1.0, k));
+    tics += gnuplot_quote(axis_bytes_label(std::ldexp(1.0, k))) + ' ' + num(std::ldexp(1.0, k));
   }
   std::string s = "set logscale x 2\n";
   s += "set xrange [" + num(xr.lo / 1.25) + ":" + num(xr.hi * 1.25) + "]\n";
@@ -130,7 +157,7 @@ std::string x_axis(const XRange& xr) {
 
 std::string common_settings(const std::string& title) {
   std::string s = "set encoding utf8\n";
-  s += "set title " + gq(title) + "\n";
+  s += "set title " + gnuplot_quote(title) + "\n";
   s += "set grid xtics ytics lc rgb '#dddddd' lw 1 dt 1\n";
   s += "set border 3 lc rgb '#444444'\n";
   s += "set tics nomirror out\n";
@@ -169,10 +196,10 @@ std::string level_marks(const CurveResult& c, Unit u, const XRange& xr, const st
           l.name + ": " + format_fixed(*y, *y < 100 ? 1 : 0) + " " + unit_name(u);
       // The last plateau ends at the right edge: label it from its right end.
       if (last || i + 1 == c.levels.size())
-        s += "set label " + gq(text) + " at " + num(b) + "," + num(*y) +
+        s += "set label " + gnuplot_quote(text) + " at " + num(b) + "," + num(*y) +
              " right offset 0,0.9 tc rgb '" + colour + "' front\n";
       else
-        s += "set label " + gq(text) + " at " + num(a) + "," + num(*y) +
+        s += "set label " + gnuplot_quote(text) + " at " + num(a) + "," + num(*y) +
              " left offset 0.3,0.9 tc rgb '" + colour + "' front\n";
     }
     if (!last) {
@@ -191,7 +218,7 @@ std::string level_marks(const CurveResult& c, Unit u, const XRange& xr, const st
         const std::string height = (close && !prev_low) ? "0.89" : "0.96";
         prev_low = close && !prev_low;
         prev_cap = cap;
-        s += "set label " + gq(l.name + " ≈ " + format_bytes(cap)) + " at " + num(cap) +
+        s += "set label " + gnuplot_quote(l.name + " ≈ " + format_bytes(cap)) + " at " + num(cap) +
              ", graph " + height + (near_end ? " right offset -0.5,0" : " left offset 0.5,0") +
              " tc rgb '" + colour + "' front\n";
       }
@@ -226,10 +253,11 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
   double ymax = 0;
   s += data_block("p", c, u, &ymax);
   s += x_axis(xr);
-  s += "set ylabel " + gq(std::string("latency per load (") + unit_name(u) + ")") + "\n";
+  s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
   s += "set yrange [0:" + num(ymax * kHeadroom) + "]\n";
   std::string plot = "plot $p using 1:2:3:4 with yerrorlines " + series_style(0) + " title " +
-                     gq(std::string(unit_name(u)) + (cyc && ns ? " (left axis)" : "")) + ", \\\n";
+                     gnuplot_quote(std::string(unit_name(u)) + (cyc && ns ? " (left axis)" : "")) +
+                     ", \\\n";
   if (cyc && ns) {
     // ns on the right axis, scaled so that it lies on the cycles curve at the run's clock.
     std::vector<double> ratios;
@@ -245,7 +273,7 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
     s += "set y2tics nomirror out\n";
     s += "set y2label 'latency per load (ns)'\n";
     plot += "     $n using 1:2 axes x1y2 with lines dt 4 lw 1.5 lc rgb '#ff7f0e' title " +
-            gq("ns (right axis)") + ", \\\n";
+            gnuplot_quote("ns (right axis)") + ", \\\n";
   }
   int object_id = 1;
   s += level_marks(c, u, xr, kLevelColour, true, &object_id);
@@ -281,10 +309,10 @@ std::optional<ChartSpec> combined_chart(const RunResult& r) {
     const std::string block = "d" + std::to_string(i);
     s += data_block(block, p.paths.at(names[i]), u, &ymax);
     plot += (i ? ", \\\n     " : "") + std::string("$") + block + " using 1:2 with linespoints " +
-            series_style(static_cast<int>(i)) + " title " + gq(names[i]);
+            series_style(static_cast<int>(i)) + " title " + gnuplot_quote(names[i]);
   }
   s += x_axis(xr);
-  s += "set ylabel " + gq(std::string("latency per load (") + unit_name(u) + ")") + "\n";
+  s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
   s += "set yrange [0:" + num(ymax * 1.1) + "]\n";
   s += "set key bottom right box opaque\n";
   s += plot + "\n";
@@ -318,12 +346,12 @@ std::optional<ChartSpec> tlb_chart(const LatencyProbeResult& p) {
     s += data_block(block, c, u, &ymax);
     plot += (i ? ", \\\n     " : "") + std::string("$") + block +
             " using 1:2:3:4 with yerrorlines " + series_style(static_cast<int>(i)) + " title " +
-            gq("stride " + tlb_stride_label(keys[i], c));
+            gnuplot_quote("stride " + tlb_stride_label(keys[i], c));
   }
   s += x_axis(xr);
   for (std::size_t i = 0; i < keys.size(); ++i)
     s += level_marks(p.tlb.at(keys[i]), u, xr, kPalette[i % 8], keys.size() == 1, &object_id);
-  s += "set ylabel " + gq(std::string("latency per load (") + unit_name(u) + ")") + "\n";
+  s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
   s += "set yrange [0:" + num(ymax * kHeadroom) + "]\n";
   s += "set key bottom right box opaque\n";
   s += plot + "\n";
@@ -381,7 +409,7 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
     else
       f << "set terminal pngcairo size 1200,640 font 'sans,12' noenhanced "
            "background rgb 'white'\n";
-    f << "set output " << gq(out.string()) << "\n" << spec.script << "set output\n";
+    f << "set output " << gnuplot_quote(out.string()) << "\n" << spec.script << "set output\n";
     if (!f) {
       if (err) *err = "cannot write the gnuplot script in " + scratch.dir.string();
       return false;

@@ -64,21 +64,6 @@ std::string csv_escape(const std::string& s) {
   return o + "\"";
 }
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
-}
-
 }  // namespace
 
 void print_compute_summary(std::ostream& os, const RunResult& r) {
@@ -207,13 +192,13 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
   if (!r.compute) return {};
   const auto& c = *r.compute;
   std::ostringstream h;
-  h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << html_escape(c.status.status);
-  if (!c.status.reason.empty()) h << " (" << html_escape(c.status.reason) << ")";
+  h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << detail::html_escape(c.status.status);
+  if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";
   if (c.clock_mhz)
     h << (c.clock_source == "reported" ? "; clock reported by the driver, not measured: "
                                        : "; SM clock seen ")
       << fmt(*c.clock_mhz, 0) << " MHz";
-  h << "; peaks: " << html_escape(c.peak_source) << ".</p>\n";
+  h << "; peaks: " << detail::html_escape(c.peak_source) << ".</p>\n";
   if (!c.table.empty()) {
     h << "<table>\n<tr><th>instruction</th><th>opcodes in the timed loop</th><th>ops/clk/SM "
          "(median ± IQR/2)</th><th>% of peak</th><th>GPU-wide</th><th>latency (clk)</th>"
@@ -221,11 +206,11 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     for (const auto& f : c.table) {
       std::string ops;
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
-      h << "<tr><td>" << html_escape(f.label) << "</td><td>" << html_escape(ops) << "</td><td>"
-        << spread(f.ops_per_clk_sm, 2) << "</td><td>"
+      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << detail::html_escape(ops)
+        << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
         << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
         << gpu_rate(f) << "</td><td>" << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : "-")
-        << "</td><td>" << html_escape(status_note(f)) << "</td></tr>\n";
+        << "</td><td>" << detail::html_escape(status_note(f)) << "</td></tr>\n";
     }
     h << "</table>\n";
   }
@@ -235,8 +220,8 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     for (const auto& f : c.mixed) {
       std::string ops;
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
-      h << "<tr><td>" << html_escape(f.label) << "</td><td>" << spread(f.ops_per_clk_sm, 1)
-        << "</td><td>" << spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << html_escape(ops)
+      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << spread(f.ops_per_clk_sm, 1)
+        << "</td><td>" << spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
         << "</td></tr>\n";
     }
     h << "</table>\n";
@@ -287,7 +272,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       spec.script = s.str();
       std::string err;
       if (auto svg = detail::render_inline_svg(spec, spec.name, &err))
-        h << "<h4>" << html_escape(spec.title) << "</h4>\n" << *svg << "\n";
+        h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << *svg << "\n";
       else
         ctx.notes.push_back("compute chart " + spec.name + ": " + err);
       if (ctx.png) {

@@ -20,33 +20,6 @@ namespace {
 
 using namespace detail;
 
-std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 const char* kCss = R"css(
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
        max-width: 1000px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
@@ -76,7 +49,7 @@ footer { margin-top: 3em; color: #888; font-size: 0.85em; }
 struct Html {
   std::ostringstream o;
   void kv(const std::string& k, const std::string& v) {
-    o << "<tr><th>" << esc(k) << "</th><td>" << esc(v) << "</td></tr>\n";
+    o << "<tr><th>" << html_escape(k) << "</th><td>" << html_escape(v) << "</td></tr>\n";
   }
 };
 
@@ -157,15 +130,15 @@ void summary_table(Html& h, const LatencyProbeResult& p) {
          "<th class=\"n\">capacity interval</th><th class=\"n\">cycles</th>"
          "<th class=\"n\">ns</th><th class=\"n\">confidence</th></tr>\n";
   for (const SummaryRow& row : summary_rows(p)) {
-    h.o << "<tr><td>" << esc(row.path) << "</td>";
+    h.o << "<tr><td>" << html_escape(row.path) << "</td>";
     if (!row.note.empty()) {
-      h.o << "<td colspan=\"6\" class=\"muted\">" << esc(row.note) << "</td></tr>\n";
+      h.o << "<td colspan=\"6\" class=\"muted\">" << html_escape(row.note) << "</td></tr>\n";
       continue;
     }
-    h.o << "<td>" << esc(row.level) << "</td><td class=\"n\">" << esc(row.capacity)
-        << "</td><td class=\"n\">" << esc(row.interval) << "</td><td class=\"n\">"
-        << esc(row.cycles) << "</td><td class=\"n\">" << esc(row.ns) << "</td><td class=\"n\">"
-        << esc(row.confidence) << "</td></tr>\n";
+    h.o << "<td>" << html_escape(row.level) << "</td><td class=\"n\">" << html_escape(row.capacity)
+        << "</td><td class=\"n\">" << html_escape(row.interval) << "</td><td class=\"n\">"
+        << html_escape(row.cycles) << "</td><td class=\"n\">" << html_escape(row.ns)
+        << "</td><td class=\"n\">" << html_escape(row.confidence) << "</td></tr>\n";
   }
   h.o << "</table>\n";
   const auto dram = dram_rows(p);
@@ -173,9 +146,9 @@ void summary_table(Html& h, const LatencyProbeResult& p) {
     h.o << "<h3>Device memory minus last cache</h3>\n<table>\n<tr><th>path</th><th>step</th>"
            "<th class=\"n\">cycles</th><th class=\"n\">ns</th></tr>\n";
     for (const DramRow& row : dram)
-      h.o << "<tr><td>" << esc(row.path) << "</td><td>" << esc(row.from_to)
-          << "</td><td class=\"n\">" << esc(row.cycles) << "</td><td class=\"n\">" << esc(row.ns)
-          << "</td></tr>\n";
+      h.o << "<tr><td>" << html_escape(row.path) << "</td><td>" << html_escape(row.from_to)
+          << "</td><td class=\"n\">" << html_escape(row.cycles) << "</td><td class=\"n\">"
+          << html_escape(row.ns) << "</td></tr>\n";
     h.o << "</table>\n";
   }
 }
@@ -192,17 +165,18 @@ void levels_table(Html& h, const CurveResult& c, bool tlb, uint64_t stride) {
       << (tlb ? "miss cost, cycles" : "step, cycles") << "</th><th class=\"n\">"
       << (tlb ? "miss cost, ns" : "step, ns") << "</th><th class=\"n\">confidence</th></tr>\n";
   for (const Level& l : c.levels) {
-    h.o << "<tr><td>" << esc(l.name) << "</td><td class=\"n\">" << esc(opt_bytes(l.capacity_bytes))
-        << "</td><td class=\"n\">" << esc(capacity_interval(l)) << "</td>";
+    h.o << "<tr><td>" << html_escape(l.name) << "</td><td class=\"n\">"
+        << html_escape(opt_bytes(l.capacity_bytes)) << "</td><td class=\"n\">"
+        << html_escape(capacity_interval(l)) << "</td>";
     if (tlb)
       h.o << "<td class=\"n\">"
           << ((l.capacity_bytes && stride) ? std::to_string(*l.capacity_bytes / stride) : "-")
           << "</td>";
-    h.o << "<td class=\"n\">" << esc(opt_fixed(l.latency_cycles, 1)) << "</td><td class=\"n\">"
-        << esc(opt_fixed(l.latency_ns, 1)) << "</td><td class=\"n\">"
-        << esc(opt_fixed(l.step_cycles, 1)) << "</td><td class=\"n\">"
-        << esc(opt_fixed(l.step_ns, 1)) << "</td><td class=\"n\">"
-        << esc(format_fixed(l.confidence, 2)) << "</td></tr>\n";
+    h.o << "<td class=\"n\">" << html_escape(opt_fixed(l.latency_cycles, 1))
+        << "</td><td class=\"n\">" << html_escape(opt_fixed(l.latency_ns, 1))
+        << "</td><td class=\"n\">" << html_escape(opt_fixed(l.step_cycles, 1))
+        << "</td><td class=\"n\">" << html_escape(opt_fixed(l.step_ns, 1))
+        << "</td><td class=\"n\">" << html_escape(format_fixed(l.confidence, 2)) << "</td></tr>\n";
   }
   h.o << "</table>\n";
 }
@@ -223,14 +197,15 @@ void points_table(Html& h, const CurveResult& c) {
          "<th class=\"n\">clock MHz</th><th>reason</th></tr>\n";
   for (const LatencyPoint& p : c.points) {
     h.o << "<tr><td class=\"n\" title=\"" << p.footprint_bytes << " bytes\">"
-        << esc(format_bytes(static_cast<double>(p.footprint_bytes))) << "</td><td class=\"n\">"
-        << esc(format_bytes(static_cast<double>(p.stride_bytes))) << "</td><td>" << esc(p.status)
-        << "</td><td class=\"n\">"
-        << esc(p.cycles ? format_fixed(p.cycles->median, 1) : std::string("-"))
-        << "</td><td class=\"n\">" << esc(spread(p.cycles, 1)) << "</td><td class=\"n\">"
-        << esc(p.ns ? format_fixed(p.ns->median, 1) : std::string("-")) << "</td><td class=\"n\">"
-        << esc(spread(p.ns, 1)) << "</td><td class=\"n\">" << esc(opt_fixed(p.clock_mhz, 0))
-        << "</td><td>" << esc(p.reason) << "</td></tr>\n";
+        << html_escape(format_bytes(static_cast<double>(p.footprint_bytes)))
+        << "</td><td class=\"n\">" << html_escape(format_bytes(static_cast<double>(p.stride_bytes)))
+        << "</td><td>" << html_escape(p.status) << "</td><td class=\"n\">"
+        << html_escape(p.cycles ? format_fixed(p.cycles->median, 1) : std::string("-"))
+        << "</td><td class=\"n\">" << html_escape(spread(p.cycles, 1)) << "</td><td class=\"n\">"
+        << html_escape(p.ns ? format_fixed(p.ns->median, 1) : std::string("-"))
+        << "</td><td class=\"n\">" << html_escape(spread(p.ns, 1)) << "</td><td class=\"n\">"
+        << html_escape(opt_fixed(p.clock_mhz, 0)) << "</td><td>" << html_escape(p.reason)
+        << "</td></tr>\n";
   }
   h.o << "</table>\n</details>\n";
 }
@@ -248,11 +223,11 @@ void chart(Html& h, const Charts& ch, const std::string& name, const std::string
   if (!ch.enabled) return;  // the page says once, at the top, why there are no charts
   if (auto it = ch.svg.find(name); it != ch.svg.end()) {
     h.o << "<figure class=\"chart\">\n" << it->second << "\n";
-    if (!caption.empty()) h.o << "<figcaption>" << esc(caption) << "</figcaption>\n";
+    if (!caption.empty()) h.o << "<figcaption>" << html_escape(caption) << "</figcaption>\n";
     h.o << "</figure>\n";
   } else if (auto f = ch.failed.find(name); f != ch.failed.end()) {
-    h.o << "<p class=\"note\">The chart <code>" << esc(name)
-        << "</code> could not be drawn: gnuplot failed (" << esc(f->second) << ").</p>\n";
+    h.o << "<p class=\"note\">The chart <code>" << html_escape(name)
+        << "</code> could not be drawn: gnuplot failed (" << html_escape(f->second) << ").</p>\n";
   }
 }
 
@@ -271,7 +246,7 @@ void how_to_read(Html& h, const RunResult& r) {
          "treat as tentative. Error bars show the interquartile range of the repeats.</p>\n<p>";
   if (cycles)
     h.o << "Cycles are SM clock cycles at the clock measured during the run ("
-        << esc(mhz(r.latency->clock_mhz_measured))
+        << html_escape(mhz(r.latency->clock_mhz_measured))
         << "); nanoseconds are wall time, and the right axis of each path's chart gives them. ";
   else
     h.o << "This backend has no device cycle counter, so latencies are in nanoseconds only "
@@ -320,17 +295,17 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
   const DeviceInfo& d = r.device;
   h.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-      << esc("gpudissect: " + d.name) << "</title>\n<style>" << kCss
+      << html_escape("gpudissect: " + d.name) << "</title>\n<style>" << kCss
       << "</style>\n</head>\n<body>\n";
-  h.o << "<h1>gpudissect: " << esc(d.name) << "</h1>\n<p class=\"sub\">"
-      << esc(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
-      << esc(d.backend) << (r.tool.started_at.empty() ? "" : " · " + esc(r.tool.started_at))
-      << "</p>\n";
+  h.o << "<h1>gpudissect: " << html_escape(d.name) << "</h1>\n<p class=\"sub\">"
+      << html_escape(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
+      << html_escape(d.backend)
+      << (r.tool.started_at.empty() ? "" : " · " + html_escape(r.tool.started_at)) << "</p>\n";
   if (!ch.enabled)
     h.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
-        << esc(ch.why_not) << "). The tables below hold every figure.</p>\n";
+        << html_escape(ch.why_not) << "). The tables below hold every figure.</p>\n";
   for (const std::string& f : ch.png_failed)
-    h.o << "<p class=\"note\">A PNG chart could not be written: " << esc(f) << "</p>\n";
+    h.o << "<p class=\"note\">A PNG chart could not be written: " << html_escape(f) << "</p>\n";
 
   h.o << "<div class=\"facts\">\n<div>\n<h2>Device</h2>\n";
   device_facts(h, d);
@@ -349,18 +324,21 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
 
     for (const std::string& name : path_order(p)) {
       const CurveResult& c = p.paths.at(name);
-      h.o << "<h2 id=\"path-" << esc(slugify(name)) << "\">Path: " << esc(name) << "</h2>\n";
+      h.o << "<h2 id=\"path-" << html_escape(slugify(name)) << "\">Path: " << html_escape(name)
+          << "</h2>\n";
       if (!c.status.ok())
-        h.o << "<p class=\"note\">" << esc(c.status.status)
-            << (c.status.reason.empty() ? "" : ": " + esc(c.status.reason)) << "</p>\n";
+        h.o << "<p class=\"note\">" << html_escape(c.status.status)
+            << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
       if (c.points.empty()) continue;
-      h.o << "<p class=\"muted\">Stride " << esc(format_bytes(static_cast<double>(c.stride_bytes)))
-          << ", " << c.points.size() << " footprints, " << esc(format_fixed(c.wall_seconds, 1))
+      h.o << "<p class=\"muted\">Stride "
+          << html_escape(format_bytes(static_cast<double>(c.stride_bytes))) << ", "
+          << c.points.size() << " footprints, " << html_escape(format_fixed(c.wall_seconds, 1))
           << " s."
-          << (c.timed_instruction ? " Instruction timed: <code>" + esc(*c.timed_instruction) + "</code>."
-                                  : std::string())
+          << (c.timed_instruction
+                  ? " Instruction timed: <code>" + html_escape(*c.timed_instruction) + "</code>."
+                  : std::string())
           << "</p>\n";
-      if (!c.note.empty()) h.o << "<p class=\"note\">" << esc(c.note) << "</p>\n";
+      if (!c.note.empty()) h.o << "<p class=\"note\">" << html_escape(c.note) << "</p>\n";
       chart(h, ch, "latency_" + slugify(name), "");
       levels_table(h, c, false, 0);
       points_table(h, c);
@@ -372,12 +350,12 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
       chart(h, ch, "tlb", "");
       for (const std::string& key : tlb_order(p)) {
         const CurveResult& c = p.tlb.at(key);
-        h.o << "<h3>Stride " << esc(tlb_stride_label(key, c)) << "</h3>\n";
+        h.o << "<h3>Stride " << html_escape(tlb_stride_label(key, c)) << "</h3>\n";
         if (!c.status.ok())
-          h.o << "<p class=\"note\">" << esc(c.status.status)
-              << (c.status.reason.empty() ? "" : ": " + esc(c.status.reason)) << "</p>\n";
+          h.o << "<p class=\"note\">" << html_escape(c.status.status)
+              << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
         if (c.points.empty()) continue;
-        if (!c.note.empty()) h.o << "<p class=\"note\">" << esc(c.note) << "</p>\n";
+        if (!c.note.empty()) h.o << "<p class=\"note\">" << html_escape(c.note) << "</p>\n";
         levels_table(h, c, true, tlb_stride(key, c));
         points_table(h, c);
       }
@@ -394,8 +372,9 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
   h.o << bandwidth_html_section(r, sc);
   h.o << compute_html_section(r, sc);
   for (const auto& f : sc.pngs) pngs.push_back(f);
-  for (const std::string& n : sc.notes) h.o << "<p class=\"note\">" << esc(n) << "</p>\n";
-  h.o << "<footer>Written by " << esc(r.tool.name) << " from a saved result; the JSON file holds "
+  for (const std::string& n : sc.notes) h.o << "<p class=\"note\">" << html_escape(n) << "</p>\n";
+  h.o << "<footer>Written by " << html_escape(r.tool.name)
+      << " from a saved result; the JSON file holds "
       << "every figure shown here.</footer>\n</body>\n</html>\n";
 
   std::error_code ec;

@@ -16,12 +16,11 @@ namespace gd::report {
 void print_summary(std::ostream& os, const RunResult& r);
 
 // One CSV per curve (latency_<path>.csv, tlb_<stride>.csv) in dir. Returns the files written.
-std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                             const RunResult& r);
+std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir, const RunResult& r);
 
 struct HtmlOptions {
-  bool png = false;                    // also write PNG charts next to the HTML
-  std::filesystem::path png_dir;       // where; defaults to the HTML file's folder
+  bool png = false;               // also write PNG charts next to the HTML
+  std::filesystem::path png_dir;  // where; defaults to the HTML file's folder
 };
 
 // Whether gnuplot can be run here; *why says why not.
@@ -31,8 +30,8 @@ bool gnuplot_available(std::string* why);
 // (cycles and ns) against footprint on a log axis with the levels marked. Charts are
 // SVG from gnuplot inline; without gnuplot the page says so and keeps the tables.
 // Returns the PNG files written (if any). Throws std::runtime_error if it cannot write.
-std::vector<std::filesystem::path> write_html(const std::filesystem::path& file,
-                                              const RunResult& r, const HtmlOptions& opt);
+std::vector<std::filesystem::path> write_html(const std::filesystem::path& file, const RunResult& r,
+                                              const HtmlOptions& opt);
 
 // Fails early (std::runtime_error naming the path) if a file cannot be created at `file`
 // (creating missing parent folders); used before measuring.

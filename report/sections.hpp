@@ -14,8 +14,8 @@ namespace gd::report {
 // What a section may use to draw charts (see charts.hpp: ChartSpec, render_inline_svg,
 // render_chart) and where it records what it wrote.
 struct SectionContext {
-  bool charts = false;              // gnuplot is available
-  bool png = false;                 // also write PNG files
+  bool charts = false;  // gnuplot is available
+  bool png = false;     // also write PNG files
   std::filesystem::path png_dir;
   std::vector<std::filesystem::path> pngs;  // PNG files written
   std::vector<std::string> notes;           // shown near the top of the page (chart failures)

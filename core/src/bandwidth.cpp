@@ -127,6 +127,18 @@ uint32_t stream_written_checksum(const StreamLayout& l, uint64_t passes) {
   return static_cast<uint32_t>(index_sum(0, words) + words * (passes - 1));
 }
 
+std::string host_transfer_error(HostDir dir, std::optional<uint32_t> device_sum,
+                                const uint32_t* host_words, uint64_t bytes) {
+  if (dir != HostDir::to_host &&
+      device_sum != stream_written_checksum(stream_layout(bytes, 1, bytes), 1))
+    return "host->device data arrived wrong";
+  if (dir != HostDir::to_device)
+    for (uint64_t i = 0; i < bytes / 4; i += 1021)
+      if (host_words[i] != static_cast<uint32_t>(i))
+        return "device->host data arrived wrong at word " + std::to_string(i);
+  return {};
+}
+
 uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint64_t iteration) {
   const uint32_t e =
       static_cast<uint32_t>((thread * l.stride + uint64_t(k) * 33) & (l.elements - 1));

@@ -178,6 +178,13 @@ struct ConstantTiming {
 enum class HostDir { to_device, to_host, both };
 std::string to_string(HostDir d);
 
+// What a host link transfer delivered, checked the same way on every backend: the words of
+// both buffers hold their own index. `device_sum` is the sum of the words that arrived on the
+// device (needed unless dir is to_host); `host_words` the buffer that arrived on the host
+// (needed unless dir is to_device), sampled every 1021st word. Empty when all is right.
+std::string host_transfer_error(HostDir dir, std::optional<uint32_t> device_sum,
+                                const uint32_t* host_words, uint64_t bytes);
+
 struct HostRequest {
   HostDir dir = HostDir::to_device;
   bool pinned = true;
