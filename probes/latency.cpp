@@ -325,6 +325,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       for (const LatencyPoint& p : c.points)
         if (p.clock_mhz) clocks.push_back(*p.clock_mhz);
     if (!clocks.empty()) out.clock_mhz_measured = median(clocks);
+    dev.release_memory();  // the TLB sweep's buffer can hold most of the memory
     out.telemetry_after = dev.telemetry();
     out.wall_seconds = seconds_since(t0);
   };

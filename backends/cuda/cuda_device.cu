@@ -308,6 +308,11 @@ class CudaDevice final : public Device {
     return compute_.get();
   }
 
+  void release_memory() override {
+    chain_.release();
+    data_.release();
+  }
+
   std::optional<uint64_t> free_memory() const override {
     std::size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;

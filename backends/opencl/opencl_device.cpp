@@ -445,6 +445,8 @@ class OpenCLDevice final : public Device {
     compute_.reset();
   }
 
+  void release_memory() override { buffers_.clear(); }
+
   BandwidthKernels* bandwidth() override {
     if (!bandwidth_) bandwidth_ = make_bandwidth_kernels(handles(), info_);
     return bandwidth_.get();

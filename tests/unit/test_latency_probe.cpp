@@ -59,6 +59,8 @@ class FakeDevice final : public Device {
     return t;
   }
   std::optional<ClockSample> sample_clock() override { return ClockSample{1500, 1000}; }
+  void release_memory() override { ++releases; }
+  int releases = 0;
 
   std::function<double(uint64_t)> latency = staircase;
   uint64_t alloc_limit = UINT64_MAX;
@@ -127,6 +129,8 @@ TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
     EXPECT_LT(c.points[i - 1].footprint_bytes, c.points[i].footprint_bytes);
   ASSERT_TRUE(out.clock_mhz_measured);
   EXPECT_DOUBLE_EQ(*out.clock_mhz_measured, 1500);
+  // The memory the sweep kept is given back for the probes after it.
+  EXPECT_EQ(dev.releases, 1);
   EXPECT_GT(out.wall_seconds, 0);
 }
 
@@ -200,6 +204,7 @@ TEST(LatencyProbe, BackendErrorNamesProbePathAndPointAndKeepsWhatWasMeasured) {
     EXPECT_NE(what.find("illegal address"), std::string::npos) << what;
   }
   EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(dev.releases, 1);  // also after an error
   EXPECT_EQ(out.paths.at("global").status.status, "error");
   EXPECT_EQ(out.paths.at("global").points.size(), 4u);
 }

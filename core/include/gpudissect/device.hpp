@@ -120,6 +120,9 @@ class Device {
   // Owned by the device.
   virtual BandwidthKernels* bandwidth() { return nullptr; }
   virtual ComputeKernels* compute() { return nullptr; }
+  // Gives back the memory a probe's requests left allocated (buffers are kept between
+  // requests for speed); a probe calls it when it finishes, so the next starts with it free.
+  virtual void release_memory() {}
   // Free device memory now, if the API says.
   virtual std::optional<uint64_t> free_memory() const { return std::nullopt; }
 };
