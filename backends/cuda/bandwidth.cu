@@ -607,60 +607,6 @@ __global__ void __launch_bounds__(256)
 
 namespace {
 
-// The memory instructions each of our kernels executes, read from this binary's SASS with
-// cuobjdump where the toolkit is installed: per kernel, the most frequent load and the
-// most frequent store that are not kernel-parameter reads. (Like the latency probe's
-// reader in cuda_device.cu, but this one needs stores as well.)
-struct KernelOps {
-  std::string load, store, bulk;  // bulk: the copy-engine instruction (UBLKCP...), if any
-  std::string bulk_all;           // every distinct copy-engine instruction, " + " between
-};
-
-std::map<std::string, KernelOps> memory_ops_from_sass() {
-  std::map<std::string, KernelOps> out;
-  std::istringstream sass(own_sass());
-  static const std::regex kFunction(R"(Function : (\S+))");
-  static const std::regex kLoad(
-      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+R\d+, (.*?);)");
-  static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
-  static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
-  std::string fn;
-  std::map<std::string, int> loads, stores, bulks;
-  std::vector<std::string> bulk_order;  // first appearance
-  auto best = [](const std::map<std::string, int>& m) {
-    if (m.empty()) return std::string();
-    return std::max_element(m.begin(), m.end(),
-                            [](auto& a, auto& b) { return a.second < b.second; })
-        ->first;
-  };
-  auto flush = [&] {
-    if (!fn.empty() && fn.find("bw_") != std::string::npos) {
-      std::string all;
-      for (const std::string& b : bulk_order) all += (all.empty() ? "" : " + ") + b;
-      out[fn] = {best(loads), best(stores), best(bulks), all};
-    }
-    loads.clear();
-    stores.clear();
-    bulks.clear();
-    bulk_order.clear();
-  };
-  std::smatch m;
-  for (std::string l; std::getline(sass, l);) {
-    if (std::regex_search(l, m, kFunction)) {
-      flush();
-      fn = m[1];
-    } else if (std::regex_search(l, m, kLoad)) {
-      if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
-    } else if (std::regex_search(l, m, kStore)) {
-      ++stores[m[1]];
-    } else if (std::regex_search(l, m, kBulk)) {
-      if (++bulks[m[1]] == 1) bulk_order.push_back(m[1]);
-    }
-  }
-  flush();
-  return out;
-}
-
 int load_index(BwLoad l) {
   switch (l) {
     case BwLoad::cached:
@@ -1117,7 +1063,7 @@ class CudaBandwidth final : public BandwidthKernels {
   }
 
   std::optional<std::string> instruction(const std::string& kind) override {
-    static const std::map<std::string, KernelOps> ops = memory_ops_from_sass();
+    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
     // kind -> (kernel name fragment, which op)
     static const std::map<std::string, std::pair<std::string, int>> kernels = {
         {"read.cached", {"bw_read_kernelILi0ELi256", 0}},

@@ -32,37 +32,6 @@ int attribute(cudaDeviceAttr a, int dev) {
   return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : 0;
 }
 
-// The load opcode each chase kernel executes, read from this very binary's SASS with
-// cuobjdump where the toolkit is installed: the instruction actually timed. Per kernel,
-// the most frequent memory load that is not a kernel-parameter read.
-std::map<std::string, std::string> load_instructions_from_sass() {
-  std::map<std::string, std::string> out;
-  std::istringstream sass(own_sass());
-  static const std::regex kFunction(R"(Function : (\S+))");
-  static const std::regex kLoad(
-      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
-  std::string fn;
-  std::map<std::string, int> counts;
-  auto flush = [&] {
-    if (fn.empty() || counts.empty()) return;
-    auto best = std::max_element(counts.begin(), counts.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-    out[fn] = best->first;
-    counts.clear();
-  };
-  std::smatch m;
-  for (std::string l; std::getline(sass, l);) {
-    if (std::regex_search(l, m, kFunction)) {
-      flush();
-      fn = m[1];
-    } else if (std::regex_search(l, m, kLoad) && m[2].str().find("c[0x0]") == std::string::npos) {
-      ++counts[m[1]];
-    }
-  }
-  flush();
-  return out;
-}
-
 class CudaDevice final : public Device {
  public:
   explicit CudaDevice(int index) : index_(index) {
@@ -284,7 +253,8 @@ class CudaDevice final : public Device {
   }
 
   std::optional<std::string> timed_instruction(MemPath p) override {
-    static const std::map<std::string, std::string> sass = load_instructions_from_sass();
+    // The instruction actually timed, read from this very binary's SASS.
+    static const std::map<std::string, KernelMemoryOps> sass = kernel_memory_ops(own_sass());
     static const std::map<MemPath, std::string> kernel = {
         {MemPath::global, "chase_pointers_kernelILNS0_7PtrLoadE0"},
         {MemPath::l2, "chase_pointers_kernelILNS0_7PtrLoadE1"},
@@ -294,8 +264,8 @@ class CudaDevice final : public Device {
         {MemPath::shared, "chase_shared_kernel"}};
     auto k = kernel.find(p);
     if (k == kernel.end()) return std::nullopt;
-    for (const auto& [fn, op] : sass)
-      if (fn.find(k->second) != std::string::npos) return op;
+    for (const auto& [fn, ops] : sass)
+      if (fn.find(k->second) != std::string::npos && !ops.load.empty()) return ops.load;
     return std::nullopt;
   }
 

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <sstream>
+#include <vector>
 
 #include "gpudissect/device.hpp"
 
@@ -76,6 +79,51 @@ const std::string& own_sass() {
     return ec || self.empty() ? std::string() : dump_sass(self);
   }();
   return sass;
+}
+
+std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& listing) {
+  std::map<std::string, KernelMemoryOps> out;
+  std::istringstream sass(listing);
+  static const std::regex kFunction(R"(Function : (\S+))");
+  static const std::regex kLoad(
+      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
+  static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
+  static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
+  std::string fn;
+  std::map<std::string, int> loads, stores, bulks;
+  std::vector<std::string> bulk_order;  // first appearance
+  auto best = [](const std::map<std::string, int>& m) {
+    if (m.empty()) return std::string();
+    return std::max_element(m.begin(), m.end(),
+                            [](auto& a, auto& b) { return a.second < b.second; })
+        ->first;
+  };
+  auto flush = [&] {
+    if (!fn.empty()) {
+      std::string all;
+      for (const std::string& b : bulk_order) all += (all.empty() ? "" : " + ") + b;
+      out[fn] = {best(loads), best(stores), best(bulks), all};
+    }
+    loads.clear();
+    stores.clear();
+    bulks.clear();
+    bulk_order.clear();
+  };
+  std::smatch m;
+  for (std::string l; std::getline(sass, l);) {
+    if (std::regex_search(l, m, kFunction)) {
+      flush();
+      fn = m[1];
+    } else if (std::regex_search(l, m, kLoad)) {
+      if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
+    } else if (std::regex_search(l, m, kStore)) {
+      ++stores[m[1]];
+    } else if (std::regex_search(l, m, kBulk)) {
+      if (++bulks[m[1]] == 1) bulk_order.push_back(m[1]);
+    }
+  }
+  flush();
+  return out;
 }
 
 }  // namespace gd::cuda

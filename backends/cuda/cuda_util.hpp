@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 namespace gd::cuda {
@@ -37,5 +38,17 @@ std::string dump_sass(const std::string& file);
 
 // The SASS of this running binary, read once; empty where cuobjdump is not installed.
 const std::string& own_sass();
+
+// The memory instructions one kernel executes, as its SASS shows them: the instruction a
+// figure was really timed with.
+struct KernelMemoryOps {
+  std::string load;      // most frequent load that is not a kernel-parameter read
+  std::string store;     // most frequent store
+  std::string bulk;      // most frequent copy-engine instruction (UBLKCP...), if any
+  std::string bulk_all;  // every distinct copy-engine instruction, " + " between
+};
+
+// Per kernel (mangled name) of a cuobjdump --dump-sass listing.
+std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& sass);
 
 }  // namespace gd::cuda

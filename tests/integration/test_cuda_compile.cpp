@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_probes.hpp"
+#include "cuda_util.hpp"
 #include "gpudissect/compute.hpp"
 
 namespace {
@@ -45,4 +46,35 @@ TEST(CudaCompile, MixedPairs) {
 TEST(CudaCompile, BadSourceThrowsWithLog) {
   EXPECT_THROW(gd::cuda::compile_to_ptx("extern \"C\" __global__ void k() { nope; }", "compute_90"),
                gd::BackendError);
+}
+
+// The SASS reader every CUDA probe uses, on an excerpt in cuobjdump's format: parameter
+// reads (c[0x0]) are not the timed load, a load into RZ (a texture fetch) is, and stores
+// and copy-engine instructions are listed per kernel.
+TEST(CudaSass, MemoryOpsPerKernel) {
+  const std::string sass = R"(
+	code for sm_90
+		Function : _ZN2gd4cuda20chase_texture_kernelEy
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*01b0*/                   TLD.LZ RZ, R0, R0, UR4, 0x0, 1D, 0x1 ;
+        /*01c0*/                   TLD.LZ RZ, R6, R0, UR4, 0x0, 1D, 0x1 ;
+        /*01d0*/                   LDG.E R2, desc[UR6][R2.64] ;
+		Function : _ZN2gd4cuda2bw19bw_copy_bulk_kernelEv
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0100*/                   UBLKCP.S.G [UR8], [UR4], UR10 ;
+        /*0110*/                   UBLKCP.G.S [UR4], [UR8], UR10 ;
+        /*0120*/                   UBLKCP.S.G [UR8], [UR4], UR10 ;
+        /*0130*/                   STG.E.128 desc[UR6][R4.64], R8 ;
+)";
+  const auto ops = gd::cuda::kernel_memory_ops(sass);
+  ASSERT_EQ(ops.size(), 2u);
+  const auto& tex = ops.at("_ZN2gd4cuda20chase_texture_kernelEy");
+  EXPECT_EQ(tex.load, "TLD.LZ");
+  EXPECT_EQ(tex.store, "");
+  const auto& bulk = ops.at("_ZN2gd4cuda2bw19bw_copy_bulk_kernelEv");
+  EXPECT_EQ(bulk.load, "");
+  EXPECT_EQ(bulk.store, "STG.E.128");
+  EXPECT_EQ(bulk.bulk, "UBLKCP.S.G");
+  EXPECT_EQ(bulk.bulk_all, "UBLKCP.S.G + UBLKCP.G.S");
+  EXPECT_TRUE(gd::cuda::kernel_memory_ops("").empty());
 }
