@@ -694,7 +694,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   const DeviceInfo& info = dev.info();
   out.status = {};
   out.peak_gbps_api = api_memory_peak_gbps(info);
-  BandwidthKernels* k = dev.bandwidth();
+  BandwidthKernels* k = dev.kernels<BandwidthKernels>();
   if (!k) {
     out.status = {"unsupported", "the " + info.backend + " backend has no bandwidth kernels"};
     return;

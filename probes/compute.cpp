@@ -254,7 +254,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out) {
   const auto t0 = Clock::now();
   auto wall = [&] { out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count(); };
-  ComputeKernels* k = dev.compute();
+  ComputeKernels* k = dev.kernels<ComputeKernels>();
   if (!k) {
     out.status = {"unsupported", "the " + dev.info().backend + " backend has no compute kernels"};
     return;

@@ -86,8 +86,7 @@ class CudaDevice final : public Device {
   }
 
   ~CudaDevice() override {
-    bandwidth_.reset();
-    compute_.reset();
+    kernel_sets_.clear();
     if (out_) cudaFree(out_);
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -269,13 +268,13 @@ class CudaDevice final : public Device {
     return std::nullopt;
   }
 
-  BandwidthKernels* bandwidth() override {
-    if (!bandwidth_) bandwidth_ = make_bandwidth_kernels(index_, stream_, info_);
-    return bandwidth_.get();
-  }
-  ComputeKernels* compute() override {
-    if (!compute_) compute_ = make_compute_kernels(index_, stream_, info_);
-    return compute_.get();
+  KernelSet* kernel_set(const std::string& probe) override {
+    auto have = kernel_sets_.find(probe);
+    if (have != kernel_sets_.end()) return have->second.get();
+    const auto& factories = kernel_factories();
+    auto f = factories.find(probe);
+    if (f == factories.end()) return nullptr;
+    return (kernel_sets_[probe] = f->second(index_, stream_, info_)).get();
   }
 
   void release_memory() override {
@@ -299,8 +298,7 @@ class CudaDevice final : public Device {
   unsigned long long* out_ = nullptr;
   DeviceBuffer chain_, data_;
   // Declared last: released first, while the stream still exists.
-  std::unique_ptr<BandwidthKernels> bandwidth_;
-  std::unique_ptr<ComputeKernels> compute_;
+  std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
 };
 
 }  // namespace

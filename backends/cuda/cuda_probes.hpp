@@ -1,9 +1,10 @@
-// Factories of the CUDA kernels behind the bandwidth and compute probes; each lives in its
-// own .cu file and is created on first use by the CudaDevice.
+// Factories of the CUDA kernels behind each probe; each lives in its own .cu file and is
+// created on first use by the CudaDevice, through kernel_factories().
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,11 @@ std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(int device, cudaStream_
                                                          const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);
+// Probe name -> factory of its kernel set: the one table a new probe's kernels join.
+using KernelFactory = std::unique_ptr<KernelSet> (*)(int device, cudaStream_t stream,
+                                                     const DeviceInfo& info);
+const std::map<std::string, KernelFactory>& kernel_factories();
+
 // NVRTC to PTX for `arch` ("compute_90", "compute_90a"); needs no GPU (CI checks every
 // generated compute kernel with it). Throws BackendError with NVRTC's log.
 std::string compile_to_ptx(const std::string& source, const std::string& arch);

@@ -441,19 +441,18 @@ class OpenCLDevice final : public Device {
   // program, queue and context. Finish first so nothing is in flight.
   ~OpenCLDevice() override {
     if (queue_) clFinish(queue_.get());
-    bandwidth_.reset();
-    compute_.reset();
+    kernel_sets_.clear();
   }
 
   void release_memory() override { buffers_.clear(); }
 
-  BandwidthKernels* bandwidth() override {
-    if (!bandwidth_) bandwidth_ = make_bandwidth_kernels(handles(), info_);
-    return bandwidth_.get();
-  }
-  ComputeKernels* compute() override {
-    if (!compute_) compute_ = make_compute_kernels(handles(), info_);
-    return compute_.get();
+  KernelSet* kernel_set(const std::string& probe) override {
+    auto have = kernel_sets_.find(probe);
+    if (have != kernel_sets_.end()) return have->second.get();
+    const auto& factories = kernel_factories();
+    auto f = factories.find(probe);
+    if (f == factories.end()) return nullptr;
+    return (kernel_sets_[probe] = f->second(handles(), info_)).get();
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -687,8 +686,7 @@ class OpenCLDevice final : public Device {
   std::size_t local_group_ = 1;
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
-  std::unique_ptr<BandwidthKernels> bandwidth_;
-  std::unique_ptr<ComputeKernels> compute_;
+  std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
 };
 
 }  // namespace

@@ -1,10 +1,12 @@
-// Factories of the OpenCL kernels behind the bandwidth and compute probes; each lives in
-// its own file and is created on first use by the OpenCLDevice.
+// Factories of the OpenCL kernels behind each probe; each lives in its own file and is
+// created on first use by the OpenCLDevice, through kernel_factories().
 #pragma once
 
 #include <CL/cl.h>
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
@@ -22,5 +24,9 @@ struct Handles {
 
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info);
+
+// Probe name -> factory of its kernel set: the one table a new probe's kernels join.
+using KernelFactory = std::unique_ptr<KernelSet> (*)(const Handles& h, const DeviceInfo& info);
+const std::map<std::string, KernelFactory>& kernel_factories();
 
 }  // namespace gd::opencl

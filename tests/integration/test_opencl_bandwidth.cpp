@@ -40,7 +40,7 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
                                                   {"repeats", "3"},
                                                   {"host_max", "1M"}});
   run_bandwidth(*dev, opt, progress, stop, out);
-  ASSERT_NE(dev->bandwidth(), nullptr);
+  ASSERT_NE(dev->kernels<gd::BandwidthKernels>(), nullptr);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_FALSE(out.clock_mhz_measured);
 

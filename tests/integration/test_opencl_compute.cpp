@@ -27,7 +27,7 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
        {"ms", "0.5"},
        {"ops", "fp32.fma,fp64.fma,int32.mad,int32.add,sfu.rsqrt,fp16x2.fma,warp.shfl_idx"}});
   run_compute(*dev, opt, progress, stop, out);
-  ASSERT_TRUE(dev->compute());
+  ASSERT_TRUE(dev->kernels<gd::ComputeKernels>());
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_EQ(out.language, "opencl");
   ASSERT_EQ(out.table.size(), 7u);

@@ -200,8 +200,9 @@ struct HostTiming {
 // What a backend offers the bandwidth probe. A backend without it returns nullptr from
 // Device::bandwidth(). Calls throw AllocationFailed when memory cannot be had and
 // BackendError on any other API error.
-class BandwidthKernels {
+class BandwidthKernels : public KernelSet {
  public:
+  static constexpr const char* kProbe = "bandwidth";
   virtual ~BandwidthKernels() = default;
   // Threads per block x vector x unroll: the chunk a block moves per step.
   virtual uint64_t stream_chunk_bytes(const StreamRequest& r) const = 0;

@@ -137,8 +137,9 @@ int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect);
 // Parses `cuobjdump -sass` text: kernel name -> its loop.
 std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass);
 
-class ComputeKernels {
+class ComputeKernels : public KernelSet {
  public:
+  static constexpr const char* kProbe = "compute";
   virtual ~ComputeKernels() = default;
   virtual std::string language() const = 0;  // "cuda" | "opencl"
   virtual Support supports(const ComputeOp& op) = 0;

@@ -13,8 +13,14 @@
 
 namespace gd {
 
-class BandwidthKernels;  // gpudissect/bandwidth.hpp
-class ComputeKernels;    // gpudissect/compute.hpp
+// The kernels one probe needs from one backend. Each probe declares its own subclass with
+// `static constexpr const char* kProbe = "<probe name>"` (BandwidthKernels, ComputeKernels,
+// AtomicsKernels ...); each backend keeps one table of factories, probe name -> kernel set,
+// so a new probe adds its kernels and one line there, and no virtual to Device.
+class KernelSet {
+ public:
+  virtual ~KernelSet() = default;
+};
 
 // A way of reaching memory that the latency probe can chase through.
 enum class MemPath { global, l2, readonly, texture, constant, shared, local, image };
@@ -116,10 +122,14 @@ class Device {
   // The machine instruction the chase of this path executes (e.g. "LDG.E.64"), where the
   // backend can read its own code; nullopt otherwise.
   virtual std::optional<std::string> timed_instruction(MemPath) { return std::nullopt; }
-  // The kernels of the bandwidth and compute probes; nullptr where the backend has none.
-  // Owned by the device.
-  virtual BandwidthKernels* bandwidth() { return nullptr; }
-  virtual ComputeKernels* compute() { return nullptr; }
+  // The kernel set of probe `probe`, created on first use and owned by the device; nullptr
+  // where this backend has none for that probe.
+  virtual KernelSet* kernel_set(const std::string& /*probe*/) { return nullptr; }
+  // Typed access: dev.kernels<BandwidthKernels>() (nullptr where the backend has none).
+  template <class K>
+  K* kernels() {
+    return dynamic_cast<K*>(kernel_set(K::kProbe));
+  }
   // Gives back the memory a probe's requests left allocated (buffers are kept between
   // requests for speed); a probe calls it when it finishes, so the next starts with it free.
   virtual void release_memory() {}
