@@ -49,8 +49,10 @@ class Probe {
   virtual std::any new_result() const = 0;
   // Fills `result` as it goes, so whatever was measured survives an exception or `stop`
   // (set by Ctrl-C or SIGTERM). Throws on a backend failure after recording it in `result`.
-  virtual void run(Device& dev, const std::any& options, Progress& progress,
-                   const std::atomic<bool>& stop, std::any& result) const = 0;
+  // `earlier` holds the probes that already ran on this device in this run (the bandwidth
+  // probe names its plateaus after the latency probe's levels, for example).
+  virtual void run(Device& dev, const std::any& options, const RunResult& earlier,
+                   Progress& progress, const std::atomic<bool>& stop, std::any& result) const = 0;
   // The result's status (ok, error, interrupted ...), which the CLI sets on failure.
   virtual Status& status(std::any& result) const = 0;
   virtual double wall_seconds(const std::any& result) const = 0;
@@ -75,9 +77,9 @@ class TypedProbe : public Probe {
  public:
   std::any parse_options(const OptionValues& kv) const final { return parse(kv); }
   std::any new_result() const final { return Result{}; }
-  void run(Device& dev, const std::any& options, Progress& progress, const std::atomic<bool>& stop,
-           std::any& result) const final {
-    run_typed(dev, std::any_cast<const Options&>(options), progress, stop,
+  void run(Device& dev, const std::any& options, const RunResult& earlier, Progress& progress,
+           const std::atomic<bool>& stop, std::any& result) const final {
+    run_typed(dev, std::any_cast<const Options&>(options), earlier, progress, stop,
               std::any_cast<Result&>(result));
   }
   Status& status(std::any& result) const final { return std::any_cast<Result&>(result).status; }
@@ -91,8 +93,8 @@ class TypedProbe : public Probe {
 
  protected:
   virtual Options parse(const OptionValues& kv) const = 0;
-  virtual void run_typed(Device& dev, const Options& opt, Progress& progress,
-                         const std::atomic<bool>& stop, Result& out) const = 0;
+  virtual void run_typed(Device& dev, const Options& opt, const RunResult& earlier,
+                         Progress& progress, const std::atomic<bool>& stop, Result& out) const = 0;
 };
 
 // The probes in the order they run and appear in reports.
