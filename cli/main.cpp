@@ -16,10 +16,10 @@
 #include <sstream>
 
 #include "backends.hpp"
-#include "bandwidth.hpp"
-#include "compute.hpp"
+#include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
-#include "latency.hpp"
+#include "progress.hpp"
+#include "registry.hpp"
 #include "report.hpp"
 
 namespace fs = std::filesystem;
@@ -27,13 +27,17 @@ using namespace gd;
 
 namespace {
 
+// Ctrl-C (SIGINT) and SIGTERM (what kill, Slurm and container runtimes send) both stop the
+// run after the point in flight: what was measured is written, exit 130 (143 for SIGTERM).
 std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) {
+std::atomic<int> g_signal{0};
+extern "C" void on_stop_signal(int sig) {
   g_stop = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+  g_signal = sig;
+  std::signal(sig, SIG_DFL);  // a second one ends the program at once
 }
 
-const std::vector<std::string> kProbes = {"latency", "bandwidth", "compute"};
+std::vector<std::string> probe_names() { return probe_registry().names(); }
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
@@ -69,11 +73,11 @@ struct RunArgs {
   std::string json_file;
   bool no_html = false, png = false, quiet = false;
   std::string min_fp, max_fp, stride;
-  int points_per_doubling = 4;
-  int repeats = 5;
-  uint64_t hops = 8192;
+  int points_per_doubling = 0;  // 0: the probe's default
+  int repeats = 0;
+  uint64_t hops = 0;
   bool tlb = false, no_tlb = false;
-  std::string tlb_max = "160G";
+  std::string tlb_max;
   std::vector<std::string> options;  // PROBE.KEY=VALUE
 };
 
@@ -88,15 +92,33 @@ std::map<std::string, std::map<std::string, std::string>> probe_options(
       throw cli::UsageError("--option '" + o +
                             "': expected PROBE.KEY=VALUE, e.g. bandwidth.quick=1");
     const std::string probe = o.substr(0, dot);
-    if (std::find(kProbes.begin(), kProbes.end(), probe) == kProbes.end())
+    if (std::find(probe_names().begin(), probe_names().end(), probe) == probe_names().end())
       throw cli::UsageError("--option '" + o + "': unknown probe '" + probe +
-                            "'; valid probes: " + join(kProbes));
+                            "'; valid probes: " + join(probe_names()));
     out[probe][o.substr(dot + 1, eq - dot - 1)] = o.substr(eq + 1);
   }
   return out;
 }
 
+// Every probe's options, for `run --help`.
+std::string probe_option_help() {
+  std::string s = "\nProbes and their --option PROBE.KEY=VALUE settings (default in brackets):\n";
+  for (const Probe* p : probe_registry().all()) {
+    s += "\n  " + p->name() + ": " + p->description() + "\n";
+    for (const OptionSpec& o : p->options())
+      s += "    " + p->name() + "." + o.key +
+           (o.default_value.empty() ? "" : " [" + o.default_value + "]") + "  " + o.help + "\n";
+  }
+  s += "\nSIGINT (Ctrl-C) and SIGTERM stop the run after the point in flight; the JSON of every "
+       "probe that finished (and of the one stopped) is written. Exit codes: 0 done, 1 a "
+       "measurement failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM.\n";
+  return s;
+}
+
 int cmd_list() {
+  std::cout << "Probes:";
+  for (const Probe* p : probe_registry().all()) std::cout << " " << p->name();
+  std::cout << "  (gpudissect run --help describes each)\n\n";
   const cli::Listing l = cli::list_devices();
   if (l.devices.empty()) std::cout << "No devices.\n";
   for (const auto& d : l.devices) {
@@ -111,51 +133,33 @@ int cmd_list() {
 }
 
 int cmd_run(const RunArgs& a, const std::string& command) {
+  const ProbeRegistry& registry = probe_registry();
   // Validate everything before touching a device.
   for (const auto& p : a.probes)
-    if (std::find(kProbes.begin(), kProbes.end(), p) == kProbes.end())
-      throw cli::UsageError("unknown probe '" + p + "'; valid probes: " + join(kProbes));
-  LatencyOptions opt;
-  for (const auto& p : a.paths) {
-    auto mp = parse_mem_path(p);
-    if (!mp) {
-      std::vector<std::string> names;
-      for (MemPath m : all_mem_paths()) names.push_back(to_string(m));
-      throw cli::UsageError("unknown path '" + p + "'; valid paths: " + join(names));
+    if (!registry.find(p))
+      throw cli::UsageError("unknown probe '" + p + "'; valid probes: " + join(probe_names()));
+  const std::vector<std::string> probes = a.probes.empty() ? probe_names() : a.probes;
+  auto kv = probe_options(a.options);
+  // The latency probe's own flags are shorthands for --option latency.KEY=VALUE.
+  auto& lat = kv["latency"];
+  if (!a.paths.empty()) lat["paths"] = join(a.paths, ",");
+  if (!a.min_fp.empty()) lat["min_footprint"] = a.min_fp;
+  if (!a.max_fp.empty()) lat["max_footprint"] = a.max_fp;
+  if (!a.stride.empty()) lat["stride"] = a.stride;
+  if (a.points_per_doubling) lat["points_per_doubling"] = std::to_string(a.points_per_doubling);
+  if (a.repeats) lat["repeats"] = std::to_string(a.repeats);
+  if (a.hops) lat["hops"] = std::to_string(a.hops);
+  if (a.tlb) lat["tlb"] = "1";
+  if (a.no_tlb) lat["tlb"] = "0";
+  if (!a.tlb_max.empty()) lat["tlb_max_footprint"] = a.tlb_max;
+  std::map<std::string, std::any> parsed;
+  for (const auto& name : probes) {
+    try {
+      parsed[name] = registry.find(name)->parse_options(kv.count(name) ? kv.at(name)
+                                                                        : OptionValues{});
+    } catch (const std::invalid_argument& e) {
+      throw cli::UsageError(e.what());
     }
-    opt.paths.push_back(*mp);
-  }
-  if (!a.min_fp.empty()) opt.min_footprint = bytes_option("min-footprint", a.min_fp);
-  if (!a.max_fp.empty()) opt.max_footprint = bytes_option("max-footprint", a.max_fp);
-  if (opt.max_footprint && *opt.max_footprint < opt.min_footprint)
-    throw cli::UsageError("--max-footprint is below --min-footprint");
-  if (!a.stride.empty()) {
-    opt.stride = bytes_option("stride", a.stride);
-    if (*opt.stride % 8 != 0) throw cli::UsageError("--stride must be a multiple of 8 bytes");
-  }
-  opt.tlb_max_footprint = bytes_option("tlb-max-footprint", a.tlb_max);
-  if (a.points_per_doubling < 1 || a.points_per_doubling > 32)
-    throw cli::UsageError("--points-per-doubling must be 1..32");
-  if (a.repeats < 1 || a.repeats > 100) throw cli::UsageError("--repeats must be 1..100");
-  opt.points_per_doubling = a.points_per_doubling;
-  opt.budget.repeats = a.repeats;
-  opt.budget.hops_per_repeat = a.hops;
-  if (a.tlb) opt.tlb = true;
-  if (a.no_tlb) opt.tlb = false;
-  const std::vector<std::string> probes = a.probes.empty() ? kProbes : a.probes;
-  auto wanted = [&](const std::string& p) {
-    return std::find(probes.begin(), probes.end(), p) != probes.end();
-  };
-  const auto kv = probe_options(a.options);
-  BandwidthOptions bw_opt;
-  ComputeOptions cp_opt;
-  try {
-    bw_opt = parse_bandwidth_options(kv.count("bandwidth") ? kv.at("bandwidth")
-                                                           : std::map<std::string, std::string>{});
-    cp_opt = parse_compute_options(kv.count("compute") ? kv.at("compute")
-                                                       : std::map<std::string, std::string>{});
-  } catch (const std::invalid_argument& e) {
-    throw cli::UsageError(std::string("--option: ") + e.what());
   }
 
   std::unique_ptr<Device> dev = cli::open_device(a.device);
@@ -177,7 +181,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     throw cli::UsageError(e.what());
   }
 
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   std::unique_ptr<Progress> progress;
   if (a.quiet)
     progress = std::make_unique<NullProgress>();
@@ -187,54 +192,47 @@ int cmd_run(const RunArgs& a, const std::string& command) {
 
   int rc = 0;
   // Each probe fills its part of the result as it goes; a failure is recorded in that part
-  // and the later probes still run, unless the user stopped the run.
-  auto guarded = [&](const char* name, Status& status, auto&& body) {
+  // and the later probes still run, unless the user stopped the run. The JSON is written
+  // (atomically) after every probe, so a run killed later keeps every probe that finished.
+  for (const std::string& name : probes) {
+    const Probe& probe = *registry.find(name);
+    std::any result = probe.new_result();
     if (g_stop) {
-      status = {"skipped", "interrupted before this probe"};
-      return;
+      probe.status(result) = {"skipped", "interrupted before this probe"};
+    } else {
+      try {
+        probe.run(*dev, parsed.at(name), r, *progress, g_stop, result);
+      } catch (const std::exception& e) {
+        progress->finish();
+        std::cerr << "error: " << name << " probe: " << e.what() << "\n";
+        if (probe.status(result).ok()) probe.status(result) = {"error", e.what()};
+        rc = 1;
+      }
+      dev->release_memory();  // the next probe starts with the device's memory free
     }
-    try {
-      body();
-    } catch (const std::exception& e) {
-      progress->finish();
-      std::cerr << "error: " << name << " probe: " << e.what() << "\n";
-      if (status.ok()) status = {"error", e.what()};
-      rc = 1;
-    }
-  };
-  if (wanted("latency")) {
-    r.latency.emplace();
-    guarded("latency", r.latency->status,
-            [&] { run_latency(*dev, opt, *progress, g_stop, *r.latency); });
-  }
-  if (wanted("bandwidth")) {
-    r.bandwidth.emplace();
-    guarded("bandwidth", r.bandwidth->status,
-            [&] { run_bandwidth(*dev, bw_opt, *progress, g_stop, *r.bandwidth); });
-  }
-  if (wanted("compute")) {
-    r.compute.emplace();
-    guarded("compute", r.compute->status,
-            [&] { run_compute(*dev, cp_opt, *progress, g_stop, *r.compute); });
+    r.probes[name] = std::move(result);
+    r.figures = collect_figures(r, registry);
+    report::write_json(json, r, registry);
   }
   progress->finish();
-  if (g_stop && rc == 0) rc = 130;
+  if (g_stop && rc == 0) rc = 128 + (g_signal ? g_signal.load() : SIGINT);
 
-  report::write_json(json, r);
   std::vector<fs::path> written = {json};
-  for (const auto& f : report::write_csv(out_dir, r)) written.push_back(f);
+  for (const auto& f : report::write_csv(out_dir, r, registry)) written.push_back(f);
   if (!a.no_html) {
     report::HtmlOptions ho;
     ho.png = a.png;
     ho.png_dir = out_dir;
-    for (const auto& f : report::write_html(html, r, ho)) written.push_back(f);
+    for (const auto& f : report::write_html(html, r, registry, ho)) written.push_back(f);
     written.push_back(html);
   }
-  report::print_summary(std::cout, r);
+  report::print_summary(std::cout, r, registry);
   std::cerr << "wrote:";
   for (const auto& f : written) std::cerr << " " << f.string();
   std::cerr << "\n";
-  if (rc == 130) std::cerr << "interrupted: results so far were written\n";
+  if (g_stop)
+    std::cerr << "interrupted (" << (g_signal == SIGTERM ? "SIGTERM" : "Ctrl-C")
+              << "): results so far were written\n";
   return rc;
 }
 
@@ -248,9 +246,10 @@ int cmd_report(const std::string& in, const std::string& out, bool png,
   } catch (const std::exception& e) {
     throw cli::UsageError(in + " is not valid JSON: " + e.what());
   }
+  const ProbeRegistry& registry = probe_registry();
   RunResult r;
   try {
-    r = run_result_from_json(j);
+    r = run_result_from_json(j, registry);
   } catch (const std::exception& e) {
     throw cli::UsageError(in + ": " + e.what());
   }
@@ -263,11 +262,11 @@ int cmd_report(const std::string& in, const std::string& out, bool png,
   report::HtmlOptions ho;
   ho.png = png;
   ho.png_dir = html.has_parent_path() ? html.parent_path() : fs::path(".");
-  std::vector<fs::path> written = report::write_html(html, r, ho);
+  std::vector<fs::path> written = report::write_html(html, r, registry, ho);
   written.push_back(html);
   if (!csv_dir.empty())
-    for (const auto& c : report::write_csv(csv_dir, r)) written.push_back(c);
-  report::print_summary(std::cout, r);
+    for (const auto& c : report::write_csv(csv_dir, r, registry)) written.push_back(c);
+  report::print_summary(std::cout, r, registry);
   std::cerr << "wrote:";
   for (const auto& w : written) std::cerr << " " << w.string();
   std::cerr << "\n";
@@ -278,9 +277,10 @@ int cmd_report(const std::string& in, const std::string& out, bool png,
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "gpudissect: dissects a GPU's memory hierarchy by microbenchmarks.\n"
-      "Finds every cache level on each memory path (capacity, latency, confidence), the TLB\n"
-      "reach, and writes JSON, CSV and an HTML report with charts."};
+      "gpudissect: dissects a GPU's microarchitecture by microbenchmarks.\n"
+      "Every cache level on each memory path (capacity, latency, confidence), bandwidth at\n"
+      "every level, what one SM does per clock for each instruction, atomics; writes JSON\n"
+      "(with a flat list of headline figures), CSV and an HTML report with charts."};
   app.require_subcommand(0, 1);
   bool version = false;
   app.add_flag("--version", version, "Print version, the backends built in, and NVML's presence");
@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
       "run",
       "Measure. Without a probe name runs every probe. Writes <out-dir>/<name>.json, one CSV per "
       "curve, and an HTML report; prints a summary table.");
-  run->add_option("probes", ra.probes, "Probes to run (default: all). Valid: " + join(kProbes));
+  run->add_option("probes", ra.probes, "Probes to run (default: all). Valid: " + join(probe_names()));
   run->add_option("-d,--device", ra.device,
                   "cuda:N or opencl:P.D (default: first CUDA GPU, else first OpenCL device)");
   run->add_option("-p,--path", ra.paths,
@@ -320,7 +320,9 @@ int main(int argc, char** argv) {
                   "Largest TLB-sweep footprint (default 160G, at most the free memory less 8G)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
   run->add_option("--option", ra.options,
-                  "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1");
+                  "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1; "
+                  "every probe's keys are listed below");
+  run->footer(probe_option_help());
 
   std::string in, out, csv_dir;
   bool png = false;

@@ -130,8 +130,8 @@ std::vector<detail::ChartSpec> specs(const BandwidthProbeResult& p) {
 }  // namespace
 
 void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
-  if (!r.bandwidth) return;
-  const BandwidthProbeResult& p = *r.bandwidth;
+  if (!r.get<BandwidthProbeResult>()) return;
+  const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   os << "\nBandwidth probe: " << p.status.status;
   if (!p.status.reason.empty()) os << " (" << p.status.reason << ")";
   os << ", " << fixed(p.wall_seconds, 1) << " s";
@@ -176,8 +176,8 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
 std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,
                                                        const RunResult& r) {
   std::vector<std::filesystem::path> out;
-  if (!r.bandwidth) return out;
-  const BandwidthProbeResult& p = *r.bandwidth;
+  if (!r.get<BandwidthProbeResult>()) return out;
+  const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   for (const auto& [key, c] : all_curves(p)) {
     if (c->points.empty()) continue;
     const auto path = dir / ("bandwidth_" + slugify(key) + ".csv");
@@ -213,8 +213,8 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
 }
 
 std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
-  if (!r.bandwidth) return {};
-  const BandwidthProbeResult& p = *r.bandwidth;
+  if (!r.get<BandwidthProbeResult>()) return {};
+  const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   std::ostringstream h;
   h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << detail::html_escape(p.status.status);
   if (!p.status.reason.empty()) h << " (" << detail::html_escape(p.status.reason) << ")";

@@ -284,8 +284,8 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
 }
 
 std::optional<ChartSpec> combined_chart(const RunResult& r) {
-  if (!r.latency) return std::nullopt;
-  const LatencyProbeResult& p = *r.latency;
+  if (!r.get<LatencyProbeResult>()) return std::nullopt;
+  const LatencyProbeResult& p = *r.get<LatencyProbeResult>();
   std::vector<std::string> names;
   bool all_cycles = true;
   for (const std::string& n : path_order(p)) {
@@ -360,11 +360,11 @@ std::optional<ChartSpec> tlb_chart(const LatencyProbeResult& p) {
 
 std::vector<ChartSpec> chart_specs(const RunResult& r) {
   std::vector<ChartSpec> out;
-  if (!r.latency) return out;
+  if (!r.get<LatencyProbeResult>()) return out;
   if (auto c = combined_chart(r)) out.push_back(std::move(*c));
-  for (const std::string& n : path_order(*r.latency))
-    if (auto c = path_chart(n, r.latency->paths.at(n))) out.push_back(std::move(*c));
-  if (auto c = tlb_chart(*r.latency)) out.push_back(std::move(*c));
+  for (const std::string& n : path_order(*r.get<LatencyProbeResult>()))
+    if (auto c = path_chart(n, r.get<LatencyProbeResult>()->paths.at(n))) out.push_back(std::move(*c));
+  if (auto c = tlb_chart(*r.get<LatencyProbeResult>())) out.push_back(std::move(*c));
   return out;
 }
 

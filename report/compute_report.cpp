@@ -67,8 +67,8 @@ std::string csv_escape(const std::string& s) {
 }  // namespace
 
 void print_compute_summary(std::ostream& os, const RunResult& r) {
-  if (!r.compute) return;
-  const auto& c = *r.compute;
+  if (!r.get<ComputeProbeResult>()) return;
+  const auto& c = *r.get<ComputeProbeResult>();
   os << "\nCompute probe: " << c.status.status;
   if (!c.status.reason.empty()) os << " (" << c.status.reason << ")";
   if (c.clock_mhz)
@@ -152,8 +152,8 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
 std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path& dir,
                                                      const RunResult& r) {
   std::vector<std::filesystem::path> files;
-  if (!r.compute) return files;
-  const auto& c = *r.compute;
+  if (!r.get<ComputeProbeResult>()) return files;
+  const auto& c = *r.get<ComputeProbeResult>();
   auto write = [&](const std::string& name, const std::vector<ComputeFigure>& v) {
     if (v.empty()) return;
     const auto p = dir / name;
@@ -189,8 +189,8 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
 }
 
 std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
-  if (!r.compute) return {};
-  const auto& c = *r.compute;
+  if (!r.get<ComputeProbeResult>()) return {};
+  const auto& c = *r.get<ComputeProbeResult>();
   std::ostringstream h;
   h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << detail::html_escape(c.status.status);
   if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";

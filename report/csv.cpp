@@ -95,17 +95,39 @@ void level_rows(CsvFile& f, const std::string& probe, const std::string& curve,
 
 }  // namespace
 
-std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r) {
+std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r,
+                               const ProbeRegistry& registry) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw std::runtime_error("cannot write " + dir.string() + ": " +
                              (ec ? ec.message() : std::string("not a directory")));
   std::vector<fs::path> written;
-  for (const auto& f : write_bandwidth_csv(dir, r)) written.push_back(f);
-  for (const auto& f : write_compute_csv(dir, r)) written.push_back(f);
-  if (!r.latency) return written;
-  const LatencyProbeResult& p = *r.latency;
+  for (const Probe* probe : registry.all())
+    if (r.probes.count(probe->name()))
+      for (const auto& f : probe->write_csv(dir, r)) written.push_back(f);
+  if (!r.figures.empty()) written.push_back(write_figures_csv(dir / "figures.csv", r.figures));
+  return written;
+}
+
+fs::path write_figures_csv(const fs::path& file, const std::vector<Figure>& figures) {
+  CsvFile f(file);
+  f.row({"id", "label", "status", "value", "q1", "q3", "unit", "per_sm_per_clk",
+         "per_sm_per_clk_unit", "clock_mhz", "better", "instruction", "where", "reason"});
+  for (const Figure& g : figures)
+    f.row({g.id, g.label, g.status.status, g.value ? num(g.value->median) : "",
+           g.value ? num(g.value->q1) : "", g.value ? num(g.value->q3) : "", g.unit,
+           num(g.per_sm_per_clk), g.per_sm_per_clk_unit, num(g.clock_mhz),
+           g.higher_is_better ? "higher" : "lower", g.instruction, g.where, g.status.reason});
+  f.close();
+  return file;
+}
+
+std::vector<fs::path> write_latency_csv(const fs::path& dir, const RunResult& r) {
+  std::vector<fs::path> written;
+  const LatencyProbeResult* lat = r.get<LatencyProbeResult>();
+  if (!lat) return written;
+  const LatencyProbeResult& p = *lat;
 
   for (const std::string& name : detail::path_order(p))
     written.push_back(write_points(dir / ("latency_" + slugify(name) + ".csv"), p.paths.at(name)));

@@ -42,7 +42,7 @@ void ensure_writable(const fs::path& file) {
   if (!existed) fs::remove(file, ec);
 }
 
-void write_json(const fs::path& file, const RunResult& r) {
+void write_json(const fs::path& file, const RunResult& r, const ProbeRegistry& registry) {
   make_parent(file);
   fs::path tmp = file;
   tmp += ".tmp";
@@ -50,7 +50,7 @@ void write_json(const fs::path& file, const RunResult& r) {
     errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) cannot_write(tmp, std::strerror(errno ? errno : EACCES));
-    out << to_json(r).dump(2) << '\n';
+    out << to_json(r, registry).dump(2) << '\n';
     out.close();
     if (!out) {
       std::error_code ec;

@@ -103,26 +103,51 @@ std::string telemetry_text(const Telemetry& t) {
   return s;
 }
 
-void probe_facts(Html& h, const RunResult& r) {
+void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
   h.o << "<table class=\"kv\">\n";
-  if (r.latency) {
-    const LatencyProbeResult& p = *r.latency;
-    h.kv("latency probe",
-         p.status.status + (p.status.reason.empty() ? "" : ": " + p.status.reason));
-    h.kv("SM clock (measured)",
-         p.clock_mhz_measured ? mhz(p.clock_mhz_measured) : "- (no device cycle counter)");
-    if (r.device.clock_mhz_reported) h.kv("SM clock (reported)", mhz(r.device.clock_mhz_reported));
-    h.kv("wall time", format_fixed(p.wall_seconds, 1) + " s");
-    if (p.telemetry_before) h.kv("telemetry before", telemetry_text(*p.telemetry_before));
-    if (p.telemetry_after) h.kv("telemetry after", telemetry_text(*p.telemetry_after));
-  } else {
-    h.kv("latency probe", "not in this result");
+  for (const Probe* probe : registry.all()) {
+    auto it = r.probes.find(probe->name());
+    if (it == r.probes.end()) continue;
+    std::any copy = it->second;  // status() takes the result by reference
+    const Status st = probe->status(copy);
+    h.kv(probe->name() + " probe", st.status + (st.reason.empty() ? "" : ": " + st.reason) +
+                                       ", " + format_fixed(probe->wall_seconds(it->second), 1) +
+                                       " s");
   }
+  if (const LatencyProbeResult* p = r.get<LatencyProbeResult>()) {
+    h.kv("SM clock (measured)",
+         p->clock_mhz_measured ? mhz(p->clock_mhz_measured) : "- (no device cycle counter)");
+    if (p->telemetry_before) h.kv("telemetry before", telemetry_text(*p->telemetry_before));
+    if (p->telemetry_after) h.kv("telemetry after", telemetry_text(*p->telemetry_after));
+  }
+  if (r.device.clock_mhz_reported) h.kv("SM clock (reported)", mhz(r.device.clock_mhz_reported));
   h.kv("tool", r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version));
   if (!r.tool.command.empty()) h.kv("command", r.tool.command);
   if (!r.tool.started_at.empty()) h.kv("started", r.tool.started_at);
   h.kv("schema version", std::to_string(r.schema_version));
   h.o << "</table>\n";
+}
+
+// The headline figures with their stable ids: what comparisons and baselines read.
+void figures_table(Html& h, const std::vector<Figure>& figures) {
+  if (figures.empty()) return;
+  h.o << "<details id=\"figures\"><summary>Headline figures (" << figures.size()
+      << ", with the stable ids that <code>compare</code> and baselines read)</summary>\n"
+         "<table>\n<tr><th>id</th><th>figure</th><th>value</th><th>unit</th><th>per SM per "
+         "clock</th><th>instruction</th><th>where</th></tr>\n";
+  for (const Figure& f : figures) {
+    std::string value = f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1)
+                                : f.status.status;
+    std::string per = f.per_sm_per_clk
+                          ? format_fixed(*f.per_sm_per_clk, 2) + " " + f.per_sm_per_clk_unit
+                          : std::string("-");
+    h.o << "<tr><td><code>" << html_escape(f.id) << "</code></td><td>" << html_escape(f.label)
+        << "</td><td class=\"n\">" << html_escape(value) << "</td><td>" << html_escape(f.unit)
+        << "</td><td class=\"n\">" << html_escape(per) << "</td><td><code>"
+        << html_escape(f.instruction) << "</code></td><td>"
+        << html_escape(f.status.ok() ? f.where : f.status.reason) << "</td></tr>\n";
+  }
+  h.o << "</table>\n</details>\n";
 }
 
 void summary_table(Html& h, const LatencyProbeResult& p) {
@@ -232,7 +257,7 @@ void chart(Html& h, const Charts& ch, const std::string& name, const std::string
 }
 
 void how_to_read(Html& h, const RunResult& r) {
-  const bool cycles = r.latency && r.latency->clock_mhz_measured;
+  const bool cycles = r.get<LatencyProbeResult>() && r.get<LatencyProbeResult>()->clock_mhz_measured;
   h.o << "<h2 id=\"how\">How to read this report</h2>\n<p>Each point is the latency of one "
          "<em>dependent</em> load: the probe follows a chain of pointers through a buffer of the "
          "given footprint, so every load has to wait for the one before it. While the buffer "
@@ -246,7 +271,7 @@ void how_to_read(Html& h, const RunResult& r) {
          "treat as tentative. Error bars show the interquartile range of the repeats.</p>\n<p>";
   if (cycles)
     h.o << "Cycles are SM clock cycles at the clock measured during the run ("
-        << html_escape(mhz(r.latency->clock_mhz_measured))
+        << html_escape(mhz(r.get<LatencyProbeResult>()->clock_mhz_measured))
         << "); nanoseconds are wall time, and the right axis of each path's chart gives them. ";
   else
     h.o << "This backend has no device cycle counter, so latencies are in nanoseconds only "
@@ -258,63 +283,33 @@ void how_to_read(Html& h, const RunResult& r) {
 
 }  // namespace
 
-std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const HtmlOptions& opt) {
-  ensure_writable(file);  // fail before drawing any chart
-  std::vector<fs::path> pngs;
+std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
+  const LatencyProbeResult* lat = r.get<LatencyProbeResult>();
+  if (!lat) return {};
   Charts ch;
-  std::string why;
-  ch.enabled = gnuplot_available(&why);
-  ch.why_not = why;
-  std::vector<ChartSpec> specs = chart_specs(r);
+  ch.enabled = ctx.charts;
   if (ch.enabled) {
     int n = 0;
-    for (const ChartSpec& s : specs) {
+    for (const ChartSpec& s : chart_specs(r)) {
       std::string err;
       if (auto svg = render_inline_svg(s, "c" + std::to_string(n++) + "-", &err))
         ch.svg[s.name] = std::move(*svg);
       else
         ch.failed[s.name] = err;
-    }
-    if (opt.png) {
-      fs::path dir = opt.png_dir.empty() ? file.parent_path() : opt.png_dir;
-      if (dir.empty()) dir = ".";
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      for (const ChartSpec& s : specs) {
-        const fs::path out = dir / (s.name + ".png");
-        std::string err;
+      if (ctx.png) {
+        std::error_code ec;
+        fs::create_directories(ctx.png_dir, ec);
+        const fs::path out = ctx.png_dir / (s.name + ".png");
         if (render_chart(s, ChartFormat::png, out, &err))
-          pngs.push_back(out);
+          ctx.pngs.push_back(out);
         else
-          ch.png_failed.push_back(out.string() + ": " + err);
+          ctx.notes.push_back("A PNG chart could not be written: " + out.string() + ": " + err);
       }
     }
   }
-
   Html h;
-  const DeviceInfo& d = r.device;
-  h.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-      << html_escape("gpudissect: " + d.name) << "</title>\n<style>" << kCss
-      << "</style>\n</head>\n<body>\n";
-  h.o << "<h1>gpudissect: " << html_escape(d.name) << "</h1>\n<p class=\"sub\">"
-      << html_escape(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
-      << html_escape(d.backend)
-      << (r.tool.started_at.empty() ? "" : " · " + html_escape(r.tool.started_at)) << "</p>\n";
-  if (!ch.enabled)
-    h.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
-        << html_escape(ch.why_not) << "). The tables below hold every figure.</p>\n";
-  for (const std::string& f : ch.png_failed)
-    h.o << "<p class=\"note\">A PNG chart could not be written: " << html_escape(f) << "</p>\n";
-
-  h.o << "<div class=\"facts\">\n<div>\n<h2>Device</h2>\n";
-  device_facts(h, d);
-  h.o << "</div>\n<div>\n<h2>Run</h2>\n";
-  probe_facts(h, r);
-  h.o << "</div>\n</div>\n";
-
-  if (r.latency) {
-    const LatencyProbeResult& p = *r.latency;
+  {
+    const LatencyProbeResult& p = *lat;
     h.o << "<h2 id=\"summary\">Latency against footprint</h2>\n";
     chart(h, ch, "latency_all",
           "All paths on one chart; the levels are marked in each path's chart below.");
@@ -360,19 +355,50 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r, const
         points_table(h, c);
       }
     }
-  } else {
-    if (!r.bandwidth && !r.compute) h.o << "<p>No probe results in this file.</p>\n";
   }
+  return h.o.str();
+}
 
+std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
+                                 const ProbeRegistry& registry, const HtmlOptions& opt) {
+  ensure_writable(file);  // fail before drawing any chart
+  std::vector<fs::path> pngs;
+  std::string why_no_charts;
   SectionContext sc;
-  sc.charts = ch.enabled;
-  sc.png = opt.png;
+  sc.charts = gnuplot_available(&why_no_charts);
+  sc.png = opt.png && sc.charts;
   sc.png_dir = opt.png_dir.empty() ? file.parent_path() : opt.png_dir;
   if (sc.png_dir.empty()) sc.png_dir = ".";
-  h.o << bandwidth_html_section(r, sc);
-  h.o << compute_html_section(r, sc);
-  for (const auto& f : sc.pngs) pngs.push_back(f);
+
+  // The sections first: the page's head lists what they could not draw.
+  std::string sections;
+  for (const Probe* probe : registry.all())
+    if (r.probes.count(probe->name())) sections += probe->html_section(r, sc);
+
+  Html h;
+  const DeviceInfo& d = r.device;
+  h.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
+      << html_escape("gpudissect: " + d.name) << "</title>\n<style>" << kCss
+      << "</style>\n</head>\n<body>\n";
+  h.o << "<h1>gpudissect: " << html_escape(d.name) << "</h1>\n<p class=\"sub\">"
+      << html_escape(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
+      << html_escape(d.backend)
+      << (r.tool.started_at.empty() ? "" : " · " + html_escape(r.tool.started_at)) << "</p>\n";
+  if (!sc.charts)
+    h.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
+        << html_escape(why_no_charts) << "). The tables below hold every figure.</p>\n";
   for (const std::string& n : sc.notes) h.o << "<p class=\"note\">" << html_escape(n) << "</p>\n";
+
+  h.o << "<div class=\"facts\">\n<div>\n<h2>Device</h2>\n";
+  device_facts(h, d);
+  h.o << "</div>\n<div>\n<h2>Run</h2>\n";
+  probe_facts(h, r, registry);
+  h.o << "</div>\n</div>\n";
+  if (r.probes.empty()) h.o << "<p>No probe results in this file.</p>\n";
+  figures_table(h, r.figures);
+  h.o << sections;
+  for (const auto& f : sc.pngs) pngs.push_back(f);
   h.o << "<footer>Written by " << html_escape(r.tool.name)
       << " from a saved result; the JSON file holds "
       << "every figure shown here.</footer>\n</body>\n</html>\n";

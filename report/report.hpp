@@ -13,10 +13,14 @@ namespace gd::report {
 
 // The summary table a run ends with: per path and level, capacity, latency in cycles
 // and ns, confidence; then the TLB levels and the derived DRAM-minus-cache figure.
-void print_summary(std::ostream& os, const RunResult& r);
+void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& registry);
 
 // One CSV per curve (latency_<path>.csv, tlb_<stride>.csv) in dir. Returns the files written.
-std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir, const RunResult& r);
+// Every probe's CSV files (through the registry) and figures.csv, the headline figures.
+std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir, const RunResult& r,
+                                             const ProbeRegistry& registry);
+std::filesystem::path write_figures_csv(const std::filesystem::path& file,
+                                        const std::vector<Figure>& figures);
 
 struct HtmlOptions {
   bool png = false;               // also write PNG charts next to the HTML
@@ -31,6 +35,7 @@ bool gnuplot_available(std::string* why);
 // SVG from gnuplot inline; without gnuplot the page says so and keeps the tables.
 // Returns the PNG files written (if any). Throws std::runtime_error if it cannot write.
 std::vector<std::filesystem::path> write_html(const std::filesystem::path& file, const RunResult& r,
+                                              const ProbeRegistry& registry,
                                               const HtmlOptions& opt);
 
 // Fails early (std::runtime_error naming the path) if a file cannot be created at `file`
@@ -38,6 +43,7 @@ std::vector<std::filesystem::path> write_html(const std::filesystem::path& file,
 void ensure_writable(const std::filesystem::path& file);
 
 // Writes the JSON document atomically (temp file then rename).
-void write_json(const std::filesystem::path& file, const RunResult& r);
+void write_json(const std::filesystem::path& file, const RunResult& r,
+                const ProbeRegistry& registry);
 
 }  // namespace gd::report

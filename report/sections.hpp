@@ -1,5 +1,6 @@
-// Each probe beyond latency contributes a section to the summary, the CSV files and the
-// HTML report; the writers call these in probe order.
+// Each probe's pieces of the terminal summary, the CSV files and the HTML report; its
+// registry entry (probes/*_probe.cpp) hands them to the writers, which call them in
+// registry order.
 #pragma once
 
 #include <filesystem>
@@ -20,6 +21,12 @@ struct SectionContext {
   std::vector<std::filesystem::path> pngs;  // PNG files written
   std::vector<std::string> notes;           // shown near the top of the page (chart failures)
 };
+
+// The latency probe's pieces (terminal.cpp, csv.cpp, html.cpp).
+void print_latency_summary(std::ostream& os, const RunResult& r);
+std::vector<std::filesystem::path> write_latency_csv(const std::filesystem::path& dir,
+                                                     const RunResult& r);
+std::string latency_html_section(const RunResult& r, SectionContext& ctx);
 
 void print_bandwidth_summary(std::ostream& os, const RunResult& r);
 std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,

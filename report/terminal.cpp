@@ -241,7 +241,7 @@ std::string telemetry_line(const Telemetry& t) {
 
 }  // namespace
 
-void print_summary(std::ostream& os, const RunResult& r) {
+void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& registry) {
   using namespace detail;
   const DeviceInfo& d = r.device;
   os << d.name;
@@ -254,10 +254,14 @@ void print_summary(std::ostream& os, const RunResult& r) {
 
   const std::string units = d.backend == "cuda" ? "SMs" : "compute units";
   os << "  " << units << ": " << d.compute_units;
-  const LatencyProbeResult* p = r.latency ? &*r.latency : nullptr;
+  const LatencyProbeResult* p = r.get<LatencyProbeResult>();
   os << "   clock: " << (p && p->clock_mhz_measured ? mhz(p->clock_mhz_measured) : "-")
      << " measured, " << mhz(d.clock_mhz_reported) << " reported";
-  if (p) os << "   wall time: " << format_fixed(p->wall_seconds, 1) << " s";
+  double wall = 0;
+  for (const Probe* probe : registry.all())
+    if (auto it = r.probes.find(probe->name()); it != r.probes.end())
+      wall += probe->wall_seconds(it->second);
+  if (!r.probes.empty()) os << "   wall time: " << format_fixed(wall, 1) << " s";
   os << '\n';
   if (!r.tool.version.empty() || !r.tool.started_at.empty()) {
     os << "  " << r.tool.name;
@@ -267,12 +271,14 @@ void print_summary(std::ostream& os, const RunResult& r) {
   }
   if (p && p->telemetry_before) os << "  before: " << telemetry_line(*p->telemetry_before) << '\n';
   if (p && p->telemetry_after) os << "  after:  " << telemetry_line(*p->telemetry_after) << '\n';
+  for (const Probe* probe : registry.all())
+    if (r.probes.count(probe->name())) probe->print_summary(os, r);
+}
 
-  if (!p) {
-    print_bandwidth_summary(os, r);
-    print_compute_summary(os, r);
-    return;
-  }
+void print_latency_summary(std::ostream& os, const RunResult& r) {
+  using namespace detail;
+  const LatencyProbeResult* p = r.get<LatencyProbeResult>();
+  if (!p) return;
   if (!p->status.ok()) {
     os << "\nLatency probe " << p->status.status;
     if (!p->status.reason.empty()) os << ": " << p->status.reason;
@@ -344,8 +350,6 @@ void print_summary(std::ostream& os, const RunResult& r) {
       wrapped(os, c.note, 11);
     }
   }
-  print_bandwidth_summary(os, r);
-  print_compute_summary(os, r);
 }
 
 }  // namespace gd::report

@@ -185,7 +185,16 @@ void from_json(const json& j, LatencyProbeResult& p) {
   get(j, "tlb", p.tlb);
 }
 
-json to_json(const RunResult& r) {
+std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& registry) {
+  std::vector<Figure> all;
+  for (const Probe* p : registry.all()) {
+    if (!r.probes.count(p->name())) continue;
+    for (Figure& f : p->figures(r)) all.push_back(std::move(f));
+  }
+  return all;
+}
+
+json to_json(const RunResult& r, const ProbeRegistry& registry) {
   json j;
   j["schema_version"] = r.schema_version;
   j["tool"] = json{{"name", r.tool.name},
@@ -194,35 +203,46 @@ json to_json(const RunResult& r) {
                    {"started_at", r.tool.started_at}};
   j["device"] = r.device;
   j["probes"] = json::object();
-  if (r.latency) j["probes"]["latency"] = *r.latency;
-  if (r.bandwidth) j["probes"]["bandwidth"] = *r.bandwidth;
-  if (r.compute) j["probes"]["compute"] = *r.compute;
+  for (const auto& [name, result] : r.probes) {
+    if (const Probe* p = registry.find(name))
+      j["probes"][name] = p->to_json(result);
+    else if (const json* raw = std::any_cast<json>(&result))
+      j["probes"][name] = *raw;  // kept as read from a newer file
+  }
+  j["figures"] = r.figures;
   return j;
 }
 
-RunResult run_result_from_json(const json& j) {
+RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
   if (!j.is_object())
     throw std::runtime_error("not a gpudissect result: the document is not a JSON object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
   const int v = j["schema_version"].get<int>();
-  if (v != kSchemaVersion)
+  if (v < kOldestSchemaVersion || v > kSchemaVersion)
     throw std::runtime_error("unknown schema_version " + std::to_string(v) +
-                             " (this gpudissect reads version " + std::to_string(kSchemaVersion) +
-                             ")");
+                             " (this gpudissect reads versions " +
+                             std::to_string(kOldestSchemaVersion) + " to " +
+                             std::to_string(kSchemaVersion) + ")");
   RunResult r;
   try {
-    r.schema_version = v;
+    r.schema_version = kSchemaVersion;  // what it is now, in memory and when written again
     const json& t = j.at("tool");
     get(t, "name", r.tool.name);
     get(t, "version", r.tool.version);
     get(t, "command", r.tool.command);
     get(t, "started_at", r.tool.started_at);
     r.device = j.at("device").get<DeviceInfo>();
-    const json& probes = j.at("probes");
-    if (probes.contains("latency")) r.latency = probes["latency"].get<LatencyProbeResult>();
-    if (probes.contains("bandwidth")) r.bandwidth = probes["bandwidth"].get<BandwidthProbeResult>();
-    if (probes.contains("compute")) r.compute = probes["compute"].get<ComputeProbeResult>();
+    for (const auto& [name, pj] : j.at("probes").items()) {
+      if (const Probe* p = registry.find(name))
+        r.probes[name] = p->from_json(pj);
+      else
+        r.probes[name] = pj;
+    }
+    if (j.contains("figures"))
+      j["figures"].get_to(r.figures);
+    else
+      r.figures = collect_figures(r, registry);
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed gpudissect result: ") + e.what());
   }

@@ -8,6 +8,7 @@
 #include "bandwidth.hpp"
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/result.hpp"
+#include "registry.hpp"
 
 namespace gd {
 namespace {
@@ -178,14 +179,14 @@ TEST(BandwidthJson, RoundTrip) {
   f.where = "read at 1 MiB";
   b.figures.push_back(f);
   b.host_latency_us = Summary{7, 6, 8, 5, 9, 10};
-  r.bandwidth = b;
-  const nlohmann::json j = to_json(r);
+  r.put(b);
+  const nlohmann::json j = to_json(r, gd::probe_registry());
   ASSERT_TRUE(j["probes"].contains("bandwidth"));
-  const RunResult back = run_result_from_json(j);
-  ASSERT_TRUE(back.bandwidth);
-  EXPECT_EQ(to_json(back), j);
-  EXPECT_EQ(back.bandwidth->footprint.at("read").points[1].status, "skipped");
-  EXPECT_EQ(back.bandwidth->figures[0].timed_instruction, "LDG.E.128");
+  const RunResult back = run_result_from_json(j, gd::probe_registry());
+  ASSERT_TRUE(back.get<BandwidthProbeResult>());
+  EXPECT_EQ(to_json(back, gd::probe_registry()), j);
+  EXPECT_EQ(back.get<BandwidthProbeResult>()->footprint.at("read").points[1].status, "skipped");
+  EXPECT_EQ(back.get<BandwidthProbeResult>()->figures[0].timed_instruction, "LDG.E.128");
 }
 
 TEST(BandwidthOptionsTest, Parse) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpudissect/result.hpp"
+#include "registry.hpp"
 #include "report.hpp"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ namespace {
 RunResult load_fixture() {
   std::ifstream in(fs::path(GD_FIXTURES) / "h200_latency_sample.json");
   if (!in) throw std::runtime_error("fixture missing");
-  return run_result_from_json(nlohmann::json::parse(in));
+  return run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
 }
 
 std::string read(const fs::path& p) {
@@ -78,7 +79,7 @@ struct ScopedEnv {
 };
 
 RunResult without_cycles(RunResult r) {
-  r.latency->clock_mhz_measured.reset();
+  r.get<gd::LatencyProbeResult>()->clock_mhz_measured.reset();
   auto strip = [](CurveResult& c) {
     for (auto& p : c.points) {
       p.cycles.reset();
@@ -90,8 +91,8 @@ RunResult without_cycles(RunResult r) {
     }
     c.dram_minus_last_cache_cycles.reset();
   };
-  for (auto& [n, c] : r.latency->paths) strip(c);
-  for (auto& [n, c] : r.latency->tlb) strip(c);
+  for (auto& [n, c] : r.get<gd::LatencyProbeResult>()->paths) strip(c);
+  for (auto& [n, c] : r.get<gd::LatencyProbeResult>()->tlb) strip(c);
   return r;
 }
 
@@ -103,8 +104,8 @@ TEST(ReportFixture, LoadsAsDescribed) {
   EXPECT_EQ(r.device.backend, "cuda");
   EXPECT_EQ(r.device.compute_units, 132);
   EXPECT_NE(r.tool.command.find("synthetic fixture for tests"), std::string::npos);
-  ASSERT_TRUE(r.latency);
-  const auto& p = *r.latency;
+  ASSERT_TRUE(r.get<gd::LatencyProbeResult>());
+  const auto& p = *r.get<gd::LatencyProbeResult>();
   ASSERT_EQ(p.paths.count("global"), 1u);
   EXPECT_GE(p.paths.at("global").points.size(), 25u);
   ASSERT_EQ(p.paths.at("global").levels.size(), 3u);
@@ -118,7 +119,7 @@ TEST(ReportFixture, LoadsAsDescribed) {
 TEST(ReportSummary, ShowsDeviceLevelsAndFigures) {
   const RunResult r = load_fixture();
   std::ostringstream os;
-  report::print_summary(os, r);
+  report::print_summary(os, r, gd::probe_registry());
   const std::string s = os.str();
   for (const char* want : {"NVIDIA H200", "132", "1979 MHz", "1980 MHz", "L1", "L2",
                            "device memory", "unsupported", "texture", "shared", "33.1", "271.4",
@@ -130,7 +131,7 @@ TEST(ReportSummary, ShowsDeviceLevelsAndFigures) {
 TEST(ReportSummary, RowsCarryTheirFigures) {
   const RunResult r = load_fixture();
   std::ostringstream os;
-  report::print_summary(os, r);
+  report::print_summary(os, r, gd::probe_registry());
   bool found = false;
   for (const std::string& line : lines_of(os.str())) {
     const auto w = words(line);
@@ -148,7 +149,7 @@ TEST(ReportSummary, RowsCarryTheirFigures) {
 TEST(ReportSummary, AbsentCyclesPrintAsDashNotZero) {
   const RunResult r = without_cycles(load_fixture());
   std::ostringstream os;
-  report::print_summary(os, r);
+  report::print_summary(os, r, gd::probe_registry());
   const std::string s = os.str();
   bool checked = false;
   for (const std::string& line : lines_of(s)) {
@@ -170,7 +171,7 @@ TEST(ReportCsv, WritesOneFilePerCurveAndLevels) {
   TempDir tmp;
   const RunResult r = load_fixture();
   const fs::path dir = tmp.path / "csv" / "nested";
-  const auto files = report::write_csv(dir, r);
+  const auto files = report::write_csv(dir, r, gd::probe_registry());
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(f.filename().string());
   for (const char* want : {"latency_global.csv", "latency_shared.csv", "latency_texture.csv",
@@ -184,18 +185,18 @@ TEST(ReportCsv, WritesOneFilePerCurveAndLevels) {
   const auto global = lines_of(read(dir / "latency_global.csv"));
   ASSERT_FALSE(global.empty());
   EXPECT_EQ(global[0], header);
-  EXPECT_EQ(global.size(), 1 + r.latency->paths.at("global").points.size());
+  EXPECT_EQ(global.size(), 1 + r.get<gd::LatencyProbeResult>()->paths.at("global").points.size());
   EXPECT_EQ(global[1].rfind("1024,128,ok,", 0), 0u) << global[1];
 
   const auto shared = lines_of(read(dir / "latency_shared.csv"));
-  EXPECT_EQ(shared.size(), 1 + r.latency->paths.at("shared").points.size());
+  EXPECT_EQ(shared.size(), 1 + r.get<gd::LatencyProbeResult>()->paths.at("shared").points.size());
   // The skipped point has its status and empty value fields.
   EXPECT_EQ(shared.back(), "262144,128,skipped,,,,,,,");
 
   EXPECT_EQ(lines_of(read(dir / "latency_texture.csv")).size(), 1u);
   const auto tlb = lines_of(read(dir / "tlb_2097152.csv"));
   EXPECT_EQ(tlb[0], header);
-  EXPECT_EQ(tlb.size(), 1 + r.latency->tlb.at("stride_2097152").points.size());
+  EXPECT_EQ(tlb.size(), 1 + r.get<gd::LatencyProbeResult>()->tlb.at("stride_2097152").points.size());
 
   const auto levels = lines_of(read(dir / "levels.csv"));
   EXPECT_EQ(levels[0].rfind("probe,curve,level,capacity_bytes", 0), 0u) << levels[0];
@@ -205,7 +206,7 @@ TEST(ReportCsv, WritesOneFilePerCurveAndLevels) {
 TEST(ReportCsv, AbsentCyclesAreEmptyFields) {
   TempDir tmp;
   const RunResult r = without_cycles(load_fixture());
-  report::write_csv(tmp.path, r);
+  report::write_csv(tmp.path, r, gd::probe_registry());
   const auto global = lines_of(read(tmp.path / "latency_global.csv"));
   ASSERT_GE(global.size(), 2u);
   EXPECT_EQ(global[1].rfind("1024,128,ok,,,,", 0), 0u) << global[1];
@@ -215,7 +216,7 @@ TEST(ReportHtml, ContainsDevicePathsAndCharts) {
   TempDir tmp;
   const RunResult r = load_fixture();
   const fs::path file = tmp.path / "sub" / "report.html";
-  report::write_html(file, r, {});
+  report::write_html(file, r, gd::probe_registry(), {});
   const std::string html = read(file);
   EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
   for (const char* path : {"global", "shared", "texture"})
@@ -238,10 +239,10 @@ TEST(ReportHtml, EscapesText) {
   TempDir tmp;
   RunResult r = load_fixture();
   r.device.name = "Card <b>&\"quoted\"";
-  r.latency->paths.at("texture").status.reason = "needs <texture> & more";
+  r.get<gd::LatencyProbeResult>()->paths.at("texture").status.reason = "needs <texture> & more";
   const fs::path file = tmp.path / "r.html";
   ScopedEnv env("GD_GNUPLOT", (tmp.path / "no-such-gnuplot").string());
-  report::write_html(file, r, {});
+  report::write_html(file, r, gd::probe_registry(), {});
   const std::string html = read(file);
   EXPECT_EQ(html.find("<b>&"), std::string::npos);
   EXPECT_NE(html.find("Card &lt;b&gt;&amp;&quot;quoted&quot;"), std::string::npos);
@@ -258,7 +259,7 @@ TEST(ReportHtml, WithoutGnuplotSaysSoAndKeepsTables) {
   const fs::path file = tmp.path / "report.html";
   report::HtmlOptions opt;
   opt.png = true;
-  const auto pngs = report::write_html(file, r, opt);
+  const auto pngs = report::write_html(file, r, gd::probe_registry(), opt);
   EXPECT_TRUE(pngs.empty());
   const std::string html = read(file);
   EXPECT_NE(html.find("charts need gnuplot, which was not found ("), std::string::npos);
@@ -279,7 +280,7 @@ TEST(ReportHtml, SaysWhichChartFailed) {
   ScopedEnv env("GD_GNUPLOT", fake.string());
   ASSERT_TRUE(report::gnuplot_available(nullptr));
   const fs::path file = tmp.path / "report.html";
-  report::write_html(file, load_fixture(), {});
+  report::write_html(file, load_fixture(), gd::probe_registry(), {});
   const std::string html = read(file);
   EXPECT_NE(html.find("<code>latency_global</code> could not be drawn"), std::string::npos);
   EXPECT_NE(html.find("line 1: boom"), std::string::npos);
@@ -294,7 +295,7 @@ TEST(ReportHtml, WritesPngs) {
   report::HtmlOptions opt;
   opt.png = true;
   opt.png_dir = tmp.path / "png";
-  const auto pngs = report::write_html(tmp.path / "report.html", r, opt);
+  const auto pngs = report::write_html(tmp.path / "report.html", r, gd::probe_registry(), opt);
   std::vector<std::string> names;
   for (const auto& p : pngs) {
     names.push_back(p.filename().string());
@@ -312,7 +313,7 @@ TEST(ReportHtml, ChartsWithoutCycles) {
   if (!report::gnuplot_available(&why)) GTEST_SKIP() << "gnuplot not available: " << why;
   TempDir tmp;
   const RunResult r = without_cycles(load_fixture());
-  report::write_html(tmp.path / "report.html", r, {});
+  report::write_html(tmp.path / "report.html", r, gd::probe_registry(), {});
   const std::string html = read(tmp.path / "report.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("could not be drawn"), std::string::npos);
@@ -322,7 +323,7 @@ TEST(ReportHtml, ChartsWithoutCycles) {
 TEST(ReportHtml, ThrowsNamingThePath) {
   const RunResult r = load_fixture();
   try {
-    report::write_html("/etc/passwd/report.html", r, {});
+    report::write_html("/etc/passwd/report.html", r, gd::probe_registry(), {});
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/etc/passwd/report.html"), std::string::npos) << e.what();
@@ -356,30 +357,30 @@ TEST(ReportFiles, WriteJsonRoundTrips) {
   TempDir tmp;
   const RunResult r = load_fixture();
   const fs::path file = tmp.path / "out" / "run.json";
-  report::write_json(file, r);
+  report::write_json(file, r, gd::probe_registry());
   EXPECT_FALSE(fs::exists(tmp.path / "out" / "run.json.tmp"));
   const nlohmann::json j = nlohmann::json::parse(read(file));
-  EXPECT_EQ(j, to_json(r));
-  EXPECT_EQ(to_json(run_result_from_json(to_json(r))), to_json(r));
-  EXPECT_EQ(to_json(run_result_from_json(j)), to_json(r));
+  EXPECT_EQ(j, to_json(r, gd::probe_registry()));
+  EXPECT_EQ(to_json(run_result_from_json(to_json(r, gd::probe_registry()), gd::probe_registry()), gd::probe_registry()), to_json(r, gd::probe_registry()));
+  EXPECT_EQ(to_json(run_result_from_json(j, gd::probe_registry()), gd::probe_registry()), to_json(r, gd::probe_registry()));
 }
 
 TEST(ReportFiles, WriteJsonThrowsWhenItCannotWrite) {
   const RunResult r = load_fixture();
-  EXPECT_THROW(report::write_json("/etc/passwd/run.json", r), std::runtime_error);
+  EXPECT_THROW(report::write_json("/etc/passwd/run.json", r, gd::probe_registry()), std::runtime_error);
 }
 
 TEST(ReportJson, RejectsUnknownSchemaAndNonObjects) {
-  nlohmann::json j = to_json(load_fixture());
+  nlohmann::json j = to_json(load_fixture(), gd::probe_registry());
   j["schema_version"] = 99;
   try {
-    run_result_from_json(j);
+    run_result_from_json(j, gd::probe_registry());
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("schema_version 99"), std::string::npos) << e.what();
   }
   try {
-    run_result_from_json(nlohmann::json::array({1, 2}));
+    run_result_from_json(nlohmann::json::array({1, 2}), gd::probe_registry());
     FAIL() << "no exception";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("not a JSON object"), std::string::npos) << e.what();

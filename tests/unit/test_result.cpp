@@ -8,6 +8,7 @@
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/result.hpp"
+#include "registry.hpp"
 
 using nlohmann::json;
 
@@ -131,13 +132,13 @@ gd::RunResult sample_result() {
   tlb.levels = {tl};
   lat.tlb["stride_2097152"] = tlb;
 
-  r.latency = lat;
+  r.put(lat);
   return r;
 }
 
 std::string reject_message(const json& j) {
   try {
-    (void)gd::run_result_from_json(j);
+    (void)gd::run_result_from_json(j, gd::probe_registry());
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -148,18 +149,18 @@ std::string reject_message(const json& j) {
 
 TEST(ResultJson, RoundTripIsIdentical) {
   const gd::RunResult r = sample_result();
-  const json j1 = gd::to_json(r);
-  const json j2 = gd::to_json(gd::run_result_from_json(j1));
+  const json j1 = gd::to_json(r, gd::probe_registry());
+  const json j2 = gd::to_json(gd::run_result_from_json(j1, gd::probe_registry()), gd::probe_registry());
   EXPECT_EQ(j1, j2);
   EXPECT_EQ(j1.dump(2), j2.dump(2));
   // Through text as well.
-  const json j3 = gd::to_json(gd::run_result_from_json(json::parse(j1.dump())));
+  const json j3 = gd::to_json(gd::run_result_from_json(json::parse(j1.dump()), gd::probe_registry()), gd::probe_registry());
   EXPECT_EQ(j1.dump(), j3.dump());
 }
 
 TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
-  const gd::RunResult r = gd::run_result_from_json(gd::to_json(sample_result()));
-  EXPECT_EQ(r.schema_version, 1);
+  const gd::RunResult r = gd::run_result_from_json(gd::to_json(sample_result(), gd::probe_registry()), gd::probe_registry());
+  EXPECT_EQ(r.schema_version, 2);
   EXPECT_EQ(r.tool.name, "gpudissect");
   EXPECT_EQ(r.tool.started_at, "2024-05-01T12:00:00Z");
   EXPECT_EQ(r.device.name, "NVIDIA H200");
@@ -169,8 +170,8 @@ TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
   EXPECT_FALSE(r.device.memory_clock_mhz.has_value());
   EXPECT_FALSE(r.device.constant_bytes.has_value());
   EXPECT_EQ(r.device.extra.at("ecc"), "on");
-  ASSERT_TRUE(r.latency.has_value());
-  const auto& lat = *r.latency;
+  ASSERT_TRUE((r.get<gd::LatencyProbeResult>() != nullptr));
+  const auto& lat = *r.get<gd::LatencyProbeResult>();
   EXPECT_EQ(lat.clock_mhz_measured, std::optional<double>(1755.25));
   ASSERT_TRUE(lat.telemetry_before.has_value());
   EXPECT_EQ(lat.telemetry_before->throttle_reasons,
@@ -217,7 +218,7 @@ TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
 }
 
 TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
-  const json j = gd::to_json(sample_result());
+  const json j = gd::to_json(sample_result(), gd::probe_registry());
   const json& dev = j["device"];
   for (const char* k : {"memory_clock_mhz", "l1_or_cacheline_bytes", "shared_per_sm_bytes",
                         "shared_per_block_optin_bytes", "constant_bytes"})
@@ -255,15 +256,17 @@ TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
 
   // A run without the latency probe has an empty probes object.
   gd::RunResult bare = sample_result();
-  bare.latency.reset();
-  const json jb = gd::to_json(bare);
+  bare.probes.erase("latency");
+  const json jb = gd::to_json(bare, gd::probe_registry());
   EXPECT_EQ(jb["probes"], json::object());
-  EXPECT_FALSE(gd::run_result_from_json(jb).latency.has_value());
+  EXPECT_FALSE(gd::run_result_from_json(jb, gd::probe_registry()).get<gd::LatencyProbeResult>() != nullptr);
 }
 
 TEST(ResultJson, DocumentedShape) {
-  const json j = gd::to_json(sample_result());
-  EXPECT_EQ(j["schema_version"], 1);
+  const json j = gd::to_json(sample_result(), gd::probe_registry());
+  EXPECT_EQ(j["schema_version"], 2);
+  ASSERT_TRUE(j.contains("figures"));
+  EXPECT_TRUE(j["figures"].is_array());
   EXPECT_EQ(j["tool"]["name"], "gpudissect");
   EXPECT_EQ(j["tool"]["version"], "0.1.0");
   EXPECT_EQ(j["device"]["name"], "NVIDIA H200");
@@ -318,11 +321,11 @@ TEST(ResultJson, DocumentedShape) {
 }
 
 TEST(ResultJson, FlatMediansAloneStillRead) {
-  json j = gd::to_json(sample_result());
+  json j = gd::to_json(sample_result(), gd::probe_registry());
   json& p0 = j["probes"]["latency"]["paths"]["global"]["points"][0];
   p0.erase("spread");
-  const auto r = gd::run_result_from_json(j);
-  const auto& pt = r.latency->paths.at("global").points[0];
+  const auto r = gd::run_result_from_json(j, gd::probe_registry());
+  const auto& pt = r.get<gd::LatencyProbeResult>()->paths.at("global").points[0];
   ASSERT_TRUE(pt.cycles.has_value());
   EXPECT_DOUBLE_EQ(pt.cycles->median, 33.5);
   ASSERT_TRUE(pt.ns.has_value());
@@ -330,29 +333,52 @@ TEST(ResultJson, FlatMediansAloneStillRead) {
 }
 
 TEST(ResultJsonReject, NonObject) {
-  EXPECT_THROW(gd::run_result_from_json(json::array({1, 2})), std::runtime_error);
-  EXPECT_THROW(gd::run_result_from_json(json("text")), std::runtime_error);
-  EXPECT_THROW(gd::run_result_from_json(json(nullptr)), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json::array({1, 2}), gd::probe_registry()), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json("text"), gd::probe_registry()), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json(nullptr), gd::probe_registry()), std::runtime_error);
 }
 
 TEST(ResultJsonReject, MissingOrBadSchemaVersion) {
-  json j = gd::to_json(sample_result());
+  json j = gd::to_json(sample_result(), gd::probe_registry());
   j.erase("schema_version");
   EXPECT_NE(reject_message(j).find("schema_version"), std::string::npos) << reject_message(j);
   j["schema_version"] = "1";
   EXPECT_NE(reject_message(j), "<accepted>");
 }
 
-TEST(ResultJsonReject, SchemaVersionTwo) {
-  json j = gd::to_json(sample_result());
-  j["schema_version"] = 2;
-  const std::string msg = reject_message(j);
-  EXPECT_NE(msg, "<accepted>");
-  EXPECT_NE(msg.find("schema_version"), std::string::npos) << msg;
+TEST(ResultJsonReject, SchemaVersionFromTheFutureOrZero) {
+  for (int v : {0, 3, 99}) {
+    json j = gd::to_json(sample_result(), gd::probe_registry());
+    j["schema_version"] = v;
+    const std::string msg = reject_message(j);
+    EXPECT_NE(msg, "<accepted>") << v;
+    EXPECT_NE(msg.find("schema_version"), std::string::npos) << msg;
+  }
+}
+
+TEST(ResultJson, VersionOneStillLoadsAndGainsFigures) {
+  json j = gd::to_json(sample_result(), gd::probe_registry());
+  j["schema_version"] = 1;
+  j.erase("figures");
+  const gd::RunResult r = gd::run_result_from_json(j, gd::probe_registry());
+  ASSERT_TRUE(r.get<gd::LatencyProbeResult>());
+  ASSERT_FALSE(r.figures.empty());
+  EXPECT_EQ(r.schema_version, 2);  // written back as the current version
+  bool l1 = false;
+  for (const gd::Figure& f : r.figures) l1 = l1 || f.id == "latency.global.L1";
+  EXPECT_TRUE(l1);
+}
+
+TEST(ResultJson, UnknownProbeIsKeptAsWritten) {
+  json j = gd::to_json(sample_result(), gd::probe_registry());
+  j["probes"]["from_the_future"] = json{{"status", "ok"}, {"answer", 42}};
+  const gd::RunResult r = gd::run_result_from_json(j, gd::probe_registry());
+  const json back = gd::to_json(r, gd::probe_registry());
+  EXPECT_EQ(back["probes"]["from_the_future"]["answer"], 42);
 }
 
 TEST(ResultJsonReject, DeviceWithoutName) {
-  json j = gd::to_json(sample_result());
+  json j = gd::to_json(sample_result(), gd::probe_registry());
   j["device"].erase("name");
   const std::string msg = reject_message(j);
   EXPECT_NE(msg, "<accepted>");
@@ -360,7 +386,7 @@ TEST(ResultJsonReject, DeviceWithoutName) {
 }
 
 TEST(ResultJsonReject, FootprintAsString) {
-  json j = gd::to_json(sample_result());
+  json j = gd::to_json(sample_result(), gd::probe_registry());
   j["probes"]["latency"]["paths"]["global"]["points"][0]["footprint_bytes"] = "1024";
   const std::string msg = reject_message(j);
   EXPECT_NE(msg, "<accepted>");
@@ -368,10 +394,10 @@ TEST(ResultJsonReject, FootprintAsString) {
 }
 
 TEST(ResultJsonReject, MissingToolOrProbes) {
-  json j = gd::to_json(sample_result());
+  json j = gd::to_json(sample_result(), gd::probe_registry());
   j.erase("probes");
   EXPECT_EQ(reject_message(j).rfind("malformed", 0), 0u) << reject_message(j);
-  json k = gd::to_json(sample_result());
+  json k = gd::to_json(sample_result(), gd::probe_registry());
   k.erase("tool");
   EXPECT_EQ(reject_message(k).rfind("malformed", 0), 0u) << reject_message(k);
 }

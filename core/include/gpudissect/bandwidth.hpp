@@ -269,6 +269,7 @@ struct BandwidthFigure {
 };
 
 struct BandwidthProbeResult {
+  static constexpr const char* kProbe = "bandwidth";
   Status status;
   double wall_seconds = 0;
   std::optional<double> clock_mhz_measured;  // median SM clock over the probe's kernels

@@ -176,6 +176,7 @@ struct ComputeFigure {
 };
 
 struct ComputeProbeResult {
+  static constexpr const char* kProbe = "compute";
   Status status;
   std::string language;
   int sms = 0;

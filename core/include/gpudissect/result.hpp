@@ -2,6 +2,7 @@
 // see it. One model, many writers; the JSON form is versioned (schema_version).
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,12 +13,17 @@
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/figure.hpp"
+#include "gpudissect/probe.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
 namespace gd {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: a top-level "figures" list (headline figures with stable ids); version 1 files, which
+// lack it, still load (their figures are derived on loading).
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestSchemaVersion = 1;
 
 struct LatencyPoint {
   uint64_t footprint_bytes = 0;
@@ -53,6 +59,7 @@ struct CurveResult {
 };
 
 struct LatencyProbeResult {
+  static constexpr const char* kProbe = "latency";
   Status status;
   double wall_seconds = 0;
   std::optional<double> clock_mhz_measured;  // median SM clock over the probe's chases
@@ -72,15 +79,38 @@ struct RunResult {
   int schema_version = kSchemaVersion;
   ToolInfo tool;
   DeviceInfo device;
-  std::optional<LatencyProbeResult> latency;
-  std::optional<BandwidthProbeResult> bandwidth;
-  std::optional<ComputeProbeResult> compute;
+  // Probe name -> that probe's result (LatencyProbeResult, BandwidthProbeResult ...). A probe
+  // this build does not know, read from a newer file, is kept as its raw JSON.
+  std::map<std::string, std::any> probes;
+  // Headline figures of every probe present, in registry order (ProbeRegistry::figures).
+  std::vector<Figure> figures;
+
+  // Typed access by the result type's kProbe name: nullptr where the probe is absent.
+  template <class T>
+  const T* get() const {
+    auto it = probes.find(T::kProbe);
+    return it == probes.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+  template <class T>
+  T* get() {
+    auto it = probes.find(T::kProbe);
+    return it == probes.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+  // Sets (or replaces) a probe's result and returns it.
+  template <class T>
+  T& put(T value = T{}) {
+    return *std::any_cast<T>(&(probes[T::kProbe] = std::move(value)));
+  }
 };
 
-// JSON mapping. from_json throws std::runtime_error with a clear message on a
-// malformed document or an unknown schema version.
-nlohmann::json to_json(const RunResult& r);
-RunResult run_result_from_json(const nlohmann::json& j);
+// The headline figures of every registered probe present in `r`, in registry order.
+std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& registry);
+
+// JSON mapping, each probe's part through its registry entry. from_json throws
+// std::runtime_error with a clear message on a malformed document or an unknown schema
+// version; it derives the figures where the file has none (version 1).
+nlohmann::json to_json(const RunResult& r, const ProbeRegistry& registry);
+RunResult run_result_from_json(const nlohmann::json& j, const ProbeRegistry& registry);
 
 void to_json(nlohmann::json& j, const Summary& s);
 void from_json(const nlohmann::json& j, Summary& s);

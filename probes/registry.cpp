@@ -1,0 +1,16 @@
+#include "registry.hpp"
+
+namespace gd {
+
+const ProbeRegistry& probe_registry() {
+  static const ProbeRegistry registry = [] {
+    ProbeRegistry r;
+    r.add(make_latency_probe());
+    r.add(make_bandwidth_probe());
+    r.add(make_compute_probe());
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace gd

@@ -1,0 +1,17 @@
+// The probes this build knows, in the order `gpudissect run` runs them and reports show
+// them. Each entry's factory lives in that probe's own *_probe.cpp.
+#pragma once
+
+#include <memory>
+
+#include "gpudissect/probe.hpp"
+
+namespace gd {
+
+const ProbeRegistry& probe_registry();
+
+std::unique_ptr<Probe> make_latency_probe();
+std::unique_ptr<Probe> make_bandwidth_probe();
+std::unique_ptr<Probe> make_compute_probe();
+
+}  // namespace gd
