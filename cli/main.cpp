@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "backends.hpp"
 #include "gpudissect/result.hpp"
@@ -73,9 +74,9 @@ struct RunArgs {
   std::string json_file;
   bool no_html = false, png = false, quiet = false;
   std::string min_fp, max_fp, stride;
-  int points_per_doubling = 0;  // 0: the probe's default
-  int repeats = 0;
-  uint64_t hops = 0;
+  std::optional<int> points_per_doubling;  // unset: the probe's default
+  std::optional<int> repeats;
+  std::optional<uint64_t> hops;
   bool tlb = false, no_tlb = false;
   std::string tlb_max;
   std::vector<std::string> options;  // PROBE.KEY=VALUE
@@ -140,18 +141,34 @@ int cmd_run(const RunArgs& a, const std::string& command) {
       throw cli::UsageError("unknown probe '" + p + "'; valid probes: " + join(probe_names()));
   const std::vector<std::string> probes = a.probes.empty() ? probe_names() : a.probes;
   auto kv = probe_options(a.options);
-  // The latency probe's own flags are shorthands for --option latency.KEY=VALUE.
+  // The latency probe's own flags are shorthands for --option latency.KEY=VALUE; they are
+  // checked here so that an error names the flag the user typed.
   auto& lat = kv["latency"];
   if (!a.paths.empty()) lat["paths"] = join(a.paths, ",");
-  if (!a.min_fp.empty()) lat["min_footprint"] = a.min_fp;
-  if (!a.max_fp.empty()) lat["max_footprint"] = a.max_fp;
-  if (!a.stride.empty()) lat["stride"] = a.stride;
-  if (a.points_per_doubling) lat["points_per_doubling"] = std::to_string(a.points_per_doubling);
-  if (a.repeats) lat["repeats"] = std::to_string(a.repeats);
-  if (a.hops) lat["hops"] = std::to_string(a.hops);
+  for (const auto& [flag, value, key] :
+       {std::tuple{"min-footprint", a.min_fp, "min_footprint"},
+        std::tuple{"max-footprint", a.max_fp, "max_footprint"}, std::tuple{"stride", a.stride, "stride"},
+        std::tuple{"tlb-max-footprint", a.tlb_max, "tlb_max_footprint"}}) {
+    if (value.empty()) continue;
+    bytes_option(flag, value);
+    lat[key] = value;
+  }
+  if (a.points_per_doubling) {
+    if (*a.points_per_doubling < 1 || *a.points_per_doubling > 32)
+      throw cli::UsageError("--points-per-doubling must be 1..32");
+    lat["points_per_doubling"] = std::to_string(*a.points_per_doubling);
+  }
+  if (a.repeats) {
+    if (*a.repeats < 1 || *a.repeats > 100) throw cli::UsageError("--repeats must be 1..100");
+    lat["repeats"] = std::to_string(*a.repeats);
+  }
+  if (a.hops) {
+    if (*a.hops < 16 || *a.hops > (1u << 26)) throw cli::UsageError("--hops must be 16..67108864");
+    lat["hops"] = std::to_string(*a.hops);
+  }
   if (a.tlb) lat["tlb"] = "1";
   if (a.no_tlb) lat["tlb"] = "0";
-  if (!a.tlb_max.empty()) lat["tlb_max_footprint"] = a.tlb_max;
+  if (lat.empty()) kv.erase("latency");
   std::map<std::string, std::any> parsed;
   for (const auto& name : probes) {
     try {
@@ -160,6 +177,16 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     } catch (const std::invalid_argument& e) {
       throw cli::UsageError(e.what());
     }
+  }
+  for (const auto& [name, values] : kv) {  // settings for a probe this run leaves out
+    if (parsed.count(name)) continue;
+    try {
+      registry.find(name)->parse_options(values);  // still checked: a typo is an error
+    } catch (const std::invalid_argument& e) {
+      throw cli::UsageError(e.what());
+    }
+    std::cerr << "note: --option " << name << ".* ignored: the " << name
+              << " probe is not in this run\n";
   }
 
   std::unique_ptr<Device> dev = cli::open_device(a.device);

@@ -254,7 +254,7 @@ def keys_named(o, name, where=""):
             found += keys_named(v, name, f"{where}[{i}]")
     return found
 
-if j.get("schema_version") != 1: bad.append(f"schema_version is {j.get('schema_version')!r}, want 1")
+if j.get("schema_version") != 2: bad.append(f"schema_version is {j.get('schema_version')!r}, want 2")
 if get(j, "tool", "name") != "gpudissect": bad.append(f"tool.name is {get(j, 'tool', 'name')!r}")
 if get(j, "device", "backend") != "opencl": bad.append(f"device.backend is {get(j, 'device', 'backend')!r}")
 lat = get(j, "probes", "latency")
@@ -382,6 +382,57 @@ else
     not_ok "Ctrl-C: JSON written, status interrupted, points kept" "$int_dir/latency.json was not written"
   fi
   if err_has "interrupted"; then ok "Ctrl-C: says it was interrupted"; else not_ok "Ctrl-C: says it was interrupted" "expected 'interrupted' on stderr"; fi
+
+  # SIGTERM (kill, Slurm, container runtimes) is treated like Ctrl-C, and the JSON is written
+  # after every probe: the latency probe that finished is kept whole when the run is
+  # terminated during the bandwidth probe. Exit 143 (128 + SIGTERM).
+  term_dir=$tmp/term
+  last_cmd="gpudissect run latency bandwidth --device opencl:0.0 --path global --max-footprint 64K --out-dir $term_dir"
+  "$GD" run latency bandwidth --device opencl:0.0 --path global --max-footprint 64K --repeats 3 \
+    --hops 4096 --option bandwidth.parts=footprint,host --out-dir "$term_dir" >"$tmp/out" 2>"$tmp/err" </dev/null &
+  bg_pid=$!
+  for _ in $(seq 1 $((T * 5))); do
+    grep -qE "bandwidth" "$tmp/err" 2>/dev/null && break
+    kill -0 "$bg_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  why=()
+  if kill -0 "$bg_pid" 2>/dev/null; then
+    kill -TERM "$bg_pid"
+    for _ in $(seq 1 $((T * 10))); do
+      kill -0 "$bg_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$bg_pid" 2>/dev/null; then
+      kill -KILL "$bg_pid" 2>/dev/null
+      why+=("still running $T s after SIGTERM (killed)")
+    fi
+  else
+    why+=("the run ended before SIGTERM could be sent (too fast, or it failed)")
+  fi
+  wait "$bg_pid"
+  rc=$?
+  bg_pid=""
+  [[ $rc == 143 ]] || why+=("expected exit code 143, got $rc")
+  json=$term_dir/latency+bandwidth.json
+  if [[ -s $json ]]; then
+    msg=$(python3 - "$json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = []
+p = j.get("probes", {})
+if p.get("latency", {}).get("status") != "ok": bad.append("latency status is %r, want ok" % p.get("latency", {}).get("status"))
+if p.get("bandwidth", {}).get("status") not in ("interrupted",): bad.append("bandwidth status is %r, want interrupted" % p.get("bandwidth", {}).get("status"))
+ids = [f.get("id") for f in j.get("figures", [])]
+if not any(i and i.startswith("latency.global.") for i in ids): bad.append("no latency.global.* figure in %r" % ids[:5])
+print("\n".join(bad)); sys.exit(1 if bad else 0)
+PY
+)
+    [[ $? == 0 ]] || why+=("$msg")
+  else
+    why+=("$json was not written")
+  fi
+  if ((${#why[@]} == 0)); then ok "SIGTERM: exit 143, finished probe kept whole, figures written"; else not_ok "SIGTERM: exit 143, finished probe kept whole, figures written" "${why[@]}"; fi
 fi
 
 ((skipped)) && echo "# $skipped skipped"
