@@ -2,6 +2,7 @@
 // pieces. The measurement itself is probes/latency.cpp.
 #include <ostream>
 
+#include "charts.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
@@ -99,7 +100,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     std::vector<Figure> out;
     const LatencyProbeResult* p = r.get<LatencyProbeResult>();
     if (!p) return out;
-    for (const auto& [path, c] : p->paths) {
+    for (const std::string& path : report::detail::path_order(*p)) {
+      const CurveResult& c = p->paths.at(path);
       if (!c.status.ok()) continue;
       for (const Level& l : c.levels) {
         const std::string id = "latency." + path + "." + level_id(l.name);
