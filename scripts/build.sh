@@ -6,6 +6,8 @@
 #   GD_REQUIRE_CUDA=1  fail when nvcc exists but the CUDA backend was not built (CI sets it)
 #   GD_CMAKE_ARGS="..."  extra arguments for the first configure (word-split)
 #   GD_CUDA_ARCH=NN  the GPU architecture to build CUDA kernels for (default 90: Hopper)
+#   GD_BUILD_TESTS=ON  also build the test suite (scripts/test.sh sets it; the main job
+#                      does not need it, so a plain build skips it)
 # Both backends are built when their toolkits are found: CUDA for sm_90 when nvcc is on PATH
 # or at /usr/local/cuda/bin/nvcc, OpenCL when the ICD loader and headers are installed.
 # An existing build folder keeps its configuration (delete it to reconfigure from scratch).
@@ -15,6 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 GD_REQUIRE_CUDA=${GD_REQUIRE_CUDA:-0}
+GD_BUILD_TESTS=${GD_BUILD_TESTS:-OFF}
 
 [[ -d /usr/local/cuda/bin ]] && export PATH=/usr/local/cuda/bin:$PATH
 nvcc=""
@@ -33,7 +36,8 @@ die() {
 }
 
 if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
-  args=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${GD_CUDA_ARCH:-90})
+  args=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${GD_CUDA_ARCH:-90}
+    -DGD_BUILD_TESTS="$GD_BUILD_TESTS")
   [[ -n $nvcc ]] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
   read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
   args+=("${extra[@]}")
@@ -49,6 +53,12 @@ if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   fi
 else
   echo "build.sh: $BUILD_DIR already configured; building with its settings"
+  # Only the test switch follows the caller: the tests need it on, the main job does not.
+  have=$(sed -n 's/^GD_BUILD_TESTS:BOOL=//p' "$BUILD_DIR/CMakeCache.txt")
+  if [[ ${have^^} != "${GD_BUILD_TESTS^^}" ]]; then
+    echo "+ cmake -B $BUILD_DIR -DGD_BUILD_TESTS=$GD_BUILD_TESTS"
+    cmake -B "$BUILD_DIR" -DGD_BUILD_TESTS="$GD_BUILD_TESTS" >>"$BUILD_DIR/configure.log" 2>&1
+  fi
 fi
 
 echo "+ cmake --build $BUILD_DIR -j$JOBS"

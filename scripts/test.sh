@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-export BUILD_DIR JOBS=${JOBS:-2}
+export BUILD_DIR JOBS=${JOBS:-2} GD_BUILD_TESTS=ON
 bash scripts/build.sh
 echo "+ ctest --test-dir $BUILD_DIR --output-on-failure -j$JOBS"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS"
