@@ -266,3 +266,13 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
 }
 
 }  // namespace gd::report
+
+namespace gd::report {
+
+std::optional<detail::ChartSpec> bandwidth_curves_chart(
+    const std::string& name, const std::string& title,
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves) {
+  return chart(name, title, "footprint (bytes)", true, curves);
+}
+
+}  // namespace gd::report

@@ -85,3 +85,11 @@ std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::s
                                              std::string* err);
 
 }  // namespace gd::report::detail
+
+namespace gd::report {
+// Bandwidth curves (GB/s) against footprint on one chart, log2 x axis (bandwidth_report.cpp;
+// the host memory section draws its curves with it too).
+std::optional<detail::ChartSpec> bandwidth_curves_chart(
+    const std::string& name, const std::string& title,
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves);
+}  // namespace gd::report

@@ -28,6 +28,12 @@ std::vector<std::filesystem::path> write_latency_csv(const std::filesystem::path
                                                      const RunResult& r);
 std::string latency_html_section(const RunResult& r, SectionContext& ctx);
 
+// The host memory probe's pieces (host_memory_report.cpp).
+void print_host_memory_summary(std::ostream& os, const RunResult& r);
+std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::path& dir,
+                                                         const RunResult& r);
+std::string host_memory_html_section(const RunResult& r, SectionContext& ctx);
+
 void print_bandwidth_summary(std::ostream& os, const RunResult& r);
 std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,
                                                        const RunResult& r);

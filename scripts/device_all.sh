@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the GPU machine, in one call: build, then `gpudissect run` (every probe),
-# `gpudissect run latency` again (repeatability), and every probe through OpenCL.
+# `gpudissect run latency` and `run atomics` again (repeatability), and every probe through
+# OpenCL.
 # Everything comes back under $OUT: out.tar.gz (results, SASS of the chase kernels, logs).
 source "$(dirname "${BASH_SOURCE[0]}")/device_setup.sh"
 awk '/Function : .*(chase|clock_kernel)/{p=1} /Function : /{if($0 !~ /(chase|clock_kernel)/) p=0} p' \
@@ -14,6 +15,9 @@ echo "exit: $? (full run: $(( $(date +%s) - t1 )) s)"
 timeout 120 ./build/gpudissect run latency --device cuda:0 --out-dir /tmp/gd/results/latency2 --no-html \
   2> >(tee /tmp/gd/progress_latency2.log | quiet) > /dev/null
 echo "exit: $?"
+timeout 120 ./build/gpudissect run atomics --device cuda:0 --out-dir /tmp/gd/results/atomics2 --no-html \
+  2> >(tee /tmp/gd/progress_atomics2.log | quiet) > /dev/null
+echo "exit: $?"
 ocl=$(timeout 60 ./build/gpudissect list | awk '/^opencl:/ && /NVIDIA/ {print $1; exit}')
 if [ -n "$ocl" ]; then
   timeout 200 ./build/gpudissect run --device "$ocl" --out-dir /tmp/gd/results/opencl --no-html \
@@ -21,4 +25,5 @@ if [ -n "$ocl" ]; then
   echo "exit: $?"
 fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
-(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt progress*.log)
+gzip -c /tmp/gd/sass_full.txt > /tmp/gd/sass_full.txt.gz
+(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt sass_full.txt.gz progress*.log)

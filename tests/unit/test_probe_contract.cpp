@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpudissect/host_memory.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "progress.hpp"
@@ -181,6 +182,47 @@ TEST(ProbeContract, ShippedProbesDescribeThemselves) {
     for (const OptionSpec& o : p->options()) EXPECT_FALSE(o.help.empty()) << p->name() << o.key;
     EXPECT_THROW(p->parse_options({{"no_such_key", "1"}}), std::invalid_argument) << p->name();
   }
+}
+
+}  // namespace
+}  // namespace gd
+
+namespace gd {
+namespace {
+
+// The host memory probe runs for real (it needs no GPU): every point is checked exactly by
+// the probe itself, so an ok point means the reads summed right and the writes and copies
+// landed.
+TEST(HostMemoryProbe, MeasuresAndChecksSmallFootprints) {
+  const Probe& host = *probe_registry().find("host");
+  NoKernelsDevice dev;
+  RunResult r;
+  r.device = dev.info();
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  std::any result = host.new_result();
+  host.run(dev,
+           host.parse_options({{"max_footprint", "256K"}, {"repeats", "2"}, {"threads", "2"}}),
+           r, progress, stop, result);
+  const auto& h = std::any_cast<const HostMemoryResult&>(result);
+  EXPECT_EQ(h.status.status, "ok") << h.status.reason;
+  EXPECT_EQ(h.threads, 2);
+  for (const char* op : {"read", "write", "copy"}) {
+    ASSERT_TRUE(h.curves.count(op)) << op;
+    const BandwidthCurve& c = h.curves.at(op);
+    ASSERT_EQ(c.points.size(), 5u) << op;  // 16K .. 256K, one per doubling
+    for (const BandwidthPoint& p : c.points) {
+      EXPECT_EQ(p.status, "ok") << op << " " << p.x << ": " << p.reason;
+      ASSERT_TRUE(p.gbps) << op;
+      EXPECT_GT(p.gbps->median, 0.01) << op;
+    }
+  }
+  // 256K is inside every cache a CPU has: no "memory" figure is claimed from it.
+  r.probes["host"] = result;
+  EXPECT_TRUE(host.figures(r).empty());
+  EXPECT_THROW(host.parse_options({{"threads", "0"}}), std::invalid_argument);
+  EXPECT_THROW(host.parse_options({{"min_footprint", "1M"}, {"max_footprint", "64K"}}),
+               std::invalid_argument);
 }
 
 }  // namespace
