@@ -23,6 +23,9 @@ struct LatencyOptions {
   int points_per_doubling = 4;
   std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;
+  // Chains visit every line of a page before the next page (random inside and across
+  // pages) when this exceeds the stride; default off (fully random chains).
+  std::optional<uint64_t> page_bytes;
   ChaseBudget budget;
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
   std::optional<bool> tlb;  // default: on for CUDA devices

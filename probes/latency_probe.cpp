@@ -40,6 +40,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         {"points_per_doubling", "4", "footprints per factor of two before refinement"},
         {"repeats", "5", "timed repeats per point (--repeats)"},
         {"hops", "8192", "dependent loads per timed repeat (--hops)"},
+        {"page", "0", "chains visit every line of a page before the next page (bytes, e.g. 4K "
+                      "on a CPU to keep page walks out of the cache levels; 0: fully random)"},
         {"tlb", "", "run the TLB sweep: 1/0 (default: on CUDA devices; --tlb / --no-tlb)"},
         {"tlb_max_footprint", "160G",
          "largest TLB-sweep footprint, at most the free memory less 8G (--tlb-max-footprint)"},
@@ -74,6 +76,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         o.budget.repeats = options::integer(kName, k, v, 1, 100);
       } else if (k == "hops") {
         o.budget.hops_per_repeat = options::integer(kName, k, v, 16, 1 << 26);
+      } else if (k == "page") {
+        o.page_bytes = v == "0" ? 0 : options::bytes(kName, k, v);
       } else if (k == "tlb") {
         o.tlb = options::flag(kName, k, v);
       } else if (k == "tlb_max_footprint") {

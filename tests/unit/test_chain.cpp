@@ -152,3 +152,33 @@ TEST(ChainWalk, EmptyChainThrows) {
   EXPECT_THROW(walk({}, 0, 0), std::invalid_argument);
   EXPECT_THROW(walk({}, 0, 5), std::invalid_argument);
 }
+
+// The page-grouped chain: one cycle through every line, each page's lines visited together:
+// around the cycle the page changes exactly once per page (a page split into two runs would
+// add a change).
+TEST(PageGroupedCycle, OneCycleEveryLineOncePagesContiguous) {
+  for (uint32_t n : {1u, 7u, 64u, 1000u, 4096u}) {
+    for (uint32_t per_page : {1u, 8u, 64u}) {
+      const auto next = gd::page_grouped_cycle(n, per_page, 42);
+      ASSERT_EQ(next.size(), n);
+      EXPECT_TRUE(gd::is_single_cycle(next)) << n << " " << per_page;
+      const uint32_t pages = (n + per_page - 1) / per_page;
+      uint32_t changes = 0;
+      for (uint32_t i = 0; i < n; ++i) changes += next[i] / per_page != i / per_page;
+      EXPECT_EQ(changes, pages > 1 ? pages : 0) << n << " " << per_page;
+    }
+  }
+}
+
+TEST(PageGroupedCycle, RandomInsidePagesAndAcrossThem) {
+  const auto next = gd::page_grouped_cycle(64 * 64, 64, 7);
+  int sequential = 0, same_page = 0;
+  for (uint32_t i = 0; i < next.size(); ++i) {
+    sequential += next[i] == i + 1;
+    same_page += next[i] / 64 == i / 64;
+  }
+  EXPECT_LT(sequential, 200);       // not a linear walk a prefetcher could follow
+  EXPECT_GT(same_page, 64 * 60);    // but almost every hop stays in its page
+  EXPECT_THROW(gd::page_grouped_cycle(0, 8), std::invalid_argument);
+  EXPECT_THROW(gd::page_grouped_cycle(8, 0), std::invalid_argument);
+}
