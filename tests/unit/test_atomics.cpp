@@ -5,10 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "atomics.hpp"
+#include "atomics_report.hpp"
 #include "latency.hpp"  // ProbeError
 
 namespace gd {
@@ -603,6 +608,98 @@ TEST(AtomicsJson, RoundTrip) {
   EXPECT_TRUE(std::isnan(back.matrix->values[2][2]));
   EXPECT_EQ(back.matrix->summary.clusters.size(), out.matrix->summary.clusters.size());
   EXPECT_EQ(std::string(AtomicsProbeResult::kProbe), "atomics");
+}
+
+}  // namespace
+}  // namespace gd
+
+// ---- report ----
+
+namespace gd {
+namespace {
+
+AtomicsProbeResult fake_run(int sms = 8) {
+  FakeDevice dev(true, sms);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  return out;
+}
+
+TEST(AtomicsReport, FiguresHaveStableIdsUnitsAndInstructions) {
+  const AtomicsProbeResult r = fake_run();
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.compute_units = 8;
+  std::map<std::string, Figure> by_id;
+  for (Figure& f : report::atomics_figures(r, info)) by_id[f.id] = f;
+  for (const char* id : {"atomics.shared.cas_pingpong", "atomics.shared.exch_pingpong",
+                         "atomics.global.cas_pingpong", "atomics.global.release_acquire_pingpong",
+                         "atomics.host.pingpong", "atomics.shared.add_i32.distinct",
+                         "atomics.shared.add_i32.same_per_warp", "atomics.global.add_i32.distinct",
+                         "atomics.global.red_i32.distinct", "atomics.global.add_f32.same_per_warp",
+                         "atomics.sm_matrix.median"})
+    EXPECT_TRUE(by_id.count(id)) << id;
+  const Figure& cas = by_id.at("atomics.shared.cas_pingpong");
+  EXPECT_EQ(cas.unit, "cycles");
+  EXPECT_FALSE(cas.higher_is_better);
+  EXPECT_EQ(cas.instruction, "ATOMS.CAS");
+  ASSERT_TRUE(cas.value);
+  EXPECT_DOUBLE_EQ(cas.value->median, 60);
+  EXPECT_EQ(by_id.at("atomics.host.pingpong").status.status, "unsupported");
+  EXPECT_FALSE(by_id.at("atomics.host.pingpong").value);
+  const Figure& add = by_id.at("atomics.global.add_i32.distinct");
+  EXPECT_EQ(add.unit, "GOP/s");
+  EXPECT_TRUE(add.higher_is_better);
+  ASSERT_TRUE(add.per_sm_per_clk);
+  EXPECT_EQ(add.per_sm_per_clk_unit, "ops/clk/SM");
+  EXPECT_NE(by_id.at("atomics.global.add_i32.same_per_warp").where.find("REDUX"),
+            std::string::npos);
+  const Figure& med = by_id.at("atomics.sm_matrix.median");
+  ASSERT_TRUE(med.value);
+  EXPECT_GT(med.value->median, 290);
+  EXPECT_LT(med.value->median, 510);
+}
+
+TEST(AtomicsReport, CsvSummaryHtmlAndHeatMap) {
+  const AtomicsProbeResult r = fake_run();
+  DeviceInfo info;
+  info.compute_units = 8;
+  const auto dir = std::filesystem::temp_directory_path() / "gd_atomics_report_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto files = report::write_atomics_csv(dir, r);
+  ASSERT_EQ(files.size(), 4u);
+  std::ifstream m(dir / "atomics_matrix.csv");
+  std::string header, row0;
+  std::getline(m, header);
+  std::getline(m, row0);
+  EXPECT_EQ(header.rfind("sm,sm0,sm1", 0), 0u) << header;
+  EXPECT_EQ(row0.rfind("0,,", 0), 0u) << row0;  // the diagonal is empty
+  std::ostringstream term;
+  report::print_atomics_summary(term, r, info);
+  EXPECT_NE(term.str().find("2 groups"), std::string::npos) << term.str();
+  EXPECT_NE(term.str().find("global.add_i32.distinct"), std::string::npos);
+  report::SectionContext ctx;  // no charts: the HTML must stand without gnuplot
+  const std::string html = report::atomics_html_section(r, info, ctx);
+  EXPECT_NE(html.find("id=\"atomics\""), std::string::npos);
+  EXPECT_NE(html.find("SM-to-SM latency matrix"), std::string::npos);
+  EXPECT_NE(html.find("<code>ATOMS.CAS</code>"), std::string::npos);
+  const auto heat = report::atomics_heatmap_chart(r);
+  ASSERT_TRUE(heat);
+  EXPECT_NE(heat->script.find("matrix with image"), std::string::npos);
+  EXPECT_NE(heat->script.find("NaN"), std::string::npos);
+  const auto bars = report::atomics_throughput_chart(r);
+  ASSERT_TRUE(bars);
+  EXPECT_NE(bars->script.find("with boxes"), std::string::npos);
+  // With gnuplot, the heat map really renders.
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    std::string err;
+    EXPECT_TRUE(report::detail::render_inline_svg(*heat, "t", &err)) << err;
+    EXPECT_TRUE(report::detail::render_inline_svg(*bars, "u", &err)) << err;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
