@@ -58,6 +58,9 @@ ThroughputRequest req(AtomicSpace s, AtomicOp o, AtomicType t, Contention c, boo
 // A note when the SASS shows the compiler did something other than one atomic per thread.
 std::string sass_note(const std::optional<std::string>& instr) {
   if (!instr) return {};
+  if (instr->find("CAST.SPIN") != std::string::npos)
+    return "no native instruction: the SASS is a compare-and-swap loop (" + *instr +
+           "); each thread-level operation is counted once";
   if (instr->find("REDUX") != std::string::npos || instr->find("POPC") != std::string::npos)
     return "the SASS folds a warp's atomics into one (" + *instr +
            "); the figure counts the thread-level atomics the program asked for";

@@ -90,7 +90,8 @@ std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& list
       R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
   static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
   static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
-  static const std::regex kAtomic(R"(\b((?:ATOMS|ATOMG|ATOM|REDUX|REDG|RED)(?:\.[A-Z0-9_]+)*)\s)");
+  static const std::regex kAtomic(
+      R"(\b((?:ATOMS|ATOMG|ATOM|REDUX|REDG|RED)(?:\.[A-Za-z0-9_]+)*)\s)");  // F16x2: lower case
   std::string fn;
   std::map<std::string, int> loads, stores, bulks;
   std::vector<std::string> bulk_order, atomic_order;  // first appearance
