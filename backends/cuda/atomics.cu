@@ -925,14 +925,20 @@ class CudaAtomics final : public AtomicsKernels {
         }
     }
     if (fragment.empty()) return std::nullopt;
-    // Release/acquire and host ping-pongs hand over by loads and stores with ordering, not
-    // by an atomic (their only atomic is the abort word's): name those.
+    // Ping-pongs: the hand-over's instructions, not the abort path's (an exchange on the
+    // abort word, later in the code). CAS: the first atomic; exchange: the polling load and
+    // the exchange; release/acquire and host: the ordered load and store.
+    const bool pingpong = what == "matrix" || what.rfind("pingpong.", 0) == 0;
+    const bool exch = what.find("exch_pingpong") != std::string::npos;
     const bool ordered = what == "pingpong." + to_string(PingPong::global_release_acquire) ||
                          what == "pingpong." + to_string(PingPong::host);
     for (const auto& [fn, op] : ops) {
       if (fn.find(fragment) == std::string::npos) continue;
-      if (ordered && !op.load.empty()) return op.load + " + " + op.store;
-      if (!ordered && !op.atomic_all.empty()) return op.atomic_all;
+      const std::string first = op.atomic_all.substr(0, op.atomic_all.find(" + "));
+      if (ordered) return op.load + " + " + op.store;
+      if (op.atomic_all.empty()) continue;
+      if (exch) return op.load + " + " + first;
+      return pingpong ? first : op.atomic_all;
     }
     return std::nullopt;
   }
