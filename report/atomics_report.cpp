@@ -68,7 +68,8 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
   os << ", " << fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
     os << ", SM clock " << fixed(*r.clock_mhz_measured, 0) << " MHz measured";
-  os << ", " << info.compute_units << " SMs\n";
+  const char* units = info.backend == "opencl" ? " compute units" : " SMs";
+  os << ", " << info.compute_units << units << "\n";
   if (!r.latency.empty()) {
     os << "  hand-over latency (half a round trip):\n";
     for (const auto& [key, l] : r.latency) {
@@ -248,10 +249,9 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
   h << "; " << fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
     h << "; SM clock measured " << fixed(*r.clock_mhz_measured, 0) << " MHz";
-  h << "; " << info.compute_units
-    << " SMs. Every figure's memory was checked exactly: counters "
-       "equal the atomics made, ping-pong flags end at twice the "
-       "round trips.</p>\n";
+  h << "; " << info.compute_units << (info.backend == "opencl" ? " compute units" : " SMs")
+    << ". Every figure's memory was checked exactly: counters equal the atomics made, "
+       "ping-pong flags end at twice the round trips.</p>\n";
   if (!r.latency.empty()) {
     h << "<h3>Hand-over latency (half a round trip)</h3>\n<table>\n<tr><th>between</th><th>"
          "cycles</th><th>ns</th><th>MHz</th><th>SMs</th><th>instruction timed</th><th>note</th>"

@@ -71,7 +71,7 @@ TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
   ASSERT_TRUE(k->supports(PingPong::global_cas).ok);
   PingPongRequest r;
   r.kind = PingPong::global_cas;
-  r.round_trips = 2000;
+  r.round_trips = 300;  // two CPU threads hand over slowly on a loaded CI machine
   r.repeats = 3;
   const PingPongTiming t = k->ping_pong(r);
   // Two work-groups on a CPU runtime may not run at once: then the bounded spin reports a
@@ -81,8 +81,8 @@ TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
     EXPECT_GT(t.outcome.timeouts, 0u) << err;  // the only acceptable failure
     GTEST_SKIP() << "the two work-groups did not run concurrently here: " << err;
   }
-  EXPECT_EQ(t.total_round_trips, 4000u);
-  EXPECT_EQ(t.outcome.final_value, 8000u);
+  EXPECT_EQ(t.total_round_trips, 600u);
+  EXPECT_EQ(t.outcome.final_value, 1200u);
   ASSERT_EQ(t.ns_per_handoff.size(), 3u);
   EXPECT_TRUE(t.cycles_per_handoff.empty());
   for (double ns : t.ns_per_handoff) {
