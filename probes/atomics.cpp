@@ -269,7 +269,7 @@ std::vector<OptionSpec> atomics_option_specs() {
       {"round_trips", "2000", "ping-pong round trips per timed repeat (host: 1/8 of it)"},
       {"matrix", "1", "measure the SM-to-SM latency matrix (every pair of SMs)"},
       {"matrix_max_sms", "", "SMs 0..N-1 in the matrix (default: every SM; quick: 16)"},
-      {"matrix_round_trips", "32", "round trips per timed segment of a matrix pair (4 segments)"},
+      {"matrix_round_trips", "64", "round trips per timed segment of a matrix pair (4 segments)"},
       {"parts", "latency,throughput,matrix", "parts to run, comma separated"},
   };
 }

@@ -22,7 +22,7 @@ struct AtomicsOptions {
   uint32_t round_trips = 2000;       // per timed ping-pong repeat
   bool matrix = true;                // the SM-to-SM latency matrix
   int matrix_max_sms = 0;            // SMs 0..N-1 in the matrix; 0: every SM
-  uint32_t matrix_round_trips = 32;  // per segment; 4 segments per pair, median taken
+  uint32_t matrix_round_trips = 64;  // per segment; 4 segments per pair, median taken
   std::set<std::string> parts = {"latency", "throughput"};  // plus the matrix when `matrix`
 };
 

@@ -420,7 +420,7 @@ TEST(AtomicsMatrix, SummaryFindsTheTwoPartitions) {
   ASSERT_EQ(m.summary.between.size(), 4u);
   EXPECT_NEAR(m.summary.between[1], 500, 4.01);
   EXPECT_NE(m.summary.structure.find("2 groups"), std::string::npos) << m.summary.structure;
-  EXPECT_EQ(m.round_trips_per_pair, 8u + 32 * 4);
+  EXPECT_EQ(m.round_trips_per_pair, 8u + 64 * 4);
 }
 
 TEST(AtomicsMatrix, NoStructureIsOneCluster) {

@@ -74,7 +74,7 @@ std::vector<std::vector<std::pair<int, int>>> round_robin_rounds(int n);
 
 struct MatrixRequest {
   int sms = 0;                // SMs 0..sms-1 take part
-  uint32_t round_trips = 32;  // per segment
+  uint32_t round_trips = 64;  // per segment
   int segments = 4;           // timed segments per pair; the pair's figure is their median
   uint32_t warmup_round_trips = 8;
 };
