@@ -147,7 +147,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   if (!a.paths.empty()) lat["paths"] = join(a.paths, ",");
   for (const auto& [flag, value, key] :
        {std::tuple{"min-footprint", a.min_fp, "min_footprint"},
-        std::tuple{"max-footprint", a.max_fp, "max_footprint"}, std::tuple{"stride", a.stride, "stride"},
+        std::tuple{"max-footprint", a.max_fp, "max_footprint"},
+        std::tuple{"stride", a.stride, "stride"},
         std::tuple{"tlb-max-footprint", a.tlb_max, "tlb_max_footprint"}}) {
     if (value.empty()) continue;
     bytes_option(flag, value);
@@ -172,8 +173,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   std::map<std::string, std::any> parsed;
   for (const auto& name : probes) {
     try {
-      parsed[name] = registry.find(name)->parse_options(kv.count(name) ? kv.at(name)
-                                                                        : OptionValues{});
+      parsed[name] =
+          registry.find(name)->parse_options(kv.count(name) ? kv.at(name) : OptionValues{});
     } catch (const std::invalid_argument& e) {
       throw cli::UsageError(e.what());
     }
@@ -320,7 +321,8 @@ int main(int argc, char** argv) {
       "run",
       "Measure. Without a probe name runs every probe. Writes <out-dir>/<name>.json, one CSV per "
       "curve, and an HTML report; prints a summary table.");
-  run->add_option("probes", ra.probes, "Probes to run (default: all). Valid: " + join(probe_names()));
+  run->add_option("probes", ra.probes,
+                  "Probes to run (default: all). Valid: " + join(probe_names()));
   run->add_option("-d,--device", ra.device,
                   "cuda:N or opencl:P.D (default: first CUDA GPU, else first OpenCL device)");
   run->add_option("-p,--path", ra.paths,

@@ -60,8 +60,8 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         f.status = {"error", "the timed loop lacks the intended instruction"};
       f.instruction = c.opcodes.empty() ? "" : c.opcodes.front();
       f.clock_mhz = c.clock_mhz;
-      f.where = "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) +
-                " warps/SM";
+      f.where =
+          "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";
       const double scale = (floating(c) ? c.flops_per_op.value_or(1.0) : 1.0) / 1e12;
       f.unit = floating(c) ? "TFLOP/s" : "TOP/s";
       if (c.ops_per_s && f.status.ok()) {

@@ -9,17 +9,18 @@
 // the slice once per pass, a write too, a copy twice (read + write). Every result is
 // checked: the read sums are exact, written words hold their last pass's value, copies
 // equal their source.
+#include "gpudissect/host_memory.hpp"
+
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <ostream>
 #include <thread>
 
-#include "gpudissect/host_memory.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
@@ -53,7 +54,8 @@ struct Words {
   explicit Words(uint64_t count) : n(count) {
     void* raw = nullptr;
     if (posix_memalign(&raw, 4096, std::max<uint64_t>(count, 1) * 8) != 0)
-      throw AllocationFailed("cannot allocate " + format_bytes(double(count * 8)) + " of host memory");
+      throw AllocationFailed("cannot allocate " + format_bytes(double(count * 8)) +
+                             " of host memory");
     p.reset(static_cast<uint64_t*>(raw));
   }
   uint64_t* data() const { return p.get(); }
@@ -174,8 +176,7 @@ std::string cpu_model() {
 void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
                      const std::atomic<bool>& stop, HostMemoryResult& out) {
   const auto t0 = Clock::now();
-  out.threads = opt.threads > 0 ? opt.threads
-                                : std::max(1u, std::thread::hardware_concurrency());
+  out.threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   out.cpu = cpu_model();
   uint64_t largest_cache = 0;
   out.caches = os_caches(&largest_cache);
@@ -192,7 +193,9 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
   for (const std::string& op : ops) {
     BandwidthCurve& curve = out.curves[op];
     curve.x_unit = "footprint_bytes";
-    curve.timed_instruction = op == "copy" ? "memcpy" : op == "read" ? "64-bit loads" : "64-bit stores";
+    curve.timed_instruction = op == "copy"   ? "memcpy"
+                              : op == "read" ? "64-bit loads"
+                                             : "64-bit stores";
     const auto c0 = Clock::now();
     for (uint64_t fp : footprints) {
       progress.step(kName, op, ++n, total, format_bytes(double(fp)));
@@ -255,8 +258,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
       f.name = "memory " + op;
       f.gbps = *it->gbps;
       f.timed_instruction = curve.timed_instruction;
-      f.where = op + " at " + format_bytes(it->x) + ", " + std::to_string(out.threads) +
-                " threads";
+      f.where = op + " at " + format_bytes(it->x) + ", " + std::to_string(out.threads) + " threads";
       out.figures.push_back(f);
       break;
     }
@@ -275,7 +277,8 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
   }
   std::vector<OptionSpec> options() const override {
     return {{"min_footprint", "16K", "smallest footprint (all threads together)"},
-            {"max_footprint", "", "largest footprint (default: 8x the largest OS cache, at least 256M)"},
+            {"max_footprint", "",
+             "largest footprint (default: 8x the largest OS cache, at least 256M)"},
             {"points_per_doubling", "1", "footprints per factor of two"},
             {"threads", "", "threads (default: every hardware thread)"},
             {"repeats", "5", "timed repeats per point"}};

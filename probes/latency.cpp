@@ -62,7 +62,11 @@ class CurveSweep {
   // page_bytes > stride: chains visit a page's lines together (page_grouped_cycle).
   CurveSweep(Device& dev, MemPath path, uint64_t stride, const ChaseBudget& budget,
              CurveResult& out, uint64_t page_bytes = 0)
-      : dev_(dev), path_(path), stride_(stride), budget_(budget), out_(out),
+      : dev_(dev),
+        path_(path),
+        stride_(stride),
+        budget_(budget),
+        out_(out),
         lines_per_page_(page_bytes > stride ? uint32_t(page_bytes / stride) : 0) {
     out_.stride_bytes = stride;
   }

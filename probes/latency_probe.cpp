@@ -32,16 +32,19 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
   }
   std::vector<OptionSpec> options() const override {
     return {
-        {"paths", "", "memory paths, comma separated (default: all the device has; same as --path)"},
+        {"paths", "",
+         "memory paths, comma separated (default: all the device has; same as --path)"},
         {"min_footprint", "1K", "smallest footprint (--min-footprint)"},
-        {"max_footprint", "", "largest footprint (default: 4x the largest reported cache, at "
-                              "least 256M; --max-footprint)"},
+        {"max_footprint", "",
+         "largest footprint (default: 4x the largest reported cache, at "
+         "least 256M; --max-footprint)"},
         {"stride", "", "bytes between chased lines (default 128; 64 for constant; --stride)"},
         {"points_per_doubling", "4", "footprints per factor of two before refinement"},
         {"repeats", "5", "timed repeats per point (--repeats)"},
         {"hops", "8192", "dependent loads per timed repeat (--hops)"},
-        {"page", "0", "chains visit every line of a page before the next page (bytes, e.g. 4K "
-                      "on a CPU to keep page walks out of the cache levels; 0: fully random)"},
+        {"page", "0",
+         "chains visit every line of a page before the next page (bytes, e.g. 4K "
+         "on a CPU to keep page walks out of the cache levels; 0: fully random)"},
         {"tlb", "", "run the TLB sweep: 1/0 (default: on CUDA devices; --tlb / --no-tlb)"},
         {"tlb_max_footprint", "160G",
          "largest TLB-sweep footprint, at most the free memory less 8G (--tlb-max-footprint)"},
@@ -110,8 +113,7 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
       for (const Level& l : c.levels) {
         const std::string id = "latency." + path + "." + level_id(l.name);
         // "constant constant L1" reads badly: the level name alone where it names the path.
-        const std::string label =
-            l.name.rfind(path, 0) == 0 ? l.name : path + " " + l.name;
+        const std::string label = l.name.rfind(path, 0) == 0 ? l.name : path + " " + l.name;
         Figure base;
         base.instruction = c.timed_instruction.value_or("");
         base.clock_mhz = p->clock_mhz_measured;

@@ -363,7 +363,8 @@ std::vector<ChartSpec> chart_specs(const RunResult& r) {
   if (!r.get<LatencyProbeResult>()) return out;
   if (auto c = combined_chart(r)) out.push_back(std::move(*c));
   for (const std::string& n : path_order(*r.get<LatencyProbeResult>()))
-    if (auto c = path_chart(n, r.get<LatencyProbeResult>()->paths.at(n))) out.push_back(std::move(*c));
+    if (auto c = path_chart(n, r.get<LatencyProbeResult>()->paths.at(n)))
+      out.push_back(std::move(*c));
   if (auto c = tlb_chart(*r.get<LatencyProbeResult>())) out.push_back(std::move(*c));
   return out;
 }

@@ -96,7 +96,7 @@ void level_rows(CsvFile& f, const std::string& probe, const std::string& curve,
 }  // namespace
 
 std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r,
-                               const ProbeRegistry& registry) {
+                                const ProbeRegistry& registry) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))

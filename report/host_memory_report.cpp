@@ -18,7 +18,8 @@ void print_host_memory_summary(std::ostream& os, const RunResult& r) {
      << "): " << h->status.status << (h->status.reason.empty() ? "" : " (" + h->status.reason + ")")
      << ", " << format_fixed(h->wall_seconds, 1) << " s\n";
   for (const BandwidthFigure& f : h->figures)
-    os << "  " << f.name << "  " << format_fixed(f.gbps.median, 1) << " GB/s  (" << f.where << ")\n";
+    os << "  " << f.name << "  " << format_fixed(f.gbps.median, 1) << " GB/s  (" << f.where
+       << ")\n";
   if (h->figures.empty() && h->status.ok())
     os << "  no footprint reached 4x the largest cache the OS reports: no memory figure\n";
 }

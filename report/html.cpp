@@ -110,9 +110,8 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
     if (it == r.probes.end()) continue;
     std::any copy = it->second;  // status() takes the result by reference
     const Status st = probe->status(copy);
-    h.kv(probe->name() + " probe", st.status + (st.reason.empty() ? "" : ": " + st.reason) +
-                                       ", " + format_fixed(probe->wall_seconds(it->second), 1) +
-                                       " s");
+    h.kv(probe->name() + " probe", st.status + (st.reason.empty() ? "" : ": " + st.reason) + ", " +
+                                       format_fixed(probe->wall_seconds(it->second), 1) + " s");
   }
   if (const LatencyProbeResult* p = r.get<LatencyProbeResult>()) {
     h.kv("SM clock (measured)",
@@ -136,8 +135,8 @@ void figures_table(Html& h, const std::vector<Figure>& figures) {
          "<table>\n<tr><th>id</th><th>figure</th><th>value</th><th>unit</th><th>per SM per "
          "clock</th><th>instruction</th><th>where</th></tr>\n";
   for (const Figure& f : figures) {
-    std::string value = f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1)
-                                : f.status.status;
+    std::string value =
+        f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1) : f.status.status;
     std::string per = f.per_sm_per_clk
                           ? format_fixed(*f.per_sm_per_clk, 2) + " " + f.per_sm_per_clk_unit
                           : std::string("-");
@@ -257,7 +256,8 @@ void chart(Html& h, const Charts& ch, const std::string& name, const std::string
 }
 
 void how_to_read(Html& h, const RunResult& r) {
-  const bool cycles = r.get<LatencyProbeResult>() && r.get<LatencyProbeResult>()->clock_mhz_measured;
+  const bool cycles =
+      r.get<LatencyProbeResult>() && r.get<LatencyProbeResult>()->clock_mhz_measured;
   h.o << "<h2 id=\"how\">How to read this report</h2>\n<p>Each point is the latency of one "
          "<em>dependent</em> load: the probe follows a chain of pointers through a buffer of the "
          "given footprint, so every load has to wait for the one before it. While the buffer "

@@ -1,5 +1,6 @@
 #include "cuda_util.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -89,9 +90,11 @@ std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& list
       R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
   static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
   static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
+  static const std::regex kAtomic(
+      R"(\b((?:ATOMS|ATOMG|ATOM|REDUX|REDG|RED)(?:\.[A-Za-z0-9_]+)*)\s)");  // F16x2: lower case
   std::string fn;
   std::map<std::string, int> loads, stores, bulks;
-  std::vector<std::string> bulk_order;  // first appearance
+  std::vector<std::string> bulk_order, atomic_order;  // first appearance
   auto best = [](const std::map<std::string, int>& m) {
     if (m.empty()) return std::string();
     return std::max_element(m.begin(), m.end(),
@@ -102,18 +105,24 @@ std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& list
     if (!fn.empty()) {
       std::string all;
       for (const std::string& b : bulk_order) all += (all.empty() ? "" : " + ") + b;
-      out[fn] = {best(loads), best(stores), best(bulks), all};
+      std::string atomics;
+      for (const std::string& a : atomic_order) atomics += (atomics.empty() ? "" : " + ") + a;
+      out[fn] = {best(loads), best(stores), best(bulks), all, atomics};
     }
     loads.clear();
     stores.clear();
     bulks.clear();
     bulk_order.clear();
+    atomic_order.clear();
   };
   std::smatch m;
   for (std::string l; std::getline(sass, l);) {
     if (std::regex_search(l, m, kFunction)) {
       flush();
       fn = m[1];
+    } else if (std::regex_search(l, m, kAtomic)) {
+      if (std::find(atomic_order.begin(), atomic_order.end(), m[1].str()) == atomic_order.end())
+        atomic_order.push_back(m[1]);
     } else if (std::regex_search(l, m, kLoad)) {
       if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
     } else if (std::regex_search(l, m, kStore)) {

@@ -46,6 +46,10 @@ struct KernelMemoryOps {
   std::string store;     // most frequent store
   std::string bulk;      // most frequent copy-engine instruction (UBLKCP...), if any
   std::string bulk_all;  // every distinct copy-engine instruction, " + " between
+  // Atomics and warp reductions (ATOMS.*, ATOMG.*, ATOM.*, RED.*, REDG.*, REDUX.*): every
+  // distinct one in order of first appearance, " + " between; a REDUX beside an atomic
+  // means the compiler folded a warp's operations into one.
+  std::string atomic_all;
 };
 
 // Per kernel (mangled name) of a cuobjdump --dump-sass listing.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gpudissect/atomics.hpp"
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
@@ -24,6 +25,7 @@ struct Handles {
 
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info);
+std::unique_ptr<AtomicsKernels> make_atomics_kernels(const Handles& h, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(const Handles& h, const DeviceInfo& info);

@@ -220,10 +220,9 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
     throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
   const int v = j["schema_version"].get<int>();
   if (v < kOldestSchemaVersion || v > kSchemaVersion)
-    throw std::runtime_error("unknown schema_version " + std::to_string(v) +
-                             " (this gpudissect reads versions " +
-                             std::to_string(kOldestSchemaVersion) + " to " +
-                             std::to_string(kSchemaVersion) + ")");
+    throw std::runtime_error(
+        "unknown schema_version " + std::to_string(v) + " (this gpudissect reads versions " +
+        std::to_string(kOldestSchemaVersion) + " to " + std::to_string(kSchemaVersion) + ")");
   RunResult r;
   try {
     r.schema_version = kSchemaVersion;  // what it is now, in memory and when written again

@@ -78,3 +78,32 @@ TEST(CudaSass, MemoryOpsPerKernel) {
   EXPECT_EQ(bulk.bulk_all, "UBLKCP.S.G + UBLKCP.G.S");
   EXPECT_TRUE(gd::cuda::kernel_memory_ops("").empty());
 }
+
+// Atomics: every distinct atomic and warp-reduction opcode, in order of appearance, and
+// none of them taken for a load or a store.
+TEST(CudaSass, AtomicOpsPerKernel) {
+  const std::string sass = R"(
+		Function : _ZN2gd4cuda2at16tp_global_kernelILi0ELi0ELb1ELi1EEEvNS1_6TpArgsE
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0100*/                   REDUX.SUM UR5, R0 ;
+        /*0110*/                   ATOMG.E.ADD.STRONG.GPU PT, R3, desc[UR6][R2.64], R5 ;
+        /*0120*/                   ATOMG.E.ADD.STRONG.GPU PT, R4, desc[UR6][R2.64], R5 ;
+        /*0130*/                   REDG.E.ADD.STRONG.GPU desc[UR6][R2.64], R5 ;
+        /*0138*/                   ATOMG.E.ADD.F16x2.RN.STRONG.GPU PT, R7, desc[UR6][R4.64], R19 ;
+        /*0140*/                   STG.E desc[UR6][R6.64], R4 ;
+		Function : _ZN2gd4cuda2at16pp_shared_kernelILi0EEEvjjjPNS1_7PingOutE
+        /*0200*/                   ATOMS.CAS R3, [R2], R4, R5 ;
+        /*0210*/                   LDS R6, [R2] ;
+)";
+  const auto ops = gd::cuda::kernel_memory_ops(sass);
+  ASSERT_EQ(ops.size(), 2u);
+  const auto& g = ops.at("_ZN2gd4cuda2at16tp_global_kernelILi0ELi0ELb1ELi1EEEvNS1_6TpArgsE");
+  EXPECT_EQ(g.atomic_all,
+            "REDUX.SUM + ATOMG.E.ADD.STRONG.GPU + REDG.E.ADD.STRONG.GPU + "
+            "ATOMG.E.ADD.F16x2.RN.STRONG.GPU");
+  EXPECT_EQ(g.store, "STG.E");
+  EXPECT_EQ(g.load, "");
+  const auto& s = ops.at("_ZN2gd4cuda2at16pp_shared_kernelILi0EEEvjjjPNS1_7PingOutE");
+  EXPECT_EQ(s.atomic_all, "ATOMS.CAS");
+  EXPECT_EQ(s.load, "LDS");
+}

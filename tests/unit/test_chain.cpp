@@ -177,8 +177,8 @@ TEST(PageGroupedCycle, RandomInsidePagesAndAcrossThem) {
     sequential += next[i] == i + 1;
     same_page += next[i] / 64 == i / 64;
   }
-  EXPECT_LT(sequential, 200);       // not a linear walk a prefetcher could follow
-  EXPECT_GT(same_page, 64 * 60);    // but almost every hop stays in its page
+  EXPECT_LT(sequential, 200);     // not a linear walk a prefetcher could follow
+  EXPECT_GT(same_page, 64 * 60);  // but almost every hop stays in its page
   EXPECT_THROW(gd::page_grouped_cycle(0, 8), std::invalid_argument);
   EXPECT_THROW(gd::page_grouped_cycle(8, 0), std::invalid_argument);
 }

@@ -196,7 +196,8 @@ TEST(ReportCsv, WritesOneFilePerCurveAndLevels) {
   EXPECT_EQ(lines_of(read(dir / "latency_texture.csv")).size(), 1u);
   const auto tlb = lines_of(read(dir / "tlb_2097152.csv"));
   EXPECT_EQ(tlb[0], header);
-  EXPECT_EQ(tlb.size(), 1 + r.get<gd::LatencyProbeResult>()->tlb.at("stride_2097152").points.size());
+  EXPECT_EQ(tlb.size(),
+            1 + r.get<gd::LatencyProbeResult>()->tlb.at("stride_2097152").points.size());
 
   const auto levels = lines_of(read(dir / "levels.csv"));
   EXPECT_EQ(levels[0].rfind("probe,curve,level,capacity_bytes", 0), 0u) << levels[0];
@@ -361,13 +362,17 @@ TEST(ReportFiles, WriteJsonRoundTrips) {
   EXPECT_FALSE(fs::exists(tmp.path / "out" / "run.json.tmp"));
   const nlohmann::json j = nlohmann::json::parse(read(file));
   EXPECT_EQ(j, to_json(r, gd::probe_registry()));
-  EXPECT_EQ(to_json(run_result_from_json(to_json(r, gd::probe_registry()), gd::probe_registry()), gd::probe_registry()), to_json(r, gd::probe_registry()));
-  EXPECT_EQ(to_json(run_result_from_json(j, gd::probe_registry()), gd::probe_registry()), to_json(r, gd::probe_registry()));
+  EXPECT_EQ(to_json(run_result_from_json(to_json(r, gd::probe_registry()), gd::probe_registry()),
+                    gd::probe_registry()),
+            to_json(r, gd::probe_registry()));
+  EXPECT_EQ(to_json(run_result_from_json(j, gd::probe_registry()), gd::probe_registry()),
+            to_json(r, gd::probe_registry()));
 }
 
 TEST(ReportFiles, WriteJsonThrowsWhenItCannotWrite) {
   const RunResult r = load_fixture();
-  EXPECT_THROW(report::write_json("/etc/passwd/run.json", r, gd::probe_registry()), std::runtime_error);
+  EXPECT_THROW(report::write_json("/etc/passwd/run.json", r, gd::probe_registry()),
+               std::runtime_error);
 }
 
 TEST(ReportJson, RejectsUnknownSchemaAndNonObjects) {

@@ -150,16 +150,19 @@ std::string reject_message(const json& j) {
 TEST(ResultJson, RoundTripIsIdentical) {
   const gd::RunResult r = sample_result();
   const json j1 = gd::to_json(r, gd::probe_registry());
-  const json j2 = gd::to_json(gd::run_result_from_json(j1, gd::probe_registry()), gd::probe_registry());
+  const json j2 =
+      gd::to_json(gd::run_result_from_json(j1, gd::probe_registry()), gd::probe_registry());
   EXPECT_EQ(j1, j2);
   EXPECT_EQ(j1.dump(2), j2.dump(2));
   // Through text as well.
-  const json j3 = gd::to_json(gd::run_result_from_json(json::parse(j1.dump()), gd::probe_registry()), gd::probe_registry());
+  const json j3 = gd::to_json(
+      gd::run_result_from_json(json::parse(j1.dump()), gd::probe_registry()), gd::probe_registry());
   EXPECT_EQ(j1.dump(), j3.dump());
 }
 
 TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
-  const gd::RunResult r = gd::run_result_from_json(gd::to_json(sample_result(), gd::probe_registry()), gd::probe_registry());
+  const gd::RunResult r = gd::run_result_from_json(
+      gd::to_json(sample_result(), gd::probe_registry()), gd::probe_registry());
   EXPECT_EQ(r.schema_version, 2);
   EXPECT_EQ(r.tool.name, "gpudissect");
   EXPECT_EQ(r.tool.started_at, "2024-05-01T12:00:00Z");
@@ -259,7 +262,8 @@ TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
   bare.probes.erase("latency");
   const json jb = gd::to_json(bare, gd::probe_registry());
   EXPECT_EQ(jb["probes"], json::object());
-  EXPECT_FALSE(gd::run_result_from_json(jb, gd::probe_registry()).get<gd::LatencyProbeResult>() != nullptr);
+  EXPECT_FALSE(gd::run_result_from_json(jb, gd::probe_registry()).get<gd::LatencyProbeResult>() !=
+               nullptr);
 }
 
 TEST(ResultJson, DocumentedShape) {
@@ -333,7 +337,8 @@ TEST(ResultJson, FlatMediansAloneStillRead) {
 }
 
 TEST(ResultJsonReject, NonObject) {
-  EXPECT_THROW(gd::run_result_from_json(json::array({1, 2}), gd::probe_registry()), std::runtime_error);
+  EXPECT_THROW(gd::run_result_from_json(json::array({1, 2}), gd::probe_registry()),
+               std::runtime_error);
   EXPECT_THROW(gd::run_result_from_json(json("text"), gd::probe_registry()), std::runtime_error);
   EXPECT_THROW(gd::run_result_from_json(json(nullptr), gd::probe_registry()), std::runtime_error);
 }

@@ -14,10 +14,10 @@
 namespace gd {
 
 struct Figure {
-  std::string id;                 // "latency.global.L1", "bandwidth.dram.read" ...
-  std::string label;              // "global L1 latency"
-  std::optional<Summary> value;   // absent when status is not ok
-  std::string unit;               // "cycles", "ns", "GB/s", "TFLOP/s", "TOP/s", "bytes" ...
+  std::string id;                        // "latency.global.L1", "bandwidth.dram.read" ...
+  std::string label;                     // "global L1 latency"
+  std::optional<Summary> value;          // absent when status is not ok
+  std::string unit;                      // "cycles", "ns", "GB/s", "TFLOP/s", "TOP/s", "bytes" ...
   std::optional<double> per_sm_per_clk;  // value normalised per SM per clock, where it means
   std::string per_sm_per_clk_unit;       // "B/clk/SM", "ops/clk/SM"
   std::string instruction;               // SASS/ISA timed ("ATOMS.CAS"), where known

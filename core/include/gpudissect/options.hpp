@@ -14,8 +14,7 @@ namespace gd::options {
 // 1/true/yes/on or 0/false/no/off.
 bool flag(const std::string& probe, const std::string& key, const std::string& v);
 // An integer in [lo, hi].
-int integer(const std::string& probe, const std::string& key, const std::string& v, int lo,
-            int hi);
+int integer(const std::string& probe, const std::string& key, const std::string& v, int lo, int hi);
 // A size: "4096", "64K", "256M", "8G".
 uint64_t bytes(const std::string& probe, const std::string& key, const std::string& v);
 // A comma-separated list.

@@ -1,0 +1,1152 @@
+// CUDA kernels of the atomics probe: ping-pong between two threads (two warps through
+// shared memory, two SMs through global memory by CAS, exchange or release/acquire, a GPU
+// thread and a host thread through mapped pinned memory), the SM-to-SM matrix (every pair
+// of SMs, many disjoint pairs at once), and atomic throughput by space, type, contention,
+// result use and scope. Every atomic is inline PTX with its state space, operation and
+// scope spelled out, so the instruction timed is the one intended (ATOMS vs a generic ATOM,
+// ATOM vs RED), and every kernel's memory is checked exactly on the host.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "cuda_probes.hpp"
+#include "cuda_util.hpp"
+
+namespace gd::cuda {
+
+namespace at {
+
+// A spin gives up after this many polls (a few seconds at most): a partner that never
+// answers is reported as a timeout, never a hang.
+constexpr unsigned kSpinLimit = 1u << 22;
+constexpr int kThreads = 256;
+constexpr int kMaxRepeats = 64;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ int smid() {
+  int s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+__device__ __forceinline__ unsigned shared_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// ---- the atomics, one PTX instruction each ----
+
+__device__ __forceinline__ unsigned cas_shared(unsigned a, unsigned cmp, unsigned val) {
+  unsigned old;
+  asm volatile("atom.shared.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "r"(a), "r"(cmp), "r"(val)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ unsigned exch_shared(unsigned a, unsigned val) {
+  unsigned old;
+  asm volatile("atom.shared.exch.b32 %0, [%1], %2;" : "=r"(old) : "r"(a), "r"(val) : "memory");
+  return old;
+}
+__device__ __forceinline__ unsigned ld_volatile_shared(unsigned a) {
+  unsigned v;
+  asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned cas_global(unsigned* p, unsigned cmp, unsigned val) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(cmp), "r"(val)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ unsigned exch_global(unsigned* p, unsigned val) {
+  unsigned old;
+  asm volatile("atom.relaxed.gpu.global.exch.b32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(val)
+               : "memory");
+  return old;
+}
+__device__ __forceinline__ unsigned ld_relaxed_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release_sys(unsigned* p, unsigned v) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_relaxed_sys(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed_sys(unsigned* p, unsigned v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// The payload behind the flag: plain (weak) accesses, ordered only by the flag's
+// release/acquire, which is the point of the test.
+__device__ __forceinline__ unsigned ld_weak(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_weak(unsigned* p, unsigned v) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// ---- ping-pong ----
+
+// Modes of a hand-over. CAS: the CAS that turns `want` into want+1 is both the wait and the
+// hand-over. EXCH: wait by load, hand over by exchange (which must return `want`). RA: wait
+// by ld.acquire, check the payload the partner wrote before its release, write the next
+// payload, hand over by st.release. HOST: RA at system scope (the partner is a CPU thread).
+enum Mode { kCas = 0, kExch = 1, kRa = 2, kHost = 3 };
+
+// What one launch's players leave (per pair in the matrix).
+struct PingOut {
+  unsigned long long c0, c1, n0, n1;  // player A's clock and ns after the warm-up and at the end
+  unsigned handoffs[2];
+  unsigned timeouts[2];
+  unsigned payload_errors;
+  unsigned final_value;
+  int sm[2];
+};
+
+// One player's game on a global flag: player `me` (0 = A, 1 = B) makes flag 2k+me into
+// 2k+me+1 for k < total. A takes timestamps right after its hand-over number `warmup - 1`
+// and after every further `segment` hand-overs (`seg_cycles` / `seg_ns`, when given), so
+// each segment spans exactly `segment` round trips.
+template <int MODE>
+__device__ void play_global(unsigned* flag, unsigned* payload, unsigned* abort_word, unsigned me,
+                            unsigned warmup, unsigned total, unsigned segment,
+                            unsigned long long* seg_cycles, unsigned long long* seg_ns,
+                            PingOut* out) {
+  unsigned done = 0, timed_out = 0, bad_payload = 0;
+  unsigned long long c_prev = 0, n_prev = 0;
+  for (unsigned k = 0; k < total && !timed_out; ++k) {
+    const unsigned want = 2 * k + me;
+    unsigned spins = 0;
+    bool ok = true;
+    if (MODE == kCas) {
+      while (cas_global(flag, want, want + 1) != want)
+        if (++spins > kSpinLimit || (spins % 64 == 0 && ld_relaxed_gpu(abort_word))) {
+          timed_out = 1;
+          break;
+        }
+    } else {
+      while ((MODE == kHost ? ld_acquire_sys(flag)
+              : MODE == kRa ? ld_acquire_gpu(flag)
+                            : ld_relaxed_gpu(flag)) != want)
+        if (++spins > kSpinLimit ||
+            (spins % 64 == 0 &&
+             (MODE == kHost ? ld_relaxed_sys(abort_word) : ld_relaxed_gpu(abort_word)))) {
+          timed_out = 1;
+          break;
+        }
+      if (!timed_out) {
+        if (MODE == kExch) {
+          ok = exch_global(flag, want + 1) == want;
+        } else {
+          if (ld_weak(payload) != want) ++bad_payload;
+          st_weak(payload, want + 1);
+          if (MODE == kHost)
+            st_release_sys(flag, want + 1);
+          else
+            st_release_gpu(flag, want + 1);
+        }
+      }
+    }
+    if (timed_out) {
+      if (MODE == kHost)
+        st_relaxed_sys(abort_word, 1);
+      else
+        atomicExch(abort_word, 1u);
+      break;
+    }
+    if (ok) ++done;
+    // Timestamps (player A): after hand-over warmup-1, then every `segment` hand-overs.
+    if (me == 0 && k + 1 >= warmup && (k + 1 - warmup) % segment == 0) {
+      const unsigned long long c = clock64(), n = global_ns();
+      if (k + 1 == warmup) {
+        out->c0 = c;
+        out->n0 = n;
+      } else if (seg_cycles) {
+        const unsigned s = (k + 1 - warmup) / segment - 1;
+        seg_cycles[s] = c - c_prev;
+        seg_ns[s] = n - n_prev;
+      }
+      c_prev = c;
+      n_prev = n;
+      out->c1 = c;
+      out->n1 = n;
+    }
+  }
+  out->handoffs[me] = done;
+  out->timeouts[me] = timed_out;
+  if (bad_payload) atomicAdd(&out->payload_errors, bad_payload);
+  out->sm[me] = smid();
+}
+
+// Two warps of one block (threads 0 and 32) through a shared-memory flag.
+template <int MODE>
+__global__ void __launch_bounds__(64)
+    pp_shared_kernel(unsigned warmup, unsigned total, PingOut* out) {
+  __shared__ unsigned cell[2];  // flag, abort
+  if (threadIdx.x == 0) {
+    cell[0] = 0;
+    cell[1] = 0;
+  }
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) {
+    const unsigned me = threadIdx.x >> 5;
+    const unsigned flag = shared_addr(&cell[0]), abort_word = shared_addr(&cell[1]);
+    unsigned done = 0, timed_out = 0;
+    for (unsigned k = 0; k < total && !timed_out; ++k) {
+      const unsigned want = 2 * k + me;
+      unsigned spins = 0;
+      bool ok = true;
+      if (MODE == kCas) {
+        while (cas_shared(flag, want, want + 1) != want)
+          if (++spins > kSpinLimit || (spins % 64 == 0 && ld_volatile_shared(abort_word))) {
+            timed_out = 1;
+            break;
+          }
+      } else {
+        while (ld_volatile_shared(flag) != want)
+          if (++spins > kSpinLimit || (spins % 64 == 0 && ld_volatile_shared(abort_word))) {
+            timed_out = 1;
+            break;
+          }
+        if (!timed_out) ok = exch_shared(flag, want + 1) == want;
+      }
+      if (timed_out) {
+        exch_shared(abort_word, 1);
+        break;
+      }
+      if (ok) ++done;
+      if (me == 0 && k + 1 == warmup) {
+        out->c0 = clock64();
+        out->n0 = global_ns();
+      }
+    }
+    if (me == 0) {
+      out->c1 = clock64();
+      out->n1 = global_ns();
+    }
+    out->handoffs[me] = done;
+    out->timeouts[me] = timed_out;
+    out->sm[me] = smid();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out->final_value = cell[0];
+    out->payload_errors = 0;
+  }
+}
+
+// Two blocks on two SMs (each asks for more than half an SM's shared memory, so no SM holds
+// both): block b is player b. words: [0] flag, [32] payload, [64] abort (own lines).
+template <int MODE>
+__global__ void __launch_bounds__(32)
+    pp_global_kernel(unsigned* words, unsigned warmup, unsigned total, PingOut* out) {
+  if (threadIdx.x != 0) return;
+  // One segment: the whole timed part (A's stamps after the warm-up and at the end).
+  play_global<MODE>(words, words + 32, words + 64, blockIdx.x, warmup, total, total - warmup,
+                    nullptr, nullptr, out);
+}
+
+// A GPU thread against a host thread through mapped pinned memory (the host is player B).
+__global__ void __launch_bounds__(32)
+    pp_host_kernel(unsigned* words, unsigned warmup, unsigned total, PingOut* out) {
+  if (threadIdx.x != 0) return;
+  play_global<kHost>(words, words + 32, words + 64, 0, warmup, total, total - warmup, nullptr,
+                     nullptr, out);
+}
+
+// ---- the SM-to-SM matrix ----
+
+struct MatrixArgs {
+  int n;                 // SMs 0..n-1 take part
+  int rounds;            // tournament rounds
+  const int* partner;    // rounds x n: SM s's partner in round r, -1 when it rests
+  int* owner;            // n: the block that plays for SM s (-1: none yet)
+  unsigned* flags;       // rounds x n pairs, 32 words (one line) each, at [(r*n + a) * 32]
+  unsigned* payloads;    // unused by CAS; kept for symmetry of play_global's arguments
+  unsigned* abort_word;  // any timeout stops every pair
+  unsigned warmup, segment, segments;
+  unsigned long long* seg_cycles;  // rounds x n x segments, at A = min(pair)
+  unsigned long long* seg_ns;
+  PingOut* out;  // rounds x n, at A
+};
+
+// One block per SM plays for it: blocks find their SM, the first to claim it stays, the
+// others leave. Each round, every SM plays the partner the tournament gives it; pairs of a
+// round run at once, and a pair only waits for its own partner (rounds need no barrier: a
+// block in round r waits at most for its partner to finish round r-1).
+__global__ void __launch_bounds__(32) pp_matrix_kernel(MatrixArgs a) {
+  if (threadIdx.x != 0) return;
+  const int sm = smid();
+  if (sm >= a.n) return;
+  if (atomicCAS(&a.owner[sm], -1, int(blockIdx.x)) != -1) return;
+  const unsigned total = a.warmup + a.segment * a.segments;
+  for (int r = 0; r < a.rounds; ++r) {
+    const int p = a.partner[r * a.n + sm];
+    if (p < 0) continue;
+    const int lo = min(sm, p);
+    const size_t pair = size_t(r) * a.n + lo;
+    play_global<kCas>(a.flags + pair * 32, a.payloads, a.abort_word, sm == lo ? 0 : 1, a.warmup,
+                      total, a.segment, a.seg_cycles + pair * a.segments,
+                      a.seg_ns + pair * a.segments, a.out + pair);
+    if (ld_relaxed_gpu(a.abort_word)) return;
+  }
+}
+
+// ---- throughput ----
+
+enum Op { kAdd = 0, kMin = 1, kMax = 2, kCasOp = 3 };
+enum Type { kI32 = 0, kU64 = 1, kF32 = 2, kF64 = 3, kF16x2 = 4, kBf16x2 = 5 };
+enum Scope { kCta = 0, kGpu = 1, kSys = 2 };
+
+struct TpArgs {
+  void* target;         // global: the target words; shared: where each block's array goes
+  unsigned contention;  // gd::Contention
+  unsigned ways;
+  unsigned long long iterations;
+  unsigned words_per_block;  // shared
+  unsigned initial;          // shared: every word's start value
+  unsigned* per_thread;      // the returned values' xor (keeps them live), or CAS successes
+  unsigned long long* clk;   // [clock start, ns start, clock end, ns end]
+};
+
+// gd::target_word, global space.
+__device__ __forceinline__ unsigned long long global_word(unsigned contention,
+                                                          unsigned long long g) {
+  if (contention == 2) return (g / 32) * 32;       // same_per_warp
+  if (contention == 3) return blockIdx.x * 32ull;  // same_per_block
+  if (contention == 4) return 0;                   // same_gpu
+  return g;
+}
+// gd::target_word, shared space (within the block's array).
+__device__ __forceinline__ unsigned local_word(unsigned contention, unsigned ways, unsigned t) {
+  const unsigned warp = t / 32, lane = t % 32;
+  if (contention == 0) return warp * 32 + lane;
+  if (contention == 1) {
+    const unsigned banks = 32 / ways;
+    return warp * 32 * ways + lane % banks + (lane / banks) * 32;
+  }
+  if (contention == 2) return warp * 32;
+  return 0;
+}
+
+// gd::minmax_operand.
+__device__ __forceinline__ int minmax_operand(int op, unsigned long long g, unsigned long long k) {
+  const int v = int((g % 977) * 2048 + (k % 2048));
+  return op == kMin ? -v : v;
+}
+
+template <int SCOPE>
+__device__ __forceinline__ unsigned add_u32(unsigned* p, unsigned v) {
+  unsigned old;
+  if (SCOPE == kCta)
+    asm volatile("atom.relaxed.cta.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "l"(p), "r"(v)
+                 : "memory");
+  else if (SCOPE == kSys)
+    asm volatile("atom.relaxed.sys.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "l"(p), "r"(v)
+                 : "memory");
+  else
+    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "l"(p), "r"(v)
+                 : "memory");
+  return old;
+}
+template <int SCOPE>
+__device__ __forceinline__ void red_u32(unsigned* p, unsigned v) {
+  if (SCOPE == kCta)
+    asm volatile("red.relaxed.cta.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  else if (SCOPE == kSys)
+    asm volatile("red.relaxed.sys.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+  else
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// One global atomic of the kind asked; returns the old value's low 32 bits (0 for RED).
+template <int OP, int TYPE, bool RET, int SCOPE>
+__device__ __forceinline__ unsigned global_atomic(void* target, unsigned long long word,
+                                                  unsigned long long g, unsigned long long k) {
+  if constexpr (OP == kAdd && TYPE == kI32) {
+    unsigned* p = static_cast<unsigned*>(target) + word;
+    if constexpr (RET) return add_u32<SCOPE>(p, 1u);
+    red_u32<SCOPE>(p, 1u);
+    return 0;
+  } else if constexpr (OP == kAdd && TYPE == kU64) {
+    unsigned long long* p = static_cast<unsigned long long*>(target) + word;
+    unsigned long long old = 0, one = 1;
+    if constexpr (RET)
+      asm volatile("atom.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(one) : "memory");
+    else
+      asm volatile("red.global.add.u64 [%0], %1;" ::"l"(p), "l"(one) : "memory");
+    return unsigned(old);
+  } else if constexpr (OP == kAdd && TYPE == kF32) {
+    float* p = static_cast<float*>(target) + word;
+    float old = 0;
+    if constexpr (RET)
+      asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(p), "f"(1.0f) : "memory");
+    else
+      asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(1.0f) : "memory");
+    return __float_as_uint(old);
+  } else if constexpr (OP == kAdd && TYPE == kF64) {
+    double* p = static_cast<double*>(target) + word;
+    double old = 0;
+    if constexpr (RET)
+      asm volatile("atom.global.add.f64 %0, [%1], %2;" : "=d"(old) : "l"(p), "d"(1.0) : "memory");
+    else
+      asm volatile("red.global.add.f64 [%0], %1;" ::"l"(p), "d"(1.0) : "memory");
+    return unsigned(__double_as_longlong(old));
+  } else if constexpr (OP == kAdd && TYPE == kF16x2) {
+    unsigned* p = static_cast<unsigned*>(target) + word;
+    unsigned old = 0;
+    const unsigned ones = 0x3c003c00u;  // (1.0, 1.0) in half precision
+    if constexpr (RET)
+      asm volatile("atom.global.add.noftz.f16x2 %0, [%1], %2;"
+                   : "=r"(old)
+                   : "l"(p), "r"(ones)
+                   : "memory");
+    else
+      asm volatile("red.global.add.noftz.f16x2 [%0], %1;" ::"l"(p), "r"(ones) : "memory");
+    return old;
+  } else if constexpr (OP == kAdd && TYPE == kBf16x2) {
+    unsigned* p = static_cast<unsigned*>(target) + word;
+    unsigned old = 0;
+    const unsigned ones = 0x3f803f80u;  // (1.0, 1.0) in bfloat16
+    if constexpr (RET)
+      asm volatile("atom.global.add.noftz.bf16x2 %0, [%1], %2;"
+                   : "=r"(old)
+                   : "l"(p), "r"(ones)
+                   : "memory");
+    else
+      asm volatile("red.global.add.noftz.bf16x2 [%0], %1;" ::"l"(p), "r"(ones) : "memory");
+    return old;
+  } else if constexpr (OP == kMin || OP == kMax) {
+    int* p = static_cast<int*>(target) + word;
+    const int v = minmax_operand(OP, g, k);
+    int old = 0;
+    if constexpr (OP == kMin)
+      asm volatile("atom.global.min.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    else
+      asm volatile("atom.global.max.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return unsigned(old);
+  } else {
+    static_assert(OP == kAdd, "no such global atomic");
+    return 0;
+  }
+}
+
+__device__ __forceinline__ void clock_begin(const TpArgs& a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[0] = clock64();
+    a.clk[1] = global_ns();
+  }
+}
+__device__ __forceinline__ void clock_end(const TpArgs& a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    a.clk[2] = clock64();
+    a.clk[3] = global_ns();
+  }
+}
+
+// Every thread makes `iterations` atomics on its word (8 per loop trip, unrolled, so the
+// loop's own instructions stay out of the way). CAS: a loop of attempts, each one counted
+// as an operation; successes are counted per thread for the check.
+template <int OP, int TYPE, bool RET, int SCOPE>
+__global__ void __launch_bounds__(kThreads) tp_global_kernel(TpArgs a) {
+  clock_begin(a);
+  const unsigned long long g = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  const unsigned long long word = global_word(a.contention, g);
+  unsigned acc = 0;
+  if constexpr (OP == kCasOp) {
+    unsigned* p = static_cast<unsigned*>(a.target) + word;
+    unsigned guess = 0, won = 0;
+    for (unsigned long long k = 0; k < a.iterations; ++k) {
+      const unsigned old = cas_global(p, guess, guess + 1);
+      won += old == guess;
+      guess = old == guess ? old + 1 : old;
+    }
+    acc = won;
+  } else {
+    unsigned long long k = 0;
+    for (; k + 8 <= a.iterations; k += 8) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        acc ^= global_atomic<OP, TYPE, RET, SCOPE>(a.target, word, g, k + u);
+    }
+    for (; k < a.iterations; ++k) acc ^= global_atomic<OP, TYPE, RET, SCOPE>(a.target, word, g, k);
+  }
+  a.per_thread[g] = acc;
+  clock_end(a);
+}
+
+// Shared memory: the block's array starts at `initial`, every thread hammers its word, and
+// the array is copied out for the check.
+template <int OP, bool RET, bool F32>
+__global__ void __launch_bounds__(kThreads) tp_shared_kernel(TpArgs a) {
+  extern __shared__ unsigned arr[];
+  clock_begin(a);
+  for (unsigned w = threadIdx.x; w < a.words_per_block; w += blockDim.x) arr[w] = a.initial;
+  __syncthreads();
+  const unsigned addr = shared_addr(arr + local_word(a.contention, a.ways, threadIdx.x));
+  unsigned acc = 0;
+  if constexpr (OP == kCasOp) {
+    unsigned guess = a.initial, won = 0;
+    for (unsigned long long k = 0; k < a.iterations; ++k) {
+      const unsigned old = cas_shared(addr, guess, guess + 1);
+      won += old == guess;
+      guess = old == guess ? old + 1 : old;
+    }
+    acc = won;
+  } else {
+    unsigned long long k = 0;
+    auto one = [&]() {
+      unsigned old = 0;
+      if constexpr (F32) {
+        float f;
+        asm volatile("atom.shared.add.f32 %0, [%1], %2;"
+                     : "=f"(f)
+                     : "r"(addr), "f"(1.0f)
+                     : "memory");
+        old = __float_as_uint(f);
+      } else if constexpr (RET)
+        asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+                     : "=r"(old)
+                     : "r"(addr), "r"(1u)
+                     : "memory");
+      else
+        asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(1u) : "memory");
+      acc ^= old;
+    };
+    for (; k + 8 <= a.iterations; k += 8) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) one();
+    }
+    for (; k < a.iterations; ++k) one();
+  }
+  __syncthreads();
+  unsigned* out = static_cast<unsigned*>(a.target) + size_t(blockIdx.x) * a.words_per_block;
+  for (unsigned w = threadIdx.x; w < a.words_per_block; w += blockDim.x) out[w] = arr[w];
+  a.per_thread[blockIdx.x * 1ull * blockDim.x + threadIdx.x] = acc;
+  clock_end(a);
+}
+
+__global__ void fill_words(unsigned* p, unsigned long long n, unsigned v) {
+  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n;
+       i += 1ull * gridDim.x * blockDim.x)
+    p[i] = v;
+}
+
+}  // namespace at
+
+namespace {
+
+using TpKernel = void (*)(at::TpArgs);
+// (space, op, type, use_return, scope) -> kernel and its mangled-name fragment.
+using TpKey = std::tuple<int, int, int, bool, int>;
+struct TpEntry {
+  TpKernel kernel;
+  std::string fragment;
+};
+
+template <int OP, int TYPE, bool RET, int SCOPE>
+std::pair<TpKey, TpEntry> global_entry() {
+  const std::string frag = "tp_global_kernelILi" + std::to_string(OP) + "ELi" +
+                           std::to_string(TYPE) + "ELb" + (RET ? "1" : "0") + "ELi" +
+                           std::to_string(SCOPE) + "E";
+  return {TpKey{int(AtomicSpace::global), OP, TYPE, RET, SCOPE},
+          TpEntry{at::tp_global_kernel<OP, TYPE, RET, SCOPE>, frag}};
+}
+template <int OP, bool RET, bool F32>
+std::pair<TpKey, TpEntry> shared_entry() {
+  const std::string frag = "tp_shared_kernelILi" + std::to_string(OP) + "ELb" + (RET ? "1" : "0") +
+                           "ELb" + (F32 ? "1" : "0") + "E";
+  return {TpKey{int(AtomicSpace::shared), OP, F32 ? at::kF32 : at::kI32, RET, at::kGpu},
+          TpEntry{at::tp_shared_kernel<OP, RET, F32>, frag}};
+}
+
+const std::map<TpKey, TpEntry>& tp_kernels() {
+  using namespace at;
+  static const std::map<TpKey, TpEntry> table = {
+      global_entry<kAdd, kI32, true, kCta>(),   global_entry<kAdd, kI32, true, kGpu>(),
+      global_entry<kAdd, kI32, true, kSys>(),   global_entry<kAdd, kI32, false, kGpu>(),
+      global_entry<kAdd, kU64, true, kGpu>(),   global_entry<kAdd, kU64, false, kGpu>(),
+      global_entry<kAdd, kF32, true, kGpu>(),   global_entry<kAdd, kF32, false, kGpu>(),
+      global_entry<kAdd, kF64, true, kGpu>(),   global_entry<kAdd, kF64, false, kGpu>(),
+      global_entry<kAdd, kF16x2, true, kGpu>(), global_entry<kAdd, kBf16x2, true, kGpu>(),
+      global_entry<kMin, kI32, true, kGpu>(),   global_entry<kMax, kI32, true, kGpu>(),
+      global_entry<kCasOp, kI32, true, kGpu>(), shared_entry<kAdd, true, false>(),
+      shared_entry<kAdd, false, false>(),       shared_entry<kAdd, true, true>(),
+      shared_entry<kCasOp, true, false>(),
+  };
+  return table;
+}
+
+int op_code(AtomicOp o) {
+  switch (o) {
+    case AtomicOp::add:
+      return at::kAdd;
+    case AtomicOp::min:
+      return at::kMin;
+    case AtomicOp::max:
+      return at::kMax;
+    case AtomicOp::cas:
+      return at::kCasOp;
+  }
+  return -1;
+}
+int scope_code(AtomicScope s) {
+  return s == AtomicScope::cta ? at::kCta : s == AtomicScope::sys ? at::kSys : at::kGpu;
+}
+TpKey key_of(const ThroughputRequest& r) {
+  // CAS always uses its result; shared memory has one scope here.
+  const bool ret = r.op == AtomicOp::cas ? true : r.use_return;
+  const int scope = r.space == AtomicSpace::shared ? at::kGpu : scope_code(r.scope);
+  return {int(r.space), op_code(r.op), int(r.type), ret, scope};
+}
+
+std::string pingpong_fragment(PingPong k) {
+  switch (k) {
+    case PingPong::shared_cas:
+      return "pp_shared_kernelILi0E";
+    case PingPong::shared_exch:
+      return "pp_shared_kernelILi1E";
+    case PingPong::global_cas:
+      return "pp_global_kernelILi0E";
+    case PingPong::global_exch:
+      return "pp_global_kernelILi1E";
+    case PingPong::global_release_acquire:
+      return "pp_global_kernelILi2E";
+    case PingPong::host:
+      return "pp_host_kernel";
+  }
+  return "?";
+}
+
+class CudaAtomics final : public AtomicsKernels {
+ public:
+  CudaAtomics(int device, cudaStream_t stream, const DeviceInfo& info)
+      : device_(device), stream_(stream), info_(info) {
+    int can_map = 0;
+    cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, device);
+    can_map_ = can_map != 0;
+    // Blocks that must sit alone on their SM ask for more than half its shared memory.
+    alone_smem_ = static_cast<int>(info.shared_per_sm_bytes.value_or(0) / 2 + 1024);
+    if (info.shared_per_block_optin_bytes &&
+        uint64_t(alone_smem_) > *info.shared_per_block_optin_bytes)
+      alone_smem_ = static_cast<int>(*info.shared_per_block_optin_bytes);
+    if (info.shared_per_sm_bytes) {
+      for (const void* k :
+           {(const void*)at::pp_global_kernel<at::kCas>,
+            (const void*)at::pp_global_kernel<at::kExch>,
+            (const void*)at::pp_global_kernel<at::kRa>, (const void*)at::pp_matrix_kernel})
+        check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, alone_smem_),
+              "cudaFuncSetAttribute (ping-pong kernels)");
+      const int tp_smem = static_cast<int>(
+          std::min<uint64_t>(info.shared_per_block_optin_bytes.value_or(48 * 1024), 64 * 1024));
+      for (const auto& [key, e] : tp_kernels())
+        if (std::get<0>(key) == int(AtomicSpace::shared))
+          check(cudaFuncSetAttribute((const void*)e.kernel,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, tp_smem),
+                "cudaFuncSetAttribute (shared atomics kernels)");
+    }
+    check(cudaMalloc(&ping_, sizeof(at::PingOut)), "cudaMalloc (ping-pong result)");
+    check(cudaMalloc(&words_, 4096), "cudaMalloc (ping-pong flag)");
+    check(cudaMalloc(&clk_, sizeof(unsigned long long) * 4 * at::kMaxRepeats),
+          "cudaMalloc (clock)");
+    check(cudaEventCreate(&e0_), "cudaEventCreate");
+    check(cudaEventCreate(&e1_), "cudaEventCreate");
+  }
+
+  ~CudaAtomics() override {
+    if (ping_) cudaFree(ping_);
+    if (words_) cudaFree(words_);
+    if (clk_) cudaFree(clk_);
+    if (host_words_) cudaFreeHost(host_words_);
+    if (e0_) cudaEventDestroy(e0_);
+    if (e1_) cudaEventDestroy(e1_);
+  }
+
+  bool has_clock() const override { return true; }
+
+  Support supports(PingPong kind) const override {
+    if (kind == PingPong::host && !can_map_)
+      return Support::no("the device cannot map host memory");
+    if ((kind == PingPong::global_cas || kind == PingPong::global_exch ||
+         kind == PingPong::global_release_acquire) &&
+        (!info_.shared_per_sm_bytes || info_.compute_units < 2))
+      return Support::no("two SMs cannot be guaranteed (shared memory per SM unknown)");
+    return Support::yes();
+  }
+
+  PingPongTiming ping_pong(const PingPongRequest& r) override {
+    if (!supports(r.kind).ok) throw BackendError("ping_pong: " + supports(r.kind).reason);
+    if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
+    PingPongTiming t;
+    const unsigned warmup = std::max(1u, r.round_trips / 8), total = warmup + r.round_trips;
+    t.total_round_trips = total;
+    std::vector<double> clocks;
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      at::PingOut o = launch_ping(r.kind, warmup, total);
+      t.outcome = {o.final_value, o.handoffs[0], o.handoffs[1],
+                   uint64_t(o.timeouts[0]) + o.timeouts[1], o.payload_errors};
+      t.sm_a = o.sm[0];
+      t.sm_b = r.kind == PingPong::host ? -1 : o.sm[1];
+      if (!pingpong_check(t.outcome, total).empty()) return t;  // the probe reports it
+      const double cycles = double(o.c1 - o.c0), ns = double(o.n1 - o.n0);
+      const double handoffs = 2.0 * r.round_trips;
+      t.cycles_per_handoff.push_back(cycles / handoffs);
+      t.ns_per_handoff.push_back(ns / handoffs);
+      if (ns > 0) clocks.push_back(cycles / ns * 1000.0);
+    }
+    if (!clocks.empty()) {
+      std::sort(clocks.begin(), clocks.end());
+      t.clock_mhz = clocks[clocks.size() / 2];
+    }
+    return t;
+  }
+
+  Support supports_matrix() const override {
+    if (!info_.shared_per_sm_bytes) return Support::no("shared memory per SM unknown");
+    if (info_.compute_units < 2) return Support::no("fewer than two SMs");
+    return Support::yes();
+  }
+
+  MatrixTiming sm_matrix(const MatrixRequest& r) override {
+    if (!supports_matrix().ok) throw BackendError("sm_matrix: " + supports_matrix().reason);
+    if (r.sms < 2 || r.sms > info_.compute_units) throw BackendError("sm_matrix: bad SM count");
+    if (r.round_trips == 0 || r.segments < 1 || r.warmup_round_trips == 0)
+      throw BackendError("sm_matrix: empty request");
+    const int n = r.sms;
+    const auto rounds = round_robin_rounds(n);
+    const int nr = static_cast<int>(rounds.size());
+    std::vector<int> partner(size_t(nr) * n, -1);
+    for (int k = 0; k < nr; ++k)
+      for (auto [a, b] : rounds[k]) {
+        partner[size_t(k) * n + a] = b;
+        partner[size_t(k) * n + b] = a;
+      }
+    const size_t pairs = size_t(nr) * n, segs = pairs * r.segments;
+    // One allocation: partner table, owners, flags, abort, segments, results.
+    const size_t off_owner = partner.size() * 4, off_flags = off_owner + size_t(n) * 4;
+    const size_t off_abort = off_flags + pairs * 128, off_cyc = off_abort + 128;
+    const size_t off_ns = off_cyc + segs * 8, off_out = off_ns + segs * 8;
+    const size_t bytes = off_out + pairs * sizeof(at::PingOut);
+    auto* base = static_cast<unsigned char*>(matrix_buf_.get(bytes, "the SM matrix buffers"));
+    check(cudaMemsetAsync(base, 0, bytes, stream_), "clearing the SM matrix buffers");
+    check(cudaMemsetAsync(base + off_owner, 0xff, size_t(n) * 4, stream_), "clearing owners");
+    check(
+        cudaMemcpyAsync(base, partner.data(), partner.size() * 4, cudaMemcpyHostToDevice, stream_),
+        "uploading the tournament");
+    at::MatrixArgs a{};
+    a.n = n;
+    a.rounds = nr;
+    a.partner = reinterpret_cast<const int*>(base);
+    a.owner = reinterpret_cast<int*>(base + off_owner);
+    a.flags = reinterpret_cast<unsigned*>(base + off_flags);
+    a.payloads = reinterpret_cast<unsigned*>(base + off_abort) + 16;
+    a.abort_word = reinterpret_cast<unsigned*>(base + off_abort);
+    a.warmup = r.warmup_round_trips;
+    a.segment = r.round_trips;
+    a.segments = unsigned(r.segments);
+    a.seg_cycles = reinterpret_cast<unsigned long long*>(base + off_cyc);
+    a.seg_ns = reinterpret_cast<unsigned long long*>(base + off_ns);
+    a.out = reinterpret_cast<at::PingOut*>(base + off_out);
+    check(cudaStreamSynchronize(stream_), "preparing the SM matrix");
+    const auto t0 = std::chrono::steady_clock::now();
+    // Twice as many blocks as SMs: every SM gets one (each block sits alone on its SM), and
+    // the blocks that find their SM taken or outside the matrix leave at once.
+    at::pp_matrix_kernel<<<info_.compute_units * 2, 32, alone_smem_, stream_>>>(a);
+    check(cudaGetLastError(), "launching the SM matrix kernel");
+    check(cudaStreamSynchronize(stream_), "running the SM matrix kernel");
+    MatrixTiming t;
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t.sms = n;
+    t.round_trips_per_pair = uint64_t(r.warmup_round_trips) + uint64_t(r.round_trips) * r.segments;
+    std::vector<unsigned> flags(pairs * 32);
+    std::vector<unsigned long long> cyc(segs), ns(segs);
+    std::vector<at::PingOut> outs(pairs);
+    check(cudaMemcpy(flags.data(), base + off_flags, pairs * 128, cudaMemcpyDeviceToHost),
+          "reading the SM matrix flags");
+    check(cudaMemcpy(cyc.data(), base + off_cyc, segs * 8, cudaMemcpyDeviceToHost),
+          "reading the SM matrix cycles");
+    check(cudaMemcpy(ns.data(), base + off_ns, segs * 8, cudaMemcpyDeviceToHost),
+          "reading the SM matrix times");
+    check(cudaMemcpy(outs.data(), base + off_out, pairs * sizeof(at::PingOut),
+                     cudaMemcpyDeviceToHost),
+          "reading the SM matrix results");
+    double all_cycles = 0, all_ns = 0;
+    const double per = 2.0 * r.round_trips;  // hand-overs per segment
+    for (int k = 0; k < nr; ++k)
+      for (auto [lo, hi] : rounds[k]) {
+        const size_t pair = size_t(k) * n + lo;
+        PairSample p;
+        p.a = lo;
+        p.b = hi;
+        const at::PingOut& o = outs[pair];
+        p.outcome = {flags[pair * 32], o.handoffs[0], o.handoffs[1],
+                     uint64_t(o.timeouts[0]) + o.timeouts[1], o.payload_errors};
+        // The players must be on the SMs they were placed for.
+        if (p.outcome.timeouts == 0 && (o.sm[0] != lo || o.sm[1] != hi)) p.outcome.timeouts = 1;
+        for (int s = 0; s < r.segments; ++s) {
+          const double c = double(cyc[pair * r.segments + s]),
+                       d = double(ns[pair * r.segments + s]);
+          p.cycles_per_handoff.push_back(c / per);
+          p.ns_per_handoff.push_back(d / per);
+          all_cycles += c;
+          all_ns += d;
+        }
+        t.pairs.push_back(std::move(p));
+      }
+    if (all_ns > 0) t.clock_mhz = all_cycles / all_ns * 1000.0;
+    return t;
+  }
+
+  Support supports(const ThroughputRequest& r) const override {
+    if (!tp_kernels().count(key_of(r)))
+      return Support::no("no CUDA kernel for " + r.key() + " (not part of the plan)");
+    if (r.space == AtomicSpace::shared) {
+      if (r.contention == Contention::same_gpu) return Support::no("shared memory is per block");
+      if (r.contention == Contention::bank_conflict &&
+          (r.ways < 1 || r.ways > 32 || 32 % r.ways != 0))
+        return Support::no("conflict ways must divide 32");
+    } else if (r.contention == Contention::bank_conflict) {
+      return Support::no("bank conflicts are a shared-memory pattern");
+    }
+    if (r.type == AtomicType::bf16x2 && std::atof(info_.compute_capability.c_str()) < 9.0)
+      return Support::no("bf16x2 atomics need compute capability 9.0");
+    return Support::yes();
+  }
+
+  ThroughputTiming throughput(const ThroughputRequest& r) override {
+    const Support s = supports(r);
+    if (!s.ok) throw BackendError("throughput: " + s.reason);
+    if (r.repeats < 1 || r.repeats > at::kMaxRepeats)
+      throw BackendError("throughput: bad repeat count");
+    const uint64_t cap = max_exact_iterations(r, layout(r, 1));
+    uint64_t it = r.iterations;
+    if (it == 0) {
+      // Calibrate: one short launch, then what fills ~2 ms.
+      const uint64_t probe_it = std::min<uint64_t>(64, cap);
+      launch_tp(r, layout(r, probe_it), 0);  // warm: first-launch costs
+      const double s0 = launch_tp(r, layout(r, probe_it), 0);
+      it = s0 > 0 ? uint64_t(double(probe_it) * 2e-3 / s0) : probe_it;
+      it = std::clamp<uint64_t>(it, 8, 1u << 22);
+    }
+    ThroughputTiming t;
+    t.layout = layout(r, std::min(it, cap));
+    for (int rep = 0; rep < r.repeats; ++rep) t.seconds.push_back(launch_tp(r, t.layout, rep));
+    std::vector<unsigned long long> clk(4 * r.repeats);
+    check(cudaMemcpy(clk.data(), clk_, clk.size() * 8, cudaMemcpyDeviceToHost),
+          "reading the clocks");
+    for (int rep = 0; rep < r.repeats; ++rep) {
+      const double c = double(clk[4 * rep + 2] - clk[4 * rep]);
+      const double ns = double(clk[4 * rep + 3] - clk[4 * rep + 1]);
+      if (ns > 0 && clk[4 * rep + 2] > clk[4 * rep]) t.clock_mhz.push_back(c / ns * 1000.0);
+    }
+    t.sms = info_.compute_units;
+    // The last launch's memory, every word, and (CAS) every thread's successes.
+    const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
+    const int wb = r.space == AtomicSpace::shared ? 4 : type_bytes(r.type);
+    std::vector<uint64_t> finals(words, 0);
+    if (wb == 8) {
+      check(cudaMemcpy(finals.data(), target_.get(words * 8, "target"), words * 8,
+                       cudaMemcpyDeviceToHost),
+            "reading the atomics target");
+    } else {
+      std::vector<uint32_t> w32(words);
+      check(cudaMemcpy(w32.data(), target_.get(words * 4, "target"), words * 4,
+                       cudaMemcpyDeviceToHost),
+            "reading the atomics target");
+      std::copy(w32.begin(), w32.end(), finals.begin());
+    }
+    std::vector<uint32_t> successes;
+    if (r.op == AtomicOp::cas) {
+      successes.resize(threads);
+      check(cudaMemcpy(successes.data(), per_thread_.get(threads * 4, "per-thread results"),
+                       threads * 4, cudaMemcpyDeviceToHost),
+            "reading the CAS successes");
+    }
+    t.check_error = throughput_check(r, t.layout, finals, successes);
+    return t;
+  }
+
+  std::optional<std::string> instruction(const std::string& what) override {
+    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    std::string fragment;
+    if (what == "matrix") {
+      fragment = "pp_matrix_kernel";
+    } else if (what.rfind("pingpong.", 0) == 0) {
+      for (PingPong k : all_ping_pongs())
+        if (what == "pingpong." + to_string(k)) fragment = pingpong_fragment(k);
+    } else {
+      for (const ThroughputRequest& r : known_requests())
+        if (r.key() == what) {
+          auto e = tp_kernels().find(key_of(r));
+          if (e != tp_kernels().end()) fragment = e->second.fragment;
+        }
+    }
+    if (fragment.empty()) return std::nullopt;
+    // Ping-pongs: the hand-over's instructions, not the abort path's (an exchange on the
+    // abort word, later in the code). CAS: the first atomic; exchange: the polling load and
+    // the exchange; release/acquire and host: the ordered load and store.
+    const bool pingpong = what == "matrix" || what.rfind("pingpong.", 0) == 0;
+    const bool exch = what.find("exch_pingpong") != std::string::npos;
+    const bool ordered = what == "pingpong." + to_string(PingPong::global_release_acquire) ||
+                         what == "pingpong." + to_string(PingPong::host);
+    for (const auto& [fn, op] : ops) {
+      if (fn.find(fragment) == std::string::npos) continue;
+      const std::string first = op.atomic_all.substr(0, op.atomic_all.find(" + "));
+      if (ordered) return op.load + " + " + op.store;
+      if (op.atomic_all.empty()) continue;
+      if (exch) return op.load + " + " + first;
+      return pingpong ? first : op.atomic_all;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // Every request the plan can make, to map a figure key back to its kernel.
+  static const std::vector<ThroughputRequest>& known_requests() {
+    static const std::vector<ThroughputRequest> all = [] {
+      std::vector<ThroughputRequest> v;
+      for (AtomicSpace sp : {AtomicSpace::shared, AtomicSpace::global})
+        for (AtomicOp op : {AtomicOp::add, AtomicOp::min, AtomicOp::max, AtomicOp::cas})
+          for (AtomicType ty : {AtomicType::i32, AtomicType::u64, AtomicType::f32, AtomicType::f64,
+                                AtomicType::f16x2, AtomicType::bf16x2})
+            for (Contention c :
+                 {Contention::distinct, Contention::bank_conflict, Contention::same_per_warp,
+                  Contention::same_per_block, Contention::same_gpu})
+              for (int ways : {1, 2, 4, 8, 16, 32})
+                for (bool ret : {true, false})
+                  for (AtomicScope sc : {AtomicScope::cta, AtomicScope::gpu, AtomicScope::sys}) {
+                    if (c != Contention::bank_conflict && ways != 1) continue;
+                    ThroughputRequest r;
+                    r.space = sp;
+                    r.op = op;
+                    r.type = ty;
+                    r.contention = c;
+                    r.ways = ways;
+                    r.use_return = ret;
+                    r.scope = sc;
+                    v.push_back(r);
+                  }
+      return v;
+    }();
+    return all;
+  }
+
+  ThroughputLayout layout(const ThroughputRequest& r, uint64_t iterations) const {
+    ThroughputLayout l;
+    l.space = r.space;
+    l.contention = r.contention;
+    l.ways = r.contention == Contention::bank_conflict ? r.ways : 1;
+    l.threads = at::kThreads;
+    l.iterations = iterations;
+    // Full occupancy (2048 threads per SM); shared patterns as many blocks as their arrays
+    // allow, at least one per SM.
+    uint64_t per_sm = 8;
+    if (r.space == AtomicSpace::shared) {
+      l.blocks = 1;
+      const uint64_t bytes = shared_words_per_block(l) * 4 + 1024;
+      per_sm = std::clamp<uint64_t>(info_.shared_per_sm_bytes.value_or(64 * 1024) / bytes, 1, 8);
+    }
+    l.blocks = uint64_t(std::max(1, info_.compute_units)) * per_sm;
+    return l;
+  }
+
+  // One launch from a freshly initialised target; returns its time (events).
+  double launch_tp(const ThroughputRequest& r, const ThroughputLayout& l, int rep) {
+    const uint64_t words = target_words(l), threads = l.blocks * l.threads;
+    const bool shared = r.space == AtomicSpace::shared;
+    const int wb = shared ? 4 : type_bytes(r.type);
+    void* target = target_.get(words * wb, "the atomics target");
+    unsigned* per_thread =
+        static_cast<unsigned*>(per_thread_.get(threads * 4, "per-thread results"));
+    const unsigned init = static_cast<unsigned>(initial_word(r));
+    if (!shared) {
+      if (init == 0) {
+        check(cudaMemsetAsync(target, 0, words * wb, stream_), "clearing the atomics target");
+      } else {
+        at::fill_words<<<std::max(1, info_.compute_units) * 4, 256, 0, stream_>>>(
+            static_cast<unsigned*>(target), words, init);
+        check(cudaGetLastError(), "filling the atomics target");
+      }
+    }
+    at::TpArgs a{};
+    a.target = target;
+    a.contention = unsigned(r.contention);
+    a.ways = unsigned(l.ways);
+    a.iterations = l.iterations;
+    a.words_per_block = unsigned(shared_words_per_block(l));
+    a.initial = init;
+    a.per_thread = per_thread;
+    a.clk = clk_ + 4 * rep;
+    const TpEntry& e = tp_kernels().at(key_of(r));
+    const size_t smem = shared ? size_t(a.words_per_block) * 4 : 0;
+    check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
+    e.kernel<<<unsigned(l.blocks), unsigned(l.threads), smem, stream_>>>(a);
+    check(cudaGetLastError(), "launching an atomics throughput kernel");
+    check(cudaEventRecord(e1_, stream_), "cudaEventRecord");
+    check(cudaEventSynchronize(e1_), "running an atomics throughput kernel");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e0_, e1_), "cudaEventElapsedTime");
+    return ms / 1000.0;
+  }
+
+  at::PingOut launch_ping(PingPong kind, unsigned warmup, unsigned total) {
+    check(cudaMemsetAsync(ping_, 0, sizeof(at::PingOut), stream_), "clearing the ping-pong result");
+    at::PingOut o{};
+    switch (kind) {
+      case PingPong::shared_cas:
+        at::pp_shared_kernel<at::kCas><<<1, 64, 0, stream_>>>(warmup, total, ping_);
+        break;
+      case PingPong::shared_exch:
+        at::pp_shared_kernel<at::kExch><<<1, 64, 0, stream_>>>(warmup, total, ping_);
+        break;
+      case PingPong::global_cas:
+      case PingPong::global_exch:
+      case PingPong::global_release_acquire: {
+        check(cudaMemsetAsync(words_, 0, 4096, stream_), "clearing the flag");
+        if (kind == PingPong::global_cas)
+          at::pp_global_kernel<at::kCas>
+              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+        else if (kind == PingPong::global_exch)
+          at::pp_global_kernel<at::kExch>
+              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+        else
+          at::pp_global_kernel<at::kRa>
+              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+        break;
+      }
+      case PingPong::host:
+        return launch_host_ping(warmup, total);
+    }
+    check(cudaGetLastError(), "launching a ping-pong kernel");
+    check(cudaMemcpyAsync(&o, ping_, sizeof o, cudaMemcpyDeviceToHost, stream_),
+          "reading the ping-pong result");
+    check(cudaStreamSynchronize(stream_), "running a ping-pong kernel");
+    if (kind == PingPong::global_cas || kind == PingPong::global_exch ||
+        kind == PingPong::global_release_acquire) {
+      unsigned flag = 0;
+      check(cudaMemcpy(&flag, words_, 4, cudaMemcpyDeviceToHost), "reading the flag");
+      o.final_value = flag;
+      // Two players on one SM would not be the figure asked for: report it as a failure.
+      if (o.sm[0] == o.sm[1] && o.timeouts[0] + o.timeouts[1] == 0) o.timeouts[1] = 1;
+    }
+    return o;
+  }
+
+  // The host thread is player B: it waits for the odd values with acquire loads, checks the
+  // payload the GPU wrote before its release, and hands back with a release store. Its spin
+  // gives up after 2 s without progress and raises the abort word the GPU polls.
+  at::PingOut launch_host_ping(unsigned warmup, unsigned total) {
+    if (!host_words_) {
+      check(cudaHostAlloc(&host_words_, 4096, cudaHostAllocMapped), "cudaHostAlloc (mapped)");
+      check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&host_words_dev_), host_words_, 0),
+            "cudaHostGetDevicePointer");
+    }
+    unsigned* w = static_cast<unsigned*>(host_words_);
+    for (int i = 0; i < 1024; ++i) __atomic_store_n(&w[i], 0u, __ATOMIC_RELAXED);
+    unsigned* flag = &w[0];
+    unsigned* payload = &w[32];
+    unsigned* abort_word = &w[64];
+    unsigned host_done = 0, host_timeout = 0, host_bad = 0;
+    check(cudaStreamSynchronize(stream_), "before the host ping-pong");
+    std::thread host([&] {
+      using Clock = std::chrono::steady_clock;
+      for (unsigned k = 0; k < total; ++k) {
+        const unsigned want = 2 * k + 1;
+        auto last = Clock::now();
+        unsigned polls = 0;
+        while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != want) {
+          if (++polls % 1024 == 0 && (__atomic_load_n(abort_word, __ATOMIC_RELAXED) ||
+                                      Clock::now() - last > std::chrono::seconds(2))) {
+            host_timeout = 1;
+            __atomic_store_n(abort_word, 1u, __ATOMIC_RELAXED);
+            return;
+          }
+        }
+        if (__atomic_load_n(payload, __ATOMIC_RELAXED) != want) ++host_bad;
+        __atomic_store_n(payload, want + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(flag, want + 1, __ATOMIC_RELEASE);
+        ++host_done;
+      }
+    });
+    at::pp_host_kernel<<<1, 32, 0, stream_>>>(host_words_dev_, warmup, total, ping_);
+    const cudaError_t launched = cudaGetLastError();
+    if (launched != cudaSuccess) __atomic_store_n(abort_word, 1u, __ATOMIC_RELAXED);
+    const cudaError_t ran = cudaStreamSynchronize(stream_);
+    if (ran != cudaSuccess) __atomic_store_n(abort_word, 1u, __ATOMIC_RELAXED);
+    host.join();
+    check(launched, "launching the host ping-pong kernel");
+    check(ran, "running the host ping-pong kernel");
+    at::PingOut o{};
+    check(cudaMemcpy(&o, ping_, sizeof o, cudaMemcpyDeviceToHost), "reading the ping-pong result");
+    o.final_value = __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+    o.handoffs[1] = host_done;
+    o.timeouts[1] = host_timeout;
+    o.payload_errors += host_bad;
+    return o;
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  DeviceInfo info_;
+  bool can_map_ = false;
+  int alone_smem_ = 0;
+  at::PingOut* ping_ = nullptr;
+  unsigned* words_ = nullptr;
+  unsigned long long* clk_ = nullptr;
+  void* host_words_ = nullptr;
+  unsigned* host_words_dev_ = nullptr;
+  DeviceBuffer target_, per_thread_, matrix_buf_;
+  cudaEvent_t e0_ = nullptr, e1_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<AtomicsKernels> make_atomics_kernels(int device, cudaStream_t stream,
+                                                     const DeviceInfo& info) {
+  return std::make_unique<CudaAtomics>(device, stream, info);
+}
+
+}  // namespace gd::cuda

@@ -1,0 +1,318 @@
+// OpenCL kernels of the atomics probe: atomic_add / atomic_cmpxchg throughput on global and
+// local memory, and CAS ping-pong through global memory (two work-groups) and local memory
+// (two work-items of one group). OpenCL has no clock: latencies are in ns only, from the
+// difference of a launch of N and one of 2N round trips (the launch overhead cancels).
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "opencl_kernels.hpp"
+#include "opencl_probes.hpp"
+
+namespace gd::opencl {
+
+namespace {
+
+constexpr std::size_t kWg = 256;
+constexpr int kGroupsPerCu = 4;
+// A spin gives up after this many attempts (seconds on any device, not forever).
+constexpr cl_uint kSpinLimit = 1u << 22;
+constexpr double kTargetSeconds = 2e-3;  // a throughput launch, after calibration
+
+void check(cl_int err, const std::string& what) {
+  if (err == CL_SUCCESS) return;
+  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+      err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
+    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
+  throw BackendError(what + ": OpenCL error " + std::to_string(err));
+}
+
+double event_seconds(cl_event e) {
+  cl_ulong t0 = 0, t1 = 0;
+  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr),
+        "clGetEventProfilingInfo");
+  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr),
+        "clGetEventProfilingInfo");
+  return double(t1 - t0) * 1e-9;
+}
+
+class OpenCLAtomics final : public AtomicsKernels {
+ public:
+  OpenCLAtomics(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
+    cl_device_type type = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    cpu_ = (type & CL_DEVICE_TYPE_CPU) != 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_bytes_, &local_bytes_,
+                    nullptr);
+    std::size_t max_wg = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, nullptr);
+    wg_ok_ = max_wg >= kWg;
+    cl_int err = CL_SUCCESS;
+    const char* src = kernels::atomics;
+    program_ = clCreateProgramWithSource(h.context, 1, &src, nullptr, &err);
+    check(err, "clCreateProgramWithSource(atomics)");
+    if (clBuildProgram(program_, 1, &h.device, "-cl-std=CL1.2", nullptr, nullptr) != CL_SUCCESS) {
+      std::size_t n = 0;
+      clGetProgramBuildInfo(program_, h.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+      std::string log(n, '\0');
+      clGetProgramBuildInfo(program_, h.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      clReleaseProgram(program_);
+      program_ = nullptr;
+      throw BackendError("building the atomics kernels: " + log);
+    }
+    for (const char* n : {"at_global_add", "at_global_cas", "at_local_add", "at_local_cas",
+                          "at_pingpong_global", "at_pingpong_local"}) {
+      kernels_[n] = clCreateKernel(program_, n, &err);
+      check(err, std::string("clCreateKernel(") + n + ")");
+    }
+  }
+
+  ~OpenCLAtomics() override {
+    for (auto& [n, k] : kernels_) clReleaseKernel(k);
+    if (program_) clReleaseProgram(program_);
+    for (cl_mem m : {target_, aux_, flag_, res_})
+      if (m) clReleaseMemObject(m);
+  }
+
+  bool has_clock() const override { return false; }
+
+  Support supports(PingPong kind) const override {
+    switch (kind) {
+      case PingPong::global_cas:
+        return Support::yes();
+      case PingPong::shared_cas:
+        // A CPU runtime runs a work-group's work-items one after the other between
+        // barriers: one spinning on another of its own group would never see it move.
+        if (cpu_)
+          return Support::no(
+              "a CPU OpenCL device may serialize a work-group's work-items, so two of them "
+              "cannot wait on each other");
+        if (!wg_ok_) return Support::no("work-groups of 256 are not allowed");
+        return Support::yes();
+      default:
+        return Support::no("the OpenCL backend measures the CAS ping-pong only");
+    }
+  }
+
+  PingPongTiming ping_pong(const PingPongRequest& r) override {
+    if (!supports(r.kind).ok) throw BackendError("ping_pong: unsupported kind");
+    if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
+    PingPongTiming t;
+    ensure_small_buffers();
+    const cl_uint n = r.round_trips;
+    bool failed = false;
+    auto launch = [&](cl_uint rounds) {
+      const double s = play(r.kind, rounds, failed ? nullptr : &t.outcome);
+      if (!failed && !pingpong_check(t.outcome, rounds).empty()) {
+        failed = true;  // keep this launch's outcome: the probe reports it
+        t.total_round_trips = rounds;
+      }
+      return s;
+    };
+    launch(std::max<cl_uint>(n / 8, 1));  // warm-up: compile caches, wake the workers
+    for (int rep = 0; rep < r.repeats && !failed; ++rep) {
+      const double one = launch(n);
+      if (failed) break;
+      const double two = launch(2 * n);
+      if (failed) break;
+      t.total_round_trips = 2 * n;
+      // The difference is N round trips, 2N hand-overs; where noise makes it non-positive
+      // the overhead cannot be separated and t(2N)/4N, an upper bound, is the fallback.
+      const double per = two > one ? (two - one) / (2.0 * n) : two / (4.0 * n);
+      t.ns_per_handoff.push_back(per * 1e9);
+    }
+    return t;
+  }
+
+  Support supports(const ThroughputRequest& r) const override {
+    if (!wg_ok_) return Support::no("work-groups of 256 are not allowed");
+    if (r.op != AtomicOp::add && r.op != AtomicOp::cas)
+      return Support::no("OpenCL 1.2 C: only atomic_add and atomic_cmpxchg are measured");
+    if (r.type != AtomicType::i32) return Support::no("OpenCL 1.2 C: 32-bit integer atomics only");
+    if (!r.use_return) return Support::no("OpenCL C has no result-less atomic (red)");
+    if (r.scope != AtomicScope::gpu) return Support::no("OpenCL 1.2 atomics have no scopes");
+    if (r.space == AtomicSpace::global && r.contention == Contention::bank_conflict)
+      return Support::no("bank conflicts are a local-memory pattern");
+    if (r.space == AtomicSpace::shared) {
+      if (r.contention == Contention::same_gpu)
+        return Support::no("local memory is per work-group");
+      if (r.contention == Contention::bank_conflict &&
+          (r.ways < 2 || r.ways > 32 || (32 % r.ways) != 0))
+        return Support::no("conflict ways must divide 32");
+      ThroughputLayout l = layout(r, 1);
+      if (shared_words_per_block(l) * 4 > local_bytes_)
+        return Support::no("not enough local memory for the pattern");
+    }
+    return Support::yes();
+  }
+
+  ThroughputTiming throughput(const ThroughputRequest& r) override {
+    const Support s = supports(r);
+    if (!s.ok) throw BackendError("throughput: " + s.reason);
+    if (r.repeats < 1) throw BackendError("throughput: bad repeat count");
+    ThroughputTiming t;
+    const uint64_t cap = max_exact_iterations(r, layout(r, 1));
+    uint64_t it = r.iterations;
+    if (it == 0) {
+      // Calibrate: a short launch, then as many iterations as fill the target time.
+      const uint64_t probe_it = std::min<uint64_t>(16, cap);
+      const double s0 = launch_throughput(r, layout(r, probe_it));
+      it = s0 > 0 ? uint64_t(double(probe_it) * kTargetSeconds / s0) : probe_it;
+      it = std::clamp<uint64_t>(it, 16, 1u << 20);
+    }
+    t.layout = layout(r, std::min(it, cap));
+    for (int rep = 0; rep < r.repeats; ++rep) t.seconds.push_back(launch_throughput(r, t.layout));
+    t.sms = 0;  // compute units are not SMs; the probe uses the device's count
+    // The last launch's memory, word by word.
+    const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
+    std::vector<cl_uint> raw(words), aux(threads);
+    check(clEnqueueReadBuffer(h_.queue, target_, CL_TRUE, 0, words * 4, raw.data(), 0, nullptr,
+                              nullptr),
+          "reading the atomics target");
+    std::vector<uint64_t> finals(raw.begin(), raw.end());
+    std::vector<uint32_t> successes;
+    if (r.op == AtomicOp::cas) {
+      check(clEnqueueReadBuffer(h_.queue, aux_, CL_TRUE, 0, threads * 4, aux.data(), 0, nullptr,
+                                nullptr),
+            "reading the CAS successes");
+      successes.assign(aux.begin(), aux.end());
+    }
+    t.check_error = throughput_check(r, t.layout, finals, successes);
+    return t;
+  }
+
+ private:
+  ThroughputLayout layout(const ThroughputRequest& r, uint64_t iterations) const {
+    ThroughputLayout l;
+    l.space = r.space;
+    l.contention = r.contention;
+    l.ways = r.contention == Contention::bank_conflict ? r.ways : 1;
+    l.blocks = uint64_t(std::max(1, info_.compute_units)) * kGroupsPerCu;
+    l.threads = kWg;
+    l.iterations = iterations;
+    return l;
+  }
+
+  cl_mem grow(cl_mem& m, uint64_t& have, uint64_t bytes) {
+    if (bytes <= have && m) return m;
+    if (m) clReleaseMemObject(m);
+    m = nullptr;
+    have = 0;
+    cl_int err = CL_SUCCESS;
+    m = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    check(err, "clCreateBuffer(" + std::to_string(bytes) + " bytes)");
+    have = bytes;
+    return m;
+  }
+
+  // One launch from a freshly reset target; returns the kernel's time.
+  double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l) {
+    const uint64_t words = target_words(l), threads = l.blocks * l.threads;
+    grow(target_, target_bytes_, words * 4);
+    grow(aux_, aux_bytes_, threads * 4);
+    const cl_uint zero = 0;
+    check(clEnqueueFillBuffer(h_.queue, target_, &zero, 4, 0, words * 4, 0, nullptr, nullptr),
+          "clearing the atomics target");
+    const bool cas = r.op == AtomicOp::cas;
+    const bool local = r.space == AtomicSpace::shared;
+    cl_kernel k =
+        kernels_.at(std::string(local ? "at_local_" : "at_global_") + (cas ? "cas" : "add"));
+    const cl_uint contention = cl_uint(r.contention), ways = cl_uint(l.ways);
+    const cl_ulong iterations = l.iterations;
+    const cl_uint wpb = cl_uint(shared_words_per_block(l));
+    int a = 0;
+    check(clSetKernelArg(k, a++, sizeof(cl_mem), &target_), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_uint), &contention), "clSetKernelArg");
+    if (local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &ways), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_ulong), &iterations), "clSetKernelArg");
+    if (local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &wpb), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_mem), &aux_), "clSetKernelArg");
+    if (local) check(clSetKernelArg(k, a++, std::size_t(wpb) * 4, nullptr), "clSetKernelArg");
+    const std::size_t global = std::size_t(threads), group = kWg;
+    cl_event e = nullptr;
+    check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &group, 0, nullptr, &e),
+          "clEnqueueNDRangeKernel(atomics throughput)");
+    const cl_int rc = clWaitForEvents(1, &e);
+    const double s = rc == CL_SUCCESS ? event_seconds(e) : 0;
+    clReleaseEvent(e);
+    check(rc, "running an atomics throughput kernel");
+    return s;
+  }
+
+  void ensure_small_buffers() {
+    cl_int err = CL_SUCCESS;
+    if (!flag_) {
+      flag_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 64 * 4, nullptr, &err);
+      check(err, "clCreateBuffer(flag)");
+    }
+    if (!res_) {
+      res_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 8 * 4, nullptr, &err);
+      check(err, "clCreateBuffer(result)");
+    }
+  }
+
+  // One ping-pong launch of `rounds` round trips from a reset flag; fills `outcome` (when
+  // given) from what the players left, and returns the kernel's time.
+  double play(PingPong kind, cl_uint rounds, PingPongOutcome* outcome) {
+    const cl_uint zeros[64] = {};
+    check(clEnqueueWriteBuffer(h_.queue, flag_, CL_FALSE, 0, sizeof zeros, zeros, 0, nullptr,
+                               nullptr),
+          "resetting the flag");
+    check(clEnqueueWriteBuffer(h_.queue, res_, CL_FALSE, 0, 8 * 4, zeros, 0, nullptr, nullptr),
+          "resetting the result");
+    const bool global = kind == PingPong::global_cas;
+    cl_kernel k = kernels_.at(global ? "at_pingpong_global" : "at_pingpong_local");
+    const cl_uint spin = kSpinLimit;
+    int a = 0;
+    if (global) check(clSetKernelArg(k, a++, sizeof(cl_mem), &flag_), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_mem), &res_), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_uint), &rounds), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_uint), &spin), "clSetKernelArg");
+    // Global: two groups of one work-item; local: one group of 128 (players 0 and 64).
+    const std::size_t gsize = global ? 2 : 128, lsize = global ? 1 : 128;
+    cl_event e = nullptr;
+    check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &gsize, &lsize, 0, nullptr, &e),
+          "clEnqueueNDRangeKernel(ping-pong)");
+    const cl_int rc = clWaitForEvents(1, &e);
+    const double s = rc == CL_SUCCESS ? event_seconds(e) : 0;
+    clReleaseEvent(e);
+    check(rc, "running the ping-pong kernel");
+    cl_uint res[8] = {}, flag = 0;
+    check(clEnqueueReadBuffer(h_.queue, res_, CL_TRUE, 0, sizeof res, res, 0, nullptr, nullptr),
+          "reading the ping-pong result");
+    if (global)
+      check(clEnqueueReadBuffer(h_.queue, flag_, CL_TRUE, 0, 4, &flag, 0, nullptr, nullptr),
+            "reading the flag");
+    else
+      flag = res[4];
+    if (outcome) {
+      outcome->final_value = flag;
+      outcome->handoffs_a = res[0];
+      outcome->handoffs_b = res[1];
+      outcome->timeouts = uint64_t(res[2]) + res[3];
+      outcome->payload_errors = 0;
+    }
+    return s;
+  }
+
+  Handles h_;
+  DeviceInfo info_;
+  bool cpu_ = false, wg_ok_ = false;
+  cl_ulong local_bytes_ = 0;
+  cl_program program_ = nullptr;
+  std::map<std::string, cl_kernel> kernels_;
+  cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
+  uint64_t target_bytes_ = 0, aux_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<AtomicsKernels> make_atomics_kernels(const Handles& h, const DeviceInfo& info) {
+  return std::make_unique<OpenCLAtomics>(h, info);
+}
+
+}  // namespace gd::opencl

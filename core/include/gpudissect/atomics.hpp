@@ -1,0 +1,285 @@
+// Atomics: the backend-neutral contract of the atomics probe (ping-pong latency between two
+// threads, an SM-to-SM latency matrix, atomic throughput), the host-side exact checks of
+// what every kernel left in memory, the matrix summary, and the result model.
+//
+// Every kernel's final memory is checked exactly on the host: a counter must equal the
+// number of increments the layout says hit it, a ping-pong flag must end at 2 x round trips,
+// so an atomic that was lost, doubled or silently turned into a plain store is an error,
+// never a figure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpudissect/device.hpp"
+#include "gpudissect/stats.hpp"
+#include "gpudissect/status.hpp"
+
+namespace gd {
+
+// ---- ping-pong: two threads hand a counter back and forth ----
+
+// Player A waits for the flag to hold 2k and makes it 2k+1; player B waits for 2k+1 and
+// makes it 2k+2. After R round trips the flag holds exactly 2R. A half round trip (one
+// hand-over) is the latency reported.
+enum class PingPong {
+  shared_cas,              // two warps of one block, atomicCAS on shared memory
+  shared_exch,             // the same, waiting by load and handing over by atomicExch
+  global_cas,              // two blocks on two SMs, atomicCAS on global memory
+  global_exch,             // the same with load-poll + atomicExch
+  global_release_acquire,  // st.release.gpu / ld.acquire.gpu, a payload checked behind it
+  host,                    // a GPU thread and a host thread through mapped pinned memory
+};
+std::string to_string(PingPong k);
+const std::vector<PingPong>& all_ping_pongs();
+
+struct PingPongRequest {
+  PingPong kind = PingPong::shared_cas;
+  uint32_t round_trips = 1000;  // timed, per repeat (after a warm-up of round_trips / 8)
+  int repeats = 5;
+};
+
+// What the two players left behind; checked by pingpong_check.
+struct PingPongOutcome {
+  uint64_t final_value = 0;     // the flag after all repeats
+  uint64_t handoffs_a = 0;      // hand-overs player A made (counted by A itself)
+  uint64_t handoffs_b = 0;      // ... and player B
+  uint64_t timeouts = 0;        // spins that hit their bound (then both players stop)
+  uint64_t payload_errors = 0;  // release/acquire: payload read behind the flag was stale
+};
+
+struct PingPongTiming {
+  std::vector<double> cycles_per_handoff;  // one per repeat; empty without a clock
+  std::vector<double> ns_per_handoff;      // one per repeat
+  std::optional<double> clock_mhz;
+  uint64_t total_round_trips = 0;  // warm-up included: what the flag must end at, halved
+  PingPongOutcome outcome;
+  int sm_a = -1, sm_b = -1;  // where the players ran, where known
+};
+
+// Empty when the outcome is exactly what `total_round_trips` hand-overs leave; else why not.
+std::string pingpong_check(const PingPongOutcome& o, uint64_t total_round_trips);
+
+// ---- the SM-to-SM matrix ----
+
+// A round-robin tournament over n players (the circle method): n-1 rounds for even n, n for
+// odd n (one player rests each round); every unordered pair meets exactly once and no player
+// is in two pairs of one round. The pairs of a round run concurrently in one launch.
+std::vector<std::vector<std::pair<int, int>>> round_robin_rounds(int n);
+
+struct MatrixRequest {
+  int sms = 0;                // SMs 0..sms-1 take part
+  uint32_t round_trips = 64;  // per segment
+  int segments = 4;           // timed segments per pair; the pair's figure is their median
+  uint32_t warmup_round_trips = 8;
+};
+
+// One pair's segments, as the backend measured them.
+struct PairSample {
+  int a = 0, b = 0;  // SM ids, a < b
+  std::vector<double> cycles_per_handoff;
+  std::vector<double> ns_per_handoff;
+  PingPongOutcome outcome;
+};
+
+struct MatrixTiming {
+  int sms = 0;
+  uint64_t round_trips_per_pair = 0;  // warm-up included (the flag's end value / 2)
+  std::vector<PairSample> pairs;
+  std::optional<double> clock_mhz;
+  double seconds = 0;  // the launch(es), wall
+};
+
+// How the matrix's rows group: SMs whose rows look alike (same distance to everything) form
+// a cluster; a 2-cluster split with a gap well above the noise is e.g. two L2 partitions.
+struct SmCluster {
+  std::vector<int> sms;
+  double median_within = 0;  // median latency between two SMs of the cluster
+};
+
+struct MatrixSummary {
+  Summary all;                      // over every measured pair
+  std::vector<SmCluster> clusters;  // one cluster: no structure above the noise
+  // Median latency between cluster i and j, row-major clusters x clusters (i == j: within).
+  std::vector<double> between;
+  double noise = 0;       // robust sigma of a pair's segments, median over pairs
+  std::string structure;  // one sentence
+};
+
+struct SmMatrix {
+  Status status;
+  int sms = 0;
+  std::string unit = "cycles";  // of `values` (ns without a clock)
+  // sms x sms, symmetric, NaN on the diagonal and where a pair was not measured.
+  std::vector<std::vector<double>> values;
+  std::vector<std::vector<double>> ns;
+  uint64_t round_trips_per_pair = 0;
+  std::optional<double> clock_mhz;
+  double seconds = 0;
+  std::optional<std::string> instruction;
+  MatrixSummary summary;
+};
+
+// The matrix from the pairs (median of each pair's segments), every pair checked; a pair
+// that fails its check marks the matrix as an error naming it (its cell stays NaN).
+SmMatrix assemble_matrix(const MatrixTiming& t, bool have_cycles);
+// Clusters rows by similarity: splits a group in two (2-means on the rows, farthest-pair
+// seeds) while the gap between the halves is well above the noise, up to `max_depth`
+// levels. Exposed for tests.
+MatrixSummary summarize_matrix(const std::vector<std::vector<double>>& m, double noise,
+                               int max_depth = 3);
+
+// ---- throughput ----
+
+enum class AtomicSpace { shared, global };
+enum class AtomicOp { add, min, max, cas };
+enum class AtomicType { i32, u64, f32, f64, f16x2, bf16x2 };
+// Which threads share an address: none (every thread its own word, consecutive), `ways`
+// lanes of a warp on distinct words of one shared-memory bank (bank conflicts), all lanes of
+// a warp on one word, all threads of a block, all threads of the grid.
+enum class Contention { distinct, bank_conflict, same_per_warp, same_per_block, same_gpu };
+enum class AtomicScope { cta, gpu, sys };
+std::string to_string(AtomicSpace s);
+std::string to_string(AtomicOp o);
+std::string to_string(AtomicType t);
+std::string to_string(Contention c);
+std::string to_string(AtomicScope s);
+int type_bytes(AtomicType t);
+
+struct ThroughputRequest {
+  AtomicSpace space = AtomicSpace::global;
+  AtomicOp op = AtomicOp::add;
+  AtomicType type = AtomicType::i32;
+  Contention contention = Contention::distinct;
+  int ways = 1;            // bank_conflict: 2..32 lanes per bank
+  bool use_return = true;  // atom (result used) or red (no result)
+  AtomicScope scope = AtomicScope::gpu;
+  uint64_t iterations = 0;  // per thread; 0: the backend's default (~1-2 ms per launch)
+  int repeats = 5;
+  // The figure's key in the result: "shared.add_i32.distinct", "global.red_i32.distinct",
+  // "global.add_i32.distinct.cta" ...
+  std::string key() const;
+};
+
+// What one launch does: blocks x threads threads, each making `iterations` atomics on one
+// word of the target (see target_word). Warps are 32 threads on every backend (an address
+// pattern, not a claim about the hardware's SIMD width).
+struct ThroughputLayout {
+  AtomicSpace space = AtomicSpace::global;
+  Contention contention = Contention::distinct;
+  int ways = 1;
+  uint64_t blocks = 0, threads = 0;  // threads per block, a multiple of 32
+  uint64_t iterations = 0;
+  uint64_t ops() const { return blocks * threads * iterations; }
+};
+
+// Words of the flattened target the kernel's atomics land in (shared: every block's array,
+// one after the other, as the kernel copies them out) and the word thread `g` (global index
+// block * threads + thread) hits. Shared: each warp owns 32 x ways words.
+uint64_t target_words(const ThroughputLayout& l);
+uint64_t target_word(const ThroughputLayout& l, uint64_t g);
+uint64_t shared_words_per_block(const ThroughputLayout& l);
+// The largest count of additions of 1 one word may receive and still hold the exact count
+// (2^24 for f32, 2048 for f16, 256 for bf16; integers wrap and stay checkable).
+uint64_t max_exact_count(AtomicType t);
+// Iterations per thread the layout may use for `r` so every word's result stays exact.
+uint64_t max_exact_iterations(const ThroughputRequest& r, const ThroughputLayout& l);
+// The value every word starts at and the operand thread g applies at iteration k (adds: 1;
+// min/max: a value whose extreme over a word's threads has a closed form; cas: none).
+uint64_t initial_word(const ThroughputRequest& r);
+int32_t minmax_operand(AtomicOp op, uint64_t g, uint64_t k, uint64_t iterations);
+
+// The check: `final_words` holds every target word's raw bits after `launches` launches
+// (each starting from initial_word; zero-extended to 64 bits), `cas_successes` per thread
+// (CAS only: the successful swaps each thread counted). Empty when every word is exactly
+// what the layout's atomics leave; else the first wrong word, expected and found.
+std::string throughput_check(const ThroughputRequest& r, const ThroughputLayout& l,
+                             const std::vector<uint64_t>& final_words,
+                             const std::vector<uint32_t>& cas_successes);
+// Conversions the check and the kernels' hosts share.
+float half_to_float(uint16_t h);
+float bf16_to_float(uint16_t b);
+
+struct ThroughputTiming {
+  ThroughputLayout layout;
+  std::vector<double> seconds;    // per timed launch
+  std::vector<double> clock_mhz;  // SM clock seen during each launch, where measurable
+  int sms = 0;                    // SMs the grid covered
+  std::string check_error;        // empty: throughput_check passed
+};
+
+// What a backend offers the atomics probe. Calls throw AllocationFailed when memory cannot
+// be had and BackendError on any other API error; a failed check is reported in the
+// timing's check_error (or the outcome), never thrown.
+class AtomicsKernels : public KernelSet {
+ public:
+  static constexpr const char* kProbe = "atomics";
+  virtual ~AtomicsKernels() = default;
+  // Whether the backend reads an SM clock (cycles); OpenCL has none.
+  virtual bool has_clock() const = 0;
+  virtual Support supports(PingPong kind) const = 0;
+  virtual PingPongTiming ping_pong(const PingPongRequest& r) = 0;
+  virtual Support supports(const ThroughputRequest& r) const = 0;
+  virtual ThroughputTiming throughput(const ThroughputRequest& r) = 0;
+  virtual Support supports_matrix() const { return Support::no("not implemented by this backend"); }
+  virtual MatrixTiming sm_matrix(const MatrixRequest&) { throw BackendError("no matrix kernel"); }
+  // The machine instruction(s) timed, e.g. "ATOMS.CAS", "REDUX.SUM + RED.E.ADD.STRONG.GPU",
+  // where the backend can read its own code. what: "pingpong.<kind>", "matrix", or a
+  // throughput key.
+  virtual std::optional<std::string> instruction(const std::string&) { return std::nullopt; }
+};
+
+// ---- the result model ----
+
+struct AtomicLatency {
+  Status status;
+  std::optional<Summary> cycles;  // per hand-over (half a round trip)
+  std::optional<Summary> ns;
+  std::optional<double> clock_mhz;
+  uint64_t round_trips = 0;  // per timed repeat
+  std::optional<int> sm_a, sm_b;
+  std::optional<std::string> instruction;
+  std::string note;
+};
+
+struct AtomicThroughput {
+  Status status;
+  std::string space, op, type, contention, scope;
+  int ways = 1;
+  bool use_return = true;
+  uint64_t ops_per_launch = 0;  // thread-level atomics the program asked for
+  std::optional<Summary> gops;  // 1e9 thread-level atomics per second, GPU-wide
+  std::optional<Summary> ops_per_clk_sm;
+  std::optional<double> clock_mhz;
+  int sms = 0;
+  std::optional<std::string> instruction;
+  std::string note;  // e.g. the compiler folded a warp's atomics into one
+};
+
+struct AtomicsProbeResult {
+  static constexpr const char* kProbe = "atomics";
+  Status status;
+  double wall_seconds = 0;
+  std::optional<double> clock_mhz_measured;            // median SM clock over the probe's kernels
+  std::map<std::string, AtomicLatency> latency;        // "shared.cas_pingpong" ...
+  std::map<std::string, AtomicThroughput> throughput;  // "shared.add_i32.distinct" ...
+  std::optional<SmMatrix> matrix;
+};
+
+void to_json(nlohmann::json& j, const MatrixSummary& s);
+void from_json(const nlohmann::json& j, MatrixSummary& s);
+void to_json(nlohmann::json& j, const SmMatrix& m);
+void from_json(const nlohmann::json& j, SmMatrix& m);
+void to_json(nlohmann::json& j, const AtomicLatency& l);
+void from_json(const nlohmann::json& j, AtomicLatency& l);
+void to_json(nlohmann::json& j, const AtomicThroughput& t);
+void from_json(const nlohmann::json& j, AtomicThroughput& t);
+void to_json(nlohmann::json& j, const AtomicsProbeResult& r);
+void from_json(const nlohmann::json& j, AtomicsProbeResult& r);
+
+}  // namespace gd

@@ -1,0 +1,142 @@
+// The atomics probe through the real OpenCL backend (PoCL on the CPU in CI): local and
+// global atomic_add / atomic_cmpxchg throughput and the CAS ping-pong run their real
+// kernels, every result is checked exactly by the host, and the figures must be sane.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "atomics.hpp"
+#include "opencl_backend.hpp"
+
+namespace gd {
+namespace {
+
+std::unique_ptr<Device> first_device() {
+  std::string why;
+  if (opencl::enumerate(&why).empty()) return nullptr;
+  return opencl::open(0, 0);
+}
+
+TEST(OpenCLAtomics, ThroughputIsCheckedAndSane) {
+  auto dev = first_device();
+  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  auto* k = dev->kernels<AtomicsKernels>();
+  ASSERT_NE(k, nullptr);
+  EXPECT_FALSE(k->has_clock());
+  for (AtomicSpace space : {AtomicSpace::shared, AtomicSpace::global})
+    for (AtomicOp op : {AtomicOp::add, AtomicOp::cas})
+      for (Contention c :
+           {Contention::distinct, Contention::same_per_warp, Contention::same_per_block}) {
+        ThroughputRequest r;
+        r.space = space;
+        r.op = op;
+        r.contention = c;
+        r.iterations = 64;
+        r.repeats = 2;
+        const std::string key = r.key();
+        ASSERT_TRUE(k->supports(r).ok) << key << ": " << k->supports(r).reason;
+        const ThroughputTiming t = k->throughput(r);
+        EXPECT_EQ(t.check_error, "") << key;
+        ASSERT_EQ(t.seconds.size(), 2u) << key;
+        EXPECT_EQ(t.layout.iterations, 64u) << key;
+        for (double s : t.seconds) {
+          EXPECT_GT(s, 0) << key;
+          const double gops = double(t.layout.ops()) / s / 1e9;
+          EXPECT_GT(gops, 1e-4) << key;
+          EXPECT_LT(gops, 1e4) << key;
+        }
+      }
+  // A bank-conflict pattern in local memory, and what OpenCL cannot do.
+  ThroughputRequest conflict;
+  conflict.space = AtomicSpace::shared;
+  conflict.contention = Contention::bank_conflict;
+  conflict.ways = 8;
+  conflict.iterations = 32;
+  conflict.repeats = 1;
+  EXPECT_EQ(k->throughput(conflict).check_error, "");
+  ThroughputRequest f32;
+  f32.type = AtomicType::f32;
+  EXPECT_FALSE(k->supports(f32).ok);
+  ThroughputRequest red;
+  red.use_return = false;
+  EXPECT_FALSE(k->supports(red).ok);
+}
+
+TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
+  auto dev = first_device();
+  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  auto* k = dev->kernels<AtomicsKernels>();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->supports(PingPong::global_cas).ok);
+  PingPongRequest r;
+  r.kind = PingPong::global_cas;
+  r.round_trips = 300;  // two CPU threads hand over slowly on a loaded CI machine
+  r.repeats = 3;
+  const PingPongTiming t = k->ping_pong(r);
+  // Two work-groups on a CPU runtime may not run at once: then the bounded spin reports a
+  // timeout (and the check says so) instead of hanging. Either way the outcome is checked.
+  const std::string err = pingpong_check(t.outcome, t.total_round_trips);
+  if (!err.empty()) {
+    EXPECT_GT(t.outcome.timeouts, 0u) << err;  // the only acceptable failure
+    GTEST_SKIP() << "the two work-groups did not run concurrently here: " << err;
+  }
+  EXPECT_EQ(t.total_round_trips, 600u);
+  EXPECT_EQ(t.outcome.final_value, 1200u);
+  ASSERT_EQ(t.ns_per_handoff.size(), 3u);
+  EXPECT_TRUE(t.cycles_per_handoff.empty());
+  for (double ns : t.ns_per_handoff) {
+    EXPECT_GT(ns, 1.0);  // a hand-over through memory is not free
+    EXPECT_LT(ns, 1e6);  // nor a millisecond
+  }
+}
+
+TEST(OpenCLAtomics, LocalPingPongUnsupportedOnCpuWithReason) {
+  auto dev = first_device();
+  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  auto* k = dev->kernels<AtomicsKernels>();
+  ASSERT_NE(k, nullptr);
+  const Support s = k->supports(PingPong::shared_cas);
+  if (s.ok) {
+    PingPongRequest r;
+    r.kind = PingPong::shared_cas;
+    r.round_trips = 500;
+    r.repeats = 2;
+    const PingPongTiming t = k->ping_pong(r);
+    EXPECT_EQ(pingpong_check(t.outcome, t.total_round_trips), "");
+  } else {
+    EXPECT_NE(s.reason.find("serialize"), std::string::npos) << s.reason;
+  }
+  EXPECT_FALSE(k->supports(PingPong::host).ok);
+}
+
+TEST(OpenCLAtomics, RealProbeQuick) {
+  auto dev = first_device();
+  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(*dev, parse_atomics_options({{"quick", "1"}, {"repeats", "2"}}), progress, stop, out);
+  EXPECT_FALSE(out.clock_mhz_measured);
+  const AtomicThroughput& sh = out.throughput.at("shared.add_i32.distinct");
+  ASSERT_TRUE(sh.status.ok()) << sh.status.reason;
+  ASSERT_TRUE(sh.gops);
+  EXPECT_FALSE(sh.ops_per_clk_sm);  // no clock, no per-clock figure
+  EXPECT_GT(sh.ops_per_launch, 0u);
+  const AtomicThroughput& gl = out.throughput.at("global.add_i32.distinct");
+  ASSERT_TRUE(gl.status.ok()) << gl.status.reason;
+  EXPECT_EQ(out.throughput.at("global.red_i32.distinct").status.status, "unsupported");
+  EXPECT_EQ(out.latency.at("host.pingpong").status.status, "unsupported");
+  ASSERT_TRUE(out.matrix);
+  EXPECT_EQ(out.matrix->status.status, "unsupported");
+  // Every figure that ran is either ok or failed only because the two work-groups of the
+  // global ping-pong could not run at once on this runtime.
+  for (const auto& [n, l] : out.latency)
+    if (l.status.status == "error")
+      EXPECT_NE(l.status.reason.find("bound"), std::string::npos) << n << ": " << l.status.reason;
+  for (const auto& [n, t] : out.throughput)
+    EXPECT_TRUE(t.status.ok() || t.status.status == "unsupported") << n << ": " << t.status.reason;
+}
+
+}  // namespace
+}  // namespace gd

@@ -1,0 +1,708 @@
+// The atomics probe without a GPU: the exact host checks catch a lost or doubled update,
+// the tournament schedule meets every pair once, the SM matrix summary finds a known
+// structure, options are validated, the JSON round-trips, and run_atomics records
+// unsupported parts, failed checks and backend errors as it should.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "atomics.hpp"
+#include "atomics_report.hpp"
+#include "latency.hpp"  // ProbeError
+
+namespace gd {
+namespace {
+
+// ---- ping-pong check ----
+
+PingPongOutcome good_outcome(uint64_t rounds) {
+  PingPongOutcome o;
+  o.final_value = 2 * rounds;
+  o.handoffs_a = o.handoffs_b = rounds;
+  return o;
+}
+
+TEST(AtomicsCheck, PingPongExactOutcomePasses) {
+  EXPECT_EQ(pingpong_check(good_outcome(1000), 1000), "");
+}
+
+TEST(AtomicsCheck, PingPongLostOrDoubledHandoverFails) {
+  PingPongOutcome lost = good_outcome(1000);
+  lost.final_value -= 1;
+  EXPECT_NE(pingpong_check(lost, 1000), "");
+  PingPongOutcome doubled = good_outcome(1000);
+  doubled.handoffs_b += 1;
+  EXPECT_NE(pingpong_check(doubled, 1000), "");
+  PingPongOutcome timeout = good_outcome(1000);
+  timeout.timeouts = 1;
+  EXPECT_NE(pingpong_check(timeout, 1000).find("bound"), std::string::npos);
+  PingPongOutcome stale = good_outcome(1000);
+  stale.payload_errors = 3;
+  EXPECT_NE(pingpong_check(stale, 1000).find("stale"), std::string::npos);
+}
+
+// ---- throughput check: simulate what correct atomics leave, then break it ----
+
+uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// The memory correct atomics leave (adds of 1, min/max of minmax_operand, CAS counting
+// each thread's `iterations` attempts as successes where it is alone on its word).
+std::vector<uint64_t> simulate(const ThroughputRequest& r, const ThroughputLayout& l) {
+  std::vector<uint64_t> w(target_words(l), initial_word(r));
+  std::vector<double> sum(w.size(), 0);
+  std::vector<uint8_t> hit(w.size(), 0);
+  for (uint64_t g = 0; g < l.blocks * l.threads; ++g) {
+    const uint64_t t = target_word(l, g);
+    hit[t] = 1;
+    for (uint64_t k = 0; k < l.iterations; ++k) {
+      if (r.op == AtomicOp::min)
+        w[t] =
+            uint32_t(std::min(int32_t(uint32_t(w[t])), minmax_operand(r.op, g, k, l.iterations)));
+      else if (r.op == AtomicOp::max)
+        w[t] =
+            uint32_t(std::max(int32_t(uint32_t(w[t])), minmax_operand(r.op, g, k, l.iterations)));
+      else
+        sum[t] += 1;
+    }
+  }
+  if (r.op == AtomicOp::add || r.op == AtomicOp::cas)
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const uint64_t n = uint64_t(sum[i]);
+      switch (r.type) {
+        case AtomicType::f32:
+          w[i] = f32_bits(float(n));
+          break;
+        case AtomicType::f16x2: {
+          // n < 2048: exactly representable; build the half by hand.
+          uint16_t h = 0;
+          if (n) {
+            int e = 0;
+            while ((n >> e) > 1) ++e;
+            h = uint16_t(((e + 15) << 10) | ((n << (10 - e)) & 0x3ff));
+          }
+          w[i] = uint64_t(h) | (uint64_t(h) << 16);
+          break;
+        }
+        case AtomicType::f64: {
+          const double d = double(n);
+          std::memcpy(&w[i], &d, 8);
+          break;
+        }
+        default:
+          w[i] = r.type == AtomicType::i32 ? uint32_t(n) : n;
+      }
+    }
+  return w;
+}
+
+ThroughputLayout small_layout(AtomicSpace s, Contention c, int ways = 1) {
+  ThroughputLayout l;
+  l.space = s;
+  l.contention = c;
+  l.ways = ways;
+  l.blocks = 3;
+  l.threads = 64;
+  l.iterations = 10;
+  return l;
+}
+
+TEST(AtomicsCheck, ThroughputCorrectMemoryPassesLostAndDoubledFail) {
+  for (AtomicSpace s : {AtomicSpace::shared, AtomicSpace::global})
+    for (Contention c : {Contention::distinct, Contention::bank_conflict, Contention::same_per_warp,
+                         Contention::same_per_block, Contention::same_gpu}) {
+      ThroughputRequest r;
+      r.space = s;
+      r.contention = c;
+      const ThroughputLayout l = small_layout(s, c, c == Contention::bank_conflict ? 8 : 1);
+      std::vector<uint64_t> w = simulate(r, l);
+      EXPECT_EQ(throughput_check(r, l, w, {}), "") << r.key();
+      const uint64_t hot = target_word(l, 5);
+      w[hot] -= 1;  // one atomic lost
+      EXPECT_NE(throughput_check(r, l, w, {}), "") << r.key();
+      w[hot] += 2;  // one counted twice
+      EXPECT_NE(throughput_check(r, l, w, {}), "") << r.key();
+    }
+}
+
+TEST(AtomicsCheck, UntouchedWordMustStayAtItsInitialValue) {
+  ThroughputRequest r;
+  r.space = AtomicSpace::shared;
+  r.contention = Contention::bank_conflict;
+  r.ways = 4;
+  const ThroughputLayout l = small_layout(AtomicSpace::shared, Contention::bank_conflict, 4);
+  std::vector<uint64_t> w = simulate(r, l);
+  // Word 32 is in row 1 of the first warp's region at bank 0: with 4 ways (8 banks) lane 8
+  // hits it. Word 40 (row 1, bank 8) nobody touches: a stray atomic there is caught.
+  w[40] += 1;
+  EXPECT_NE(throughput_check(r, l, w, {}), "");
+}
+
+TEST(AtomicsCheck, BankConflictLayoutPutsWaysLanesInOneBank) {
+  for (int ways : {1, 2, 4, 8, 16, 32}) {
+    ThroughputLayout l = small_layout(AtomicSpace::shared, Contention::bank_conflict, ways);
+    std::map<uint64_t, std::set<uint64_t>> bank_words;
+    for (uint64_t lane = 0; lane < 32; ++lane) {
+      const uint64_t w = target_word(l, lane);
+      bank_words[w % 32].insert(w);
+    }
+    EXPECT_EQ(bank_words.size(), 32u / ways) << ways;
+    for (const auto& [bank, words] : bank_words) EXPECT_EQ(words.size(), size_t(ways)) << ways;
+  }
+}
+
+TEST(AtomicsCheck, FloatAddsAreExactOnRepresentableCounts) {
+  ThroughputRequest r;
+  r.type = AtomicType::f32;
+  r.contention = Contention::same_per_warp;
+  const ThroughputLayout l = small_layout(AtomicSpace::global, Contention::same_per_warp);
+  std::vector<uint64_t> w = simulate(r, l);
+  EXPECT_EQ(throughput_check(r, l, w, {}), "");
+  w[0] = f32_bits(float(32 * 10 - 1));
+  EXPECT_NE(throughput_check(r, l, w, {}), "");
+  // f16: the layout's iterations stay within 2048 per word.
+  ThroughputRequest h;
+  h.type = AtomicType::f16x2;
+  ThroughputLayout hl = small_layout(AtomicSpace::global, Contention::distinct);
+  EXPECT_EQ(max_exact_iterations(h, hl), 2048u);
+  hl.iterations = 1000;
+  std::vector<uint64_t> hw = simulate(h, hl);
+  EXPECT_EQ(throughput_check(h, hl, hw, {}), "");
+  hw[7] ^= 1u << 16;  // the high half off by one ulp
+  EXPECT_NE(throughput_check(h, hl, hw, {}), "");
+  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(bf16_to_float(0x3f80), 1.0f);
+  EXPECT_EQ(max_exact_iterations(r, l), (1u << 24) / 32);
+}
+
+TEST(AtomicsCheck, MinMaxKeepTheExtreme) {
+  for (AtomicOp op : {AtomicOp::min, AtomicOp::max}) {
+    ThroughputRequest r;
+    r.op = op;
+    r.contention = Contention::same_per_block;
+    const ThroughputLayout l = small_layout(AtomicSpace::global, Contention::same_per_block);
+    std::vector<uint64_t> w = simulate(r, l);
+    EXPECT_EQ(throughput_check(r, l, w, {}), "") << to_string(op);
+    w[32] = uint32_t(int32_t(uint32_t(w[32])) + (op == AtomicOp::max ? -1 : 1));
+    EXPECT_NE(throughput_check(r, l, w, {}), "") << to_string(op);
+  }
+}
+
+TEST(AtomicsCheck, CasCountsMustMatchSuccesses) {
+  ThroughputRequest r;
+  r.op = AtomicOp::cas;
+  const ThroughputLayout l = small_layout(AtomicSpace::global, Contention::distinct);
+  std::vector<uint32_t> succ(l.blocks * l.threads, uint32_t(l.iterations));
+  std::vector<uint64_t> w = simulate(r, l);
+  EXPECT_EQ(throughput_check(r, l, w, succ), "");
+  EXPECT_NE(throughput_check(r, l, w, {}), "");  // counts missing
+  succ[3] -= 1;                                  // alone on its word, a CAS cannot fail
+  EXPECT_NE(throughput_check(r, l, w, succ), "");
+  // Contended: the word holds the sum of its threads' successes, whatever they were.
+  ThroughputRequest c = r;
+  c.contention = Contention::same_per_warp;
+  const ThroughputLayout cl = small_layout(AtomicSpace::global, Contention::same_per_warp);
+  std::vector<uint32_t> won(cl.blocks * cl.threads, 1);
+  std::vector<uint64_t> cw(target_words(cl), 0);
+  for (uint64_t g = 0; g < won.size(); ++g) cw[target_word(cl, g)] += won[g];
+  EXPECT_EQ(throughput_check(c, cl, cw, won), "");
+  won[0] = 2;
+  EXPECT_NE(throughput_check(c, cl, cw, won), "");
+}
+
+TEST(AtomicsCheck, KeysAreStable) {
+  ThroughputRequest r;
+  EXPECT_EQ(r.key(), "global.add_i32.distinct");
+  r.use_return = false;
+  EXPECT_EQ(r.key(), "global.red_i32.distinct");
+  r.use_return = true;
+  r.scope = AtomicScope::cta;
+  EXPECT_EQ(r.key(), "global.add_i32.distinct.cta");
+  r.space = AtomicSpace::shared;
+  r.contention = Contention::bank_conflict;
+  r.ways = 4;
+  EXPECT_EQ(r.key(), "shared.add_i32.conflict4");
+  r.contention = Contention::same_per_warp;
+  r.type = AtomicType::f32;
+  r.space = AtomicSpace::global;
+  r.scope = AtomicScope::gpu;
+  EXPECT_EQ(r.key(), "global.add_f32.same_per_warp");
+}
+
+// ---- tournament ----
+
+void expect_tournament(int n) {
+  const auto rounds = round_robin_rounds(n);
+  EXPECT_EQ(rounds.size(), size_t(n % 2 ? n : n - 1)) << n;
+  std::set<std::pair<int, int>> seen;
+  for (const auto& round : rounds) {
+    EXPECT_EQ(round.size(), size_t(n / 2)) << n;
+    std::set<int> busy;
+    for (auto [a, b] : round) {
+      EXPECT_LT(a, b);
+      EXPECT_GE(a, 0);
+      EXPECT_LT(b, n);
+      EXPECT_TRUE(busy.insert(a).second) << "SM " << a << " twice in a round";
+      EXPECT_TRUE(busy.insert(b).second) << "SM " << b << " twice in a round";
+      EXPECT_TRUE(seen.insert({a, b}).second) << a << "-" << b << " met twice";
+    }
+  }
+  EXPECT_EQ(seen.size(), size_t(n * (n - 1) / 2)) << n;
+}
+
+TEST(AtomicsMatrix, RoundRobinMeetsEveryPairOnce) {
+  for (int n : {2, 3, 4, 7, 16, 132}) expect_tournament(n);
+  EXPECT_TRUE(round_robin_rounds(1).empty());
+}
+
+// ---- a fake device ----
+
+// Pair latency with a known structure: SMs in two partitions (SM i in partition (i / 2) % 2,
+// interleaved like real SM numbering may be), 300 cycles within, 500 between, +-4 noise.
+double fake_pair_cycles(int a, int b, int segment) {
+  const bool same = (a / 2) % 2 == (b / 2) % 2;
+  const double noise = double((a * 7 + b * 13 + segment * 5) % 9) - 4;
+  return (same ? 300 : 500) + noise;
+}
+
+class FakeAtomics final : public AtomicsKernels {
+ public:
+  bool structured = true;
+  bool lose_an_update = false;   // the throughput kernels "lose" one atomic
+  bool fail_throughput = false;  // the backend throws on the first throughput call
+  bool lose_a_matrix_handover = false;
+  std::atomic<bool>* stop_after_latency = nullptr;
+
+  bool has_clock() const override { return true; }
+  Support supports(PingPong kind) const override {
+    if (kind == PingPong::host) return Support::no("no mapped memory on the fake");
+    return Support::yes();
+  }
+  PingPongTiming ping_pong(const PingPongRequest& r) override {
+    PingPongTiming t;
+    for (int i = 0; i < r.repeats; ++i) {
+      t.cycles_per_handoff.push_back(kind_cycles(r.kind));
+      t.ns_per_handoff.push_back(kind_cycles(r.kind) / 1.5);
+    }
+    t.clock_mhz = 1500;
+    t.total_round_trips = uint64_t(r.round_trips) * r.repeats;
+    t.outcome = good_outcome(t.total_round_trips);
+    if (r.kind == PingPong::global_release_acquire && stop_after_latency)
+      *stop_after_latency = true;
+    return t;
+  }
+  Support supports(const ThroughputRequest& r) const override {
+    if (r.type == AtomicType::bf16x2) return Support::no("no bf16 atomics on the fake");
+    return Support::yes();
+  }
+  ThroughputTiming throughput(const ThroughputRequest& r) override {
+    if (fail_throughput) throw BackendError("illegal address (fake)");
+    ThroughputTiming t;
+    t.layout.space = r.space;
+    t.layout.contention = r.contention;
+    t.layout.ways = r.ways;
+    t.layout.blocks = 8;
+    t.layout.threads = 64;
+    t.layout.iterations = std::min<uint64_t>(20, max_exact_iterations(r, t.layout));
+    std::vector<uint64_t> w = simulate(r, t.layout);
+    std::vector<uint32_t> succ(t.layout.blocks * t.layout.threads, uint32_t(t.layout.iterations));
+    if (r.op == AtomicOp::cas && r.contention != Contention::distinct &&
+        r.contention != Contention::bank_conflict) {
+      // Contended CAS: say every thread won once per iteration; the words agree.
+      std::fill(w.begin(), w.end(), 0);
+      for (uint64_t g = 0; g < succ.size(); ++g) w[target_word(t.layout, g)] += succ[g];
+    }
+    if (lose_an_update && r.op == AtomicOp::add && r.type == AtomicType::i32) w[0] -= 1;
+    for (int i = 0; i < r.repeats; ++i) {
+      t.seconds.push_back(1e-3);
+      t.clock_mhz.push_back(1500);
+    }
+    t.sms = 4;
+    t.check_error = throughput_check(r, t.layout, w, succ);
+    return t;
+  }
+  Support supports_matrix() const override { return Support::yes(); }
+  MatrixTiming sm_matrix(const MatrixRequest& r) override {
+    last_matrix = r;
+    MatrixTiming t;
+    t.sms = r.sms;
+    t.round_trips_per_pair = r.warmup_round_trips + uint64_t(r.round_trips) * r.segments;
+    for (const auto& round : round_robin_rounds(r.sms))
+      for (auto [a, b] : round) {
+        PairSample p;
+        p.a = a;
+        p.b = b;
+        for (int s = 0; s < r.segments; ++s) {
+          const double c = structured ? fake_pair_cycles(a, b, s) : 400 + (a + b + s) % 5;
+          p.cycles_per_handoff.push_back(c);
+          p.ns_per_handoff.push_back(c / 1.5);
+        }
+        p.outcome = good_outcome(t.round_trips_per_pair);
+        if (lose_a_matrix_handover && a == 1 && b == 2) p.outcome.final_value -= 1;
+        t.pairs.push_back(std::move(p));
+      }
+    t.clock_mhz = 1500;
+    return t;
+  }
+  std::optional<std::string> instruction(const std::string& what) override {
+    if (what == "global.add_i32.same_per_warp") return "REDUX.SUM + ATOMG.E.ADD.STRONG.GPU";
+    if (what == "pingpong.shared.cas_pingpong") return "ATOMS.CAS";
+    if (what.rfind("shared.", 0) == 0) return "ATOMS.ADD";
+    return std::nullopt;
+  }
+  MatrixRequest last_matrix;
+
+ private:
+  static double kind_cycles(PingPong k) {
+    return k == PingPong::shared_cas || k == PingPong::shared_exch ? 60 : 700;
+  }
+};
+
+class FakeDevice final : public Device {
+ public:
+  explicit FakeDevice(bool with_kernels, int sms = 16) : with_kernels_(with_kernels) {
+    info_.backend = "cuda";
+    info_.id = "cuda:0";
+    info_.name = "Fake GPU";
+    info_.compute_units = sms;
+  }
+  const DeviceInfo& info() const override { return info_; }
+  Support supports(MemPath) const override { return Support::yes(); }
+  uint64_t max_footprint(MemPath) const override { return 1 << 20; }
+  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
+  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
+  KernelSet* kernel_set(const std::string& probe) override {
+    return with_kernels_ && probe == AtomicsKernels::kProbe ? &atomics : nullptr;
+  }
+  FakeAtomics atomics;
+
+ private:
+  bool with_kernels_;
+  DeviceInfo info_;
+};
+
+// ---- the matrix summary ----
+
+TEST(AtomicsMatrix, SummaryFindsTheTwoPartitions) {
+  FakeDevice dev(true, 16);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, parse_atomics_options({{"parts", "matrix"}}), progress, stop, out);
+  ASSERT_TRUE(out.matrix);
+  const SmMatrix& m = *out.matrix;
+  ASSERT_TRUE(m.status.ok()) << m.status.reason;
+  EXPECT_EQ(m.unit, "cycles");
+  ASSERT_EQ(m.values.size(), 16u);
+  EXPECT_TRUE(std::isnan(m.values[3][3]));
+  EXPECT_DOUBLE_EQ(m.values[0][1], m.values[1][0]);
+  EXPECT_NEAR(m.values[0][1], 300, 4.01);
+  EXPECT_NEAR(m.values[0][2], 500, 4.01);
+  // Each cell is the median of its pair's 4 segments.
+  EXPECT_GE(m.summary.all.min, 296);
+  EXPECT_LE(m.summary.all.min, 304);
+  EXPECT_GE(m.summary.all.max, 496);
+  EXPECT_LE(m.summary.all.max, 504);
+  ASSERT_EQ(m.summary.clusters.size(), 2u) << m.summary.structure;
+  const std::vector<int> even = {0, 1, 4, 5, 8, 9, 12, 13}, odd = {2, 3, 6, 7, 10, 11, 14, 15};
+  EXPECT_EQ(m.summary.clusters[0].sms, even);
+  EXPECT_EQ(m.summary.clusters[1].sms, odd);
+  EXPECT_NEAR(m.summary.clusters[0].median_within, 300, 4.01);
+  ASSERT_EQ(m.summary.between.size(), 4u);
+  EXPECT_NEAR(m.summary.between[1], 500, 4.01);
+  EXPECT_NE(m.summary.structure.find("2 groups"), std::string::npos) << m.summary.structure;
+  EXPECT_EQ(m.round_trips_per_pair, 8u + 64 * 4);
+}
+
+TEST(AtomicsMatrix, NoStructureIsOneCluster) {
+  FakeDevice dev(true, 12);
+  dev.atomics.structured = false;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, parse_atomics_options({{"parts", "matrix"}}), progress, stop, out);
+  ASSERT_TRUE(out.matrix);
+  EXPECT_EQ(out.matrix->summary.clusters.size(), 1u) << out.matrix->summary.structure;
+  EXPECT_NE(out.matrix->summary.structure.find("no structure"), std::string::npos);
+}
+
+TEST(AtomicsMatrix, MaxSmsAndQuickCutTheMatrix) {
+  FakeDevice dev(true, 40);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, parse_atomics_options({{"parts", "matrix"}, {"matrix_max_sms", "6"}}), progress,
+              stop, out);
+  EXPECT_EQ(dev.atomics.last_matrix.sms, 6);
+  AtomicsProbeResult quick;
+  run_atomics(dev, parse_atomics_options({{"parts", "matrix"}, {"quick", "1"}}), progress, stop,
+              quick);
+  EXPECT_EQ(dev.atomics.last_matrix.sms, 16);
+}
+
+TEST(AtomicsMatrix, ALostHandoverMarksTheMatrix) {
+  FakeDevice dev(true, 8);
+  dev.atomics.lose_a_matrix_handover = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, parse_atomics_options({{"parts", "matrix"}}), progress, stop, out);
+  ASSERT_TRUE(out.matrix);
+  EXPECT_EQ(out.matrix->status.status, "error");
+  EXPECT_NE(out.matrix->status.reason.find("SMs 1 and 2"), std::string::npos);
+  EXPECT_TRUE(std::isnan(out.matrix->values[1][2]));
+  EXPECT_FALSE(std::isnan(out.matrix->values[0][1]));
+  EXPECT_EQ(out.status.status, "error");
+}
+
+// ---- run_atomics ----
+
+TEST(AtomicsProbe, NoKernelSetIsUnsupportedWithReason) {
+  FakeDevice dev(false);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_NE(out.status.reason.find("no atomics kernels"), std::string::npos);
+}
+
+TEST(AtomicsProbe, FullRunOnTheFake) {
+  FakeDevice dev(true, 4);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_TRUE(out.clock_mhz_measured);
+  EXPECT_DOUBLE_EQ(*out.clock_mhz_measured, 1500);
+  EXPECT_EQ(out.latency.at("host.pingpong").status.status, "unsupported");
+  EXPECT_EQ(out.latency.at("host.pingpong").status.reason, "no mapped memory on the fake");
+  const AtomicLatency& cas = out.latency.at("shared.cas_pingpong");
+  ASSERT_TRUE(cas.cycles);
+  EXPECT_DOUBLE_EQ(cas.cycles->median, 60);
+  EXPECT_EQ(cas.instruction, std::optional<std::string>("ATOMS.CAS"));
+  EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").instruction,
+            std::optional<std::string>("ATOMS.ADD"));
+  EXPECT_EQ(out.throughput.at("global.add_bf16x2.distinct").status.status, "unsupported");
+  const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
+  ASSERT_TRUE(t.status.ok()) << t.status.reason;
+  // 8 x 64 threads x 20 atomics in 1 ms at 1500 MHz on 4 SMs.
+  EXPECT_EQ(t.ops_per_launch, 8u * 64 * 20);
+  ASSERT_TRUE(t.gops && t.ops_per_clk_sm);
+  EXPECT_NEAR(t.gops->median, 10240 / 1e-3 / 1e9, 1e-12);
+  EXPECT_NEAR(t.ops_per_clk_sm->median, 10240 / 1e-3 / 1500e6 / 4, 1e-12);
+  // The SASS note: the compiler folded the warp's atomics, the figure still counts threads.
+  EXPECT_NE(out.throughput.at("global.add_i32.same_per_warp").note.find("thread-level"),
+            std::string::npos);
+  EXPECT_GT(out.throughput.size(), 20u);
+}
+
+TEST(AtomicsProbe, LostUpdateIsAnErrorNotAFigure) {
+  FakeDevice dev(true, 4);
+  dev.atomics.lose_an_update = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, parse_atomics_options({{"matrix", "0"}}), progress, stop, out);
+  const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
+  EXPECT_EQ(t.status.status, "error");
+  EXPECT_NE(t.status.reason.find("lost"), std::string::npos) << t.status.reason;
+  EXPECT_FALSE(t.gops);
+  EXPECT_TRUE(out.throughput.at("global.add_f32.same_per_warp").status.ok());
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_FALSE(out.matrix);
+}
+
+TEST(AtomicsProbe, BackendErrorKeepsWhatWasMeasured) {
+  FakeDevice dev(true, 4);
+  dev.atomics.fail_throughput = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  EXPECT_THROW(run_atomics(dev, parse_atomics_options({{"matrix", "0"}}), progress, stop, out),
+               ProbeError);
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_NE(out.status.reason.find("shared.add_i32.distinct"), std::string::npos);
+  EXPECT_TRUE(out.latency.at("global.cas_pingpong").status.ok());
+  EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").status.status, "error");
+  EXPECT_GT(out.wall_seconds, 0);
+}
+
+TEST(AtomicsProbe, StopIsInterruptedAndKeepsResults) {
+  FakeDevice dev(true, 4);
+  std::atomic<bool> stop{false};
+  dev.atomics.stop_after_latency = &stop;
+  NullProgress progress;
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_TRUE(out.latency.at("global.release_acquire_pingpong").status.ok());
+  EXPECT_TRUE(out.throughput.empty());
+}
+
+// ---- options ----
+
+TEST(AtomicsOptions, ParsesAndRejectsWithTheKeyNamed) {
+  const AtomicsOptions d = parse_atomics_options({});
+  EXPECT_FALSE(d.quick);
+  EXPECT_TRUE(d.matrix);
+  EXPECT_EQ(d.repeats, 5);
+  const AtomicsOptions q = parse_atomics_options({{"quick", "1"}});
+  EXPECT_EQ(q.repeats, 3);
+  EXPECT_EQ(q.round_trips, 500u);
+  const AtomicsOptions o = parse_atomics_options(
+      {{"matrix", "off"}, {"matrix_max_sms", "32"}, {"repeats", "7"}, {"round_trips", "100"}});
+  EXPECT_FALSE(o.matrix);
+  EXPECT_EQ(o.matrix_max_sms, 32);
+  EXPECT_EQ(o.repeats, 7);
+  const AtomicsOptions p = parse_atomics_options({{"parts", "latency,matrix"}});
+  EXPECT_TRUE(p.matrix);
+  EXPECT_EQ(p.parts, (std::set<std::string>{"latency"}));
+  auto message = [](const std::map<std::string, std::string>& kv) {
+    try {
+      parse_atomics_options(kv);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({{"bogus", "1"}}).find("bogus"), std::string::npos);
+  EXPECT_NE(message({{"repeats", "0"}}).find("repeats"), std::string::npos);
+  EXPECT_NE(message({{"repeats", "3x"}}).find("3x"), std::string::npos);
+  EXPECT_NE(message({{"matrix", "maybe"}}).find("matrix"), std::string::npos);
+  EXPECT_NE(message({{"parts", "latency,fast"}}).find("fast"), std::string::npos);
+  EXPECT_NE(message({{"matrix_max_sms", "-1"}}).find("matrix_max_sms"), std::string::npos);
+  std::set<std::string> keys;
+  for (const OptionSpec& s : atomics_option_specs()) keys.insert(s.key);
+  for (const char* k : {"quick", "repeats", "round_trips", "matrix", "matrix_max_sms",
+                        "matrix_round_trips", "parts"})
+    EXPECT_TRUE(keys.count(k)) << k;
+}
+
+// ---- JSON ----
+
+TEST(AtomicsJson, RoundTrip) {
+  FakeDevice dev(true, 6);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  const nlohmann::json j = out;
+  EXPECT_TRUE(j["matrix"]["values"][0][0].is_null());  // the diagonal: not measured
+  const AtomicsProbeResult back = j.get<AtomicsProbeResult>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(back.latency.size(), out.latency.size());
+  EXPECT_EQ(back.throughput.at("global.add_i32.distinct").ops_per_launch,
+            out.throughput.at("global.add_i32.distinct").ops_per_launch);
+  ASSERT_TRUE(back.matrix);
+  EXPECT_TRUE(std::isnan(back.matrix->values[2][2]));
+  EXPECT_EQ(back.matrix->summary.clusters.size(), out.matrix->summary.clusters.size());
+  EXPECT_EQ(std::string(AtomicsProbeResult::kProbe), "atomics");
+}
+
+}  // namespace
+}  // namespace gd
+
+// ---- report ----
+
+namespace gd {
+namespace {
+
+AtomicsProbeResult fake_run(int sms = 8) {
+  FakeDevice dev(true, sms);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  run_atomics(dev, AtomicsOptions{}, progress, stop, out);
+  return out;
+}
+
+TEST(AtomicsReport, FiguresHaveStableIdsUnitsAndInstructions) {
+  const AtomicsProbeResult r = fake_run();
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.compute_units = 8;
+  std::map<std::string, Figure> by_id;
+  for (Figure& f : report::atomics_figures(r, info)) by_id[f.id] = f;
+  for (const char* id : {"atomics.shared.cas_pingpong", "atomics.shared.exch_pingpong",
+                         "atomics.global.cas_pingpong", "atomics.global.release_acquire_pingpong",
+                         "atomics.host.pingpong", "atomics.shared.add_i32.distinct",
+                         "atomics.shared.add_i32.same_per_warp", "atomics.global.add_i32.distinct",
+                         "atomics.global.red_i32.distinct", "atomics.global.add_f32.same_per_warp",
+                         "atomics.shared.cas_pingpong.cycles", "atomics.sm_matrix.median.cycles"})
+    EXPECT_TRUE(by_id.count(id)) << id;
+  // One id, one unit: ns always, cycles under their own id.
+  EXPECT_EQ(by_id.at("atomics.shared.cas_pingpong").unit, "ns");
+  const Figure& cas = by_id.at("atomics.shared.cas_pingpong.cycles");
+  EXPECT_EQ(cas.unit, "cycles");
+  EXPECT_FALSE(cas.higher_is_better);
+  EXPECT_EQ(cas.instruction, "ATOMS.CAS");
+  ASSERT_TRUE(cas.value);
+  EXPECT_DOUBLE_EQ(cas.value->median, 60);
+  EXPECT_EQ(by_id.at("atomics.host.pingpong").status.status, "unsupported");
+  EXPECT_FALSE(by_id.at("atomics.host.pingpong").value);
+  const Figure& add = by_id.at("atomics.global.add_i32.distinct");
+  EXPECT_EQ(add.unit, "GOP/s");
+  EXPECT_TRUE(add.higher_is_better);
+  ASSERT_TRUE(add.per_sm_per_clk);
+  EXPECT_EQ(add.per_sm_per_clk_unit, "ops/clk/SM");
+  EXPECT_NE(by_id.at("atomics.global.add_i32.same_per_warp").where.find("REDUX"),
+            std::string::npos);
+  const Figure& med = by_id.at("atomics.sm_matrix.median.cycles");
+  ASSERT_TRUE(med.value);
+  EXPECT_GT(med.value->median, 290);
+  EXPECT_LT(med.value->median, 510);
+}
+
+TEST(AtomicsReport, CsvSummaryHtmlAndHeatMap) {
+  const AtomicsProbeResult r = fake_run();
+  DeviceInfo info;
+  info.compute_units = 8;
+  const auto dir = std::filesystem::temp_directory_path() / "gd_atomics_report_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto files = report::write_atomics_csv(dir, r);
+  ASSERT_EQ(files.size(), 4u);
+  std::ifstream m(dir / "atomics_matrix.csv");
+  std::string header, row0;
+  std::getline(m, header);
+  std::getline(m, row0);
+  EXPECT_EQ(header.rfind("sm,sm0,sm1", 0), 0u) << header;
+  EXPECT_EQ(row0.rfind("0,,", 0), 0u) << row0;  // the diagonal is empty
+  std::ostringstream term;
+  report::print_atomics_summary(term, r, info);
+  EXPECT_NE(term.str().find("2 groups"), std::string::npos) << term.str();
+  EXPECT_NE(term.str().find("global.add_i32.distinct"), std::string::npos);
+  report::SectionContext ctx;  // no charts: the HTML must stand without gnuplot
+  const std::string html = report::atomics_html_section(r, info, ctx);
+  EXPECT_NE(html.find("id=\"atomics\""), std::string::npos);
+  EXPECT_NE(html.find("SM-to-SM latency matrix"), std::string::npos);
+  EXPECT_NE(html.find("<code>ATOMS.CAS</code>"), std::string::npos);
+  const auto heat = report::atomics_heatmap_chart(r);
+  ASSERT_TRUE(heat);
+  EXPECT_NE(heat->script.find("matrix with image"), std::string::npos);
+  EXPECT_NE(heat->script.find("NaN"), std::string::npos);
+  const auto bars = report::atomics_throughput_chart(r);
+  ASSERT_TRUE(bars);
+  EXPECT_NE(bars->script.find("with boxes"), std::string::npos);
+  // With gnuplot, the heat map really renders.
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    std::string err;
+    EXPECT_TRUE(report::detail::render_inline_svg(*heat, "t", &err)) << err;
+    EXPECT_TRUE(report::detail::render_inline_svg(*bars, "u", &err)) << err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gd
