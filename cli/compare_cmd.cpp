@@ -32,7 +32,12 @@ fs::path executable(const std::string& argv0) {
 }
 
 ReferenceDb open_reference_db(const std::string& argv0) {
-  const auto dir = find_reference_dir(executable(argv0));
+#ifdef GD_SOURCE_REFERENCE_DIR
+  const fs::path fallback = GD_SOURCE_REFERENCE_DIR;  // the source tree this was built from
+#else
+  const fs::path fallback;
+#endif
+  const auto dir = find_reference_dir(executable(argv0), fallback);
   if (!dir)
     throw UsageError(
         "no reference database found: looked for data/reference next to the executable (../ and "
@@ -105,6 +110,7 @@ class Commands final : public CompareCommands {
                          "A reference GPU by name (repeatable; case-insensitive; "
                          "`gpudissect reference list` shows them)");
     compare_->add_option("-o,--output", html_, "Write the comparison as an HTML page");
+    compare_->add_flag("--png", png_, "Also write the charts as PNG files next to the HTML (-o)");
     compare_->add_option("--csv", csv_, "Write the comparison (or the baseline verdicts) as CSV");
     compare_->add_option("--baseline", baseline_,
                          "Baseline mode: compare the one FILE against this result; exit status "
@@ -209,7 +215,7 @@ class Commands final : public CompareCommands {
       written.push_back(csv_);
     }
     if (!html_.empty()) {
-      report::write_comparison_html(html_, c);
+      for (const auto& f : report::write_comparison_html(html_, c, png_)) written.push_back(f.string());
       written.push_back(html_);
     }
     if (!written.empty()) {
@@ -247,7 +253,7 @@ class Commands final : public CompareCommands {
     const BaselineReport rep = compare_baseline(base, cur, tol);
     report::print_baseline(std::cout, rep, verbose_);
     if (!csv_.empty()) report::write_baseline_csv(csv_, rep);
-    if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}));
+    if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_);
     return rep.regressions() ? kExitRegression : 0;
   }
 
@@ -257,7 +263,7 @@ class Commands final : public CompareCommands {
   CLI::App* show_ = nullptr;
   std::vector<std::string> files_, references_;
   std::string html_, csv_, baseline_, tolerance_, show_name_;
-  bool verbose_ = false;
+  bool verbose_ = false, png_ = false;
 };
 
 }  // namespace

@@ -150,9 +150,11 @@ void print_comparison(std::ostream& os, const Comparison& c) {
       os << "  " << pad(v.empty() ? "-" : v, 16, true);
     }
     os << "  " << pad(row_clk_unit(r), 12, false);
+    const std::string clk_unit = row_clk_unit(r);
     for (std::size_t i = 0; i < n; ++i) {
       const CompareCell& cell = r.cells[i];
       std::string v = cell_per_clk(cell);
+      if (!v.empty() && cell.per_clk_unit != clk_unit) v += " " + cell.per_clk_unit;
       if (i > 0 && cell.per_clk_ratio) v += " " + ratio_text(cell.per_clk_ratio);
       os << "  " << pad(v.empty() ? "-" : v, 14, true);
     }
@@ -352,10 +354,21 @@ struct Page {
   std::ostringstream o;
   std::vector<std::string> failures;
   bool charts = false;
+  fs::path png_dir;  // also write each chart as PNG here (empty: no)
+  std::vector<fs::path> pngs;
   int n = 0;
   void chart(const std::optional<ChartSpec>& spec, const std::string& caption) {
     if (!spec || !charts) return;
     std::string err;
+    if (!png_dir.empty()) {
+      std::error_code ec;
+      fs::create_directories(png_dir, ec);
+      const fs::path out = png_dir / (spec->name + ".png");
+      if (render_chart(*spec, ChartFormat::png, out, &err))
+        pngs.push_back(out);
+      else
+        failures.push_back("PNG " + out.string() + ": " + err);
+    }
     if (auto svg = render_inline_svg(*spec, "k" + std::to_string(n++) + "-", &err)) {
       o << "<figure class=\"chart\">\n" << *svg << "\n";
       if (!caption.empty()) o << "<figcaption>" << html_escape(caption) << "</figcaption>\n";
@@ -446,9 +459,10 @@ void figures_tables(Page& p, const Comparison& c) {
 
 }  // namespace
 
-void write_comparison_html(const fs::path& file, const Comparison& c) {
+std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparison& c, bool png) {
   ensure_writable(file);
   Page p;
+  if (png) p.png_dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   std::string why;
   p.charts = gnuplot_available(&why);
   std::string names;
@@ -546,7 +560,14 @@ void write_comparison_html(const fs::path& file, const Comparison& c) {
   }
   p.o << "<footer>Written by gpudissect compare from saved results and the reference "
          "database; each reference figure names its source.</footer>\n</body>\n</html>\n";
-  write_file(file, p.o.str());
+  std::string page = p.o.str();
+  if (!p.failures.empty()) {
+    std::string notes;
+    for (const auto& f : p.failures) notes += "<p class=\"note\">" + html_escape(f) + "</p>\n";
+    page.insert(page.find("<h2>Inputs</h2>"), notes);
+  }
+  write_file(file, page);
+  return p.pngs;
 }
 
 // ---------------------------------------------------------------------------------------

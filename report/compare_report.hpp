@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "gpudissect/compare.hpp"
 
@@ -23,9 +24,11 @@ void print_comparison(std::ostream& os, const Comparison& c);
 void write_comparison_csv(const std::filesystem::path& file, const Comparison& c);
 // The page: inputs (name, backend, SMs, clock), caveats, charts (latency against footprint
 // in ns and in cycles, bandwidth against footprint, instruction rates per SM per clock as
-// grouped bars, ILP x occupancy), the figures side by side. Throws std::runtime_error if it
-// cannot write.
-void write_comparison_html(const std::filesystem::path& file, const Comparison& c);
+// grouped bars, ILP x occupancy), the figures side by side. With `png`, also writes each chart
+// as a PNG next to the page and returns those files. Throws std::runtime_error if it cannot
+// write the page.
+std::vector<std::filesystem::path> write_comparison_html(const std::filesystem::path& file,
+                                                         const Comparison& c, bool png = false);
 
 // Regressions first, then improvements, then the figures only one side has; a line of
 // totals. Figures within the tolerance are counted, not listed (all of them with verbose).

@@ -320,7 +320,7 @@ const ReferenceGpu* find_reference(const ReferenceDb& db, const std::string& nam
   return nullptr;
 }
 
-std::optional<fs::path> find_reference_dir(const fs::path& exe) {
+std::optional<fs::path> find_reference_dir(const fs::path& exe, const fs::path& fallback) {
   if (const char* env = std::getenv("GD_REFERENCE_DIR"); env && *env) return fs::path(env);
   std::error_code ec;
   fs::path dir = exe.parent_path();
@@ -328,6 +328,7 @@ std::optional<fs::path> find_reference_dir(const fs::path& exe) {
   for (const fs::path& c : {dir / ".." / "data" / "reference", dir / ".." / ".." / "data" / "reference",
                             dir / ".." / "share" / "gpudissect" / "reference"})
     if (fs::is_directory(c, ec)) return fs::weakly_canonical(c, ec);
+  if (!fallback.empty() && fs::is_directory(fallback, ec)) return fallback;
   return std::nullopt;
 }
 
@@ -589,6 +590,39 @@ Comparison compare(std::vector<CompareInput> inputs) {
         }
       }
       row.cells.push_back(std::move(cell));
+    }
+    // Per-clock figures in one unit. A tool states an instruction's rate per SM per clock in
+    // its own unit (the compute probe: thread-instructions, ops/clk/SM), while one derived
+    // from a rate in TFLOP/s is in FLOP/clk/SM. The first input that has both fixes the
+    // factor between them (2 FLOP per FMA, ~4096 per wgmma thread-instruction ...), and the
+    // derived figures of the others are expressed in the stated unit with it.
+    {
+      std::string stated;
+      for (const CompareCell& cell : row.cells)
+        if (cell.per_clk && !cell.per_clk_derived) {
+          stated = cell.per_clk_unit;
+          break;
+        }
+      const auto derived_unit = per_clock_unit(row.unit);
+      if (!stated.empty() && derived_unit && stated != *derived_unit) {
+        std::optional<double> k;
+        for (std::size_t i = 0; i < n && !k; ++i) {
+          const CompareCell& cell = row.cells[i];
+          if (!cell.per_clk || cell.per_clk_derived || cell.per_clk_unit != stated || !cell.value ||
+              *cell.per_clk <= 0)
+            continue;
+          const Figure* f = figs[i];
+          const auto clk = f->clock_mhz ? f->clock_mhz : c.inputs[i].clock_mhz;
+          if (auto d = per_sm_per_clock(*cell.value, row.unit, c.inputs[i].units, clk))
+            if (*d > 0) k = *d / *cell.per_clk;
+        }
+        if (k)
+          for (CompareCell& cell : row.cells)
+            if (cell.per_clk && cell.per_clk_derived && cell.per_clk_unit == *derived_unit) {
+              cell.per_clk = *cell.per_clk / *k;
+              cell.per_clk_unit = stated;
+            }
+      }
     }
     // Ratios to the first input.
     const CompareCell& first = row.cells.front();

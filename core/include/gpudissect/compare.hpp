@@ -84,8 +84,10 @@ const ReferenceGpu* find_reference(const ReferenceDb& db, const std::string& nam
 
 // The reference folder: $GD_REFERENCE_DIR if set, else the first that exists of
 // <exe dir>/../data/reference, <exe dir>/../../data/reference (a build folder inside the
-// source tree), <exe dir>/../share/gpudissect/reference (installed). nullopt if none.
-std::optional<std::filesystem::path> find_reference_dir(const std::filesystem::path& exe);
+// source tree), <exe dir>/../share/gpudissect/reference (installed), then `fallback` (the
+// source tree the binary was built from, for build folders elsewhere). nullopt if none.
+std::optional<std::filesystem::path> find_reference_dir(const std::filesystem::path& exe,
+                                                        const std::filesystem::path& fallback = {});
 
 // ---- inputs ----
 
