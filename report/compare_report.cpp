@@ -290,8 +290,9 @@ std::optional<ChartSpec> overlay_chart(const std::string& name, const std::strin
     for (const auto& [x, y] : series[i].points) s += num(x) + " " + num(y) + "\n";
     s += "EOD\n";
     plot += (i ? ", \\\n     " : "") + std::string("$d") + std::to_string(i) +
-            " using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '" + kPalette[i % 10] +
-            "' title " + gnuplot_quote(series[i].input);
+            " using 1:2 with linespoints lw 2 pt 7 ps 0.5 dt " +
+            std::to_string(series[i].variant % 5 + 1) + " lc rgb '" +
+            kPalette[series[i].input_index % 10] + "' title " + gnuplot_quote(series[i].input);
   }
   if (bytes_x)
     s += bytes_axis(lo, hi);

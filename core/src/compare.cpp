@@ -640,26 +640,32 @@ Comparison compare(std::vector<CompareInput> inputs) {
 
   // Caveats: what differs between the inputs.
   std::set<std::string> backends;
-  std::set<long> clocks;
   std::set<int> units;
+  double clk_lo = 0, clk_hi = 0;
   bool unknown_clock = false, unknown_units = false;
   for (const CompareInput& in : c.inputs) {
     backends.insert(in.backend);
-    if (in.clock_mhz)
-      clocks.insert(std::lround(*in.clock_mhz));
-    else
+    if (in.clock_mhz) {
+      clk_lo = clk_lo == 0 ? *in.clock_mhz : std::min(clk_lo, *in.clock_mhz);
+      clk_hi = std::max(clk_hi, *in.clock_mhz);
+    } else {
       unknown_clock = true;
+    }
     if (in.units > 0)
       units.insert(in.units);
     else
       unknown_units = true;
   }
-  if (backends.size() > 1)
+  if (backends.count("cuda") && backends.count("opencl"))
     c.caveats.push_back(
-        "The inputs come from different backends or sources; an OpenCL run has no cycle "
-        "counter (its latencies are in ns only), and a reference figure was measured by other "
-        "software.");
-  if (clocks.size() > 1)
+        "The inputs come from different backends: an OpenCL run has no cycle counter (its "
+        "latencies are in ns only) and may time other instructions than a CUDA run.");
+  if (backends.count("reference") && backends.size() > 1)
+    c.caveats.push_back(
+        "Reference figures were measured by other software with other methods (each names its "
+        "source and method): a ratio to them says how the figures compare, not that the "
+        "hardware differs by it.");
+  if (clk_lo > 0 && clk_hi > 1.02 * clk_lo)
     c.caveats.push_back(
         "The inputs ran at different clocks: compare cycles with cycles and ns with ns (each id "
         "has one unit); 'per SM per clock' divides by each input's own clock.");
@@ -821,7 +827,9 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
 std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
                                         const std::string& path, bool cycles) {
   std::vector<CurveSeries> out;
+  int index = -1;
   for (const CompareInput& in : inputs) {
+    ++index;
     if (!in.run) continue;
     const auto* lat = in.run->get<LatencyProbeResult>();
     if (!lat) continue;
@@ -829,6 +837,7 @@ std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
     if (it == lat->paths.end()) continue;
     CurveSeries s;
     s.input = in.label;
+    s.input_index = index;
     for (const LatencyPoint& p : it->second.points) {
       const auto& v = cycles ? p.cycles : p.ns;
       if (p.status != "ok" || !v || p.footprint_bytes == 0) continue;
@@ -843,7 +852,9 @@ std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
 std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& inputs,
                                           const std::string& op, bool per_clk) {
   std::vector<CurveSeries> out;
+  int index = -1;
   for (const CompareInput& in : inputs) {
+    ++index;
     if (!in.run) continue;
     const auto* bw = in.run->get<BandwidthProbeResult>();
     if (!bw) continue;
@@ -851,6 +862,7 @@ std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& input
     if (it == bw->footprint.end()) continue;
     CurveSeries s;
     s.input = in.label;
+    s.input_index = index;
     for (const BandwidthPoint& p : it->second.points) {
       const auto& v = per_clk ? p.bytes_per_clk_sm : p.gbps;
       if (p.status != "ok" || !v || p.x <= 0) continue;
@@ -879,7 +891,9 @@ std::vector<std::string> sweep_ops(const std::vector<CompareInput>& inputs) {
 std::vector<CurveSeries> sweep_series(const std::vector<CompareInput>& inputs,
                                       const std::string& op) {
   std::vector<CurveSeries> out;
+  int index = -1;
   for (const CompareInput& in : inputs) {
+    ++index;
     if (!in.run) continue;
     const auto* c = in.run->get<ComputeProbeResult>();
     if (!c) continue;
@@ -891,8 +905,11 @@ std::vector<CurveSeries> sweep_series(const std::vector<CompareInput>& inputs,
       s.input = in.label + ", ILP " + std::to_string(f.ilp);
       s.points.emplace_back(static_cast<double>(f.warps_per_sm), f.ops_per_clk_sm->median);
     }
+    int variant = 0;
     for (auto& [ilp, s] : by_ilp) {
       std::sort(s.points.begin(), s.points.end());
+      s.input_index = index;
+      s.variant = variant++;
       out.push_back(std::move(s));
     }
   }

@@ -173,6 +173,9 @@ TEST(Compare, DifferentClocksAndSmCounts) {
   for (const auto& s : c.caveats) all += s + "\n";
   EXPECT_NE(all.find("different clocks"), std::string::npos) << all;
   EXPECT_NE(all.find("different backends"), std::string::npos) << all;
+  // A clock within 2 % is the same clock: no caveat about it.
+  const Comparison same = compare({input("A", 100, 1979.7, {}), input("B", 100, 1980, {})});
+  for (const auto& s : same.caveats) EXPECT_EQ(s.find("different clocks"), std::string::npos) << s;
   EXPECT_NE(all.find("numbers of SMs"), std::string::npos) << all;
 }
 

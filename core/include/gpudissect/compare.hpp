@@ -219,6 +219,8 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
 // One input's curve: (x, y) points, for the overlaid charts.
 struct CurveSeries {
   std::string input;  // label
+  int input_index = 0;  // which input (its colour in a chart)
+  int variant = 0;      // which curve of that input (its dash pattern: ILP 1, 2, 4 ...)
   std::vector<std::pair<double, double>> points;
 };
 // Latency against footprint on the global path (or `path`), in ns or cycles.
