@@ -135,22 +135,20 @@ void print_comparison(std::ostream& os, const Comparison& c) {
   std::size_t idw = 6;
   for (const CompareRow& r : c.rows) idw = std::max(idw, r.id.size());
   idw = std::min<std::size_t>(idw, 44);
-  std::vector<std::string> head = {"id", "unit"};
-  os << "\n" << pad("id", idw, false) << "  " << pad("unit", 8, false);
-  for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 16, true);
-  os << "  " << pad("per SM per clock", 12, false);
-  for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 14, true);
-  os << "\n";
-  for (const CompareRow& r : c.rows) {
-    os << pad(r.id, idw, false) << "  " << pad(r.unit, 8, false);
+  // Up to three inputs: values and per-clock figures in one table; more: two tables, so
+  // that a line stays readable.
+  const bool one_table = n <= 3;
+  auto value_cells = [&](const CompareRow& r) {
     for (std::size_t i = 0; i < n; ++i) {
       const CompareCell& cell = r.cells[i];
       std::string v = cell_value(cell, r.unit);
       if (i > 0 && cell.ratio) v += " " + ratio_text(cell.ratio);
       os << "  " << pad(v.empty() ? "-" : v, 16, true);
     }
-    os << "  " << pad(row_clk_unit(r), 12, false);
+  };
+  auto clk_cells = [&](const CompareRow& r) {
     const std::string clk_unit = row_clk_unit(r);
+    os << "  " << pad(clk_unit, 12, false);
     for (std::size_t i = 0; i < n; ++i) {
       const CompareCell& cell = r.cells[i];
       std::string v = cell_per_clk(cell);
@@ -158,7 +156,35 @@ void print_comparison(std::ostream& os, const Comparison& c) {
       if (i > 0 && cell.per_clk_ratio) v += " " + ratio_text(cell.per_clk_ratio);
       os << "  " << pad(v.empty() ? "-" : v, 14, true);
     }
+  };
+  auto head = [&](bool values, bool clk) {
+    os << "\n" << pad("id", idw, false);
+    if (values) {
+      os << "  " << pad("unit", 8, false);
+      for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 16, true);
+    }
+    if (clk) {
+      os << "  " << pad("per SM per clock", 12, false);
+      for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 14, true);
+    }
     os << "\n";
+  };
+  head(true, one_table);
+  for (const CompareRow& r : c.rows) {
+    os << pad(r.id, idw, false) << "  " << pad(r.unit, 8, false);
+    value_cells(r);
+    if (one_table) clk_cells(r);
+    os << "\n";
+  }
+  if (!one_table) {
+    os << "\nPer SM per clock:";
+    head(false, true);
+    for (const CompareRow& r : c.rows) {
+      if (row_clk_unit(r).empty()) continue;
+      os << pad(r.id, idw, false);
+      clk_cells(r);
+      os << "\n";
+    }
   }
   std::size_t only = 0;
   for (const auto& [label, ids] : c.only_in) only += ids.size();
