@@ -295,9 +295,11 @@ std::string bytes_axis(double lo, double hi) {
 std::optional<ChartSpec> overlay_chart(const std::string& name, const std::string& title,
                                        const std::string& ylabel,
                                        const std::vector<CurveSeries>& series, bool bytes_x,
-                                       const std::string& xlabel = "") {
+                                       const std::string& xlabel = "",
+                                       const std::vector<LevelMark>& marks = {}) {
   if (series.empty()) return std::nullopt;
   double lo = 0, hi = 0, ymax = 0;
+  for (const LevelMark& m : marks) ymax = std::max(ymax, m.value);
   for (const auto& s : series)
     for (const auto& [x, y] : s.points) {
       lo = lo == 0 ? x : std::min(lo, x);
@@ -325,6 +327,18 @@ std::optional<ChartSpec> overlay_chart(const std::string& name, const std::strin
   else
     s += "set xlabel " + gnuplot_quote(xlabel) + "\nset xrange [0:" + num(hi * 1.05) + "]\n";
   s += "set ylabel " + gnuplot_quote(ylabel) + "\nset yrange [0:" + num(ymax * 1.1) + "]\n";
+  // Levels of inputs without curves (reference GPUs): a dashed line across, labelled.
+  for (const LevelMark& m : marks) {
+    const std::string colour = kPalette[m.input_index % 10];
+    s += "set arrow from graph 0, first " + num(m.value) + " to graph 1, first " + num(m.value) +
+         " nohead dt 2 lw 1.5 lc rgb '" + colour + "' front\n";
+    std::string level = m.level;
+    std::replace(level.begin(), level.end(), '_', ' ');
+    std::string text = m.input + " " + level + ": " + qualifier_mark(m.qualifier) +
+                       compare_number(m.value, "") + (ylabel.find("cycles") != std::string::npos ? " cycles" : " ns");
+    s += "set label " + gnuplot_quote(text) + " at graph 0.01, first " + num(m.value) +
+         " left offset 0,0.6 font ',9' tc rgb '" + colour + "' front\n";
+  }
   s += plot + "\n";
   return spec;
 }
@@ -534,12 +548,16 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
   const auto lat_cyc = latency_series(c.inputs, "global", true);
   if (!lat_ns.empty() || !lat_cyc.empty()) {
     p.o << "<h2>Latency against footprint (global path)</h2>\n";
+    const auto marks_ns = latency_marks(c.inputs, "global", false);
+    const auto marks_cyc = latency_marks(c.inputs, "global", true);
     p.chart(overlay_chart("compare_latency_ns", "Global-path latency against footprint (ns)",
-                          "latency per load (ns)", lat_ns, true),
-            "Nanoseconds: comparable across clocks.");
+                          "latency per load (ns)", lat_ns, true, "", marks_ns),
+            marks_ns.empty() ? "Nanoseconds: comparable across clocks."
+                             : "Nanoseconds: comparable across clocks. Dashed lines: levels a "
+                               "reference GPU's source states (no curve).");
     p.chart(overlay_chart("compare_latency_cycles",
                           "Global-path latency against footprint (cycles, each at its own clock)",
-                          "latency per load (cycles)", lat_cyc, true),
+                          "latency per load (cycles)", lat_cyc, true, "", marks_cyc),
             "Cycles: each input at its own SM clock (see the inputs table); inputs without a "
             "cycle counter (OpenCL) are absent here.");
   }

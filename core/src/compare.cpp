@@ -849,6 +849,35 @@ std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
   return out;
 }
 
+std::vector<LevelMark> latency_marks(const std::vector<CompareInput>& inputs,
+                                     const std::string& path, bool cycles) {
+  std::vector<LevelMark> out;
+  const std::string prefix = "latency." + path + ".";
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const CompareInput& in = inputs[i];
+    if (in.run) continue;  // results have their curves
+    for (const Figure& f : in.figures) {
+      if (!starts_with(f.id, prefix) || !f.value || !f.status.ok()) continue;
+      std::string level = f.id.substr(prefix.size());
+      if (cycles) {
+        if (!ends_with(level, ".cycles") || f.unit != "cycles") continue;
+        level.resize(level.size() - 7);
+      } else if (f.unit != "ns" && f.unit != "us") {
+        continue;
+      }
+      if (level.find('.') != std::string::npos || level == "dram_minus_last_cache") continue;
+      LevelMark m;
+      m.input = in.label;
+      m.input_index = static_cast<int>(i);
+      m.level = level;
+      m.value = cycles ? f.value->median : *convert_unit(f.value->median, f.unit, "ns");
+      if (auto q = in.qualifiers.find(f.id); q != in.qualifiers.end()) m.qualifier = q->second;
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
 std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& inputs,
                                           const std::string& op, bool per_clk) {
   std::vector<CurveSeries> out;

@@ -204,6 +204,20 @@ TEST(Compare, StatedAndDerivedPerClockShareOneUnit) {
   EXPECT_NEAR(*r.cells[1].per_clk_ratio, 66.16 / 66.27, 1e-9);
 }
 
+TEST(Compare, ReferenceLevelsMarkTheLatencyChart) {
+  const ReferenceDb db = load_reference_dir(kReferenceDir);
+  const ReferenceGpu* g = find_reference(db, "RTX PRO 6000 Blackwell");
+  ASSERT_TRUE(g);
+  const std::vector<CompareInput> in = {input("H200", 132, 1980, {}), input_from_reference(*g)};
+  const auto marks = latency_marks(in, "global", false);
+  std::map<std::string, double> by_level;
+  for (const LevelMark& m : marks) by_level[m.level] = m.value;
+  EXPECT_EQ(by_level.at("L2"), 130);
+  EXPECT_EQ(by_level.at("device_memory"), 329);
+  EXPECT_EQ(by_level.count("dram_minus_last_cache"), 0u);  // a difference, not a level
+  EXPECT_TRUE(latency_marks(in, "global", true).empty());  // the source gives no cycles
+}
+
 TEST(Compare, UnitsConvertedOrFlagged) {
   const Comparison c = compare({input("A", 1, 1000, {fig("bandwidth.dram.read", 4600, "GB/s"), fig("y.t", 1, "GB/s")}),
                                 input("B", 1, 1000, {fig("bandwidth.dram.read", 4.5, "TB/s"), fig("y.t", 1, "ns")})});

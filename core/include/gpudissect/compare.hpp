@@ -226,6 +226,17 @@ struct CurveSeries {
 // Latency against footprint on the global path (or `path`), in ns or cycles.
 std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
                                         const std::string& path, bool cycles);
+// Latency levels of inputs without curves (references) on `path`: one mark per figure
+// latency.<path>.<level> (ns) or .cycles, for drawing as a level across the chart.
+struct LevelMark {
+  std::string input;  // label
+  int input_index = 0;
+  std::string level;  // "L2", "device_memory"
+  double value = 0;
+  std::string qualifier;
+};
+std::vector<LevelMark> latency_marks(const std::vector<CompareInput>& inputs,
+                                     const std::string& path, bool cycles);
 // Bandwidth footprint curve `op` ("read", "write", "copy"): GB/s or B/clk/SM.
 std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& inputs,
                                           const std::string& op, bool per_clk);
