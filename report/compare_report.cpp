@@ -63,8 +63,10 @@ std::string cell_value(const CompareCell& c, const std::string& unit) {
 
 std::string cell_per_clk(const CompareCell& c) {
   if (!c.present || !c.status.ok() || !c.per_clk) return "";
-  const bool stated_only = !c.value;  // the source gives this figure per clock only
-  return (stated_only ? qualifier_mark(c.qualifier) : std::string()) +
+  // The value's qualifier (about, over, below) carries over to a per-clock figure derived
+  // from it, and belongs to one the source gives per clock only.
+  const bool qualified = !c.value || c.per_clk_derived;
+  return (qualified ? qualifier_mark(c.qualifier) : std::string()) +
          compare_number(*c.per_clk, c.per_clk_unit) + (c.per_clk_derived ? "*" : "");
 }
 

@@ -376,6 +376,24 @@ TEST(Compare, SchemaOneResultAsInput) {
   fs::remove_all(dir);
 }
 
+TEST(Compare, SchemaOneAndSchemaTwoOfOneRunAgree) {
+  // The committed file is schema 1 (figures derived on loading); written again it is schema 2
+  // (figures saved). Either version compares, and they agree figure for figure.
+  const RunResult r1 = load_h200();
+  const json j2 = to_json(r1, probe_registry());
+  ASSERT_EQ(j2.at("schema_version").get<int>(), 2);
+  ASSERT_TRUE(j2.contains("figures"));
+  const CompareInput a = input_from_result(r1, "v1.json");
+  const CompareInput b = input_from_result(run_result_from_json(j2, probe_registry()), "v2.json");
+  EXPECT_EQ(a.figures.size(), b.figures.size());
+  const BaselineReport rep = compare_baseline(a, b, 0.0);
+  EXPECT_EQ(rep.regressions(), 0);
+  for (const BaselineItem& it : rep.items) {
+    EXPECT_NE(it.verdict, Verdict::only_new) << it.id;
+    EXPECT_NE(it.verdict, Verdict::only_baseline) << it.id;
+  }
+}
+
 // ---- the reference database ----
 
 TEST(Reference, EveryShippedFileIsValid) {
