@@ -298,7 +298,8 @@ std::optional<ChartSpec> overlay_chart(const std::string& name, const std::strin
                                        const std::string& ylabel,
                                        const std::vector<CurveSeries>& series, bool bytes_x,
                                        const std::string& xlabel = "",
-                                       const std::vector<LevelMark>& marks = {}) {
+                                       const std::vector<LevelMark>& marks = {},
+                                       const std::string& mark_unit = "") {
   if (series.empty()) return std::nullopt;
   double lo = 0, hi = 0, ymax = 0;
   for (const LevelMark& m : marks) ymax = std::max(ymax, m.value);
@@ -330,16 +331,23 @@ std::optional<ChartSpec> overlay_chart(const std::string& name, const std::strin
     s += "set xlabel " + gnuplot_quote(xlabel) + "\nset xrange [0:" + num(hi * 1.05) + "]\n";
   s += "set ylabel " + gnuplot_quote(ylabel) + "\nset yrange [0:" + num(ymax * 1.1) + "]\n";
   // Levels of inputs without curves (reference GPUs): a dashed line across, labelled.
-  for (const LevelMark& m : marks) {
+  // Sorted by height, labels alternate sides, so that close levels stay legible.
+  std::vector<LevelMark> sorted = marks;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const LevelMark& a, const LevelMark& b) { return a.value < b.value; });
+  int nth = 0;
+  for (const LevelMark& m : sorted) {
+    const bool right = nth++ % 2 == 1;
     const std::string colour = kPalette[m.input_index % 10];
     s += "set arrow from graph 0, first " + num(m.value) + " to graph 1, first " + num(m.value) +
          " nohead dt 2 lw 1.5 lc rgb '" + colour + "' front\n";
     std::string level = m.level;
     std::replace(level.begin(), level.end(), '_', ' ');
     std::string text = m.input + " " + level + ": " + qualifier_mark(m.qualifier) +
-                       compare_number(m.value, "") + (ylabel.find("cycles") != std::string::npos ? " cycles" : " ns");
-    s += "set label " + gnuplot_quote(text) + " at graph 0.01, first " + num(m.value) +
-         " left offset 0,0.6 font ',9' tc rgb '" + colour + "' front\n";
+                       compare_number(m.value, "") + " " + mark_unit + (m.derived ? " (derived)" : "");
+    s += "set label " + gnuplot_quote(text) + " at graph " + (right ? "0.99" : "0.01") +
+         ", first " + num(m.value) + (right ? " right" : " left") +
+         " offset 0,0.6 font ',9' tc rgb '" + colour + "' front\n";
   }
   s += plot + "\n";
   return spec;
@@ -553,13 +561,13 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
     const auto marks_ns = latency_marks(c.inputs, "global", false);
     const auto marks_cyc = latency_marks(c.inputs, "global", true);
     p.chart(overlay_chart("compare_latency_ns", "Global-path latency against footprint (ns)",
-                          "latency per load (ns)", lat_ns, true, "", marks_ns),
+                          "latency per load (ns)", lat_ns, true, "", marks_ns, "ns"),
             marks_ns.empty() ? "Nanoseconds: comparable across clocks."
                              : "Nanoseconds: comparable across clocks. Dashed lines: levels a "
                                "reference GPU's source states (no curve).");
     p.chart(overlay_chart("compare_latency_cycles",
                           "Global-path latency against footprint (cycles, each at its own clock)",
-                          "latency per load (cycles)", lat_cyc, true, "", marks_cyc),
+                          "latency per load (cycles)", lat_cyc, true, "", marks_cyc, "cycles"),
             "Cycles: each input at its own SM clock (see the inputs table); inputs without a "
             "cycle counter (OpenCL) are absent here.");
   }
@@ -569,14 +577,19 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
     if (gb.empty()) continue;
     if (!bw_head) p.o << "<h2>Bandwidth against footprint</h2>\n";
     bw_head = true;
+    const auto marks = bandwidth_marks(c.inputs, op, false);
     p.chart(overlay_chart("compare_bw_" + op, "Bandwidth against footprint: " + op + " (GB/s)",
-                          "GB/s", gb, true),
-            "");
-    if (op == "read")
+                          "GB/s", gb, true, "", marks, "GB/s"),
+            marks.empty() ? "" : "Dashed lines: levels a reference GPU's source states (no curve).");
+    if (op == "read") {
+      const auto clk_marks = bandwidth_marks(c.inputs, op, true);
       p.chart(overlay_chart("compare_bw_read_clk",
                             "Bandwidth against footprint: read (bytes per clock per SM)",
-                            "B/clk/SM", bandwidth_series(c.inputs, op, true), true),
-              "Per SM per clock: each input at its own clock and SM count.");
+                            "B/clk/SM", bandwidth_series(c.inputs, op, true), true, "", clk_marks,
+                            "B/clk/SM"),
+              "Per SM per clock: each input at its own clock and SM count (an SM stands for a "
+              "CU, WGP or core of other GPUs).");
+    }
   }
   if (auto bars = rate_bars(c)) {
     p.o << "<h2>Instruction rates</h2>\n";

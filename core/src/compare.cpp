@@ -338,6 +338,7 @@ std::optional<fs::path> find_reference_dir(const fs::path& exe, const fs::path& 
 CompareInput input_from_result(RunResult r, const std::string& origin) {
   CompareInput in;
   in.name = r.device.name.empty() ? fs::path(origin).stem().string() : r.device.name;
+  in.label = in.name;
   in.origin = origin;
   in.backend = r.device.backend;
   in.units = r.device.compute_units;
@@ -364,6 +365,7 @@ CompareInput input_from_result(RunResult r, const std::string& origin) {
 CompareInput input_from_reference(const ReferenceGpu& g) {
   CompareInput in;
   in.name = g.name;
+  in.label = g.name;
   in.origin = g.file.string();
   in.reference = true;
   in.backend = "reference";
@@ -872,6 +874,46 @@ std::vector<LevelMark> latency_marks(const std::vector<CompareInput>& inputs,
       m.level = level;
       m.value = cycles ? f.value->median : *convert_unit(f.value->median, f.unit, "ns");
       if (auto q = in.qualifiers.find(f.id); q != in.qualifiers.end()) m.qualifier = q->second;
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+std::vector<LevelMark> bandwidth_marks(const std::vector<CompareInput>& inputs,
+                                       const std::string& op, bool per_clk) {
+  std::vector<LevelMark> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const CompareInput& in = inputs[i];
+    if (in.run) continue;
+    for (const Figure& f : in.figures) {
+      if (!f.status.ok()) continue;
+      std::string level;
+      for (const char* l : {"l1", "l2", "dram"})
+        if (f.id == std::string("bandwidth.") + l + "." + op) level = l;
+      if (level.empty()) continue;
+      std::optional<double> v;
+      bool derived = false;
+      if (per_clk) {
+        if (f.per_sm_per_clk && f.per_sm_per_clk_unit == "B/clk/SM") {
+          v = f.per_sm_per_clk;
+        } else if (f.value) {
+          v = per_sm_per_clock(f.value->median, f.unit, in.units, f.clock_mhz ? f.clock_mhz : in.clock_mhz);
+          derived = true;
+        }
+      } else if (f.value) {
+        v = convert_unit(f.value->median, f.unit, "GB/s");
+      }
+      if (!v) continue;
+      LevelMark m;
+      m.input = in.label;
+      m.input_index = static_cast<int>(i);
+      m.level = level == "dram" ? "device memory" : level == "l1" ? "L1" : "L2";
+      m.value = *v;
+      m.derived = derived;
+      // The qualifier is the value's: a per-clock figure stated beside it is exact.
+      const bool qualified = !per_clk || derived || !f.value;
+      if (auto q = in.qualifiers.find(f.id); q != in.qualifiers.end() && qualified) m.qualifier = q->second;
       out.push_back(std::move(m));
     }
   }

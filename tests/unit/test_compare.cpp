@@ -218,6 +218,26 @@ TEST(Compare, ReferenceLevelsMarkTheLatencyChart) {
   EXPECT_TRUE(latency_marks(in, "global", true).empty());  // the source gives no cycles
 }
 
+TEST(Compare, ReferenceBandwidthMarks) {
+  const ReferenceDb db = load_reference_dir(kReferenceDir);
+  const std::vector<CompareInput> in = {input("H200", 132, 1980, {}),
+                                        input_from_reference(*find_reference(db, "RTX PRO 6000 Blackwell")),
+                                        input_from_reference(*find_reference(db, "RX 9070"))};
+  std::map<std::string, LevelMark> gb, clk;
+  for (const LevelMark& m : bandwidth_marks(in, "read", false)) gb[m.input + " " + m.level] = m;
+  for (const LevelMark& m : bandwidth_marks(in, "read", true)) clk[m.input + " " + m.level] = m;
+  EXPECT_EQ(gb.at("RX 9070 L2").value, 8400);
+  EXPECT_EQ(gb.at("RTX PRO 6000 Blackwell L1").qualifier, "at least");  // "more than 60 TB/s"
+  // Per clock: the stated 128 B/clk is exact; RX 9070's L2 is derived from 8.4 TB/s at
+  // 28 WGPs and 2.6 GHz.
+  EXPECT_EQ(clk.at("RTX PRO 6000 Blackwell L1").value, 128);
+  EXPECT_EQ(clk.at("RTX PRO 6000 Blackwell L1").qualifier, "");
+  EXPECT_FALSE(clk.at("RTX PRO 6000 Blackwell L1").derived);
+  EXPECT_NEAR(clk.at("RX 9070 L2").value, 8400e9 / (28 * 2600e6), 1e-9);
+  EXPECT_TRUE(clk.at("RX 9070 L2").derived);
+  EXPECT_EQ(clk.count("RTX PRO 6000 Blackwell L2"), 0u);  // no clock stated: nothing derived
+}
+
 TEST(Compare, UnitsConvertedOrFlagged) {
   const Comparison c = compare({input("A", 1, 1000, {fig("bandwidth.dram.read", 4600, "GB/s"), fig("y.t", 1, "GB/s")}),
                                 input("B", 1, 1000, {fig("bandwidth.dram.read", 4.5, "TB/s"), fig("y.t", 1, "ns")})});

@@ -234,9 +234,14 @@ struct LevelMark {
   std::string level;  // "L2", "device_memory"
   double value = 0;
   std::string qualifier;
+  bool derived = false;  // per SM per clock computed here from the value
 };
 std::vector<LevelMark> latency_marks(const std::vector<CompareInput>& inputs,
                                      const std::string& path, bool cycles);
+// Bandwidth levels of inputs without curves (references) for footprint curve `op`:
+// bandwidth.{l1,l2,dram}.<op> in GB/s, or per SM per clock (stated, else derived).
+std::vector<LevelMark> bandwidth_marks(const std::vector<CompareInput>& inputs,
+                                       const std::string& op, bool per_clk);
 // Bandwidth footprint curve `op` ("read", "write", "copy"): GB/s or B/clk/SM.
 std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& inputs,
                                           const std::string& op, bool per_clk);
