@@ -487,6 +487,9 @@ if d["figures"] is None: del d["figures"]
     not_ok "compare --baseline: CSV marks the regression" "no 'bandwidth.dram.read ... regressed' line in $tmp/verdicts.csv"; fi
   check "compare --baseline: malformed --tolerance, exit 2" 2 "--tolerance" -- compare "$H200" --baseline "$H200" --tolerance 3x
   check "compare: one input is not a comparison, exit 2" 2 "two or more inputs" -- compare "$H200"
+  check "compare: a missing file, exit 2 naming it" 2 "cannot read $tmp/nope.json" -- compare "$tmp/nope.json" "$H200"
+  echo '{"schema_version": 1' >"$tmp/broken.json"
+  check "compare: a malformed JSON, exit 2" 2 "not valid JSON" -- compare "$H200" "$tmp/broken.json"
   check "compare: unknown reference, exit 2 naming the valid ones" 2 "unknown reference GPU 'GTX 9800'" "GTX 980 Ti" "Tesla K80" \
     -- compare "$H200" --reference "GTX 9800"
   check "compare: references matched case-insensitively, columns say backend, SMs and clock" 0 \
