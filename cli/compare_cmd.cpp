@@ -44,7 +44,8 @@ ReferenceDb open_reference_db(const std::string& argv0) {
         "../../) and share/gpudissect/reference; set GD_REFERENCE_DIR to the folder");
   std::error_code ec;
   if (!fs::is_directory(*dir, ec))
-    throw UsageError("the reference folder " + dir->string() + " does not exist (GD_REFERENCE_DIR)");
+    throw UsageError("the reference folder " + dir->string() +
+                     " does not exist (GD_REFERENCE_DIR)");
   ReferenceDb db = load_reference_dir(*dir);
   for (const auto& e : db.errors) std::cerr << "warning: reference database: " << e << "\n";
   return db;
@@ -117,7 +118,8 @@ class Commands final : public CompareCommands {
                          "3 when any figure regressed beyond the tolerance");
     compare_->add_option("--tolerance", tolerance_,
                          "Baseline mode: the allowed change, e.g. 3% (default 5%)");
-    compare_->add_flag("-v,--verbose", verbose_, "Baseline mode: also list figures within tolerance");
+    compare_->add_flag("-v,--verbose", verbose_,
+                       "Baseline mode: also list figures within tolerance");
     compare_->footer(
         "\nExit status: 0 done (no regression); 2 bad input (unreadable or malformed file, "
         "unknown reference name, fewer than two inputs); 3 baseline mode: at least one figure "
@@ -146,8 +148,8 @@ class Commands final : public CompareCommands {
     const ReferenceDb db = open_reference_db(argv0);
     std::cout << "Reference GPUs (" << db.dir.string() << "):\n";
     for (const ReferenceGpu& g : db.gpus) {
-      std::cout << "\n  " << g.name << "  ("
-                << (g.vendor.empty() ? "" : g.vendor + " ") << g.architecture << "; "
+      std::cout << "\n  " << g.name << "  (" << (g.vendor.empty() ? "" : g.vendor + " ")
+                << g.architecture << "; "
                 << (g.compute_units > 0 ? std::to_string(g.compute_units) + " " + g.unit_name + "s"
                                         : g.unit_name + " count not stated")
                 << ", "
@@ -176,7 +178,8 @@ class Commands final : public CompareCommands {
     std::cout << "  " << g.unit_name << "s: "
               << (g.compute_units > 0 ? std::to_string(g.compute_units) : std::string("not stated"))
               << (g.compute_units_note.empty() ? "" : "  (" + g.compute_units_note + ")") << "\n";
-    std::cout << "  clock: " << (g.clock_mhz ? format_fixed(*g.clock_mhz, 0) + " MHz" : "not stated")
+    std::cout << "  clock: "
+              << (g.clock_mhz ? format_fixed(*g.clock_mhz, 0) + " MHz" : "not stated")
               << (g.clock_note.empty() ? "" : "  (" + g.clock_note + ")") << "\n";
     for (const auto& [k, v] : g.facts) std::cout << "  " << k << ": " << v << "\n";
     std::cout << "\n";
@@ -186,7 +189,8 @@ class Commands final : public CompareCommands {
       if (f.per_sm_per_clk)
         v += ", " + report::compare_number(*f.per_sm_per_clk, f.per_sm_per_clk_unit) + " " +
              f.per_sm_per_clk_unit;
-      std::cout << "  " << f.id << "  " << v << "  [" << f.source << "]\n      " << f.method << "\n";
+      std::cout << "  " << f.id << "  " << v << "  [" << f.source << "]\n      " << f.method
+                << "\n";
     }
     std::cout << "\nSources:\n";
     for (const ReferenceSource& s : g.sources)
@@ -202,11 +206,13 @@ class Commands final : public CompareCommands {
     for (const std::string& f : files_) inputs.push_back(load_input(f));
     if (!references_.empty()) {
       const ReferenceDb db = open_reference_db(argv0);
-      for (const std::string& name : references_) inputs.push_back(input_from_reference(lookup(db, name)));
+      for (const std::string& name : references_)
+        inputs.push_back(input_from_reference(lookup(db, name)));
     }
     if (inputs.size() < 2)
-      throw UsageError("compare needs two or more inputs (result files and --reference GPUs), "
-                       "or one file with --baseline");
+      throw UsageError(
+          "compare needs two or more inputs (result files and --reference GPUs), "
+          "or one file with --baseline");
     const Comparison c = compare(std::move(inputs));
     report::print_comparison(std::cout, c);
     std::vector<std::string> written;
@@ -215,7 +221,8 @@ class Commands final : public CompareCommands {
       written.push_back(csv_);
     }
     if (!html_.empty()) {
-      for (const auto& f : report::write_comparison_html(html_, c, png_)) written.push_back(f.string());
+      for (const auto& f : report::write_comparison_html(html_, c, png_))
+        written.push_back(f.string());
       written.push_back(html_);
     }
     if (!written.empty()) {
@@ -232,8 +239,9 @@ class Commands final : public CompareCommands {
     check_writable(html_);
     check_writable(csv_);
     if (files_.size() != 1)
-      throw UsageError("--baseline compares exactly one new result file against the baseline (got " +
-                       std::to_string(files_.size()) + ")");
+      throw UsageError(
+          "--baseline compares exactly one new result file against the baseline (got " +
+          std::to_string(files_.size()) + ")");
     if (!references_.empty()) throw UsageError("--reference cannot be combined with --baseline");
     double tol = 0.05;
     if (tolerance_set()) {

@@ -126,8 +126,8 @@ void print_comparison(std::ostream& os, const Comparison& c) {
   os << "Inputs (ratios are to [1]; * = per SM per clock derived here from the value, the "
         "SM count and the clock):\n";
   for (std::size_t i = 0; i < c.inputs.size(); ++i)
-    os << "  [" << i + 1 << "] " << c.inputs[i].label << "  (" << input_facts(c.inputs[i])
-       << ")  " << c.inputs[i].origin << "\n";
+    os << "  [" << i + 1 << "] " << c.inputs[i].label << "  (" << input_facts(c.inputs[i]) << ")  "
+       << c.inputs[i].origin << "\n";
   for (const std::string& cv : c.caveats) os << "  note: " << cv << "\n";
   if (c.rows.empty()) {
     os << "\nNo figure is present in two or more inputs.\n";
@@ -163,11 +163,13 @@ void print_comparison(std::ostream& os, const Comparison& c) {
     os << "\n" << pad("id", idw, false);
     if (values) {
       os << "  " << pad("unit", 8, false);
-      for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 16, true);
+      for (std::size_t i = 0; i < n; ++i)
+        os << "  " << pad("[" + std::to_string(i + 1) + "]", 16, true);
     }
     if (clk) {
       os << "  " << pad("per SM per clock", 12, false);
-      for (std::size_t i = 0; i < n; ++i) os << "  " << pad("[" + std::to_string(i + 1) + "]", 14, true);
+      for (std::size_t i = 0; i < n; ++i)
+        os << "  " << pad("[" + std::to_string(i + 1) + "]", 14, true);
     }
     os << "\n";
   };
@@ -211,9 +213,9 @@ void write_comparison_csv(const fs::path& file, const Comparison& c) {
         << csv_field(cell.unit_mismatch ? cell.unit : r.unit) << ',' << i + 1 << ','
         << csv_field(in.label) << ',' << (in.reference ? "reference" : "result") << ','
         << csv_field(in.backend) << ',' << (in.units > 0 ? std::to_string(in.units) : "") << ','
-        << csv_num(in.clock_mhz) << ',' << in.clock_source << ','
-        << csv_field(cell.status.status) << ',' << csv_field(cell.qualifier) << ','
-        << csv_num(cell.value) << ',' << csv_num(cell.ratio) << ',' << csv_num(cell.per_sm) << ','
+        << csv_num(in.clock_mhz) << ',' << in.clock_source << ',' << csv_field(cell.status.status)
+        << ',' << csv_field(cell.qualifier) << ',' << csv_num(cell.value) << ','
+        << csv_num(cell.ratio) << ',' << csv_num(cell.per_sm) << ','
         << (cell.per_sm ? r.per_sm_unit : "") << ',' << csv_num(cell.per_clk) << ','
         << csv_field(cell.per_clk ? cell.per_clk_unit : "") << ','
         << (cell.per_clk ? (cell.per_clk_derived ? "1" : "0") : "") << ','
@@ -289,8 +291,8 @@ std::string bytes_axis(double lo, double hi) {
     if (!tics.empty()) tics += ", ";
     tics += gnuplot_quote(axis_bytes_label(std::ldexp(1.0, k))) + " " + num(std::ldexp(1.0, k));
   }
-  return "set logscale x 2\nset xrange [" + num(lo / 1.25) + ":" + num(hi * 1.25) + "]\nset xtics (" +
-         tics + ")\nset xlabel 'footprint (bytes, log scale)'\n";
+  return "set logscale x 2\nset xrange [" + num(lo / 1.25) + ":" + num(hi * 1.25) +
+         "]\nset xtics (" + tics + ")\nset xlabel 'footprint (bytes, log scale)'\n";
 }
 
 // Curves of several inputs overlaid: one line per series.
@@ -344,7 +346,8 @@ std::optional<ChartSpec> overlay_chart(const std::string& name, const std::strin
     std::string level = m.level;
     std::replace(level.begin(), level.end(), '_', ' ');
     std::string text = m.input + " " + level + ": " + qualifier_mark(m.qualifier) +
-                       compare_number(m.value, "") + " " + mark_unit + (m.derived ? " (derived)" : "");
+                       compare_number(m.value, "") + " " + mark_unit +
+                       (m.derived ? " (derived)" : "");
     s += "set label " + gnuplot_quote(text) + " at graph " + (right ? "0.99" : "0.01") +
          ", first " + num(m.value) + (right ? " right" : " left") +
          " offset 0,0.6 font ',9' tc rgb '" + colour + "' front\n";
@@ -476,7 +479,8 @@ void figures_tables(Page& p, const Comparison& c) {
       for (std::size_t i = 0; i < c.inputs.size(); ++i) {
         const CompareCell& cell = r.cells[i];
         std::string title = cell.note;
-        if (!cell.status.ok()) title = cell.status.reason;
+        if (!cell.status.ok())
+          title = cell.status.reason;
         else if (!cell.instruction.empty())
           title = cell.instruction + (cell.where.empty() ? "" : "; " + cell.where);
         else if (title.empty())
@@ -491,12 +495,11 @@ void figures_tables(Page& p, const Comparison& c) {
         p.o << html_escape(v.empty() ? "–" : v);
         if (i > 0 && cell.ratio) p.o << "<span class=\"r\">" << ratio_text(cell.ratio) << "</span>";
         if (cell.per_sm && !r.per_sm_unit.empty())
-          p.o << "<span class=\"c\">" << html_escape(compare_number(*cell.per_sm, r.per_sm_unit) +
-                                                     " " + r.per_sm_unit)
+          p.o << "<span class=\"c\">"
+              << html_escape(compare_number(*cell.per_sm, r.per_sm_unit) + " " + r.per_sm_unit)
               << "</span>";
         if (cell.per_clk) {
-          p.o << "<span class=\"c\">"
-              << html_escape(cell_per_clk(cell) + " " + cell.per_clk_unit)
+          p.o << "<span class=\"c\">" << html_escape(cell_per_clk(cell) + " " + cell.per_clk_unit)
               << (i > 0 && cell.per_clk_ratio ? " " + ratio_text(cell.per_clk_ratio) : "")
               << "</span>";
         }
@@ -538,12 +541,14 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
         << "</td><td class=\"n\">"
         << html_escape(in.units > 0 ? std::to_string(in.units) + " " + in.unit_name + "s" : "-")
         << "</td><td class=\"n\">"
-        << html_escape(in.clock_mhz ? format_fixed(*in.clock_mhz, 0) + " MHz (" + in.clock_source + ")"
-                                    : "-")
+        << html_escape(in.clock_mhz
+                           ? format_fixed(*in.clock_mhz, 0) + " MHz (" + in.clock_source + ")"
+                           : "-")
         << "</td><td><code>" << html_escape(in.origin) << "</code></td></tr>\n";
   }
   p.o << "</table>\n";
-  for (const std::string& cv : c.caveats) p.o << "<p class=\"note\">" << html_escape(cv) << "</p>\n";
+  for (const std::string& cv : c.caveats)
+    p.o << "<p class=\"note\">" << html_escape(cv) << "</p>\n";
   p.o << "<p class=\"muted\">Each figure keeps one unit: latencies in ns and, under the id "
          "ending in <code>.cycles</code>, in cycles, never mixed. Below each value: its ratio to "
          "[1], the value per SM (for rates: GB/s per SM is bytes per ns per SM, comparable "
@@ -578,30 +583,32 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
     if (!bw_head) p.o << "<h2>Bandwidth against footprint</h2>\n";
     bw_head = true;
     const auto marks = bandwidth_marks(c.inputs, op, false);
-    p.chart(overlay_chart("compare_bw_" + op, "Bandwidth against footprint: " + op + " (GB/s)",
-                          "GB/s", gb, true, "", marks, "GB/s"),
-            marks.empty() ? "" : "Dashed lines: levels a reference GPU's source states (no curve).");
+    p.chart(
+        overlay_chart("compare_bw_" + op, "Bandwidth against footprint: " + op + " (GB/s)", "GB/s",
+                      gb, true, "", marks, "GB/s"),
+        marks.empty() ? "" : "Dashed lines: levels a reference GPU's source states (no curve).");
     if (op == "read") {
       const auto clk_marks = bandwidth_marks(c.inputs, op, true);
-      p.chart(overlay_chart("compare_bw_read_clk",
-                            "Bandwidth against footprint: read (bytes per clock per SM)",
-                            "B/clk/SM", bandwidth_series(c.inputs, op, true), true, "", clk_marks,
-                            "B/clk/SM"),
-              "Per SM per clock: each input at its own clock and SM count (an SM stands for a "
-              "CU, WGP or core of other GPUs).");
+      p.chart(
+          overlay_chart("compare_bw_read_clk",
+                        "Bandwidth against footprint: read (bytes per clock per SM)", "B/clk/SM",
+                        bandwidth_series(c.inputs, op, true), true, "", clk_marks, "B/clk/SM"),
+          "Per SM per clock: each input at its own clock and SM count (an SM stands for a "
+          "CU, WGP or core of other GPUs).");
     }
   }
   if (auto bars = rate_bars(c)) {
     p.o << "<h2>Instruction rates</h2>\n";
-    p.chart(bars, "Per SM per clock, for the instructions two or more inputs have; missing bars "
-                  "are figures an input lacks.");
+    p.chart(bars,
+            "Per SM per clock, for the instructions two or more inputs have; missing bars "
+            "are figures an input lacks.");
   }
   const auto ops = sweep_ops(c.inputs);
   if (!ops.empty()) {
     p.o << "<h2>ILP x occupancy</h2>\n";
     for (const std::string& op : ops)
-      p.chart(overlay_chart("compare_sweep_" + slugify(op), op + ": ILP x occupancy",
-                            "ops/clk/SM", sweep_series(c.inputs, op), false, "warps per SM"),
+      p.chart(overlay_chart("compare_sweep_" + slugify(op), op + ": ILP x occupancy", "ops/clk/SM",
+                            sweep_series(c.inputs, op), false, "warps per SM"),
               "");
   }
 
@@ -611,8 +618,7 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
   if (!c.only_in.empty()) {
     p.o << "<h2>Figures only one input has</h2>\n";
     for (const auto& [label, ids] : c.only_in) {
-      p.o << "<details><summary>" << html_escape(label) << ": " << ids.size()
-          << "</summary><p>";
+      p.o << "<details><summary>" << html_escape(label) << ": " << ids.size() << "</summary><p>";
       for (std::size_t i = 0; i < ids.size(); ++i)
         p.o << (i ? ", " : "") << "<code>" << html_escape(ids[i]) << "</code>";
       p.o << "</p></details>\n";
@@ -639,8 +645,7 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
   os << "New run:  " << r.current.label << " (" << input_facts(r.current) << ") "
      << r.current.origin << "\n";
   os << "Tolerance: " << format_fixed(r.tolerance * 100, 2) << " %\n";
-  if (r.baseline.name != r.current.name)
-    os << "note: the two runs are of different devices\n";
+  if (r.baseline.name != r.current.name) os << "note: the two runs are of different devices\n";
   if (r.baseline.clock_mhz && r.current.clock_mhz &&
       std::fabs(*r.baseline.clock_mhz - *r.current.clock_mhz) > 0.01 * *r.baseline.clock_mhz)
     os << "note: the clocks differ (" << format_fixed(*r.baseline.clock_mhz, 0) << " against "
@@ -660,11 +665,11 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
          << pad(it->baseline ? compare_number(*it->baseline, it->unit) : "-", 10, true) << " -> "
          << pad(it->current ? compare_number(*it->current, it->unit) : "-", 10, true) << " "
          << pad(it->unit, 8, false) << " "
-         << pad(it->change ? (*it->change >= 0 ? "+" : "") + format_fixed(*it->change * 100, 1) + " %"
-                           : "",
+         << pad(it->change
+                    ? (*it->change >= 0 ? "+" : "") + format_fixed(*it->change * 100, 1) + " %"
+                    : "",
                 9, true)
-         << "  " << to_string(it->verdict) << (it->reason.empty() ? "" : ": " + it->reason)
-         << "\n";
+         << "  " << to_string(it->verdict) << (it->reason.empty() ? "" : ": " + it->reason) << "\n";
     }
   };
   section("REGRESSIONS", [](const BaselineItem& i) { return is_regression(i.verdict); });
@@ -684,9 +689,9 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
     within += it.verdict == Verdict::within;
     only += it.verdict == Verdict::only_new || it.verdict == Verdict::only_baseline;
   }
-  os << "\n" << r.items.size() << " figures: " << r.regressions() << " regressed, "
-     << r.improvements() << " improved, " << within << " within tolerance, " << only
-     << " in one run only.\n";
+  os << "\n"
+     << r.items.size() << " figures: " << r.regressions() << " regressed, " << r.improvements()
+     << " improved, " << within << " within tolerance, " << only << " in one run only.\n";
   os << (r.regressions() ? "RESULT: REGRESSION (exit status 3)\n" : "RESULT: no regression\n");
 }
 

@@ -22,7 +22,8 @@ std::string lower(std::string s) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -113,7 +114,8 @@ bool well_formed_figure_id(const std::string& id) {
       ++parts;
       first = false;
     } else if (first) {
-      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+      if (!(std::islower(static_cast<unsigned char>(c)) ||
+            std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
         return false;
     } else if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
       return false;
@@ -133,8 +135,8 @@ std::vector<std::string> validate_reference_json(const json& j) {
     e.push_back("\"format_version\" must be 1");
   if (text_field(j, "name").empty()) e.push_back("no \"name\"");
   if (j.contains("aliases") &&
-      (!j["aliases"].is_array() ||
-       !std::all_of(j["aliases"].begin(), j["aliases"].end(), [](const json& a) { return a.is_string(); })))
+      (!j["aliases"].is_array() || !std::all_of(j["aliases"].begin(), j["aliases"].end(),
+                                                [](const json& a) { return a.is_string(); })))
     e.push_back("\"aliases\" must be a list of strings");
 
   std::set<std::string> source_keys;
@@ -266,7 +268,8 @@ ReferenceGpu reference_from_json(const json& j, const fs::path& file) {
       g.clock_note = text_field(f["clock_mhz"], "note");
     }
     if (f.contains("other"))
-      for (const json& o : f["other"]) g.facts[o["what"].get<std::string>()] = o["value"].get<std::string>();
+      for (const json& o : f["other"])
+        g.facts[o["what"].get<std::string>()] = o["value"].get<std::string>();
   }
   for (const json& f : j["figures"]) {
     ReferenceFigure r;
@@ -305,8 +308,9 @@ ReferenceDb load_reference_dir(const fs::path& dir) {
       db.errors.push_back(f.filename().string() + ": " + e.what());
     }
   }
-  std::sort(db.gpus.begin(), db.gpus.end(),
-            [](const ReferenceGpu& a, const ReferenceGpu& b) { return lower(a.name) < lower(b.name); });
+  std::sort(db.gpus.begin(), db.gpus.end(), [](const ReferenceGpu& a, const ReferenceGpu& b) {
+    return lower(a.name) < lower(b.name);
+  });
   return db;
 }
 
@@ -325,8 +329,9 @@ std::optional<fs::path> find_reference_dir(const fs::path& exe, const fs::path& 
   std::error_code ec;
   fs::path dir = exe.parent_path();
   if (dir.empty()) dir = ".";
-  for (const fs::path& c : {dir / ".." / "data" / "reference", dir / ".." / ".." / "data" / "reference",
-                            dir / ".." / "share" / "gpudissect" / "reference"})
+  for (const fs::path& c :
+       {dir / ".." / "data" / "reference", dir / ".." / ".." / "data" / "reference",
+        dir / ".." / "share" / "gpudissect" / "reference"})
     if (fs::is_directory(c, ec)) return fs::weakly_canonical(c, ec);
   if (!fallback.empty() && fs::is_directory(fallback, ec)) return fallback;
   return std::nullopt;
@@ -699,15 +704,24 @@ std::optional<double> parse_tolerance(const std::string& s) {
 
 std::string to_string(Verdict v) {
   switch (v) {
-    case Verdict::within: return "within tolerance";
-    case Verdict::improved: return "improved";
-    case Verdict::regressed: return "regressed";
-    case Verdict::failed: return "failed (ok in baseline)";
-    case Verdict::recovered: return "ok again (failed in baseline)";
-    case Verdict::failed_both: return "failed in both";
-    case Verdict::only_new: return "new (not in baseline)";
-    case Verdict::only_baseline: return "missing (only in baseline)";
-    case Verdict::not_comparable: return "not comparable";
+    case Verdict::within:
+      return "within tolerance";
+    case Verdict::improved:
+      return "improved";
+    case Verdict::regressed:
+      return "regressed";
+    case Verdict::failed:
+      return "failed (ok in baseline)";
+    case Verdict::recovered:
+      return "ok again (failed in baseline)";
+    case Verdict::failed_both:
+      return "failed in both";
+    case Verdict::only_new:
+      return "new (not in baseline)";
+    case Verdict::only_baseline:
+      return "missing (only in baseline)";
+    case Verdict::not_comparable:
+      return "not comparable";
   }
   return "?";
 }
@@ -715,8 +729,8 @@ std::string to_string(Verdict v) {
 bool is_regression(Verdict v) { return v == Verdict::regressed || v == Verdict::failed; }
 
 int BaselineReport::regressions() const {
-  return static_cast<int>(std::count_if(items.begin(), items.end(),
-                                        [](const BaselineItem& i) { return is_regression(i.verdict); }));
+  return static_cast<int>(std::count_if(
+      items.begin(), items.end(), [](const BaselineItem& i) { return is_regression(i.verdict); }));
 }
 int BaselineReport::improvements() const {
   return static_cast<int>(std::count_if(items.begin(), items.end(), [](const BaselineItem& i) {
@@ -777,10 +791,13 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     const bool cur_ok = f.status.ok() && cv, base_ok = bf.status.ok() && bv;
     if (!cur_ok && base_ok) {
       it.verdict = Verdict::failed;
-      it.reason = f.status.ok() ? "no value" : f.status.status + (f.status.reason.empty() ? "" : ": " + f.status.reason);
+      it.reason = f.status.ok()
+                      ? "no value"
+                      : f.status.status + (f.status.reason.empty() ? "" : ": " + f.status.reason);
     } else if (cur_ok && !base_ok) {
       it.verdict = Verdict::recovered;
-      it.reason = "baseline: " + bf.status.status + (bf.status.reason.empty() ? "" : ": " + bf.status.reason);
+      it.reason = "baseline: " + bf.status.status +
+                  (bf.status.reason.empty() ? "" : ": " + bf.status.reason);
     } else if (!cur_ok && !base_ok) {
       it.verdict = Verdict::failed_both;
       it.reason = f.status.status + (f.status.reason.empty() ? "" : ": " + f.status.reason);
@@ -898,7 +915,8 @@ std::vector<LevelMark> bandwidth_marks(const std::vector<CompareInput>& inputs,
         if (f.per_sm_per_clk && f.per_sm_per_clk_unit == "B/clk/SM") {
           v = f.per_sm_per_clk;
         } else if (f.value) {
-          v = per_sm_per_clock(f.value->median, f.unit, in.units, f.clock_mhz ? f.clock_mhz : in.clock_mhz);
+          v = per_sm_per_clock(f.value->median, f.unit, in.units,
+                               f.clock_mhz ? f.clock_mhz : in.clock_mhz);
           derived = true;
         }
       } else if (f.value) {
@@ -913,7 +931,8 @@ std::vector<LevelMark> bandwidth_marks(const std::vector<CompareInput>& inputs,
       m.derived = derived;
       // The qualifier is the value's: a per-clock figure stated beside it is exact.
       const bool qualified = !per_clk || derived || !f.value;
-      if (auto q = in.qualifiers.find(f.id); q != in.qualifiers.end() && qualified) m.qualifier = q->second;
+      if (auto q = in.qualifiers.find(f.id); q != in.qualifiers.end() && qualified)
+        m.qualifier = q->second;
       out.push_back(std::move(m));
     }
   }
@@ -952,8 +971,7 @@ std::vector<std::string> sweep_ops(const std::vector<CompareInput>& inputs) {
     const auto* c = in.run->get<ComputeProbeResult>();
     if (!c) continue;
     for (const ComputeFigure& f : c->sweep)
-      if (f.status.ok() && f.ops_per_clk_sm &&
-          std::find(ops.begin(), ops.end(), f.op) == ops.end())
+      if (f.status.ok() && f.ops_per_clk_sm && std::find(ops.begin(), ops.end(), f.op) == ops.end())
         ops.push_back(f.op);
   }
   return ops;
@@ -970,7 +988,8 @@ std::vector<CurveSeries> sweep_series(const std::vector<CompareInput>& inputs,
     if (!c) continue;
     std::map<int, CurveSeries> by_ilp;
     for (const ComputeFigure& f : c->sweep) {
-      if (f.op != op || !f.status.ok() || !f.ops_per_clk_sm || f.warps_per_sm <= 0 || !f.mix.empty())
+      if (f.op != op || !f.status.ok() || !f.ops_per_clk_sm || f.warps_per_sm <= 0 ||
+          !f.mix.empty())
         continue;
       CurveSeries& s = by_ilp[f.ilp];
       s.input = in.label + ", ILP " + std::to_string(f.ilp);

@@ -86,9 +86,11 @@ json minimal_reference() {
 
 TEST(Compare, MatchesFiguresAcrossInputsWithMissingOnes) {
   std::vector<CompareInput> in;
-  in.push_back(input("A", 100, 1000, {fig("x.a", 10, "GB/s"), fig("x.b", 1, "GB/s"), fig("x.d", 4, "GB/s")}));
+  in.push_back(input("A", 100, 1000,
+                     {fig("x.a", 10, "GB/s"), fig("x.b", 1, "GB/s"), fig("x.d", 4, "GB/s")}));
   in.push_back(input("B", 100, 1000, {fig("x.a", 20, "GB/s"), fig("x.c", 3, "GB/s")}));
-  in.push_back(input("C", 100, 1000, {fig("x.c", 6, "GB/s"), fig("x.a", 5, "GB/s"), failed("x.d", "GB/s")}));
+  in.push_back(
+      input("C", 100, 1000, {fig("x.c", 6, "GB/s"), fig("x.a", 5, "GB/s"), failed("x.d", "GB/s")}));
   const Comparison c = compare(in);
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].id, "x.a");  // first-seen order
@@ -115,8 +117,8 @@ TEST(Compare, MatchesFiguresAcrossInputsWithMissingOnes) {
 }
 
 TEST(Compare, RepeatedNamesGetDistinctLabels) {
-  const Comparison c = compare({input("H200", 132, 1980, {}), input("H200", 132, 1980, {}),
-                                input("H200", 132, 1980, {})});
+  const Comparison c = compare(
+      {input("H200", 132, 1980, {}), input("H200", 132, 1980, {}), input("H200", 132, 1980, {})});
   EXPECT_EQ(c.inputs[0].label, "H200");
   EXPECT_EQ(c.inputs[1].label, "H200 #2");
   EXPECT_EQ(c.inputs[2].label, "H200 #3");
@@ -156,8 +158,9 @@ TEST(Compare, NormalisationArithmetic) {
 TEST(Compare, DifferentClocksAndSmCounts) {
   // A: 100 SMs at 1000 MHz, 1000 GB/s -> 10 B/clk/SM, 10 GB/s per SM.
   // B: 50 SMs at 2000 MHz, 500 GB/s -> 5 B/clk/SM, 10 GB/s per SM.
-  const Comparison c = compare({input("A", 100, 1000, {fig("bandwidth.l2.read", 1000, "GB/s")}),
-                                input("B", 50, 2000, {fig("bandwidth.l2.read", 500, "GB/s")}, "opencl")});
+  const Comparison c =
+      compare({input("A", 100, 1000, {fig("bandwidth.l2.read", 1000, "GB/s")}),
+               input("B", 50, 2000, {fig("bandwidth.l2.read", 500, "GB/s")}, "opencl")});
   const CompareRow& r = *row(c, "bandwidth.l2.read");
   EXPECT_NEAR(*r.cells[0].per_clk, 10, 1e-12);
   EXPECT_NEAR(*r.cells[1].per_clk, 5, 1e-12);
@@ -182,7 +185,9 @@ TEST(Compare, DifferentClocksAndSmCounts) {
 TEST(Compare, FigureClockOverridesTheInputClock) {
   Figure f = fig("compute.wgmma.bf16", 1000, "TFLOP/s");
   f.clock_mhz = 1000;  // the tensor cores ran slower than the rest
-  const Comparison c = compare({input("A", 100, 2000, {f}), input("B", 100, 2000, {fig("compute.wgmma.bf16", 1000, "TFLOP/s")})});
+  const Comparison c =
+      compare({input("A", 100, 2000, {f}),
+               input("B", 100, 2000, {fig("compute.wgmma.bf16", 1000, "TFLOP/s")})});
   const CompareRow& r = *row(c, "compute.wgmma.bf16");
   EXPECT_NEAR(*r.cells[0].per_clk, 1000e12 / (100 * 1000e6), 1e-6);
   EXPECT_NEAR(*r.cells[1].per_clk, 1000e12 / (100 * 2000e6), 1e-6);
@@ -194,8 +199,9 @@ TEST(Compare, StatedAndDerivedPerClockShareOneUnit) {
   Figure ours = fig("compute.fp32.fma", 66.27, "TFLOP/s");
   ours.per_sm_per_clk = 126.9;
   ours.per_sm_per_clk_unit = "ops/clk/SM";
-  const Comparison c = compare({input("H200", 132, 1980, {ours}),
-                                input("peer", 132, 1980, {fig("compute.fp32.fma", 66.16, "TFLOP/s")})});
+  const Comparison c =
+      compare({input("H200", 132, 1980, {ours}),
+               input("peer", 132, 1980, {fig("compute.fp32.fma", 66.16, "TFLOP/s")})});
   const CompareRow& r = *row(c, "compute.fp32.fma");
   EXPECT_EQ(r.cells[1].per_clk_unit, "ops/clk/SM");
   EXPECT_TRUE(r.cells[1].per_clk_derived);
@@ -220,9 +226,10 @@ TEST(Compare, ReferenceLevelsMarkTheLatencyChart) {
 
 TEST(Compare, ReferenceBandwidthMarks) {
   const ReferenceDb db = load_reference_dir(kReferenceDir);
-  const std::vector<CompareInput> in = {input("H200", 132, 1980, {}),
-                                        input_from_reference(*find_reference(db, "RTX PRO 6000 Blackwell")),
-                                        input_from_reference(*find_reference(db, "RX 9070"))};
+  const std::vector<CompareInput> in = {
+      input("H200", 132, 1980, {}),
+      input_from_reference(*find_reference(db, "RTX PRO 6000 Blackwell")),
+      input_from_reference(*find_reference(db, "RX 9070"))};
   std::map<std::string, LevelMark> gb, clk;
   for (const LevelMark& m : bandwidth_marks(in, "read", false)) gb[m.input + " " + m.level] = m;
   for (const LevelMark& m : bandwidth_marks(in, "read", true)) clk[m.input + " " + m.level] = m;
@@ -239,8 +246,9 @@ TEST(Compare, ReferenceBandwidthMarks) {
 }
 
 TEST(Compare, UnitsConvertedOrFlagged) {
-  const Comparison c = compare({input("A", 1, 1000, {fig("bandwidth.dram.read", 4600, "GB/s"), fig("y.t", 1, "GB/s")}),
-                                input("B", 1, 1000, {fig("bandwidth.dram.read", 4.5, "TB/s"), fig("y.t", 1, "ns")})});
+  const Comparison c = compare(
+      {input("A", 1, 1000, {fig("bandwidth.dram.read", 4600, "GB/s"), fig("y.t", 1, "GB/s")}),
+       input("B", 1, 1000, {fig("bandwidth.dram.read", 4.5, "TB/s"), fig("y.t", 1, "ns")})});
   EXPECT_NEAR(*row(c, "bandwidth.dram.read")->cells[1].value, 4500, 1e-9);
   const CompareCell& bad = row(c, "y.t")->cells[1];
   EXPECT_TRUE(bad.unit_mismatch);
@@ -320,9 +328,10 @@ TEST(Baseline, ToleranceEdges) {
 }
 
 TEST(Baseline, StatusAndMissingFigures) {
-  const CompareInput base = input("GPU", 1, 1,
-                                  {fig("a", 100, "GB/s"), fig("b", 100, "GB/s"), failed("c", "GB/s"),
-                                   failed("d", "GB/s"), fig("gone", 1, "GB/s"), fig("u", 1, "GB/s")});
+  const CompareInput base =
+      input("GPU", 1, 1,
+            {fig("a", 100, "GB/s"), fig("b", 100, "GB/s"), failed("c", "GB/s"), failed("d", "GB/s"),
+             fig("gone", 1, "GB/s"), fig("u", 1, "GB/s")});
   const CompareInput now = input("GPU", 1, 1,
                                  {fig("a", 100, "GB/s"), failed("b", "GB/s"), fig("c", 100, "GB/s"),
                                   failed("d", "GB/s"), fig("new", 1, "GB/s"), fig("u", 1, "ns")});
@@ -386,7 +395,8 @@ TEST(Compare, SchemaOneResultAsInput) {
   EXPECT_FALSE(latency_series(c.inputs, "global", false).empty());
   EXPECT_FALSE(bandwidth_series(c.inputs, "read", false).empty());
   // Writers: CSV has one line per figure and input.
-  const fs::path dir = fs::temp_directory_path() / ("gd-compare-test-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("gd-compare-test-" + std::to_string(::getpid()));
   report::write_comparison_csv(dir / "c.csv", c);
   std::ifstream csv(dir / "c.csv");
   std::string line;
@@ -432,9 +442,11 @@ TEST(Reference, EveryShippedFileIsValid) {
     // Every figure has id, value, unit and a source that names a document and a title.
     std::set<std::string> ids;
     for (const json& f : j["figures"]) {
-      EXPECT_TRUE(f.contains("id") && f.contains("value") && f.contains("unit") && f.contains("source"))
+      EXPECT_TRUE(f.contains("id") && f.contains("value") && f.contains("unit") &&
+                  f.contains("source"))
           << e.path() << " " << f.dump();
-      EXPECT_TRUE(ids.insert(f.value("id", "")).second) << e.path() << " duplicate " << f.value("id", "");
+      EXPECT_TRUE(ids.insert(f.value("id", "")).second)
+          << e.path() << " duplicate " << f.value("id", "");
     }
     EXPECT_FALSE(ids.empty()) << e.path() << " has no figure";
   }
@@ -444,8 +456,9 @@ TEST(Reference, EveryShippedFileIsValid) {
   for (const auto& e : db.errors) errors += "\n  " + e;
   EXPECT_TRUE(db.errors.empty()) << errors;
   EXPECT_EQ(static_cast<int>(db.gpus.size()), files);
-  for (const char* name : {"GTX 980 Ti", "GTX 680", "Tesla K80", "RTX PRO 6000 Blackwell", "RX 9070",
-                           "R9 390", "HD 7950", "Apple M1", "Apple M2", "GTX 560 Ti", "Quadro 600"})
+  for (const char* name :
+       {"GTX 980 Ti", "GTX 680", "Tesla K80", "RTX PRO 6000 Blackwell", "RX 9070", "R9 390",
+        "HD 7950", "Apple M1", "Apple M2", "GTX 560 Ti", "Quadro 600"})
     EXPECT_TRUE(find_reference(db, name)) << name;
   // Names are unique, also against other files' aliases.
   std::set<std::string> names;
@@ -463,7 +476,7 @@ TEST(Reference, LookupIsCaseInsensitive) {
   ASSERT_TRUE(find_reference(db, "gtx 980 ti"));
   EXPECT_EQ(find_reference(db, "gtx 980 ti")->name, "GTX 980 Ti");
   EXPECT_EQ(find_reference(db, "TESLA K80")->name, "Tesla K80");
-  EXPECT_EQ(find_reference(db, "k80")->name, "Tesla K80");  // alias
+  EXPECT_EQ(find_reference(db, "k80")->name, "Tesla K80");    // alias
   EXPECT_EQ(find_reference(db, "rx-9070")->name, "RX 9070");  // file stem
   EXPECT_FALSE(find_reference(db, "GTX 9800"));
 }
@@ -475,7 +488,8 @@ TEST(Reference, ValidatorRejectsBadDocuments) {
     edit(j);
     return validate_reference_json(j);
   };
-  EXPECT_FALSE(broken([](json& j) { j["figures"].push_back(j["figures"][0]); }).empty());  // duplicate
+  EXPECT_FALSE(
+      broken([](json& j) { j["figures"].push_back(j["figures"][0]); }).empty());  // duplicate
   EXPECT_FALSE(broken([](json& j) { j["figures"][0]["unit"] = "parsecs"; }).empty());
   EXPECT_FALSE(broken([](json& j) { j["figures"][0]["id"] = "Latency..L2"; }).empty());
   EXPECT_FALSE(broken([](json& j) { j["figures"][0].erase("source"); }).empty());

@@ -48,7 +48,7 @@ struct ReferenceGpu {
   std::string name;                  // "GTX 980 Ti": what --reference matches
   std::vector<std::string> aliases;  // also matched ("GM200", "EVGA GTX 980 Ti SC")
   std::string vendor, architecture;
-  int compute_units = 0;       // 0: not stated
+  int compute_units = 0;         // 0: not stated
   std::string unit_name = "SM";  // "SM", "SMX", "CU", "WGP", "core"
   std::string compute_units_note;
   std::optional<double> clock_mhz;  // the clock the figures were measured at, if stated
@@ -143,12 +143,12 @@ struct CompareCell {
   std::string unit;             // the figure's own unit when it cannot be converted
   bool unit_mismatch = false;
   std::string qualifier;
-  std::optional<double> per_sm;             // in the row's per_sm_unit
-  std::optional<double> per_clk;            // stated per_sm_per_clk, else derived
+  std::optional<double> per_sm;   // in the row's per_sm_unit
+  std::optional<double> per_clk;  // stated per_sm_per_clk, else derived
   std::string per_clk_unit;
-  bool per_clk_derived = false;             // computed here from value, units and clock
-  std::optional<double> ratio;              // value / first input's value
-  std::optional<double> per_clk_ratio;      // per_clk / first input's per_clk (same unit)
+  bool per_clk_derived = false;         // computed here from value, units and clock
+  std::optional<double> ratio;          // value / first input's value
+  std::optional<double> per_clk_ratio;  // per_clk / first input's per_clk (same unit)
   std::string instruction, where, note;
 };
 
@@ -218,7 +218,7 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
 
 // One input's curve: (x, y) points, for the overlaid charts.
 struct CurveSeries {
-  std::string input;  // label
+  std::string input;    // label
   int input_index = 0;  // which input (its colour in a chart)
   int variant = 0;      // which curve of that input (its dash pattern: ILP 1, 2, 4 ...)
   std::vector<std::pair<double, double>> points;
