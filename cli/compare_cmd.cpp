@@ -185,7 +185,8 @@ class Commands final : public CompareCommands {
     std::cout << "\n";
     for (const ReferenceFigure& f : g.figures) {
       std::string v = (f.qualifier.empty() ? "" : f.qualifier + " ") +
-                      report::compare_number(f.value, f.unit) + " " + f.unit;
+                      report::compare_number(f.value, f.unit) +
+                      (f.unit == "bytes" ? "" : " " + f.unit);
       if (f.per_sm_per_clk)
         v += ", " + report::compare_number(*f.per_sm_per_clk, f.per_sm_per_clk_unit) + " " +
              f.per_sm_per_clk_unit;
