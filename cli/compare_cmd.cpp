@@ -262,7 +262,7 @@ class Commands final : public CompareCommands {
     const BaselineReport rep = compare_baseline(base, cur, tol);
     report::print_baseline(std::cout, rep, verbose_);
     if (!csv_.empty()) report::write_baseline_csv(csv_, rep);
-    if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_);
+    if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_, &rep);
     return rep.regressions() ? kExitRegression : 0;
   }
 

@@ -513,7 +513,51 @@ void figures_tables(Page& p, const Comparison& c) {
 
 }  // namespace
 
-std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparison& c, bool png) {
+namespace {
+
+// Baseline mode: the verdicts, regressions first.
+void verdicts_section(Page& p, const BaselineReport& r) {
+  p.o << "<h2>Against the baseline</h2>\n<p>" << r.regressions() << " regressed, "
+      << r.improvements() << " improved, tolerance "
+      << html_escape(format_fixed(r.tolerance * 100, 2)) << " %. "
+      << (r.regressions() ? "<b>Regression</b> (the command exits with status 3)."
+                          : "No regression.")
+      << "</p>\n";
+  const std::vector<std::pair<std::string, std::vector<Verdict>>> groups = {
+      {"Regressions", {Verdict::regressed, Verdict::failed}},
+      {"Improvements", {Verdict::improved, Verdict::recovered}},
+      {"Not comparable, or failed in both", {Verdict::not_comparable, Verdict::failed_both}},
+      {"In one run only (listed, not failures)", {Verdict::only_new, Verdict::only_baseline}}};
+  for (const auto& [title, verdicts] : groups) {
+    std::vector<const BaselineItem*> items;
+    for (const BaselineItem& it : r.items)
+      if (std::find(verdicts.begin(), verdicts.end(), it.verdict) != verdicts.end())
+        items.push_back(&it);
+    if (items.empty()) continue;
+    p.o << "<h3>" << html_escape(title) << " (" << items.size() << ")</h3>\n<table>\n"
+        << "<tr><th>figure</th><th class=\"n\">baseline</th><th class=\"n\">new</th><th>unit</th>"
+           "<th class=\"n\">change</th><th>verdict</th></tr>\n";
+    for (const BaselineItem* it : items)
+      p.o << "<tr><td>" << html_escape(it->label) << "<br><code>" << html_escape(it->id)
+          << "</code></td><td class=\"n\">"
+          << html_escape(it->baseline ? compare_number(*it->baseline, it->unit) : "-")
+          << "</td><td class=\"n\">"
+          << html_escape(it->current ? compare_number(*it->current, it->unit) : "-") << "</td><td>"
+          << html_escape(it->unit) << "</td><td class=\"n\">"
+          << html_escape(it->change ? (*it->change >= 0 ? "+" : "") +
+                                          format_fixed(*it->change * 100, 1) + " %"
+                                    : "")
+          << "</td><td>"
+          << html_escape(to_string(it->verdict) + (it->reason.empty() ? "" : ": " + it->reason))
+          << "</td></tr>\n";
+    p.o << "</table>\n";
+  }
+}
+
+}  // namespace
+
+std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparison& c, bool png,
+                                            const BaselineReport* verdicts) {
   ensure_writable(file);
   Page p;
   if (png) p.png_dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
@@ -532,6 +576,7 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
     p.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
         << html_escape(why) << "). The tables below hold every figure.</p>\n";
 
+  if (verdicts) verdicts_section(p, *verdicts);
   p.o << "<h2>Inputs</h2>\n<table>\n<tr><th></th><th>name</th><th>kind</th><th>backend</th>"
          "<th class=\"n\">SMs / CUs / cores</th><th class=\"n\">clock</th><th>from</th></tr>\n";
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {

@@ -25,10 +25,12 @@ void write_comparison_csv(const std::filesystem::path& file, const Comparison& c
 // The page: inputs (name, backend, SMs, clock), caveats, charts (latency against footprint
 // in ns and in cycles, bandwidth against footprint, instruction rates per SM per clock as
 // grouped bars, ILP x occupancy), the figures side by side. With `png`, also writes each chart
-// as a PNG next to the page and returns those files. Throws std::runtime_error if it cannot
-// write the page.
+// as a PNG next to the page and returns those files. With `verdicts` (baseline mode), the page
+// opens with the regressions and improvements. Throws std::runtime_error if it cannot write
+// the page.
 std::vector<std::filesystem::path> write_comparison_html(const std::filesystem::path& file,
-                                                         const Comparison& c, bool png = false);
+                                                         const Comparison& c, bool png = false,
+                                                         const BaselineReport* verdicts = nullptr);
 
 // Regressions first, then improvements, then the figures only one side has; a line of
 // totals. Figures within the tolerance are counted, not listed (all of them with verbose).

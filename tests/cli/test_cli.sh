@@ -485,6 +485,9 @@ if d["figures"] is None: del d["figures"]
   check "compare --baseline: --csv writes the verdicts" 3 -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3% --csv "$tmp/verdicts.csv"
   if grep -q "^bandwidth.dram.read,.*,regressed," "$tmp/verdicts.csv" 2>/dev/null; then ok "compare --baseline: CSV marks the regression"; else
     not_ok "compare --baseline: CSV marks the regression" "no 'bandwidth.dram.read ... regressed' line in $tmp/verdicts.csv"; fi
+  check "compare --baseline: -o writes the page with the verdicts" 3 -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3% -o "$tmp/verdicts.html"
+  if grep -q "Against the baseline" "$tmp/verdicts.html" 2>/dev/null && grep -q "bandwidth.dram.read" "$tmp/verdicts.html"; then
+    ok "compare --baseline: the page lists the regression"; else not_ok "compare --baseline: the page lists the regression"; fi
   check "compare --baseline: malformed --tolerance, exit 2" 2 "--tolerance" -- compare "$H200" --baseline "$H200" --tolerance 3x
   check "compare: one input is not a comparison, exit 2" 2 "two or more inputs" -- compare "$H200"
   check "compare: a missing file, exit 2 naming it" 2 "cannot read $tmp/nope.json" -- compare "$tmp/nope.json" "$H200"
