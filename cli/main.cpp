@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "backends.hpp"
+#include "compare_cmd.hpp"  // compare, reference (issue 10)
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "progress.hpp"
@@ -362,6 +363,9 @@ int main(int argc, char** argv) {
   rep->add_flag("--png", png, "Also write the charts as PNG files next to the HTML");
   rep->add_option("--csv-dir", csv_dir, "Also write the CSV files into this folder");
 
+  // ---- compare / reference subcommands (cli/compare_cmd.cpp) ----
+  auto compare_cmds = cli::add_compare_commands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -381,6 +385,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return cmd_list();
     if (app.got_subcommand("run")) return cmd_run(ra, command_line(argc, argv));
     if (app.got_subcommand("report")) return cmd_report(in, out, png, csv_dir);
+    if (compare_cmds->chosen()) return compare_cmds->run(argv[0]);  // compare, reference
     std::cout << app.help();
     return 2;
   } catch (const cli::UsageError& e) {

@@ -435,6 +435,95 @@ PY
   if ((${#why[@]} == 0)); then ok "SIGTERM: exit 143, finished probe kept whole, figures written"; else not_ok "SIGTERM: exit 143, finished probe kept whole, figures written" "${why[@]}"; fi
 fi
 
+# ---------------------------------------------------------------- compare, baseline, reference
+# (issue 10) On the committed H200 result: no GPU needed.
+H200=$FIX/../../results/nvidia-h200/nvidia-h200.json
+if [[ ! -f $H200 ]]; then
+  skip "compare: committed H200 result" "$H200 not found"
+else
+  # doctor IN OUT EDIT: a copy of a result with EDIT applied (python, d = the document).
+  doctor() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+  }
+  # The DRAM read 10 % worse, in the probe's data and (schema 2) in the figures list.
+  doctor "$H200" "$tmp/worse.json" '
+for f in d["probes"]["bandwidth"]["figures"]:
+    if f["name"] == "device memory read":
+        for k in ("median", "q1", "q3", "min", "max"): f["gbps"][k] *= 0.9
+for f in d.get("figures", []):
+    if f["id"] == "bandwidth.dram.read":
+        for k in ("median", "q1", "q3", "min", "max"): f["value"][k] *= 0.9
+'
+  doctor "$H200" "$tmp/failed.json" '
+for f in d["probes"]["compute"]["table"]:
+    if f["op"] == "fp32.fma": f["status"] = "error"; f["reason"] = "doctored: check failed"
+d.get("figures", []) and [f.update(status="error") for f in d["figures"] if f["id"] == "compute.fp32.fma"]
+'
+  doctor "$H200" "$tmp/fewer.json" '
+d["probes"]["compute"]["table"] = [f for f in d["probes"]["compute"]["table"] if f["op"] != "fp64.fma"]
+d["figures"] = [f for f in d.get("figures", []) if not f["id"].startswith("compute.fp64.fma")] if "figures" in d else None
+if d["figures"] is None: del d["figures"]
+'
+  unset GD_REFERENCE_DIR
+  check "compare --baseline: the H200 result against itself, no regression, exit 0" 0 "no regression" \
+    -- compare "$H200" --baseline "$H200" --tolerance 3%
+  check "compare --baseline: DRAM read 10% worse, exit 3 naming the figure" 3 "REGRESSION" "bandwidth.dram.read" \
+    -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3%
+  if ! grep -q "latency.global.L1 " "$tmp/out"; then ok "compare --baseline: only the worse figure regressed"; else
+    not_ok "compare --baseline: only the worse figure regressed" "latency.global.L1 listed"; fi
+  check "compare --baseline: 10% worse passes a 15% tolerance" 0 "no regression" \
+    -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 15%
+  check "compare --baseline: a figure failed in the new run, ok in the baseline, exit 3" 3 "compute.fp32.fma" "failed" \
+    -- compare "$tmp/failed.json" --baseline "$H200"
+  check "compare --baseline: figures only in the baseline are listed, not failures (exit 0)" 0 "compute.fp64.fma" "missing" \
+    -- compare "$tmp/fewer.json" --baseline "$H200" --tolerance 3%
+  check "compare --baseline: --csv writes the verdicts" 3 -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3% --csv "$tmp/verdicts.csv"
+  if grep -q "^bandwidth.dram.read,.*,regressed," "$tmp/verdicts.csv" 2>/dev/null; then ok "compare --baseline: CSV marks the regression"; else
+    not_ok "compare --baseline: CSV marks the regression" "no 'bandwidth.dram.read ... regressed' line in $tmp/verdicts.csv"; fi
+  check "compare --baseline: -o writes the page with the verdicts" 3 -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3% -o "$tmp/verdicts.html"
+  if grep -q "Against the baseline" "$tmp/verdicts.html" 2>/dev/null && grep -q "bandwidth.dram.read" "$tmp/verdicts.html"; then
+    ok "compare --baseline: the page lists the regression"; else not_ok "compare --baseline: the page lists the regression"; fi
+  check "compare --baseline: malformed --tolerance, exit 2" 2 "--tolerance" -- compare "$H200" --baseline "$H200" --tolerance 3x
+  check "compare: one input is not a comparison, exit 2" 2 "two or more inputs" -- compare "$H200"
+  check "compare: a missing file, exit 2 naming it" 2 "cannot read $tmp/nope.json" -- compare "$tmp/nope.json" "$H200"
+  echo '{"schema_version": 1' >"$tmp/broken.json"
+  check "compare: a malformed JSON, exit 2" 2 "not valid JSON" -- compare "$H200" "$tmp/broken.json"
+  check "compare: unknown reference, exit 2 naming the valid ones" 2 "unknown reference GPU 'GTX 9800'" "GTX 980 Ti" "Tesla K80" \
+    -- compare "$H200" --reference "GTX 9800"
+  check "compare: references matched case-insensitively, columns say backend, SMs and clock" 0 \
+    "GTX 980 Ti" "Tesla K80" "reference, 22 SMs, 1328 MHz" "cuda, 132 SMs, 1980 MHz" \
+    -- compare "$H200" --reference "gtx 980 ti" --reference "TESLA K80" -o "$tmp/vs.html" --csv "$tmp/vs.csv"
+  if [[ -s $tmp/vs.html ]] && grep -q "per SM per clock" "$tmp/vs.html" && grep -q "^latency.shared.shared.cycles," "$tmp/vs.csv"; then
+    ok "compare: HTML and CSV written, the shared-memory latency row compares the H200 with the seeds"
+  else
+    not_ok "compare: HTML and CSV written, the shared-memory latency row compares the H200 with the seeds"
+  fi
+  check "reference list: the GPUs with their sources" 0 "GTX 980 Ti" "GTX 680" "Tesla K80" "R9 390" "HD 7950" \
+    "RTX PRO 6000 Blackwell" "RX 9070" "Apple M1" "Apple M2" "shared/seeds/" -- reference list
+  check "reference show: a GPU's figures with their sources" 0 "latency.shared.shared.cycles" "Maxwell" -- reference show "gtx 980 ti"
+  check "reference show: unknown name, exit 2" 2 "valid names" -- reference show "nope"
+  GD_REFERENCE_DIR=$tmp/nowhere timeout "$T" "$GD" compare "$H200" --reference "GTX 980 Ti" >"$tmp/out" 2>"$tmp/err" </dev/null
+  rc=$?
+  if [[ $rc == 2 ]] && err_has "does not exist"; then ok "reference: a GD_REFERENCE_DIR that does not exist is exit 2"; else
+    not_ok "reference: a GD_REFERENCE_DIR that does not exist is exit 2" "exit $rc"; fi
+  # Ten files (distinct copies) with every chart, within 5 s.
+  files=()
+  for i in 0 1 2 3 4 5 6 7 8 9; do cp "$H200" "$tmp/run$i.json"; files+=("$tmp/run$i.json"); done
+  start=$(date +%s%N)
+  gd compare "${files[@]}" -o "$tmp/ten.html" --csv "$tmp/ten.csv"
+  ms=$((($(date +%s%N) - start) / 1000000))
+  if [[ $rc == 0 && -s $tmp/ten.html ]] && ((ms <= 5000)); then
+    ok "compare: ten files rendered in $ms ms (<= 5 s)"
+  else
+    not_ok "compare: ten files rendered in <= 5 s" "took $ms ms, exit $rc"
+  fi
+fi
+
 ((skipped)) && echo "# $skipped skipped"
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,284 @@
+// gpudissect compare FILE... [--reference NAME]... [-o page.html] [--csv table.csv]
+// gpudissect compare NEW.json --baseline OLD.json [--tolerance 3%]   (exit 3 on a regression)
+// gpudissect reference list | reference show NAME
+#include "compare_cmd.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "backends.hpp"
+#include "compare_report.hpp"
+#include "gpudissect/compare.hpp"
+#include "gpudissect/units.hpp"
+#include "registry.hpp"
+#include "report.hpp"
+
+namespace gd::cli {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kExitRegression = 3;
+
+fs::path executable(const std::string& argv0) {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && !p.empty()) return p;
+  return fs::absolute(argv0, ec);
+}
+
+ReferenceDb open_reference_db(const std::string& argv0) {
+#ifdef GD_SOURCE_REFERENCE_DIR
+  const fs::path fallback = GD_SOURCE_REFERENCE_DIR;  // the source tree this was built from
+#else
+  const fs::path fallback;
+#endif
+  const auto dir = find_reference_dir(executable(argv0), fallback);
+  if (!dir)
+    throw UsageError(
+        "no reference database found: looked for data/reference next to the executable (../ and "
+        "../../) and share/gpudissect/reference; set GD_REFERENCE_DIR to the folder");
+  std::error_code ec;
+  if (!fs::is_directory(*dir, ec))
+    throw UsageError("the reference folder " + dir->string() +
+                     " does not exist (GD_REFERENCE_DIR)");
+  ReferenceDb db = load_reference_dir(*dir);
+  for (const auto& e : db.errors) std::cerr << "warning: reference database: " << e << "\n";
+  return db;
+}
+
+std::string valid_names(const ReferenceDb& db) {
+  std::string s;
+  for (const ReferenceGpu& g : db.gpus) s += (s.empty() ? "" : ", ") + ("\"" + g.name + "\"");
+  return s.empty() ? "(none)" : s;
+}
+
+const ReferenceGpu& lookup(const ReferenceDb& db, const std::string& name) {
+  const ReferenceGpu* g = find_reference(db, name);
+  if (!g)
+    throw UsageError("unknown reference GPU '" + name + "'; valid names: " + valid_names(db) +
+                     " (gpudissect reference list shows them with their sources)");
+  return *g;
+}
+
+// A result JSON (schema 1 or 2, any backend), or a reference file given by path.
+CompareInput load_input(const std::string& file) {
+  std::ifstream f(file);
+  if (!f) throw UsageError("cannot read " + file);
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const std::exception& e) {
+    throw UsageError(file + " is not valid JSON: " + e.what());
+  }
+  if (j.is_object() && j.contains("format") && j["format"] == "gpudissect-reference") {
+    try {
+      return input_from_reference(reference_from_json(j, file));
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+  }
+  try {
+    return input_from_result(run_result_from_json(j, probe_registry()), file);
+  } catch (const std::exception& e) {
+    throw UsageError(file + ": " + e.what());
+  }
+}
+
+void check_writable(const std::string& file) {
+  if (file.empty()) return;
+  try {
+    report::ensure_writable(file);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+class Commands final : public CompareCommands {
+ public:
+  explicit Commands(CLI::App& app) {
+    compare_ = app.add_subcommand(
+        "compare",
+        "Compare saved results (any backend, any schema version) with each other and with "
+        "reference GPUs, side by side and per SM per clock; or gate a new run against a "
+        "baseline (exit status 3 on a regression). No GPU needed.");
+    compare_->add_option("files", files_, "Result JSON files (the first is what ratios are to)");
+    compare_->add_option("-r,--reference", references_,
+                         "A reference GPU by name (repeatable; case-insensitive; "
+                         "`gpudissect reference list` shows them)");
+    compare_->add_option("-o,--output", html_, "Write the comparison as an HTML page");
+    compare_->add_flag("--png", png_, "Also write the charts as PNG files next to the HTML (-o)");
+    compare_->add_option("--csv", csv_, "Write the comparison (or the baseline verdicts) as CSV");
+    compare_->add_option("--baseline", baseline_,
+                         "Baseline mode: compare the one FILE against this result; exit status "
+                         "3 when any figure regressed beyond the tolerance");
+    compare_->add_option("--tolerance", tolerance_,
+                         "Baseline mode: the allowed change, e.g. 3% (default 5%)");
+    compare_->add_flag("-v,--verbose", verbose_,
+                       "Baseline mode: also list figures within tolerance");
+    compare_->footer(
+        "\nExit status: 0 done (no regression); 2 bad input (unreadable or malformed file, "
+        "unknown reference name, fewer than two inputs); 3 baseline mode: at least one figure "
+        "regressed beyond the tolerance, or failed where the baseline had it ok. Figures present "
+        "in one run only are listed, not failures. Higher is better for rates and capacities, "
+        "lower for latencies (each figure says which).\n");
+
+    reference_ = app.add_subcommand("reference", "The reference GPUs shipped with the tool");
+    reference_->require_subcommand(1);
+    list_ = reference_->add_subcommand("list", "List the reference GPUs with their sources");
+    show_ = reference_->add_subcommand("show", "Print one reference GPU's facts and figures");
+    show_->add_option("name", show_name_, "Reference GPU name (case-insensitive)")->required();
+  }
+
+  bool chosen() const override { return compare_->parsed() || reference_->parsed(); }
+
+  int run(const std::string& argv0) override {
+    if (list_->parsed()) return list(argv0);
+    if (show_->parsed()) return show(argv0);
+    if (!baseline_.empty()) return run_baseline(argv0);
+    return run_compare(argv0);
+  }
+
+ private:
+  int list(const std::string& argv0) {
+    const ReferenceDb db = open_reference_db(argv0);
+    std::cout << "Reference GPUs (" << db.dir.string() << "):\n";
+    for (const ReferenceGpu& g : db.gpus) {
+      std::cout << "\n  " << g.name << "  (" << (g.vendor.empty() ? "" : g.vendor + " ")
+                << g.architecture << "; "
+                << (g.compute_units > 0 ? std::to_string(g.compute_units) + " " + g.unit_name + "s"
+                                        : g.unit_name + " count not stated")
+                << ", "
+                << (g.clock_mhz ? format_fixed(*g.clock_mhz, 0) + " MHz" : "clock not stated")
+                << "; " << g.figures.size() << " figures)\n";
+      if (!g.aliases.empty()) {
+        std::cout << "    also: ";
+        for (std::size_t i = 0; i < g.aliases.size(); ++i)
+          std::cout << (i ? ", " : "") << g.aliases[i];
+        std::cout << "\n";
+      }
+      for (const ReferenceSource& s : g.sources)
+        std::cout << "    source: " << s.title << " [" << s.document << "]\n";
+    }
+    if (db.gpus.empty()) std::cout << "  (none)\n";
+    std::cout << "\nUse: gpudissect compare RESULT.json --reference \"NAME\"; "
+                 "gpudissect reference show \"NAME\" lists a GPU's figures.\n";
+    return 0;
+  }
+
+  int show(const std::string& argv0) {
+    const ReferenceDb db = open_reference_db(argv0);
+    const ReferenceGpu& g = lookup(db, show_name_);
+    std::cout << g.name << " (" << g.vendor << " " << g.architecture << ")  " << g.file.string()
+              << "\n";
+    std::cout << "  " << g.unit_name << "s: "
+              << (g.compute_units > 0 ? std::to_string(g.compute_units) : std::string("not stated"))
+              << (g.compute_units_note.empty() ? "" : "  (" + g.compute_units_note + ")") << "\n";
+    std::cout << "  clock: "
+              << (g.clock_mhz ? format_fixed(*g.clock_mhz, 0) + " MHz" : "not stated")
+              << (g.clock_note.empty() ? "" : "  (" + g.clock_note + ")") << "\n";
+    for (const auto& [k, v] : g.facts) std::cout << "  " << k << ": " << v << "\n";
+    std::cout << "\n";
+    for (const ReferenceFigure& f : g.figures) {
+      std::string v = (f.qualifier.empty() ? "" : f.qualifier + " ") +
+                      report::compare_number(f.value, f.unit) +
+                      (f.unit == "bytes" ? "" : " " + f.unit);
+      if (f.per_sm_per_clk)
+        v += ", " + report::compare_number(*f.per_sm_per_clk, f.per_sm_per_clk_unit) + " " +
+             f.per_sm_per_clk_unit;
+      std::cout << "  " << f.id << "  " << v << "  [" << f.source << "]\n      " << f.method
+                << "\n";
+    }
+    std::cout << "\nSources:\n";
+    for (const ReferenceSource& s : g.sources)
+      std::cout << "  [" << s.key << "] " << s.title << " (" << s.document << ")\n";
+    return 0;
+  }
+
+  int run_compare(const std::string& argv0) {
+    check_writable(html_);
+    check_writable(csv_);
+    if (tolerance_set()) throw UsageError("--tolerance needs --baseline");
+    std::vector<CompareInput> inputs;
+    for (const std::string& f : files_) inputs.push_back(load_input(f));
+    if (!references_.empty()) {
+      const ReferenceDb db = open_reference_db(argv0);
+      for (const std::string& name : references_)
+        inputs.push_back(input_from_reference(lookup(db, name)));
+    }
+    if (inputs.size() < 2)
+      throw UsageError(
+          "compare needs two or more inputs (result files and --reference GPUs), "
+          "or one file with --baseline");
+    const Comparison c = compare(std::move(inputs));
+    report::print_comparison(std::cout, c);
+    std::vector<std::string> written;
+    if (!csv_.empty()) {
+      report::write_comparison_csv(csv_, c);
+      written.push_back(csv_);
+    }
+    if (!html_.empty()) {
+      for (const auto& f : report::write_comparison_html(html_, c, png_))
+        written.push_back(f.string());
+      written.push_back(html_);
+    }
+    if (!written.empty()) {
+      std::cerr << "wrote:";
+      for (const auto& w : written) std::cerr << " " << w;
+      std::cerr << "\n";
+    }
+    return 0;
+  }
+
+  bool tolerance_set() const { return !tolerance_.empty(); }
+
+  int run_baseline(const std::string&) {
+    check_writable(html_);
+    check_writable(csv_);
+    if (files_.size() != 1)
+      throw UsageError(
+          "--baseline compares exactly one new result file against the baseline (got " +
+          std::to_string(files_.size()) + ")");
+    if (!references_.empty()) throw UsageError("--reference cannot be combined with --baseline");
+    double tol = 0.05;
+    if (tolerance_set()) {
+      auto t = parse_tolerance(tolerance_);
+      if (!t) throw UsageError("--tolerance: '" + tolerance_ + "' is not a percentage (e.g. 3%)");
+      tol = *t;
+    }
+    CompareInput base = load_input(baseline_);
+    CompareInput cur = load_input(files_.front());
+    if (base.reference || cur.reference)
+      throw UsageError("--baseline compares two results of this tool, not reference files");
+    std::vector<CompareInput> two = {base, cur};
+    label_inputs(two);
+    base.label = two[0].label;
+    cur.label = two[1].label;
+    if (base.label == cur.label) cur.label += " (new)";
+    const BaselineReport rep = compare_baseline(base, cur, tol);
+    report::print_baseline(std::cout, rep, verbose_);
+    if (!csv_.empty()) report::write_baseline_csv(csv_, rep);
+    if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_, &rep);
+    return rep.regressions() ? kExitRegression : 0;
+  }
+
+  CLI::App* compare_ = nullptr;
+  CLI::App* reference_ = nullptr;
+  CLI::App* list_ = nullptr;
+  CLI::App* show_ = nullptr;
+  std::vector<std::string> files_, references_;
+  std::string html_, csv_, baseline_, tolerance_, show_name_;
+  bool verbose_ = false, png_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CompareCommands> add_compare_commands(CLI::App& app) {
+  return std::make_unique<Commands>(app);
+}
+
+}  // namespace gd::cli
