@@ -21,16 +21,14 @@ std::string fmt(double v, int digits) {
   return b;
 }
 
-// GPU-wide rate in its natural unit: flop/s for arithmetic, instructions/s otherwise.
+// GPU-wide rate in its natural unit (gd::rate_unit): FLOP/s for floating-point arithmetic,
+// OP/s for integer arithmetic (IMAD, dp4a, s8 tensor ops), instructions/s otherwise.
 std::string gpu_rate(const ComputeFigure& f) {
-  if (!f.ops_per_s) return "-";
+  const std::optional<double> v = rate_tera(f);
+  if (!v) return "-";
   // A loop without the intended instruction has no rate of that instruction to state.
   if (f.missing_instruction) return "(flagged)";
-  const double flops = f.ops_per_s->median * f.flops_per_op.value_or(1);
-  if (f.klass == "tensor")
-    return fmt(flops / 1e12, 1) + " T" + (f.op.find("s8") != std::string::npos ? "OP/s" : "FLOP/s");
-  if (f.flops_per_op.value_or(1) > 1) return fmt(flops / 1e12, 2) + " TFLOP/s";
-  return fmt(f.ops_per_s->median / 1e12, 2) + " Tinst/s";
+  return fmt(*v, f.klass == "tensor" ? 1 : 2) + " " + rate_unit(f);
 }
 
 std::string spread(const std::optional<Summary>& s, int digits) {
@@ -161,7 +159,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
     f << "op,mix,label,class,status,reason,ilp,warps_per_sm,ops_per_clk_sm,ops_per_clk_sm_q1,"
          "ops_per_clk_sm_q3,mix_ops_per_clk_sm,ops_per_s,flops_per_op,peak_per_clk_sm,"
          "fraction_of_peak,latency_cycles,clock_mhz,sass_per_op,missing_instruction,"
-         "implied_latency_cycles,opcodes\n";
+         "implied_latency_cycles,opcodes,gpu_rate,gpu_rate_unit\n";
     auto o = [](const std::optional<double>& v) { return v ? fmt(*v, 6) : std::string(); };
     for (const auto& e : v) {
       std::string ops;
@@ -177,7 +175,9 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
         << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
         << (e.latency_cycles ? fmt(e.latency_cycles->median, 3) : "") << "," << o(e.clock_mhz)
         << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0) << ","
-        << o(e.implied_latency) << "," << csv_escape(ops) << "\n";
+        << o(e.implied_latency) << "," << csv_escape(ops) << ","
+        << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
+        << rate_unit(e) << "\n";
     }
     files.push_back(p);
   };

@@ -676,6 +676,39 @@ std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
   return out;
 }
 
+// ---- rate units ----
+
+RateKind rate_kind(const ComputeFigure& f) {
+  // Integer data: the int32/int64 classes, and tensor ops on s8/u8/s4/b1 operands (their
+  // names and labels carry the type: "mma.s8", "wgmma m64n256k32 s8->s32").
+  auto has = [&](const char* t) {
+    return f.op.find(t) != std::string::npos || f.label.find(t) != std::string::npos;
+  };
+  const bool integer = f.klass == "int32" || f.klass == "int64" ||
+                       (f.klass == "tensor" && (has("s8") || has("u8") || has("s4") || has("b1")));
+  const bool arithmetic = f.klass == "tensor" || f.flops_per_op.value_or(1) > 1;
+  if (!arithmetic) return RateKind::inst;
+  return integer ? RateKind::op : RateKind::flop;
+}
+
+std::string rate_unit(const ComputeFigure& f) {
+  switch (rate_kind(f)) {
+    case RateKind::flop:
+      return "TFLOP/s";
+    case RateKind::op:
+      return "TOP/s";
+    case RateKind::inst:
+      break;
+  }
+  return "Tinst/s";
+}
+
+std::optional<double> rate_tera(const ComputeFigure& f) {
+  if (!f.ops_per_s) return std::nullopt;
+  const double per = rate_kind(f) == RateKind::inst ? 1.0 : f.flops_per_op.value_or(1);
+  return f.ops_per_s->median * per / 1e12;
+}
+
 // ---- JSON ----
 
 using json_fields::get;

@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include "compute.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/result.hpp"
+#include "sections.hpp"
 
 namespace {
 
@@ -263,4 +266,54 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   gd::withhold_impossible(fine);
   EXPECT_TRUE(fine.status.ok());
   EXPECT_TRUE(fine.fraction_of_peak);
+}
+
+// Integer arithmetic is counted in OP/s, never FLOP/s (IMAD and dp4a were "TFLOP/s").
+TEST(ComputeRateUnit, IntegerOpsAreOpsNotFlops) {
+  auto fig = [](const std::string& name) {
+    const gd::ComputeOp& op = *gd::find_compute_op(name);
+    gd::ComputeFigure f;
+    f.op = op.name;
+    f.label = op.label;
+    f.klass = op.klass;
+    f.flops_per_op = op.flops_per_op;
+    f.ops_per_s = gd::Summary{};
+    f.ops_per_s->median = 1e12;
+    return f;
+  };
+  EXPECT_EQ(gd::rate_unit(fig("int32.mad")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.dp4a")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.dp2a")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("mma.s8")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("wgmma.s8")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("fp32.fma")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("fp16x2.fma")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("mma.e4m3")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("wgmma.bf16")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.mul")), "Tinst/s");
+  EXPECT_EQ(gd::rate_unit(fig("warp.shfl_idx")), "Tinst/s");
+  // dp4a: 8 operations per instruction.
+  EXPECT_DOUBLE_EQ(*gd::rate_tera(fig("int32.dp4a")), 8.0);
+  EXPECT_DOUBLE_EQ(*gd::rate_tera(fig("int32.mul")), 1.0);
+}
+
+// The committed H200 result, re-rendered: no integer row says FLOP/s.
+TEST(ComputeRateUnit, H200TableHasNoIntegerFlops) {
+  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
+  ASSERT_TRUE(in) << "committed H200 result missing";
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
+  ASSERT_TRUE(r.compute);
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  std::istringstream lines(os.str());
+  std::string line;
+  int integer_rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("INT", 0) == 0 || line.find("s8->s32") != std::string::npos) {
+      ++integer_rows;
+      EXPECT_EQ(line.find("FLOP/s"), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(integer_rows, 10);
+  EXPECT_NE(os.str().find("TOP/s"), std::string::npos);
 }

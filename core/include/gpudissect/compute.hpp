@@ -189,6 +189,16 @@ struct ComputeProbeResult {
   double wall_seconds = 0;
 };
 
+// What a figure's GPU-wide rate counts: floating-point operations (FLOP), integer (or other
+// non-floating) operations (OP: IMAD's multiply and add, dp4a's 4 multiplies and 4 adds, s8
+// tensor products), or plain instructions (one op per instruction: moves, warp ops, ...).
+enum class RateKind { flop, op, inst };
+RateKind rate_kind(const ComputeFigure& f);
+// The unit of the GPU-wide rate in tera: "TFLOP/s", "TOP/s" or "Tinst/s".
+std::string rate_unit(const ComputeFigure& f);
+// The GPU-wide rate in that unit (ops_per_s x flops_per_op / 1e12, or instructions / 1e12).
+std::optional<double> rate_tera(const ComputeFigure& f);
+
 void to_json(nlohmann::json& j, const ComputeFigure& f);
 void from_json(const nlohmann::json& j, ComputeFigure& f);
 void to_json(nlohmann::json& j, const ComputeProbeResult& r);
