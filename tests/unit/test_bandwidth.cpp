@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <optional>
 #include <vector>
 
 #include "bandwidth.hpp"
@@ -401,4 +403,61 @@ TEST(BandwidthHostLink, TransferCheck) {
   EXPECT_EQ(host_transfer_error(HostDir::to_host, std::nullopt, host.data(), bytes),
             "device->host data arrived wrong at word 3063");
   EXPECT_EQ(host_transfer_error(HostDir::to_device, right, host.data(), bytes), "");
+}
+
+// Each headline figure is compared with its own level's peak: L1 and shared with 128 B/clk/SM
+// x SMs x the clock seen, device memory with the API peak, the rest with none (the summary
+// divided everything by the DRAM peak: "L1 read 670 %").
+TEST(BandwidthPeak, EachLevelItsOwnPeak) {
+  gd::DeviceInfo info;
+  info.backend = "cuda";
+  info.vendor = "NVIDIA";
+  info.compute_units = 132;
+  auto fig = [](const std::string& name, double gbps, std::optional<double> mhz) {
+    gd::BandwidthFigure f;
+    f.name = name;
+    f.gbps.median = gbps;
+    f.clock_mhz = mhz;
+    return f;
+  };
+  const std::optional<double> api = 4814.0;
+  auto l1 = gd::figure_peak(fig("L1 read", 32265, 1979), info, api);
+  ASSERT_TRUE(l1);
+  EXPECT_NEAR(l1->gbps, 128.0 * 132 * 1979e6 / 1e9, 1e-6);
+  EXPECT_NEAR(100 * 32265 / l1->gbps, 96.5, 0.1);
+  auto sh = gd::figure_peak(fig("shared 128-bit", 32943, 1965), info, api);
+  ASSERT_TRUE(sh);
+  EXPECT_LT(32943 / sh->gbps, 1.0);
+  auto dram = gd::figure_peak(fig("device memory read", 4603, 1979), info, api);
+  ASSERT_TRUE(dram);
+  EXPECT_DOUBLE_EQ(dram->gbps, 4814.0);
+  for (const char* none : {"L2 read", "L2 read, best footprint", "constant broadcast",
+                           "host->device pinned", "both ways pinned"})
+    EXPECT_FALSE(gd::figure_peak(fig(none, 1000, 1979), info, api)) << none;
+  // No clock seen, no API peak, or a CPU through PoCL: no peak rather than a wrong one.
+  EXPECT_FALSE(gd::figure_peak(fig("L1 read", 32265, std::nullopt), info, api));
+  EXPECT_FALSE(gd::figure_peak(fig("device memory read", 4603, 1979), info, std::nullopt));
+  gd::DeviceInfo cpu;
+  cpu.backend = "opencl";
+  cpu.vendor = "GenuineIntel";
+  cpu.name = "pthread-Intel(R) Xeon(R)";
+  cpu.compute_units = 2;
+  EXPECT_FALSE(gd::figure_peak(fig("L1 read", 300, 2500), cpu, std::nullopt));
+  EXPECT_FALSE(gd::figure_peak(fig("shared 128-bit", 300, 2500), cpu, std::nullopt));
+}
+
+// The committed H200 result re-rendered: no figure above 100% of its level's peak.
+TEST(BandwidthPeak, H200SummaryHasNoLevelAboveItsPeak) {
+  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
+  ASSERT_TRUE(in) << "committed H200 result missing";
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
+  ASSERT_TRUE(r.bandwidth);
+  int with_peak = 0;
+  for (const gd::BandwidthFigure& f : r.bandwidth->figures)
+    if (auto p = gd::figure_peak(f, r.device, r.bandwidth->peak_gbps_api)) {
+      ++with_peak;
+      EXPECT_LE(f.gbps.median / p->gbps, 1.0) << f.name;
+      EXPECT_GT(f.gbps.median / p->gbps, 0.5) << f.name;
+    }
+  EXPECT_GE(with_peak, 5);  // L1, device memory x3, shared
 }
