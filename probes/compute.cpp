@@ -98,12 +98,18 @@ class Runner {
         per_clk.push_back(c / steps);
         continue;
       }
-      per_clk.push_back(cycles > 0 ? ops_a / (t.sms * cycles) : 0);
+      // Per clock per SM: over the SMs' own cycles where the kernel recorded its per-SM
+      // windows (CUDA), else over the span at the clock seen. The span x median clock form
+      // put FP32 max (FMNMX) at 64.3/clk/SM = 100.4% of 64 on the H200: that launch's clock
+      // reading (1965 MHz, every other kernel 1976-1980) was below what its wall-clock rate
+      // needs (1974 MHz at 64/clk/SM); a standalone FMNMX loop saw 1980 MHz and 63.8/clk/SM.
+      const double sm_cycles = t.sm_cycles > 0 ? t.sm_cycles : t.sms * cycles;
+      per_clk.push_back(sm_cycles > 0 ? ops_a / sm_cycles : 0);
       per_s.push_back(t.span_ns > 0 ? ops_a / (t.span_ns * 1e-9) : 0);
       if (b) {
         const double ops_b = static_cast<double>(ops_per_thread(*b, l.ilp, l.iters, &a)) *
                              static_cast<double>(t.threads);
-        mix_per_clk.push_back(cycles > 0 ? ops_b / (t.sms * cycles) : 0);
+        mix_per_clk.push_back(sm_cycles > 0 ? ops_b / sm_cycles : 0);
       }
       f.warps_per_sm = t.warps_per_sm;
     }

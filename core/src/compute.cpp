@@ -567,9 +567,13 @@ std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& il
     }
     s << "  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"
          "  if (threadIdx.x == 0) {\n"
+         "    unsigned gd_sm;\n"
+         "    asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(gd_sm));\n"
          "    tim[4 * blockIdx.x] = (unsigned long long)(c1 - c0);\n"
          "    tim[4 * blockIdx.x + 1] = t0;\n"
          "    tim[4 * blockIdx.x + 2] = t1;\n"
+         "    tim[4 * blockIdx.x + 3] = ((unsigned long long)gd_sm << 48) |\n"
+         "                              ((unsigned long long)c0 & 0xFFFFFFFFFFFFull);\n"
          "  }\n"
          "}\n";
   }
@@ -614,6 +618,41 @@ double littles_law_latency(double in_flight, double warp_insts_per_clk) {
 
 double littles_law_in_flight(double latency_cycles, double warp_insts_per_clk) {
   return latency_cycles * warp_insts_per_clk;
+}
+
+SmWindows sm_windows(const std::vector<BlockClock>& blocks) {
+  constexpr int64_t kWrap = int64_t(1) << 48;
+  struct Window {
+    uint64_t ref = 0;  // first block's start: the others are taken relative to it
+    int64_t lo = 0, hi = 0;
+    uint64_t t_lo = ~uint64_t(0), t_hi = 0;
+    bool any = false;
+  };
+  std::map<int, Window> by_sm;
+  for (const BlockClock& b : blocks) {
+    Window& w = by_sm[b.sm];
+    if (!w.any) {
+      w.ref = b.c0;
+      w.any = true;
+      w.lo = 0;
+      w.hi = int64_t(b.cycles);
+    } else {
+      int64_t d = (int64_t(b.c0) - int64_t(w.ref)) % kWrap;
+      if (d > kWrap / 2) d -= kWrap;
+      if (d < -kWrap / 2) d += kWrap;
+      w.lo = std::min(w.lo, d);
+      w.hi = std::max(w.hi, d + int64_t(b.cycles));
+    }
+    w.t_lo = std::min(w.t_lo, b.t0_ns);
+    w.t_hi = std::max(w.t_hi, b.t1_ns);
+  }
+  SmWindows out;
+  for (const auto& [sm, w] : by_sm) {
+    out.cycles += double(w.hi - w.lo);
+    if (w.t_hi > w.t_lo) out.ns += double(w.t_hi - w.t_lo);
+    ++out.sms;
+  }
+  return out;
 }
 
 int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect) {

@@ -123,7 +123,32 @@ struct ComputeTiming {
   // Operations of `op` one thread ran, where the backend's body differs from the CUDA
   // generator's (OpenCL); 0: ops_per_thread() holds.
   uint64_t ops_per_thread = 0;
+  // Per-SM windows (sm_windows): the SM cycles and ns from each SM's first block start to
+  // its last block end, summed over SMs; 0 where the kernel does not record them. Throughput
+  // per clock is the launch's operations over sm_cycles: counted by the SMs' own clocks over
+  // the time they held the work, it needs no wall clock and cannot exceed what an SM issues.
+  double sm_cycles = 0, sm_ns = 0;
 };
+
+// One block's record from a CUDA compute kernel: the SM it ran on, its clock64 at the loop's
+// start (low 48 bits), the loop's cycles, and %globaltimer before and after.
+struct BlockClock {
+  int sm = 0;
+  uint64_t c0 = 0;  // low 48 bits of clock64
+  uint64_t cycles = 0;
+  uint64_t t0_ns = 0, t1_ns = 0;
+};
+struct SmWindows {
+  double cycles = 0, ns = 0;  // summed over SMs
+  int sms = 0;
+};
+// Each SM's window: from its earliest block start to its latest block end, in its own clock
+// (clock64 is per SM: windows are never compared across SMs; the 48-bit start wraps).
+SmWindows sm_windows(const std::vector<BlockClock>& blocks);
+// The word a kernel stores in tim[4b+3]: SM id in the top 16 bits, clock64's low 48 below.
+constexpr uint64_t pack_sm_clock(uint32_t sm, uint64_t c0) {
+  return (uint64_t(sm) << 48) | (c0 & ((uint64_t(1) << 48) - 1));
+}
 
 // SASS of a generated kernel's timed loop (the largest backward-branch body).
 struct LoopSass {
