@@ -24,6 +24,7 @@ std::string fmt(double v, int digits) {
 // GPU-wide rate in its natural unit (gd::rate_unit): FLOP/s for floating-point arithmetic,
 // OP/s for integer arithmetic (IMAD, dp4a, s8 tensor ops), instructions/s otherwise.
 std::string gpu_rate(const ComputeFigure& f) {
+  if (f.compiled_away) return "0 (no instruction)";
   const std::optional<double> v = rate_tera(f);
   if (!v) return "-";
   // A loop without the intended instruction has no rate of that instruction to state.
@@ -45,13 +46,15 @@ std::string first_opcode(const ComputeFigure& f) {
   return s;
 }
 
-std::string status_note(const ComputeFigure& f) {
+// The figure's note; cut to `max` characters for the terminal (0: whole, for HTML).
+std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   std::string n;
+  if (f.compiled_away) n = f.note;
   if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
   if (f.clock_source == "reported")
     n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
   if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
-  if (n.size() > 90) n = n.substr(0, 87) + "...";
+  if (max > 3 && n.size() > max) n = n.substr(0, max - 3) + "...";
   return n;
 }
 
@@ -210,7 +213,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
         << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
         << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
         << gpu_rate(f) << "</td><td>" << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : "-")
-        << "</td><td>" << detail::html_escape(status_note(f)) << "</td></tr>\n";
+        << "</td><td>" << detail::html_escape(status_note(f, 0)) << "</td></tr>\n";
     }
     h << "</table>\n";
   }

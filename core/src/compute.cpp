@@ -118,6 +118,14 @@ ComputeOp mma_sync(std::string name, std::string label, const std::string& shape
   const bool fp8 =
       types.find("e4m3") != std::string::npos || types.find("e5m2") != std::string::npos;
   o.sass_expect = {integer ? "IMMA" : fp8 ? "QMMA" : "HMMA"};
+  if (fp8)
+    o.missing_why =
+        "no QMMA: ptxas emulates FP8 mma.sync on sm_90 and sm_90a alike (F2FP.F16.E4M3/E5M2 "
+        "to f16, then 2 HMMA.16816.F32 per m16n8k32; QMMA.16832 exists on sm_89) and hoists "
+        "the loop-invariant products, so the loop is FADD accumulation. Its rate is not FP8 "
+        "tensor work: even unhoisted, 2 HMMA.16816 per op cap it at the f16 mma.sync rate "
+        "(~650 TFLOP/s on an H200), so a 1000+ TFLOP/s mma.sync e4m3 figure measures FADDs. "
+        "FP8 on sm_90 is wgmma (QGMMA)";
   o.flops_per_op = flops_per_warp / 32;
   // Dense peak per SM per clock, in thread-instructions of this shape.
   const double peak_flops = types.find("tf32") != std::string::npos ? 2048
@@ -381,6 +389,11 @@ std::vector<ComputeOp> build_ops() {
     o.fold = fold_for("unsigned");
     o.ptx_expect = "bar.warp.sync";
     o.sass_expect = {"WARPSYNC"};
+    // ptxas 13.0, sm_90: a warp-uniform mask in converged code becomes NOP. A per-lane mask
+    // gets a convergence check (MATCH.ANY, REDUX.OR, VOTEU.ANY, BRA.DIV) and WARPSYNC.COLLECTIVE
+    // only on the out-of-line path a diverged warp takes (results/NOTES-compute.md).
+    o.elided_to = "NOP";
+    o.elided_why = "compiled to NOP (no WARPSYNC in converged code): costs one issue slot";
     add(std::move(o));
   }
   {
@@ -783,6 +796,8 @@ void to_json(nlohmann::json& j, const ComputeFigure& f) {
   if (!f.clock_source.empty()) j["clock_source"] = f.clock_source;
   put(j, "sass_per_op", f.sass_per_op);
   put(j, "implied_latency_cycles", f.implied_latency);
+  if (f.compiled_away) j["compiled_away"] = true;
+  if (!f.note.empty()) j["note"] = f.note;
 }
 
 void from_json(const nlohmann::json& j, ComputeFigure& f) {
@@ -807,6 +822,8 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   f.clock_source = j.value("clock_source", "");
   get(j, "sass_per_op", f.sass_per_op);
   get(j, "implied_latency_cycles", f.implied_latency);
+  f.compiled_away = j.value("compiled_away", false);
+  f.note = j.value("note", "");
 }
 
 void to_json(nlohmann::json& j, const ComputeProbeResult& r) {

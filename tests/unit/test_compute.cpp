@@ -367,3 +367,58 @@ TEST(ComputeGenerator, KernelsRecordTheirSmAndStartClock) {
   EXPECT_NE(src.find("%%smid"), std::string::npos);
   EXPECT_NE(src.find("tim[4 * blockIdx.x + 3]"), std::string::npos);
 }
+
+// __syncwarp with a warp-uniform mask in converged code is NOP x256 on sm_90: a finding (no
+// cost beyond an issue slot), not a flagged figure.
+TEST(ComputeSass, SyncwarpCompiledToNopIsZeroCostNotFlagged) {
+  const gd::ComputeOp& op = *gd::find_compute_op("warp.syncwarp");
+  gd::LoopSass s;
+  s.read = true;
+  s.opcodes = {{"NOP", 256}, {"BRA", 1}, {"ISETP.LE.AND", 1}, {"UIADD3", 1}};
+  gd::ComputeFigure f;
+  const int n = gd::count_opcodes(s, op.sass_expect);
+  gd::judge_loop_sass(f, op, s, n, 256);
+  EXPECT_TRUE(f.compiled_away);
+  EXPECT_FALSE(f.missing_instruction);
+  EXPECT_TRUE(f.status.ok());
+  EXPECT_NE(f.note.find("NOP"), std::string::npos);
+  // A loop that holds neither is still flagged.
+  gd::LoopSass other = s;
+  other.opcodes = {{"IADD3", 256}};
+  gd::ComputeFigure g;
+  gd::judge_loop_sass(g, op, other, 0, 256);
+  EXPECT_TRUE(g.missing_instruction);
+  EXPECT_FALSE(g.compiled_away);
+  // The terminal shows no rate and no flag for it; the JSON keeps the note.
+  gd::RunResult r;
+  r.compute.emplace();
+  f.op = op.name;
+  f.label = op.label;
+  f.klass = op.klass;
+  f.ops_per_clk_sm = gd::Summary{126.5, 126.5, 126.5, 126.5, 126.5, 3};
+  r.compute->table.push_back(f);
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  EXPECT_NE(os.str().find("0 (no instruction)"), std::string::npos) << os.str();
+  EXPECT_EQ(os.str().find("FLAGGED"), std::string::npos) << os.str();
+  const gd::RunResult back = gd::run_result_from_json(gd::to_json(r));
+  EXPECT_TRUE(back.compute->table.at(0).compiled_away);
+  EXPECT_EQ(back.compute->table.at(0).note, f.note);
+}
+
+// FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
+// the loop. Flagged with the reason, never a tensor rate.
+TEST(ComputeSass, Fp8MmaSyncFlaggedWithTheEmulationExplained) {
+  for (const char* name : {"mma.e4m3", "mma.e5m2"}) {
+    const gd::ComputeOp& op = *gd::find_compute_op(name);
+    EXPECT_FALSE(op.sm90a) << name;  // sm_90a emulates it the same way: nothing to gain
+    gd::LoopSass s;
+    s.read = true;
+    s.opcodes = {{"FADD", 256}, {"F2FP.F16.E4M3.UNPACK_B", 2}, {"HMMA.16816.F32", 2}};
+    gd::ComputeFigure f;
+    gd::judge_loop_sass(f, op, s, gd::count_opcodes(s, op.sass_expect), 64);
+    EXPECT_TRUE(f.missing_instruction) << name;
+    EXPECT_NE(f.status.reason.find("sm_90a"), std::string::npos) << f.status.reason;
+    EXPECT_NE(f.status.reason.find("HMMA.16816"), std::string::npos) << f.status.reason;
+  }
+}

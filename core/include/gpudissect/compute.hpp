@@ -48,6 +48,12 @@ struct ComputeOp {
   // "f32fma" a = fma(a, fb, fc); "f64fma" a = fma(a, db, dc); "f64fma_imm" a = fma(a, K, dc)
   // with K = 1 - 2^-10; empty: no host reference.
   std::string ref;
+  // Where the intended instruction is absent from the loop: why, from the SASS (replaces
+  // the generic "not native here" in the figure's reason).
+  std::string missing_why;
+  // An op that ptxas compiles to `elided_to` (e.g. NOP) by construction, with why: the loop
+  // holding only that is the finding (no cost beyond an issue slot), not a failed figure.
+  std::string elided_to, elided_why;
 };
 
 // Kernel arguments every backend passes (the host reference replays them).
@@ -198,6 +204,10 @@ struct ComputeFigure {
   std::optional<double> sass_per_op;      // intended SASS instructions per counted op
   bool missing_instruction = false;       // loop lacks the intended instruction
   std::optional<double> implied_latency;  // Little's law from the sweep
+  // Compiled away by construction (ComputeOp::elided_to): the loop holds no instruction of
+  // the op, so it has no rate; `note` says why.
+  bool compiled_away = false;
+  std::string note;
 };
 
 struct ComputeProbeResult {
