@@ -633,6 +633,21 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
   return o;
 }
 
+namespace {
+
+// " (2)", " (3)" on names met again in one curve.
+void dedupe_level_names(std::vector<BandwidthLevel>& levels) {
+  std::map<std::string, int> seen;
+  for (BandwidthLevel& l : levels) {
+    const int n = ++seen[l.name];
+    if (n > 1) l.name += " (" + std::to_string(n) + ")";
+  }
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+}  // namespace
+
 void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
                              std::optional<uint64_t> l2_bytes) {
   curve.levels.clear();
@@ -654,7 +669,11 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
     const DetectedLevel& d = found[k];
     BandwidthLevel l;
     const bool last = k + 1 == found.size();
-    l.name = last && reaches_memory ? "device memory" : "L" + std::to_string(k + first_cache_level);
+    // One L1 (where the loads go through it), then the L2: a GPU's API reports one L2 and
+    // no further cache, so later plateaus are parts of it or device memory, never "L3".
+    l.name = last && reaches_memory               ? "device memory"
+             : k == 0 && first_cache_level == 1 ? "L1"
+                                                : "L2";
     if (d.capacity_lo && d.capacity_hi) {
       l.capacity_lo_bytes = uint64_t(*d.capacity_lo);
       l.capacity_hi_bytes = uint64_t(*d.capacity_hi);
@@ -682,10 +701,84 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
   if (parts.size() == 2) {
     curve.levels[parts[0]].name = "L2 near";
     curve.levels[parts[1]].name = "L2 far";
-    int next = 3;
-    for (std::size_t k = parts.back() + 1; k < end; ++k)
-      curve.levels[k].name = "L" + std::to_string(next++);
   }
+  // The API reports one L2 and nothing beyond it: a plateau that ends past 1.25x the L2 is
+  // device memory (a step inside it, e.g. DRAM pages), never an "L3".
+  for (std::size_t k = begin; k < end; ++k)
+    if (curve.levels[k].capacity_lo_bytes &&
+        double(*curve.levels[k].capacity_lo_bytes) > 1.25 * double(*l2_bytes))
+      curve.levels[k].name = "device memory";
+  dedupe_level_names(curve.levels);
+}
+
+void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency) {
+  auto path = latency.paths.find("global");
+  if (path == latency.paths.end()) return;
+  struct Cache {
+    std::string name;
+    double bytes;  // top of the capacity interval
+    bool l1;
+  };
+  std::vector<Cache> caches;
+  for (const Level& l : path->second.levels) {
+    const std::optional<uint64_t> top = l.capacity_hi_bytes ? l.capacity_hi_bytes : l.capacity_bytes;
+    if (!top || l.name == "device memory") continue;
+    caches.push_back({l.name, double(*top), starts_with(l.name, "L1")});
+  }
+  if (caches.empty()) return;
+  for (auto& [name, curve] : bw.footprint) {
+    if (curve.levels.empty()) continue;
+    int sms = 0;
+    double first_x = -1, last_x = 0;
+    for (const BandwidthPoint& p : curve.points)
+      if (p.status == "ok" && p.gbps) {
+        if (first_x < 0) first_x = p.x;
+        last_x = p.x;
+        sms = std::max(sms, p.sms);
+      }
+    auto size_of = [&](const Cache& c) { return c.l1 ? c.bytes * std::max(1, sms) : c.bytes; };
+    const bool skips_l1 = name.find("_l2") != std::string::npos || name.find("bulk") != std::string::npos;
+    const bool stores = starts_with(name, "write") || starts_with(name, "copy");
+    const Cache* l1 = nullptr;
+    for (const Cache& c : caches)
+      if (c.l1) l1 = &c;
+    bool l1_step = false;
+    if (l1)
+      for (const BandwidthLevel& l : curve.levels)
+        if (l.capacity_lo_bytes && double(*l.capacity_lo_bytes) <= 1.1 * size_of(*l1)) l1_step = true;
+    const bool allow_l1 = !skips_l1 && (!stores || l1_step);
+    // The cache level holding footprint x, nullptr past the last cache.
+    auto level_at = [&](double x) -> const Cache* {
+      for (const Cache& c : caches)
+        if ((allow_l1 || !c.l1) && x <= 1.1 * size_of(c)) return &c;
+      return nullptr;
+    };
+    const double last_cache = caches.empty() ? 0 : size_of(caches.back());
+    for (std::size_t k = 0; k < curve.levels.size(); ++k) {
+      BandwidthLevel& l = curve.levels[k];
+      if (l.capacity_lo_bytes) {
+        const Cache* c = level_at(double(*l.capacity_lo_bytes));
+        l.name = c ? c->name : "device memory";
+        continue;
+      }
+      // The last plateau: it runs to the end of the sweep.
+      if (last_x > 1.1 * last_cache) {
+        const Cache* from = k == 0 && first_x >= 0 ? level_at(first_x) : nullptr;
+        l.name = from ? from->name + " to device memory (no step)" : "device memory";
+      } else {
+        const Cache* c = level_at(last_x);
+        l.name = c ? c->name : "device memory";
+      }
+    }
+    dedupe_level_names(curve.levels);
+  }
+  // The headline figure named after the read curve's L1 plateau follows its name.
+  auto read = bw.footprint.find("read");
+  bool read_has_l1 = false;
+  if (read != bw.footprint.end())
+    for (const BandwidthLevel& l : read->second.levels) read_has_l1 = read_has_l1 || l.name == "L1";
+  for (BandwidthFigure& f : bw.figures)
+    if (f.name == "L1 read" && !read_has_l1) f.name = "read, best footprint (no L1 plateau found)";
 }
 
 void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,

@@ -42,4 +42,25 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
 void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
                              std::optional<uint64_t> l2_bytes);
 
+// Renames every footprint curve's plateaus after the latency probe's levels of the same
+// device (its global path: L1, L2 near, L2 far, device memory), so that both probes name a
+// footprint alike. Pure logic, no device. The rule:
+//  - A plateau is named by where it ends (its capacity_lo, the last footprint on it): the
+//    first cache level whose capacity (top of its interval, +10%) it ends at or below.
+//    The L1 is per SM while a stream kernel spreads its footprint over every SM, so the L1
+//    stands for SMs x its capacity (SMs: the curve's points); the L2 parts are shared.
+//  - A plateau ending past the last cache, or the last plateau of a curve whose points go
+//    past it, is "device memory"; a single plateau that starts inside a cache and runs into
+//    device memory without a step is "<level> to device memory (no step)".
+//  - L1 is a candidate only where the curve's accesses can allocate in it and the curve shows
+//    it: loads that skip L1 by construction (curves read_l2*, copy_l2*, *bulk: .cg,
+//    no-allocate, the copy engine) never; write and copy curves only if one of their
+//    plateaus ends within the L1 (NVIDIA's stores do not allocate in L1, and their write
+//    curves show no step there: the H200's write curve is flat from 16 KiB to 4 GiB).
+//  - A name met twice in one curve gets " (2)", " (3)": two plateaus within one level are a
+//    finding (e.g. how many SMs share lines), not another cache level.
+// Without a global path with cache levels, nothing is renamed. Keeps the headline figures
+// consistent: "L1 read" exists only while the read curve has an L1 plateau.
+void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency);
+
 }  // namespace gd

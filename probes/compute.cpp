@@ -98,12 +98,18 @@ class Runner {
         per_clk.push_back(c / steps);
         continue;
       }
-      per_clk.push_back(cycles > 0 ? ops_a / (t.sms * cycles) : 0);
+      // Per clock per SM: over the SMs' own cycles where the kernel recorded its per-SM
+      // windows (CUDA), else over the span at the clock seen. The span x median clock form
+      // put FP32 max (FMNMX) at 64.3/clk/SM = 100.4% of 64 on the H200: that launch's clock
+      // reading (1965 MHz, every other kernel 1976-1980) was below what its wall-clock rate
+      // needs (1974 MHz at 64/clk/SM); a standalone FMNMX loop saw 1980 MHz and 63.8/clk/SM.
+      const double sm_cycles = t.sm_cycles > 0 ? t.sm_cycles : t.sms * cycles;
+      per_clk.push_back(sm_cycles > 0 ? ops_a / sm_cycles : 0);
       per_s.push_back(t.span_ns > 0 ? ops_a / (t.span_ns * 1e-9) : 0);
       if (b) {
         const double ops_b = static_cast<double>(ops_per_thread(*b, l.ilp, l.iters, &a)) *
                              static_cast<double>(t.threads);
-        mix_per_clk.push_back(cycles > 0 ? ops_b / (t.sms * cycles) : 0);
+        mix_per_clk.push_back(sm_cycles > 0 ? ops_b / sm_cycles : 0);
       }
       f.warps_per_sm = t.warps_per_sm;
     }
@@ -136,22 +142,7 @@ class Runner {
     const int n = count_opcodes(s, a.sass_expect);
     const int expected = l.mix.empty() ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
                                        : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
-    // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
-    // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
-    // sm_90 has no QMMA), and the figure would not be that instruction's rate.
-    const bool exact = a.klass == "warp" || a.klass == "tensor";
-    if (n == 0) {
-      f.missing_instruction = true;
-      f.status = {"error",
-                  "the timed loop holds no " + a.sass_expect.front() +
-                      (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
-                      "; the figure is not that instruction's"};
-    } else if (exact && n < expected) {
-      f.missing_instruction = true;
-      f.status = {"error", "the timed loop holds " + std::to_string(n) + " " +
-                               a.sass_expect.front() + " for " + std::to_string(expected) +
-                               " counted; ptxas folded the rest"};
-    }
+    judge_loop_sass(f, a, s, n, expected);
     if (expected > 0) f.sass_per_op = static_cast<double>(n) / expected;
   }
 
@@ -223,6 +214,34 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
     o.repeats = std::min(o.repeats, 2);
   }
   return o;
+}
+
+// What the loop's SASS says about a figure: compiled away by construction, missing or
+// partly folded (flagged), or as intended.
+void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n,
+                     int expected) {
+  // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
+  // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
+  // sm_90 has no QMMA), and the figure would not be that instruction's rate.
+  const bool exact = a.klass == "warp" || a.klass == "tensor";
+  if (n == 0 && !a.elided_to.empty() && count_opcodes(s, {a.elided_to}) >= expected) {
+    // Compiled away by construction: the finding is that it costs nothing.
+    f.compiled_away = true;
+    f.note = a.elided_why;
+  } else if (n == 0) {
+    f.missing_instruction = true;
+    f.status = {"error", !a.missing_why.empty()
+                             ? a.missing_why
+                             : "the timed loop holds no " + a.sass_expect.front() +
+                                   (a.klass == "tensor" ? " (not native here: emulated or folded)"
+                                                        : "") +
+                                   "; the figure is not that instruction's"};
+  } else if (exact && n < expected) {
+    f.missing_instruction = true;
+    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " +
+                             a.sass_expect.front() + " for " + std::to_string(expected) +
+                             " counted; ptxas folded the rest"};
+  }
 }
 
 // A rate above the architectural peak, or a dependent chain faster than half a cycle, is
@@ -338,6 +357,10 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       // two instructions (or half of one) is scaled by what the loop holds.
       const double per_op = f.sass_per_op && *f.sass_per_op > 0 ? *f.sass_per_op : 1.0;
       f.fraction_of_peak = f.ops_per_clk_sm->median * per_op / *f.peak_per_clk_sm;
+    }
+    if (f.compiled_away) {
+      f.fraction_of_peak.reset();
+      f.ops_per_s.reset();
     }
     withhold_impossible(f);
     if (f.clock_mhz) clocks.push_back(*f.clock_mhz);

@@ -35,5 +35,9 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
 // Withholds a figure that is physically impossible (above the architectural peak, or a
 // dependent chain under half a cycle); see compute.cpp. Exposed for tests.
 void withhold_impossible(ComputeFigure& f);
+// Judges a figure by its timed loop: `n` intended instructions found (count_opcodes) for
+// `expected` counted ops. Exposed for tests.
+void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n,
+                     int expected);
 
 }  // namespace gd

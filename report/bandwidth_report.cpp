@@ -25,10 +25,11 @@ std::string num(double v) {
 }
 
 struct Row {
-  std::string level, gbps, spread, bpc, pct, clock, instruction, where;
+  std::string level, gbps, spread, bpc, pct, clock, instruction, where, peak_basis;
 };
 
-std::vector<Row> rows(const BandwidthProbeResult& p) {
+// Each figure against the peak of its own level (gd::figure_peak), "-" where none exists.
+std::vector<Row> rows(const BandwidthProbeResult& p, const DeviceInfo& info) {
   std::vector<Row> out;
   for (const BandwidthFigure& f : p.figures) {
     Row r;
@@ -36,7 +37,9 @@ std::vector<Row> rows(const BandwidthProbeResult& p) {
     r.gbps = fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0);
     r.spread = fixed(100 * f.gbps.relative_spread(), 1) + "%";
     r.bpc = f.bytes_per_clk_sm ? fixed(f.bytes_per_clk_sm->median, 1) : "-";
-    r.pct = p.peak_gbps_api ? fixed(100 * f.gbps.median / *p.peak_gbps_api, 1) + "%" : "-";
+    const std::optional<BandwidthPeak> peak = figure_peak(f, info, p.peak_gbps_api);
+    r.pct = peak ? fixed(100 * f.gbps.median / peak->gbps, 1) + "%" : "-";
+    r.peak_basis = peak ? peak->basis : "";
     r.clock = f.clock_mhz ? fixed(*f.clock_mhz, 0) : "-";
     r.instruction = f.timed_instruction.value_or("-");
     r.where = f.where;
@@ -139,7 +142,7 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
     os << ", SM clock " << fixed(*p.clock_mhz_measured, 0) << " MHz measured";
   if (p.peak_gbps_api) os << ", API memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
   os << "\n";
-  const std::vector<Row> rs = rows(p);
+  const std::vector<Row> rs = rows(p, r.device);
   if (!rs.empty()) {
     os << "  " << std::left << std::setw(26) << "level" << std::right << std::setw(10) << "GB/s"
        << std::setw(8) << "spread" << std::setw(10) << "B/clk/SM" << std::setw(8) << "% peak"
@@ -151,6 +154,8 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
          << std::setw(8) << x.spread << std::setw(10) << x.bpc << std::setw(8) << x.pct
          << std::setw(7) << x.clock << "  " << std::left << std::setw(36) << x.instruction
          << x.where << "\n";
+    os << "  % peak: of the level's own peak (L1, shared: 128 B/clk/SM x SMs x the clock seen; "
+          "device memory: the API peak; -: no documented peak)\n";
   }
   for (const auto& [n, c] : p.footprint) {
     if (!c.status.ok())
@@ -199,14 +204,16 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
   }
   const auto summary = dir / "bandwidth_summary.csv";
   std::ofstream f(summary);
-  f << "level,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,percent_of_api_peak,clock_mhz,"
-       "instruction,where\n";
+  f << "level,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,percent_of_level_peak,clock_mhz,"
+       "instruction,where,level_peak_gbps,level_peak_basis\n";
   for (const BandwidthFigure& x : p.figures) {
+    const std::optional<BandwidthPeak> peak = figure_peak(x, r.device, p.peak_gbps_api);
     f << '"' << x.name << "\"," << num(x.gbps.median) << ',' << num(x.gbps.q1) << ','
       << num(x.gbps.q3) << ',' << (x.bytes_per_clk_sm ? num(x.bytes_per_clk_sm->median) : "") << ','
-      << (p.peak_gbps_api ? num(100 * x.gbps.median / *p.peak_gbps_api) : "") << ','
+      << (peak ? num(100 * x.gbps.median / peak->gbps) : "") << ','
       << (x.clock_mhz ? num(*x.clock_mhz) : "") << ",\"" << x.timed_instruction.value_or("")
-      << "\",\"" << x.where << "\"\n";
+      << "\",\"" << x.where << "\"," << (peak ? num(peak->gbps) : "") << ",\""
+      << (peak ? peak->basis : "") << "\"\n";
   }
   out.push_back(summary);
   return out;
@@ -223,11 +230,12 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
     h << "; SM clock measured " << fixed(*p.clock_mhz_measured, 0) << " MHz";
   if (p.peak_gbps_api) h << "; API device-memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
   h << ".</p>\n<table>\n<tr><th>level</th><th>GB/s</th><th>spread</th><th>B/clk/SM</th><th>% of "
-       "API peak</th>"
+       "the level's peak</th>"
        "<th>MHz</th><th>instruction timed</th><th>where</th></tr>\n";
-  for (const Row& x : rows(p))
+  for (const Row& x : rows(p, r.device))
     h << "<tr><td>" << detail::html_escape(x.level) << "</td><td>" << x.gbps << "</td><td>"
-      << x.spread << "</td><td>" << x.bpc << "</td><td>" << x.pct << "</td><td>" << x.clock
+      << x.spread << "</td><td>" << x.bpc << "</td><td title=\"" << detail::html_escape(x.peak_basis)
+      << "\">" << x.pct << "</td><td>" << x.clock
       << "</td><td><code>" << detail::html_escape(x.instruction) << "</code></td><td>"
       << detail::html_escape(x.where) << "</td></tr>\n";
   h << "</table>\n<ul>\n";

@@ -21,16 +21,15 @@ std::string fmt(double v, int digits) {
   return b;
 }
 
-// GPU-wide rate in its natural unit: flop/s for arithmetic, instructions/s otherwise.
+// GPU-wide rate in its natural unit (gd::rate_unit): FLOP/s for floating-point arithmetic,
+// OP/s for integer arithmetic (IMAD, dp4a, s8 tensor ops), instructions/s otherwise.
 std::string gpu_rate(const ComputeFigure& f) {
-  if (!f.ops_per_s) return "-";
+  if (f.compiled_away) return "0 (no instruction)";
+  const std::optional<double> v = rate_tera(f);
+  if (!v) return "-";
   // A loop without the intended instruction has no rate of that instruction to state.
   if (f.missing_instruction) return "(flagged)";
-  const double flops = f.ops_per_s->median * f.flops_per_op.value_or(1);
-  if (f.klass == "tensor")
-    return fmt(flops / 1e12, 1) + " T" + (f.op.find("s8") != std::string::npos ? "OP/s" : "FLOP/s");
-  if (f.flops_per_op.value_or(1) > 1) return fmt(flops / 1e12, 2) + " TFLOP/s";
-  return fmt(f.ops_per_s->median / 1e12, 2) + " Tinst/s";
+  return fmt(*v, f.klass == "tensor" ? 1 : 2) + " " + rate_unit(f);
 }
 
 std::string spread(const std::optional<Summary>& s, int digits) {
@@ -47,13 +46,15 @@ std::string first_opcode(const ComputeFigure& f) {
   return s;
 }
 
-std::string status_note(const ComputeFigure& f) {
+// The figure's note; cut to `max` characters for the terminal (0: whole, for HTML).
+std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   std::string n;
+  if (f.compiled_away) n = f.note;
   if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
   if (f.clock_source == "reported")
     n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
   if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
-  if (n.size() > 90) n = n.substr(0, 87) + "...";
+  if (max > 3 && n.size() > max) n = n.substr(0, max - 3) + "...";
   return n;
 }
 
@@ -161,7 +162,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
     f << "op,mix,label,class,status,reason,ilp,warps_per_sm,ops_per_clk_sm,ops_per_clk_sm_q1,"
          "ops_per_clk_sm_q3,mix_ops_per_clk_sm,ops_per_s,flops_per_op,peak_per_clk_sm,"
          "fraction_of_peak,latency_cycles,clock_mhz,sass_per_op,missing_instruction,"
-         "implied_latency_cycles,opcodes\n";
+         "implied_latency_cycles,opcodes,gpu_rate,gpu_rate_unit\n";
     auto o = [](const std::optional<double>& v) { return v ? fmt(*v, 6) : std::string(); };
     for (const auto& e : v) {
       std::string ops;
@@ -177,7 +178,9 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
         << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
         << (e.latency_cycles ? fmt(e.latency_cycles->median, 3) : "") << "," << o(e.clock_mhz)
         << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0) << ","
-        << o(e.implied_latency) << "," << csv_escape(ops) << "\n";
+        << o(e.implied_latency) << "," << csv_escape(ops) << ","
+        << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
+        << rate_unit(e) << "\n";
     }
     files.push_back(p);
   };
@@ -210,7 +213,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
         << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
         << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
         << gpu_rate(f) << "</td><td>" << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : "-")
-        << "</td><td>" << detail::html_escape(status_note(f)) << "</td></tr>\n";
+        << "</td><td>" << detail::html_escape(status_note(f, 0)) << "</td></tr>\n";
     }
     h << "</table>\n";
   }

@@ -235,6 +235,20 @@ class CudaCompute final : public ComputeKernels {
     t.span_ns = hi > lo ? static_cast<double>(hi - lo) : 0;
     t.cycles_per_block = median(cyc);
     if (!mhz.empty()) t.clock_mhz = median(mhz);
+    // Per-SM windows (tim[4b+3]: SM id and clock64 at the loop's start): throughput per clock
+    // from the SMs' own cycle counts, and the clock over the same windows.
+    std::vector<BlockClock> blocks;
+    for (int b = 0; b < grid; ++b) {
+      const unsigned long long w = tim[4 * b + 3];
+      blocks.push_back({static_cast<int>(w >> 48), w & ((1ull << 48) - 1), tim[4 * b],
+                        tim[4 * b + 1], tim[4 * b + 2]});
+    }
+    const SmWindows win = sm_windows(blocks);
+    if (!l.latency && win.cycles > 0 && win.ns > 0) {
+      t.sm_cycles = win.cycles;
+      t.sm_ns = win.ns;
+      t.clock_mhz = win.cycles / win.ns * 1000.0;
+    }
     // Seeds depend on the lane only (a warpgroup's fragment for wgmma): every warp (or
     // warpgroup) folds the same values, and none is the fill pattern (the kernel wrote it).
     const std::size_t period = std::min<std::size_t>(threads, wg ? 128 : 32);

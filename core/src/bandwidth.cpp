@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
@@ -184,6 +185,32 @@ std::string shared_plausibility(double bytes_per_clk_sm) {
 std::optional<double> api_memory_peak_gbps(const DeviceInfo& info) {
   if (!info.memory_bus_width_bits || !info.memory_clock_mhz) return std::nullopt;
   return double(*info.memory_bus_width_bits) * *info.memory_clock_mhz * 1e6 * 2 / 8 / 1e9;
+}
+
+std::optional<BandwidthPeak> figure_peak(const BandwidthFigure& f, const DeviceInfo& info,
+                                         std::optional<double> api_peak_gbps) {
+  auto starts = [&](const char* p) { return f.name.rfind(p, 0) == 0; };
+  if (starts("device memory")) {
+    if (!api_peak_gbps) return std::nullopt;
+    return BandwidthPeak{*api_peak_gbps, "API: bus width x memory clock x 2 transfers"};
+  }
+  const bool l1 = starts("L1");
+  const bool shared = starts("shared");
+  if (!l1 && !shared) return std::nullopt;
+  auto has = [&](const char* v) {
+    return info.vendor.find(v) != std::string::npos || info.name.find(v) != std::string::npos;
+  };
+  const bool nvidia = info.backend == "cuda" || has("NVIDIA");
+  const bool amd = has("AMD") || has("Advanced Micro Devices");
+  // L1's 128 B/clk/SM is NVIDIA's (the L1 and shared memory are one array since Volta); an
+  // AMD vector L1 or a CPU's L1 (PoCL) has another width, undocumented here.
+  if (l1 ? !nvidia : !(nvidia || amd)) return std::nullopt;
+  if (!f.clock_mhz || *f.clock_mhz <= 0 || info.compute_units <= 0) return std::nullopt;
+  const double gbps = kSharedBytesPerClkSmLimit * info.compute_units * *f.clock_mhz * 1e6 / 1e9;
+  char basis[96];
+  std::snprintf(basis, sizeof basis, "%.0f B/clk/SM x %d SMs x %.0f MHz (clock seen)",
+                kSharedBytesPerClkSmLimit, info.compute_units, *f.clock_mhz);
+  return BandwidthPeak{gbps, basis};
 }
 
 // ---- JSON ----

@@ -118,6 +118,14 @@ ComputeOp mma_sync(std::string name, std::string label, const std::string& shape
   const bool fp8 =
       types.find("e4m3") != std::string::npos || types.find("e5m2") != std::string::npos;
   o.sass_expect = {integer ? "IMMA" : fp8 ? "QMMA" : "HMMA"};
+  if (fp8)
+    o.missing_why =
+        "no QMMA: ptxas emulates FP8 mma.sync on sm_90 and sm_90a alike (F2FP.F16.E4M3/E5M2 "
+        "to f16, then 2 HMMA.16816.F32 per m16n8k32; QMMA.16832 exists on sm_89) and hoists "
+        "the loop-invariant products, so the loop is FADD accumulation. Its rate is not FP8 "
+        "tensor work: even unhoisted, 2 HMMA.16816 per op cap it at the f16 mma.sync rate "
+        "(~650 TFLOP/s on an H200), so a 1000+ TFLOP/s mma.sync e4m3 figure measures FADDs. "
+        "FP8 on sm_90 is wgmma (QGMMA)";
   o.flops_per_op = flops_per_warp / 32;
   // Dense peak per SM per clock, in thread-instructions of this shape.
   const double peak_flops = types.find("tf32") != std::string::npos ? 2048
@@ -381,6 +389,11 @@ std::vector<ComputeOp> build_ops() {
     o.fold = fold_for("unsigned");
     o.ptx_expect = "bar.warp.sync";
     o.sass_expect = {"WARPSYNC"};
+    // ptxas 13.0, sm_90: a warp-uniform mask in converged code becomes NOP. A per-lane mask
+    // gets a convergence check (MATCH.ANY, REDUX.OR, VOTEU.ANY, BRA.DIV) and WARPSYNC.COLLECTIVE
+    // only on the out-of-line path a diverged warp takes (results/NOTES-compute.md).
+    o.elided_to = "NOP";
+    o.elided_why = "compiled to NOP (no WARPSYNC in converged code): costs one issue slot";
     add(std::move(o));
   }
   {
@@ -567,9 +580,13 @@ std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& il
     }
     s << "  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;\n"
          "  if (threadIdx.x == 0) {\n"
+         "    unsigned gd_sm;\n"
+         "    asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(gd_sm));\n"
          "    tim[4 * blockIdx.x] = (unsigned long long)(c1 - c0);\n"
          "    tim[4 * blockIdx.x + 1] = t0;\n"
          "    tim[4 * blockIdx.x + 2] = t1;\n"
+         "    tim[4 * blockIdx.x + 3] = ((unsigned long long)gd_sm << 48) |\n"
+         "                              ((unsigned long long)c0 & 0xFFFFFFFFFFFFull);\n"
          "  }\n"
          "}\n";
   }
@@ -614,6 +631,41 @@ double littles_law_latency(double in_flight, double warp_insts_per_clk) {
 
 double littles_law_in_flight(double latency_cycles, double warp_insts_per_clk) {
   return latency_cycles * warp_insts_per_clk;
+}
+
+SmWindows sm_windows(const std::vector<BlockClock>& blocks) {
+  constexpr int64_t kWrap = int64_t(1) << 48;
+  struct Window {
+    uint64_t ref = 0;  // first block's start: the others are taken relative to it
+    int64_t lo = 0, hi = 0;
+    uint64_t t_lo = ~uint64_t(0), t_hi = 0;
+    bool any = false;
+  };
+  std::map<int, Window> by_sm;
+  for (const BlockClock& b : blocks) {
+    Window& w = by_sm[b.sm];
+    if (!w.any) {
+      w.ref = b.c0;
+      w.any = true;
+      w.lo = 0;
+      w.hi = int64_t(b.cycles);
+    } else {
+      int64_t d = (int64_t(b.c0) - int64_t(w.ref)) % kWrap;
+      if (d > kWrap / 2) d -= kWrap;
+      if (d < -kWrap / 2) d += kWrap;
+      w.lo = std::min(w.lo, d);
+      w.hi = std::max(w.hi, d + int64_t(b.cycles));
+    }
+    w.t_lo = std::min(w.t_lo, b.t0_ns);
+    w.t_hi = std::max(w.t_hi, b.t1_ns);
+  }
+  SmWindows out;
+  for (const auto& [sm, w] : by_sm) {
+    out.cycles += double(w.hi - w.lo);
+    if (w.t_hi > w.t_lo) out.ns += double(w.t_hi - w.t_lo);
+    ++out.sms;
+  }
+  return out;
 }
 
 int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect) {
@@ -676,6 +728,39 @@ std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
   return out;
 }
 
+// ---- rate units ----
+
+RateKind rate_kind(const ComputeFigure& f) {
+  // Integer data: the int32/int64 classes, and tensor ops on s8/u8/s4/b1 operands (their
+  // names and labels carry the type: "mma.s8", "wgmma m64n256k32 s8->s32").
+  auto has = [&](const char* t) {
+    return f.op.find(t) != std::string::npos || f.label.find(t) != std::string::npos;
+  };
+  const bool integer = f.klass == "int32" || f.klass == "int64" ||
+                       (f.klass == "tensor" && (has("s8") || has("u8") || has("s4") || has("b1")));
+  const bool arithmetic = f.klass == "tensor" || f.flops_per_op.value_or(1) > 1;
+  if (!arithmetic) return RateKind::inst;
+  return integer ? RateKind::op : RateKind::flop;
+}
+
+std::string rate_unit(const ComputeFigure& f) {
+  switch (rate_kind(f)) {
+    case RateKind::flop:
+      return "TFLOP/s";
+    case RateKind::op:
+      return "TOP/s";
+    case RateKind::inst:
+      break;
+  }
+  return "Tinst/s";
+}
+
+std::optional<double> rate_tera(const ComputeFigure& f) {
+  if (!f.ops_per_s) return std::nullopt;
+  const double per = rate_kind(f) == RateKind::inst ? 1.0 : f.flops_per_op.value_or(1);
+  return f.ops_per_s->median * per / 1e12;
+}
+
 // ---- JSON ----
 
 using json_fields::get;
@@ -711,6 +796,8 @@ void to_json(nlohmann::json& j, const ComputeFigure& f) {
   if (!f.clock_source.empty()) j["clock_source"] = f.clock_source;
   put(j, "sass_per_op", f.sass_per_op);
   put(j, "implied_latency_cycles", f.implied_latency);
+  if (f.compiled_away) j["compiled_away"] = true;
+  if (!f.note.empty()) j["note"] = f.note;
 }
 
 void from_json(const nlohmann::json& j, ComputeFigure& f) {
@@ -735,6 +822,8 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   f.clock_source = j.value("clock_source", "");
   get(j, "sass_per_op", f.sass_per_op);
   get(j, "implied_latency_cycles", f.implied_latency);
+  f.compiled_away = j.value("compiled_away", false);
+  f.note = j.value("note", "");
 }
 
 void to_json(nlohmann::json& j, const ComputeProbeResult& r) {

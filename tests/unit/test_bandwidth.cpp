@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <optional>
 #include <vector>
 
 #include "bandwidth.hpp"
@@ -403,3 +405,205 @@ TEST(BandwidthHostLink, TransferCheck) {
             "device->host data arrived wrong at word 3063");
   EXPECT_EQ(host_transfer_error(HostDir::to_device, right, host.data(), bytes), "");
 }
+
+// Each headline figure is compared with its own level's peak: L1 and shared with 128 B/clk/SM
+// x SMs x the clock seen, device memory with the API peak, the rest with none (the summary
+// divided everything by the DRAM peak: "L1 read 670 %").
+TEST(BandwidthPeak, EachLevelItsOwnPeak) {
+  gd::DeviceInfo info;
+  info.backend = "cuda";
+  info.vendor = "NVIDIA";
+  info.compute_units = 132;
+  auto fig = [](const std::string& name, double gbps, std::optional<double> mhz) {
+    gd::BandwidthFigure f;
+    f.name = name;
+    f.gbps.median = gbps;
+    f.clock_mhz = mhz;
+    return f;
+  };
+  const std::optional<double> api = 4814.0;
+  auto l1 = gd::figure_peak(fig("L1 read", 32265, 1979), info, api);
+  ASSERT_TRUE(l1);
+  EXPECT_NEAR(l1->gbps, 128.0 * 132 * 1979e6 / 1e9, 1e-6);
+  EXPECT_NEAR(100 * 32265 / l1->gbps, 96.5, 0.1);
+  auto sh = gd::figure_peak(fig("shared 128-bit", 32943, 1965), info, api);
+  ASSERT_TRUE(sh);
+  EXPECT_LT(32943 / sh->gbps, 1.0);
+  auto dram = gd::figure_peak(fig("device memory read", 4603, 1979), info, api);
+  ASSERT_TRUE(dram);
+  EXPECT_DOUBLE_EQ(dram->gbps, 4814.0);
+  for (const char* none : {"L2 read", "L2 read, best footprint", "constant broadcast",
+                           "host->device pinned", "both ways pinned"})
+    EXPECT_FALSE(gd::figure_peak(fig(none, 1000, 1979), info, api)) << none;
+  // No clock seen, no API peak, or a CPU through PoCL: no peak rather than a wrong one.
+  EXPECT_FALSE(gd::figure_peak(fig("L1 read", 32265, std::nullopt), info, api));
+  EXPECT_FALSE(gd::figure_peak(fig("device memory read", 4603, 1979), info, std::nullopt));
+  gd::DeviceInfo cpu;
+  cpu.backend = "opencl";
+  cpu.vendor = "GenuineIntel";
+  cpu.name = "pthread-Intel(R) Xeon(R)";
+  cpu.compute_units = 2;
+  EXPECT_FALSE(gd::figure_peak(fig("L1 read", 300, 2500), cpu, std::nullopt));
+  EXPECT_FALSE(gd::figure_peak(fig("shared 128-bit", 300, 2500), cpu, std::nullopt));
+}
+
+// The committed H200 result re-rendered: no figure above 100% of its level's peak.
+TEST(BandwidthPeak, H200SummaryHasNoLevelAboveItsPeak) {
+  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
+  ASSERT_TRUE(in) << "committed H200 result missing";
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
+  ASSERT_TRUE(r.bandwidth);
+  int with_peak = 0;
+  for (const gd::BandwidthFigure& f : r.bandwidth->figures)
+    if (auto p = gd::figure_peak(f, r.device, r.bandwidth->peak_gbps_api)) {
+      ++with_peak;
+      EXPECT_LE(f.gbps.median / p->gbps, 1.0) << f.name;
+      EXPECT_GT(f.gbps.median / p->gbps, 0.5) << f.name;
+    }
+  EXPECT_GE(with_peak, 5);  // L1, device memory x3, shared
+}
+
+namespace gd {
+namespace {
+
+// A GPU's API reports one L2: without a latency result the default names never say "L3" or
+// "L4", however many plateaus the curve shows.
+TEST(BandwidthLevels, DefaultNamesNeverL3) {
+  const double l2 = 60.0 * (1 << 20);
+  BandwidthCurve c = synthetic({{2e6, 14000}, {8e6, 11000}, {40e6, 8400}, {1e30, 4550}},
+                               512.0 * (1 << 20));
+  assign_bandwidth_levels(c, 2, uint64_t(l2));
+  ASSERT_GE(c.levels.size(), 3u);
+  for (const BandwidthLevel& l : c.levels) {
+    EXPECT_EQ(l.name.find("L3"), std::string::npos) << l.name;
+    EXPECT_EQ(l.name.find("L4"), std::string::npos) << l.name;
+    EXPECT_EQ(l.name.rfind("L1", 0), std::string::npos) << l.name;  // these loads skip L1
+  }
+  EXPECT_EQ(c.levels.back().name, "device memory");
+}
+
+namespace {
+
+// The latency probe's global path on an H200 (the committed run's capacities).
+LatencyProbeResult h200_latency() {
+  LatencyProbeResult lat;
+  CurveResult& g = lat.paths["global"];
+  auto level = [&](const char* n, std::optional<uint64_t> lo, std::optional<uint64_t> hi) {
+    Level l;
+    l.name = n;
+    l.capacity_bytes = lo;
+    l.capacity_lo_bytes = lo;
+    l.capacity_hi_bytes = hi;
+    g.levels.push_back(l);
+  };
+  level("L1", 220416, 230144);
+  level("L2 near", 28180480, 30736384);
+  level("L2 far", 61538304, 64225280);
+  level("device memory", std::nullopt, std::nullopt);
+  return lat;
+}
+
+BandwidthLevel plateau(const char* name, std::optional<double> end) {
+  BandwidthLevel l;
+  l.name = name;
+  if (end) {
+    l.capacity_lo_bytes = uint64_t(*end);
+    l.capacity_hi_bytes = uint64_t(*end * 1.2);
+  }
+  return l;
+}
+
+BandwidthCurve points_to(double first, double last, int sms = 132) {
+  BandwidthCurve c;
+  for (double x = first; x <= last; x *= 2) {
+    BandwidthPoint p;
+    p.x = x;
+    p.gbps = Summary{1000, 1000, 1000, 1000, 1000, 3};
+    p.sms = sms;
+    c.points.push_back(p);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(BandwidthLevelsFromLatency, Synthetic) {
+  const double MiB = 1 << 20;
+  BandwidthProbeResult bw;
+  // Reads through L1: the first plateau ends at 8 MiB, within 132 SMs x 225 KiB.
+  BandwidthCurve& read = bw.footprint["read"] = points_to(16384, 4096 * MiB);
+  read.levels = {plateau("L1", 8 * MiB), plateau("L2", 40 * MiB), plateau("x", std::nullopt)};
+  // Loads that skip L1: a 64 KiB step is not L1; two steps inside the near part.
+  BandwidthCurve& bulk = bw.footprint["read_bulk"] = points_to(16384, 4096 * MiB);
+  bulk.levels = {plateau("L1", 0.0625 * MiB), plateau("L2 near", 2 * MiB),
+                 plateau("L2 far", 41 * MiB), plateau("device memory", std::nullopt)};
+  // Writes: one plateau from 16 KiB to 4 GiB (stores do not allocate in L1).
+  BandwidthCurve& write = bw.footprint["write"] = points_to(16384, 4096 * MiB);
+  write.levels = {plateau("L1", std::nullopt)};
+  // A copy whose first plateau ends at 57.8 MiB: L2 far, not L1.
+  BandwidthCurve& copy = bw.footprint["copy"] = points_to(16384, 4096 * MiB);
+  copy.levels = {plateau("L1", 57.8 * MiB), plateau("device memory", std::nullopt)};
+  // A sweep that stays inside the L2: its last plateau is not device memory.
+  BandwidthCurve& small = bw.footprint["read_l2"] = points_to(16384, 16 * MiB);
+  small.levels = {plateau("L2", 1 * MiB), plateau("L3", std::nullopt)};
+  BandwidthFigure l1;
+  l1.name = "L1 read";
+  bw.figures.push_back(l1);
+
+  name_levels_from_latency(bw, h200_latency());
+
+  auto names = [](const BandwidthCurve& c) {
+    std::vector<std::string> v;
+    for (const auto& l : c.levels) v.push_back(l.name);
+    return v;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names(read), (V{"L1", "L2 far", "device memory"}));
+  EXPECT_EQ(names(bulk), (V{"L2 near", "L2 near (2)", "L2 far", "device memory"}));
+  EXPECT_EQ(names(write), (V{"L2 near to device memory (no step)"}));
+  EXPECT_EQ(names(copy), (V{"L2 far", "device memory"}));
+  EXPECT_EQ(names(small), (V{"L2 near", "L2 near (2)"}));
+  EXPECT_EQ(bw.figures[0].name, "L1 read");  // the read curve kept its L1
+
+  // A read curve without an L1 plateau loses the "L1 read" headline name.
+  read.levels = {plateau("L1", 40 * MiB), plateau("x", std::nullopt)};
+  name_levels_from_latency(bw, h200_latency());
+  EXPECT_EQ(names(read), (V{"L2 far", "device memory"}));
+  EXPECT_EQ(bw.figures[0].name, "read, best footprint (no L1 plateau found)");
+
+  // No latency levels: nothing changes.
+  BandwidthProbeResult keep = bw;
+  name_levels_from_latency(keep, LatencyProbeResult{});
+  EXPECT_EQ(names(keep.footprint["read"]), names(bw.footprint["read"]));
+}
+
+// The committed H200 run: its bandwidth curves named from its own latency levels.
+TEST(BandwidthLevelsFromLatency, H200CommittedRun) {
+  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
+  ASSERT_TRUE(in) << "committed H200 result missing";
+  RunResult r = run_result_from_json(nlohmann::json::parse(in));
+  ASSERT_TRUE(r.bandwidth && r.latency);
+  BandwidthProbeResult& bw = *r.bandwidth;
+  name_levels_from_latency(bw, *r.latency);
+  for (const auto& [name, c] : bw.footprint)
+    for (const BandwidthLevel& l : c.levels) {
+      EXPECT_EQ(l.name.find("L3"), std::string::npos) << name << ": " << l.name;
+      EXPECT_EQ(l.name.find("L4"), std::string::npos) << name << ": " << l.name;
+      // Stores and loads that skip L1 are never L1.
+      if (name.rfind("write", 0) == 0 || name.rfind("copy", 0) == 0 ||
+          name.find("_l2") != std::string::npos || name.find("bulk") != std::string::npos)
+        EXPECT_EQ(l.name.rfind("L1", 0), std::string::npos) << name << ": " << l.name;
+    }
+  EXPECT_EQ(bw.footprint.at("read").levels.front().name, "L1");
+  EXPECT_EQ(bw.footprint.at("read").levels.back().name, "device memory");
+  EXPECT_EQ(bw.footprint.at("read_l2").levels.front().name, "L2 near");
+  EXPECT_EQ(bw.footprint.at("read_l2").levels[1].name, "L2 far");
+  EXPECT_EQ(bw.footprint.at("write").levels.front().name.rfind("L2 near", 0), 0u);
+  EXPECT_EQ(bw.footprint.at("copy_flat").levels.front().name, "device memory");
+  bool l1_read = false;
+  for (const BandwidthFigure& f : bw.figures) l1_read = l1_read || f.name == "L1 read";
+  EXPECT_TRUE(l1_read);
+}
+
+}  // namespace
+}  // namespace gd

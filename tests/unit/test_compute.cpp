@@ -2,13 +2,17 @@
 // mapping and the options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include "compute.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/result.hpp"
+#include "sections.hpp"
 
 namespace {
 
@@ -263,4 +267,158 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   gd::withhold_impossible(fine);
   EXPECT_TRUE(fine.status.ok());
   EXPECT_TRUE(fine.fraction_of_peak);
+}
+
+// Integer arithmetic is counted in OP/s, never FLOP/s (IMAD and dp4a were "TFLOP/s").
+TEST(ComputeRateUnit, IntegerOpsAreOpsNotFlops) {
+  auto fig = [](const std::string& name) {
+    const gd::ComputeOp& op = *gd::find_compute_op(name);
+    gd::ComputeFigure f;
+    f.op = op.name;
+    f.label = op.label;
+    f.klass = op.klass;
+    f.flops_per_op = op.flops_per_op;
+    f.ops_per_s = gd::Summary{};
+    f.ops_per_s->median = 1e12;
+    return f;
+  };
+  EXPECT_EQ(gd::rate_unit(fig("int32.mad")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.dp4a")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.dp2a")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("mma.s8")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("wgmma.s8")), "TOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("fp32.fma")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("fp16x2.fma")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("mma.e4m3")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("wgmma.bf16")), "TFLOP/s");
+  EXPECT_EQ(gd::rate_unit(fig("int32.mul")), "Tinst/s");
+  EXPECT_EQ(gd::rate_unit(fig("warp.shfl_idx")), "Tinst/s");
+  // dp4a: 8 operations per instruction.
+  EXPECT_DOUBLE_EQ(*gd::rate_tera(fig("int32.dp4a")), 8.0);
+  EXPECT_DOUBLE_EQ(*gd::rate_tera(fig("int32.mul")), 1.0);
+}
+
+// The committed H200 result, re-rendered: no integer row says FLOP/s.
+TEST(ComputeRateUnit, H200TableHasNoIntegerFlops) {
+  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
+  ASSERT_TRUE(in) << "committed H200 result missing";
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
+  ASSERT_TRUE(r.compute);
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  std::istringstream lines(os.str());
+  std::string line;
+  int integer_rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("INT", 0) == 0 || line.find("s8->s32") != std::string::npos) {
+      ++integer_rows;
+      EXPECT_EQ(line.find("FLOP/s"), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(integer_rows, 10);
+  EXPECT_NE(os.str().find("TOP/s"), std::string::npos);
+}
+
+// Per-clock throughput from each SM's own window (first block start to last block end, in its
+// clock), not from the launch span x a median clock reading: the H200's FP32 max (FMNMX) came
+// out at 100.4% of its 64/clk/SM that way, its clock reading below what its rate needs.
+TEST(ComputeSmWindows, WindowsPerSmInTheirOwnClock) {
+  // SM 0: two blocks, the second starting 100 cycles later; SM 1: one block, its clock64
+  // counter near the 48-bit wrap (the windows never compare counters across SMs).
+  const uint64_t wrap = uint64_t(1) << 48;
+  std::vector<gd::BlockClock> b = {
+      {0, 1000, 5000, 10, 2510},  {0, 1100, 5000, 60, 2560},
+      {1, wrap - 50, 4000, 20, 2020}, {1, 30, 3000, 60, 1560},  // wrapped: starts 80 later
+  };
+  const gd::SmWindows w = gd::sm_windows(b);
+  EXPECT_EQ(w.sms, 2);
+  EXPECT_DOUBLE_EQ(w.cycles, 5100.0 + 4000.0);
+  EXPECT_DOUBLE_EQ(w.ns, 2550.0 + 2000.0);
+  EXPECT_EQ(gd::pack_sm_clock(3, (uint64_t(7) << 48) + 5) >> 48, 3u);
+  EXPECT_EQ(gd::pack_sm_clock(3, (uint64_t(7) << 48) + 5) & (wrap - 1), 5u);
+}
+
+TEST(ComputeSmWindows, RateOverSmCyclesCannotExceedWhatTheSmsIssued) {
+  // 3 SMs, one block each, all 1 ms long and issuing exactly 64 ops per cycle. SM 0 runs at
+  // 1980 MHz throughout; SMs 1 and 2 drop to 1800 MHz for the last 10%, so their own clock
+  // readings (cycles / ns) are 1962 MHz, and so is the median over blocks.
+  const double peak = 64, ns = 1e6;
+  const std::vector<double> cycles = {1.98e6, 0.9e6 * 1.98 + 0.1e6 * 1.8,
+                                      0.9e6 * 1.98 + 0.1e6 * 1.8};
+  std::vector<gd::BlockClock> b;
+  double ops = 0;
+  std::vector<double> mhz;
+  for (int sm = 0; sm < 3; ++sm) {
+    b.push_back({sm, 1000, uint64_t(cycles[sm]), 0, uint64_t(ns)});
+    ops += peak * cycles[sm];
+    mhz.push_back(cycles[sm] / ns * 1000);
+  }
+  std::sort(mhz.begin(), mhz.end());
+  // The former form: ops / (SMs x span x median clock reading) -> above what the SMs issued.
+  const double old_form = ops / (3 * ns * mhz[1] / 1000);
+  EXPECT_GT(old_form, peak * 1.002);
+  // Over the SMs' own cycles: exactly what they issued.
+  const gd::SmWindows w = gd::sm_windows(b);
+  EXPECT_NEAR(ops / w.cycles, peak, 1e-9);
+}
+
+TEST(ComputeGenerator, KernelsRecordTheirSmAndStartClock) {
+  const std::string src = gd::generate_cuda_source(*gd::find_compute_op("fp32.max"), {8});
+  EXPECT_NE(src.find("%%smid"), std::string::npos);
+  EXPECT_NE(src.find("tim[4 * blockIdx.x + 3]"), std::string::npos);
+}
+
+// __syncwarp with a warp-uniform mask in converged code is NOP x256 on sm_90: a finding (no
+// cost beyond an issue slot), not a flagged figure.
+TEST(ComputeSass, SyncwarpCompiledToNopIsZeroCostNotFlagged) {
+  const gd::ComputeOp& op = *gd::find_compute_op("warp.syncwarp");
+  gd::LoopSass s;
+  s.read = true;
+  s.opcodes = {{"NOP", 256}, {"BRA", 1}, {"ISETP.LE.AND", 1}, {"UIADD3", 1}};
+  gd::ComputeFigure f;
+  const int n = gd::count_opcodes(s, op.sass_expect);
+  gd::judge_loop_sass(f, op, s, n, 256);
+  EXPECT_TRUE(f.compiled_away);
+  EXPECT_FALSE(f.missing_instruction);
+  EXPECT_TRUE(f.status.ok());
+  EXPECT_NE(f.note.find("NOP"), std::string::npos);
+  // A loop that holds neither is still flagged.
+  gd::LoopSass other = s;
+  other.opcodes = {{"IADD3", 256}};
+  gd::ComputeFigure g;
+  gd::judge_loop_sass(g, op, other, 0, 256);
+  EXPECT_TRUE(g.missing_instruction);
+  EXPECT_FALSE(g.compiled_away);
+  // The terminal shows no rate and no flag for it; the JSON keeps the note.
+  gd::RunResult r;
+  r.compute.emplace();
+  f.op = op.name;
+  f.label = op.label;
+  f.klass = op.klass;
+  f.ops_per_clk_sm = gd::Summary{126.5, 126.5, 126.5, 126.5, 126.5, 3};
+  r.compute->table.push_back(f);
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  EXPECT_NE(os.str().find("0 (no instruction)"), std::string::npos) << os.str();
+  EXPECT_EQ(os.str().find("FLAGGED"), std::string::npos) << os.str();
+  const gd::RunResult back = gd::run_result_from_json(gd::to_json(r));
+  EXPECT_TRUE(back.compute->table.at(0).compiled_away);
+  EXPECT_EQ(back.compute->table.at(0).note, f.note);
+}
+
+// FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
+// the loop. Flagged with the reason, never a tensor rate.
+TEST(ComputeSass, Fp8MmaSyncFlaggedWithTheEmulationExplained) {
+  for (const char* name : {"mma.e4m3", "mma.e5m2"}) {
+    const gd::ComputeOp& op = *gd::find_compute_op(name);
+    EXPECT_FALSE(op.sm90a) << name;  // sm_90a emulates it the same way: nothing to gain
+    gd::LoopSass s;
+    s.read = true;
+    s.opcodes = {{"FADD", 256}, {"F2FP.F16.E4M3.UNPACK_B", 2}, {"HMMA.16816.F32", 2}};
+    gd::ComputeFigure f;
+    gd::judge_loop_sass(f, op, s, gd::count_opcodes(s, op.sass_expect), 64);
+    EXPECT_TRUE(f.missing_instruction) << name;
+    EXPECT_NE(f.status.reason.find("sm_90a"), std::string::npos) << f.status.reason;
+    EXPECT_NE(f.status.reason.find("HMMA.16816"), std::string::npos) << f.status.reason;
+  }
 }

@@ -287,6 +287,18 @@ struct BandwidthProbeResult {
 // Device-memory peak from the API's numbers (DDR: two transfers per clock), GB/s.
 std::optional<double> api_memory_peak_gbps(const DeviceInfo& info);
 
+// The peak a headline figure is compared with: that of its own level, never another's.
+// Device memory: the API peak (api_memory_peak_gbps). L1 (NVIDIA) and shared memory (NVIDIA,
+// AMD): 128 B/clk per SM (32 banks x 4 B, kSharedBytesPerClkSmLimit) x SMs x the SM clock
+// the figure's kernel saw (no clock seen: no peak). Everything else (L2, constant, host link)
+// has no documented per-level peak: nullopt, shown as "-".
+struct BandwidthPeak {
+  double gbps = 0;
+  std::string basis;  // how it was obtained, e.g. "128 B/clk/SM x 132 SMs x 1979 MHz"
+};
+std::optional<BandwidthPeak> figure_peak(const BandwidthFigure& f, const DeviceInfo& info,
+                                         std::optional<double> api_peak_gbps);
+
 void to_json(nlohmann::json& j, const BandwidthPoint& p);
 void from_json(const nlohmann::json& j, BandwidthPoint& p);
 void to_json(nlohmann::json& j, const BandwidthLevel& l);

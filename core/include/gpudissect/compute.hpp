@@ -48,6 +48,12 @@ struct ComputeOp {
   // "f32fma" a = fma(a, fb, fc); "f64fma" a = fma(a, db, dc); "f64fma_imm" a = fma(a, K, dc)
   // with K = 1 - 2^-10; empty: no host reference.
   std::string ref;
+  // Where the intended instruction is absent from the loop: why, from the SASS (replaces
+  // the generic "not native here" in the figure's reason).
+  std::string missing_why;
+  // An op that ptxas compiles to `elided_to` (e.g. NOP) by construction, with why: the loop
+  // holding only that is the finding (no cost beyond an issue slot), not a failed figure.
+  std::string elided_to, elided_why;
 };
 
 // Kernel arguments every backend passes (the host reference replays them).
@@ -123,7 +129,32 @@ struct ComputeTiming {
   // Operations of `op` one thread ran, where the backend's body differs from the CUDA
   // generator's (OpenCL); 0: ops_per_thread() holds.
   uint64_t ops_per_thread = 0;
+  // Per-SM windows (sm_windows): the SM cycles and ns from each SM's first block start to
+  // its last block end, summed over SMs; 0 where the kernel does not record them. Throughput
+  // per clock is the launch's operations over sm_cycles: counted by the SMs' own clocks over
+  // the time they held the work, it needs no wall clock and cannot exceed what an SM issues.
+  double sm_cycles = 0, sm_ns = 0;
 };
+
+// One block's record from a CUDA compute kernel: the SM it ran on, its clock64 at the loop's
+// start (low 48 bits), the loop's cycles, and %globaltimer before and after.
+struct BlockClock {
+  int sm = 0;
+  uint64_t c0 = 0;  // low 48 bits of clock64
+  uint64_t cycles = 0;
+  uint64_t t0_ns = 0, t1_ns = 0;
+};
+struct SmWindows {
+  double cycles = 0, ns = 0;  // summed over SMs
+  int sms = 0;
+};
+// Each SM's window: from its earliest block start to its latest block end, in its own clock
+// (clock64 is per SM: windows are never compared across SMs; the 48-bit start wraps).
+SmWindows sm_windows(const std::vector<BlockClock>& blocks);
+// The word a kernel stores in tim[4b+3]: SM id in the top 16 bits, clock64's low 48 below.
+constexpr uint64_t pack_sm_clock(uint32_t sm, uint64_t c0) {
+  return (uint64_t(sm) << 48) | (c0 & ((uint64_t(1) << 48) - 1));
+}
 
 // SASS of a generated kernel's timed loop (the largest backward-branch body).
 struct LoopSass {
@@ -173,6 +204,10 @@ struct ComputeFigure {
   std::optional<double> sass_per_op;      // intended SASS instructions per counted op
   bool missing_instruction = false;       // loop lacks the intended instruction
   std::optional<double> implied_latency;  // Little's law from the sweep
+  // Compiled away by construction (ComputeOp::elided_to): the loop holds no instruction of
+  // the op, so it has no rate; `note` says why.
+  bool compiled_away = false;
+  std::string note;
 };
 
 struct ComputeProbeResult {
@@ -189,6 +224,16 @@ struct ComputeProbeResult {
   std::vector<ComputeFigure> sync;   // __syncthreads against block size (warps_per_sm = warps)
   double wall_seconds = 0;
 };
+
+// What a figure's GPU-wide rate counts: floating-point operations (FLOP), integer (or other
+// non-floating) operations (OP: IMAD's multiply and add, dp4a's 4 multiplies and 4 adds, s8
+// tensor products), or plain instructions (one op per instruction: moves, warp ops, ...).
+enum class RateKind { flop, op, inst };
+RateKind rate_kind(const ComputeFigure& f);
+// The unit of the GPU-wide rate in tera: "TFLOP/s", "TOP/s" or "Tinst/s".
+std::string rate_unit(const ComputeFigure& f);
+// The GPU-wide rate in that unit (ops_per_s x flops_per_op / 1e12, or instructions / 1e12).
+std::optional<double> rate_tera(const ComputeFigure& f);
 
 void to_json(nlohmann::json& j, const ComputeFigure& f);
 void from_json(const nlohmann::json& j, ComputeFigure& f);
