@@ -796,6 +796,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   Ctx c{dev, *k, opt, progress, stop, out, info};
   auto finish = [&] {
     out.clock_mhz_measured = probe_clock(out);
+    if (opt.latency) name_levels_from_latency(out, *opt.latency);
     make_figures(out, info, c.own_bytes);
     out.telemetry_after = dev.telemetry();
     out.wall_seconds = seconds_since(t0);

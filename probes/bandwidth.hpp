@@ -25,6 +25,9 @@ struct BandwidthOptions {
   uint64_t host_max_bytes = 1ull << 30;
   // Parts to run: footprint, scaling, shared, constant, host.
   std::set<std::string> parts = {"footprint", "scaling", "shared", "constant", "host"};
+  // The latency probe's result of the same device in this run, if it ran first: plateaus
+  // are named after its levels (name_levels_from_latency). Not an option: set by the run.
+  const LatencyProbeResult* latency = nullptr;
 };
 
 // Options from the command line's `--option bandwidth.KEY=VALUE` pairs (KEY without the

@@ -64,9 +64,12 @@ class BandwidthProbe final : public TypedProbe<BandwidthOptions, BandwidthProbeR
   BandwidthOptions parse(const OptionValues& kv) const override {
     return parse_bandwidth_options(kv);
   }
-  void run_typed(Device& dev, const BandwidthOptions& opt, const RunResult&, Progress& progress,
-                 const std::atomic<bool>& stop, BandwidthProbeResult& out) const override {
-    run_bandwidth(dev, opt, progress, stop, out);
+  void run_typed(Device& dev, const BandwidthOptions& opt, const RunResult& earlier,
+                 Progress& progress, const std::atomic<bool>& stop,
+                 BandwidthProbeResult& out) const override {
+    BandwidthOptions o = opt;
+    o.latency = earlier.get<LatencyProbeResult>();  // plateaus named after its levels
+    run_bandwidth(dev, o, progress, stop, out);
   }
 
  public:

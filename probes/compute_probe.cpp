@@ -11,13 +11,6 @@ namespace gd {
 
 namespace {
 
-// Floating-point classes are counted in FLOP (an FMA is two); the rest in operations.
-bool floating(const ComputeFigure& f) {
-  if (f.klass == "fp32" || f.klass == "fp64" || f.klass == "fp16") return true;
-  if (f.klass == "tensor") return f.op.find("s8") == std::string::npos;
-  return false;
-}
-
 class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult> {
  public:
   std::string name() const override { return "compute"; }
@@ -62,9 +55,15 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       f.clock_mhz = c.clock_mhz;
       f.where =
           "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";
-      const double scale = (floating(c) ? c.flops_per_op.value_or(1.0) : 1.0) / 1e12;
-      f.unit = floating(c) ? "TFLOP/s" : "TOP/s";
-      if (c.ops_per_s && f.status.ok()) {
+      // The table's own rate (rate_tera): FLOP for floating point, OP for integer work (dp4a
+      // counts its 8), instructions for the rest; so the figure and the table always agree.
+      f.unit = rate_unit(c);
+      const double scale = c.ops_per_s && c.ops_per_s->median > 0
+                               ? rate_tera(c).value_or(0) / c.ops_per_s->median
+                               : 0;
+      if (c.compiled_away && f.status.ok()) {
+        f.status = {"unsupported", c.note.empty() ? "compiled to no instruction" : c.note};
+      } else if (c.ops_per_s && f.status.ok()) {
         Summary s = *c.ops_per_s;
         for (double* v : {&s.median, &s.q1, &s.q3, &s.min, &s.max}) *v *= scale;
         f.value = s;

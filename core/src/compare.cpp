@@ -38,6 +38,8 @@ const std::vector<Dim>& dims() {
       {{{"GB/s", 1}, {"TB/s", 1e3}, {"MB/s", 1e-3}}},
       {{{"TFLOP/s", 1}, {"GFLOP/s", 1e-3}}},
       {{{"TOP/s", 1}, {"GOP/s", 1e-3}}},
+      // Plain instructions (moves, warp ops, FP32 add): counted as thread-instructions.
+      {{{"Tinst/s", 1}, {"Ginst/s", 1e-3}}},
       {{{"ns", 1}, {"us", 1e3}}},
       {{{"cycles", 1}}},
       {{{"bytes", 1}}},
@@ -70,7 +72,8 @@ std::vector<std::string> units_for_id(const std::string& id) {
   if (starts_with(id, "latency.")) return {"ns", "us"};
   if (starts_with(id, "bandwidth.")) return {"GB/s", "TB/s", "MB/s", "B/clk/SM"};
   if (starts_with(id, "compute."))
-    return {"TFLOP/s", "GFLOP/s", "TOP/s", "GOP/s", "ops/clk/SM", "FLOP/clk/SM", "OP/clk/SM"};
+    return {"TFLOP/s", "GFLOP/s",    "TOP/s",       "GOP/s",
+            "Tinst/s", "ops/clk/SM", "FLOP/clk/SM", "OP/clk/SM"};
   if (starts_with(id, "icache.") || starts_with(id, "capacity.")) return {"bytes"};
   return {};
 }
@@ -443,6 +446,7 @@ std::optional<std::string> per_clock_unit(const std::string& unit) {
   if (canon == "GB/s") return std::string("B/clk/SM");
   if (canon == "TFLOP/s") return std::string("FLOP/clk/SM");
   if (canon == "TOP/s") return std::string("OP/clk/SM");
+  if (canon == "Tinst/s") return std::string("ops/clk/SM");
   if (canon == "ns") return std::string("cycles");
   return std::nullopt;
 }
@@ -459,7 +463,7 @@ std::optional<double> per_sm_per_clock(double value, const std::string& unit, in
   double per_s = 0;  // bytes or operations per second
   if (canon == "GB/s")
     per_s = value * f * 1e9;
-  else if (canon == "TFLOP/s" || canon == "TOP/s")
+  else if (canon == "TFLOP/s" || canon == "TOP/s" || canon == "Tinst/s")
     per_s = value * f * 1e12;
   else
     return std::nullopt;
@@ -471,7 +475,8 @@ std::optional<double> per_sm(double value, const std::string& unit, int units) {
   const Dim* d = dim_of(unit, &f);
   if (!d || units <= 0) return std::nullopt;
   const std::string canon = d->units.front().first;
-  if (canon != "GB/s" && canon != "TFLOP/s" && canon != "TOP/s") return std::nullopt;
+  if (canon != "GB/s" && canon != "TFLOP/s" && canon != "TOP/s" && canon != "Tinst/s")
+    return std::nullopt;
   return value * f / units;
 }
 
@@ -483,6 +488,7 @@ std::optional<std::string> per_sm_unit(const std::string& unit) {
   if (canon == "GB/s") return std::string("GB/s/SM");
   if (canon == "TFLOP/s") return std::string("TFLOP/s/SM");
   if (canon == "TOP/s") return std::string("TOP/s/SM");
+  if (canon == "Tinst/s") return std::string("Tinst/s/SM");
   return std::nullopt;
 }
 

@@ -451,11 +451,11 @@ TEST(BandwidthPeak, EachLevelItsOwnPeak) {
 TEST(BandwidthPeak, H200SummaryHasNoLevelAboveItsPeak) {
   std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
   ASSERT_TRUE(in) << "committed H200 result missing";
-  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
-  ASSERT_TRUE(r.bandwidth);
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
+  ASSERT_TRUE(r.get<gd::BandwidthProbeResult>());
   int with_peak = 0;
-  for (const gd::BandwidthFigure& f : r.bandwidth->figures)
-    if (auto p = gd::figure_peak(f, r.device, r.bandwidth->peak_gbps_api)) {
+  for (const gd::BandwidthFigure& f : r.get<gd::BandwidthProbeResult>()->figures)
+    if (auto p = gd::figure_peak(f, r.device, r.get<gd::BandwidthProbeResult>()->peak_gbps_api)) {
       ++with_peak;
       EXPECT_LE(f.gbps.median / p->gbps, 1.0) << f.name;
       EXPECT_GT(f.gbps.median / p->gbps, 0.5) << f.name;
@@ -581,10 +581,10 @@ TEST(BandwidthLevelsFromLatency, Synthetic) {
 TEST(BandwidthLevelsFromLatency, H200CommittedRun) {
   std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
   ASSERT_TRUE(in) << "committed H200 result missing";
-  RunResult r = run_result_from_json(nlohmann::json::parse(in));
-  ASSERT_TRUE(r.bandwidth && r.latency);
-  BandwidthProbeResult& bw = *r.bandwidth;
-  name_levels_from_latency(bw, *r.latency);
+  RunResult r = run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
+  ASSERT_TRUE(r.get<BandwidthProbeResult>() && r.get<LatencyProbeResult>());
+  BandwidthProbeResult& bw = *r.get<gd::BandwidthProbeResult>();
+  name_levels_from_latency(bw, *r.get<gd::LatencyProbeResult>());
   for (const auto& [name, c] : bw.footprint)
     for (const BandwidthLevel& l : c.levels) {
       EXPECT_EQ(l.name.find("L3"), std::string::npos) << name << ": " << l.name;

@@ -12,6 +12,7 @@
 #include "compute.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/result.hpp"
+#include "registry.hpp"
 #include "sections.hpp"
 
 namespace {
@@ -302,8 +303,8 @@ TEST(ComputeRateUnit, IntegerOpsAreOpsNotFlops) {
 TEST(ComputeRateUnit, H200TableHasNoIntegerFlops) {
   std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
   ASSERT_TRUE(in) << "committed H200 result missing";
-  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in));
-  ASSERT_TRUE(r.compute);
+  const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
+  ASSERT_TRUE(r.get<gd::ComputeProbeResult>());
   std::ostringstream os;
   gd::report::print_compute_summary(os, r);
   std::istringstream lines(os.str());
@@ -391,19 +392,19 @@ TEST(ComputeSass, SyncwarpCompiledToNopIsZeroCostNotFlagged) {
   EXPECT_FALSE(g.compiled_away);
   // The terminal shows no rate and no flag for it; the JSON keeps the note.
   gd::RunResult r;
-  r.compute.emplace();
+  r.put(gd::ComputeProbeResult{});
   f.op = op.name;
   f.label = op.label;
   f.klass = op.klass;
   f.ops_per_clk_sm = gd::Summary{126.5, 126.5, 126.5, 126.5, 126.5, 3};
-  r.compute->table.push_back(f);
+  r.get<gd::ComputeProbeResult>()->table.push_back(f);
   std::ostringstream os;
   gd::report::print_compute_summary(os, r);
   EXPECT_NE(os.str().find("0 (no instruction)"), std::string::npos) << os.str();
   EXPECT_EQ(os.str().find("FLAGGED"), std::string::npos) << os.str();
-  const gd::RunResult back = gd::run_result_from_json(gd::to_json(r));
-  EXPECT_TRUE(back.compute->table.at(0).compiled_away);
-  EXPECT_EQ(back.compute->table.at(0).note, f.note);
+  const gd::RunResult back = gd::run_result_from_json(gd::to_json(r, gd::probe_registry()), gd::probe_registry());
+  EXPECT_TRUE(back.get<gd::ComputeProbeResult>()->table.at(0).compiled_away);
+  EXPECT_EQ(back.get<gd::ComputeProbeResult>()->table.at(0).note, f.note);
 }
 
 // FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
