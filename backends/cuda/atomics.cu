@@ -894,12 +894,13 @@ class CudaAtomics final : public AtomicsKernels {
     const uint64_t cap = max_exact_iterations(r, layout(r, 1));
     uint64_t it = r.iterations;
     if (it == 0) {
-      // Calibrate: one short launch, then what fills ~1.5 ms (each repeat visits every
-      // placement, so a figure is placements x repeats launches).
+      // Calibrate: one short launch, then what fills ~2 ms, ~1.5 ms with placements (each
+      // repeat visits every placement, so a figure is placements x repeats launches).
       const uint64_t probe_it = std::min<uint64_t>(64, cap);
       launch_tp(r, layout(r, probe_it), 0, 0);  // warm: first-launch costs
       const double s0 = launch_tp(r, layout(r, probe_it), 0, 0);
-      it = s0 > 0 ? uint64_t(double(probe_it) * 1.5e-3 / s0) : probe_it;
+      const double want = places > 1 ? 1.5e-3 : 2e-3;
+      it = s0 > 0 ? uint64_t(double(probe_it) * want / s0) : probe_it;
       it = std::clamp<uint64_t>(it, 8, 1u << 22);
     }
     ThroughputTiming t;
