@@ -148,7 +148,7 @@ void latency_part(Ctx& c) {
     if (t.clock_mhz) c.clocks.push_back(*t.clock_mhz);
     if (global)
       l.note = l.locations > 1
-                   ? "players on two SMs; median over " + std::to_string(l.locations) +
+                   ? "players on two SMs; mean over " + std::to_string(l.locations) +
                          " flag locations (the flag's L2 slice, set by the address hash, sets "
                          "the distance)"
                    : "players on two SMs; the flag's L2 slice (set by the address hash) sets "
@@ -252,15 +252,11 @@ void throughput_part(Ctx& c) {
     if (!t.clock_mhz.empty() && f.sms > 0) {
       f.clock_mhz = median(t.clock_mhz);
       c.clocks.push_back(*f.clock_mhz);
-      // The same figure (over placements or repeats) in operations per clock per SM.
+      // The same figure in operations per clock per SM.
       const double scale = 1e9 / (*f.clock_mhz * 1e6) / f.sms;
-      std::vector<double> per;
-      if (placed->spread)
-        for (double g : placed->spread->values) per.push_back(g * scale);
-      else
-        for (const auto& one : gops)
-          for (double g : one) per.push_back(g * scale);
-      f.ops_per_clk_sm = summarize(per);
+      Summary per = *f.gops;
+      for (double* v : {&per.median, &per.q1, &per.q3, &per.min, &per.max}) *v *= scale;
+      f.ops_per_clk_sm = per;
     }
   }
 }
@@ -321,9 +317,9 @@ std::vector<OptionSpec> atomics_option_specs() {
       {"matrix_max_sms", "", "SMs 0..N-1 in the matrix (default: every SM; quick: 16)"},
       {"matrix_round_trips", "64", "round trips per timed segment of a matrix pair (4 segments)"},
       {"locations", "16",
-       "global ping-pongs: flag locations, 1/8 of round_trips each; the figure is their median"},
+       "global ping-pongs: flag locations, 1/8 of round_trips each; the figure is their mean"},
       {"placements", "4",
-       "global throughput: placements of the target; the figure is the median over them"},
+       "global throughput: placements of the target; the figure is the mean over them"},
       {"parts", "latency,throughput,matrix", "parts to run, comma separated"},
   };
 }

@@ -388,7 +388,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
     if (l.sm_a && l.sm_b)
       f.where += ", SMs " + std::to_string(*l.sm_a) + " and " + std::to_string(*l.sm_b);
     if (l.locations > 1)
-      f.where += ", median over " + std::to_string(l.locations) + " flag locations";
+      f.where += ", mean over " + std::to_string(l.locations) + " flag locations";
     f.unit = "ns";
     f.value = l.ns;
     if (!l.ns && f.status.ok()) f.status = {"error", "no value"};

@@ -367,15 +367,31 @@ std::optional<PlacedFigure> summarize_placed(const std::vector<std::vector<doubl
   }
   PlacementSpread s;
   std::vector<double> spreads;
+  std::size_t repeats = 0;
   for (const auto* v : used) {
     const Summary one = summarize(*v);
     s.values.push_back(one.median);
     spreads.push_back(one.relative_spread());
+    repeats = std::max(repeats, v->size());
   }
-  f.summary = summarize(s.values);
-  s.min = f.summary.min;
-  s.max = f.summary.max;
-  s.median = f.summary.median;
+  // Repeat k's mean over the placements (every repeat visits every placement).
+  std::vector<double> per_repeat;
+  for (std::size_t k = 0; k < repeats; ++k) {
+    double sum = 0;
+    int n = 0;
+    for (const auto* v : used)
+      if (k < v->size()) {
+        sum += (*v)[k];
+        ++n;
+      }
+    per_repeat.push_back(sum / n);
+  }
+  f.summary = summarize(per_repeat);
+  const Summary over = summarize(s.values);
+  s.min = over.min;
+  s.max = over.max;
+  s.median = over.median;
+  s.mean = std::accumulate(s.values.begin(), s.values.end(), 0.0) / double(s.values.size());
   s.repeat_spread = median(spreads);
   f.spread = std::move(s);
   return f;
@@ -637,17 +653,15 @@ std::vector<std::vector<double>> matrix_from(const json& j) {
 }  // namespace
 
 void to_json(json& j, const PlacementSpread& s) {
-  j = json{{"values", s.values},
-           {"min", s.min},
-           {"median", s.median},
-           {"max", s.max},
-           {"repeat_spread", s.repeat_spread}};
+  j = json{{"values", s.values}, {"min", s.min},   {"median", s.median},
+           {"max", s.max},       {"mean", s.mean}, {"repeat_spread", s.repeat_spread}};
 }
 void from_json(const json& j, PlacementSpread& s) {
   get(j, "values", s.values);
   get(j, "min", s.min);
   get(j, "median", s.median);
   get(j, "max", s.max);
+  get(j, "mean", s.mean);
   get(j, "repeat_spread", s.repeat_spread);
 }
 

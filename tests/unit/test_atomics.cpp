@@ -594,23 +594,29 @@ TEST(AtomicsPlacements, OnePlacementIsTheSummaryOfItsRepeats) {
   EXPECT_FALSE(summarize_placed({{}, {}}));
 }
 
-TEST(AtomicsPlacements, FigureIsTheMedianOverPlacementMedians) {
-  // Pooled, these samples have the median 15.5; per placement 10, 20.5 and 30.
-  const auto f = summarize_placed({{10, 10, 11, 10, 10}, {20, 21}, {}, {30, 30, 30}});
+TEST(AtomicsPlacements, FigureIsTheMeanOverPlacementsPerRepeat) {
+  // Three near placements and one far: the median over placements (and over all samples
+  // pooled) is 100, which flips to 200 when a run draws one more far placement; the mean,
+  // 125, moves by a quarter of the gap. Each repeat's mean over placements: 125, 125,
+  // 125.5; the empty placement is dropped.
+  const auto f =
+      summarize_placed({{100, 101, 100}, {100, 100, 102}, {}, {200, 200, 200}, {100, 99, 100}});
   ASSERT_TRUE(f);
   ASSERT_TRUE(f->spread);
   const PlacementSpread& s = *f->spread;
-  EXPECT_EQ(s.values, (std::vector<double>{10, 20.5, 30}));  // the empty one is dropped
-  EXPECT_DOUBLE_EQ(f->summary.median, 20.5);
-  EXPECT_DOUBLE_EQ(s.median, 20.5);
-  EXPECT_DOUBLE_EQ(s.min, 10);
-  EXPECT_DOUBLE_EQ(s.max, 30);
-  EXPECT_EQ(f->summary.n, 3u);           // the quartiles are over placements
-  EXPECT_DOUBLE_EQ(s.repeat_spread, 0);  // median of 0, 0.5 / 20.5 and 0
-  EXPECT_NEAR(s.relative_range(), 20 / 20.5, 1e-12);
+  EXPECT_EQ(s.values, (std::vector<double>{100, 100, 200, 100}));
+  EXPECT_DOUBLE_EQ(f->summary.median, 125);
+  EXPECT_EQ(f->summary.n, 3u);  // the quartiles are over repeats
+  EXPECT_DOUBLE_EQ(f->summary.max, 125.5);
+  EXPECT_DOUBLE_EQ(s.mean, 125);
+  EXPECT_DOUBLE_EQ(s.median, 100);
+  EXPECT_DOUBLE_EQ(s.min, 100);
+  EXPECT_DOUBLE_EQ(s.max, 200);
+  EXPECT_DOUBLE_EQ(s.repeat_spread, 0.01 / 2);  // relative IQRs 0.005, 0.01, 0, 0.005
+  EXPECT_NEAR(s.relative_range(), 100.0 / 125, 1e-12);
 }
 
-TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndTakesTheirMedian) {
+TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndAveragesThem) {
   FakeDevice dev(true, 4);
   dev.atomics.placed = true;
   NullProgress progress;
@@ -647,9 +653,10 @@ TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndTakesTheirMedian) {
   ASSERT_TRUE(t.status.ok()) << t.status.reason;
   EXPECT_EQ(t.placements, 4);
   ASSERT_TRUE(t.gops && t.placement_gops && t.ops_per_clk_sm);
-  // Placements take 1.0, 1.1, 1.2, 1.3 ms: the figure is the median of their rates.
+  // Placements take 1.0, 1.1, 1.2, 1.3 ms (3x in the first repeat): the figure is the
+  // median over repeats of the mean of their rates.
   const double ops = double(t.ops_per_launch);
-  const double want = (ops / 1.1e-3 + ops / 1.2e-3) / 2 / 1e9;
+  const double want = (ops / 1e-3 + ops / 1.1e-3 + ops / 1.2e-3 + ops / 1.3e-3) / 4 / 1e9;
   EXPECT_NEAR(t.gops->median, want, 1e-9);
   EXPECT_NEAR(t.placement_gops->max, ops / 1e-3 / 1e9, 1e-9);
   EXPECT_NEAR(t.placement_gops->min, ops / 1.3e-3 / 1e9, 1e-9);
@@ -701,6 +708,7 @@ TEST(AtomicsJson, PlacementFieldsRoundTrip) {
   s.min = 400;
   s.median = 410;
   s.max = 420;
+  s.mean = 410.5;
   s.repeat_spread = 0.002;
   l.placement_cycles = s;
   const nlohmann::json jl = l;
@@ -712,6 +720,7 @@ TEST(AtomicsJson, PlacementFieldsRoundTrip) {
   ASSERT_TRUE(lb.placement_cycles);
   EXPECT_EQ(lb.placement_cycles->values, s.values);
   EXPECT_DOUBLE_EQ(lb.placement_cycles->repeat_spread, 0.002);
+  EXPECT_DOUBLE_EQ(lb.placement_cycles->mean, 410.5);
   EXPECT_FALSE(lb.placement_ns);
   EXPECT_EQ(nlohmann::json(lb), jl);
   AtomicThroughput t;

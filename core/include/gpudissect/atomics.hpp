@@ -250,19 +250,23 @@ class AtomicsKernels : public KernelSet {
 
 // Where a line lives (its L2 slice, near or far partition) is set by its physical address,
 // which differs from process to process; a figure measured at one placement is tight within
-// a run and different in the next. Measuring several placements and taking the median over
-// them makes the figure repeatable; the spread over placements is kept as evidence.
+// a run and different in the next. Measuring several placements and averaging over them
+// makes the figure repeatable; the spread over placements is kept as evidence.
 struct PlacementSpread {
   std::vector<double> values;           // each placement's median over its repeats, in order
-  double min = 0, median = 0, max = 0;  // over `values`; `median` is the figure
+  double min = 0, median = 0, max = 0;  // over `values`
+  double mean = 0;                      // over `values`: what the figure estimates
   double repeat_spread = 0;             // median over placements of the relative IQR over repeats
-  double relative_range() const { return median != 0 ? (max - min) / median : 0; }
+  double relative_range() const { return mean != 0 ? (max - min) / mean : 0; }
 };
 
-// The figure from samples[placement][repeat]: with one placement (after dropping empty
-// ones), the summary of its repeats and no spread; with several, the summary of the
-// placement medians (its median is the median over placements, its quartiles are over
-// placements) and the spread. Nullopt when there is no sample at all.
+// The figure from samples[placement][repeat], every repeat having visited every placement:
+// with one placement (after dropping empty ones), the summary of its repeats and no spread;
+// with several, the summary over repeats of each repeat's mean over the placements (its
+// median is the figure, its quartiles the repeat noise) and the spread. The mean, not the
+// median, over placements: where placements fall into two groups (near and far L2 slices)
+// the median of 16 jumps between the groups as their counts change from run to run, the
+// mean moves with the fraction only. Nullopt when there is no sample at all.
 struct PlacedFigure {
   Summary summary;
   std::optional<PlacementSpread> spread;
@@ -280,7 +284,7 @@ struct AtomicLatency {
   std::optional<int> sm_a, sm_b;
   std::optional<std::string> instruction;
   std::string note;
-  int locations = 1;  // flag locations the figure is the median over
+  int locations = 1;  // flag locations the figure is the mean over
   std::optional<PlacementSpread> placement_cycles, placement_ns;  // with several locations
 };
 
@@ -296,7 +300,7 @@ struct AtomicThroughput {
   int sms = 0;
   std::optional<std::string> instruction;
   std::string note;    // e.g. the compiler folded a warp's atomics into one
-  int placements = 1;  // target placements the figure is the median over
+  int placements = 1;  // target placements the figure is the mean over
   std::optional<PlacementSpread> placement_gops;  // with several placements
 };
 
