@@ -91,12 +91,23 @@ void latency_part(Ctx& c) {
       c.progress.note("atomics " + name + ": unsupported (" + s.reason + ")");
       continue;
     }
+    const bool global = kind == PingPong::global_cas || kind == PingPong::global_exch ||
+                        kind == PingPong::global_release_acquire;
     PingPongRequest r;
     r.kind = kind;
     r.round_trips = c.opt.round_trips;
-    // The host round trip crosses the bus twice: far fewer fit in the same time.
-    if (kind == PingPong::host) r.round_trips = std::max<uint32_t>(c.opt.round_trips / 8, 16);
     r.repeats = c.opt.repeats;
+    if (global && c.opt.locations > 1) {
+      // Every repeat visits every flag location: fewer round trips each (1/8 of the option).
+      r.locations = c.opt.locations;
+      r.round_trips = std::max<uint32_t>(c.opt.round_trips / 8, 32);
+    }
+    // The host round trip crosses the bus twice: far fewer fit in the same time. It is bound
+    // by the host (wake-up, scheduling, the bus), so it takes more repeats for its median.
+    if (kind == PingPong::host) {
+      r.round_trips = std::max<uint32_t>(c.opt.round_trips / 8, 16);
+      r.repeats = std::min(std::max(c.opt.repeats * 3, 15), 64);
+    }
     l.round_trips = r.round_trips;
     l.instruction = c.k.instruction("pingpong." + name);
     PingPongTiming t;
@@ -116,18 +127,36 @@ void latency_part(Ctx& c) {
       c.progress.note("atomics " + name + ": " + err);
       continue;
     }
-    if (t.ns_per_handoff.empty()) {
+    const auto ns = summarize_placed(t.ns_by_location.empty()
+                                         ? std::vector<std::vector<double>>{t.ns_per_handoff}
+                                         : t.ns_by_location);
+    if (!ns) {
       l.status = {"error", "no timings"};
       continue;
     }
-    l.ns = summarize(t.ns_per_handoff);
-    if (!t.cycles_per_handoff.empty()) l.cycles = summarize(t.cycles_per_handoff);
+    l.ns = ns->summary;
+    l.placement_ns = ns->spread;
+    const auto cycles = summarize_placed(
+        t.cycles_by_location.empty() ? std::vector<std::vector<double>>{t.cycles_per_handoff}
+                                     : t.cycles_by_location);
+    if (cycles) {
+      l.cycles = cycles->summary;
+      l.placement_cycles = cycles->spread;
+    }
+    l.locations = ns->spread ? int(ns->spread->values.size()) : 1;
     l.clock_mhz = t.clock_mhz;
     if (t.clock_mhz) c.clocks.push_back(*t.clock_mhz);
-    if (kind == PingPong::global_cas || kind == PingPong::global_exch ||
-        kind == PingPong::global_release_acquire)
+    if (global)
+      l.note = l.locations > 1
+                   ? "players on two SMs; mean over " + std::to_string(l.locations) +
+                         " flag locations (the flag's L2 slice, set by the address hash, sets "
+                         "the distance)"
+                   : "players on two SMs; the flag's L2 slice (set by the address hash) sets "
+                     "the distance";
+    if (kind == PingPong::host)
       l.note =
-          "players on two SMs; the flag's L2 slice (set by the address hash) sets the distance";
+          "host-bound: the bus round trip plus the host thread's wake-up and scheduling; "
+          "expect ~10 % between runs, as launch latencies";
   }
 }
 
@@ -186,6 +215,7 @@ void throughput_part(Ctx& c) {
       continue;
     }
     r.repeats = c.opt.repeats;
+    if (r.space == AtomicSpace::global) r.placements = std::max(c.opt.placements, 1);
     f.instruction = c.k.instruction(key);
     f.note = sass_note(f.instruction);
     ThroughputTiming t;
@@ -204,20 +234,29 @@ void throughput_part(Ctx& c) {
       c.progress.note("atomics " + key + ": " + t.check_error);
       continue;
     }
-    std::vector<double> gops;
-    for (double sec : t.seconds)
-      if (sec > 0) gops.push_back(double(f.ops_per_launch) / sec / 1e9);
-    if (gops.empty() || f.ops_per_launch == 0) {
+    const std::vector<std::vector<double>> by = t.seconds_by_placement.empty()
+                                                    ? std::vector<std::vector<double>>{t.seconds}
+                                                    : t.seconds_by_placement;
+    std::vector<std::vector<double>> gops(by.size());
+    for (std::size_t p = 0; p < by.size(); ++p)
+      for (double sec : by[p])
+        if (sec > 0) gops[p].push_back(double(f.ops_per_launch) / sec / 1e9);
+    const auto placed = summarize_placed(gops);
+    if (!placed || f.ops_per_launch == 0) {
       f.status = {"error", "no timings"};
       continue;
     }
-    f.gops = summarize(gops);
+    f.gops = placed->summary;
+    f.placement_gops = placed->spread;
+    f.placements = placed->spread ? int(placed->spread->values.size()) : 1;
     if (!t.clock_mhz.empty() && f.sms > 0) {
       f.clock_mhz = median(t.clock_mhz);
       c.clocks.push_back(*f.clock_mhz);
-      std::vector<double> per;
-      for (double g : gops) per.push_back(g * 1e9 / (*f.clock_mhz * 1e6) / f.sms);
-      f.ops_per_clk_sm = summarize(per);
+      // The same figure in operations per clock per SM.
+      const double scale = 1e9 / (*f.clock_mhz * 1e6) / f.sms;
+      Summary per = *f.gops;
+      for (double* v : {&per.median, &per.q1, &per.q3, &per.min, &per.max}) *v *= scale;
+      f.ops_per_clk_sm = per;
     }
   }
 }
@@ -239,6 +278,10 @@ AtomicsOptions parse_atomics_options(const std::map<std::string, std::string>& k
       o.matrix_max_sms = int(int_option(k, v, 0, 100000));
     else if (k == "matrix_round_trips")
       o.matrix_round_trips = uint32_t(int_option(k, v, 4, 100000));
+    else if (k == "locations")
+      o.locations = int(int_option(k, v, 1, 64));
+    else if (k == "placements")
+      o.placements = int(int_option(k, v, 1, 8));
     else if (k == "parts") {
       o.parts.clear();
       std::stringstream ss(v);
@@ -254,11 +297,14 @@ AtomicsOptions parse_atomics_options(const std::map<std::string, std::string>& k
     } else {
       throw std::invalid_argument(
           "unknown atomics option '" + k +
-          "' (quick, repeats, round_trips, matrix, matrix_max_sms, matrix_round_trips, parts)");
+          "' (quick, repeats, round_trips, matrix, matrix_max_sms, matrix_round_trips, locations, "
+          "placements, parts)");
     }
   }
   if (o.quick && !kv.count("repeats")) o.repeats = 3;
   if (o.quick && !kv.count("round_trips")) o.round_trips = 500;
+  if (o.quick && !kv.count("locations")) o.locations = 8;
+  if (o.quick && !kv.count("placements")) o.placements = 2;
   return o;
 }
 
@@ -270,6 +316,10 @@ std::vector<OptionSpec> atomics_option_specs() {
       {"matrix", "1", "measure the SM-to-SM latency matrix (every pair of SMs)"},
       {"matrix_max_sms", "", "SMs 0..N-1 in the matrix (default: every SM; quick: 16)"},
       {"matrix_round_trips", "64", "round trips per timed segment of a matrix pair (4 segments)"},
+      {"locations", "16",
+       "global ping-pongs: flag locations, 1/8 of round_trips each; the figure is their mean"},
+      {"placements", "4",
+       "global throughput: placements of the target; the figure is the mean over them"},
       {"parts", "latency,throughput,matrix", "parts to run, comma separated"},
   };
 }

@@ -23,6 +23,8 @@ struct AtomicsOptions {
   bool matrix = true;                // the SM-to-SM latency matrix
   int matrix_max_sms = 0;            // SMs 0..N-1 in the matrix; 0: every SM
   uint32_t matrix_round_trips = 64;  // per segment; 4 segments per pair, median taken
+  int locations = 16;                // global ping-pongs: flag locations (mean over them)
+  int placements = 4;                // global throughput: target placements (mean over them)
   std::set<std::string> parts = {"latency", "throughput"};  // plus the matrix when `matrix`
 };
 

@@ -58,7 +58,36 @@ std::string per_clk_text(const AtomicThroughput& t) {
   return fixed(t.ops_per_clk_sm->median, t.ops_per_clk_sm->median < 10 ? 2 : 1);
 }
 
+std::string latency_spread(const AtomicLatency& l) {
+  if (l.placement_cycles)
+    return placement_spread_text(l.placement_cycles, "flag locations", "cycles", 1);
+  return placement_spread_text(l.placement_ns, "flag locations", "ns", 1);
+}
+
+std::string gops_spread(const AtomicThroughput& t) {
+  if (!t.placement_gops) return {};
+  return placement_spread_text(t.placement_gops, "target placements", "GOP/s",
+                               t.placement_gops->median < 10 ? 2 : 1);
+}
+
+std::string with(const std::string& note, const std::string& more) {
+  if (more.empty()) return note;
+  return note.empty() ? more : note + "; " + more;
+}
+
+std::string spread_num(const std::optional<PlacementSpread>& s, bool max) {
+  return s ? num(max ? s->max : s->min) : "";
+}
+
 }  // namespace
+
+std::string placement_spread_text(const std::optional<PlacementSpread>& s, const std::string& what,
+                                  const std::string& unit, int decimals) {
+  if (!s || s->values.size() < 2) return {};
+  return "over " + std::to_string(s->values.size()) + " " + what + " " + fixed(s->min, decimals) +
+         " to " + fixed(s->max, decimals) + " " + unit + " (repeats within " +
+         fixed(100 * s->repeat_spread, 1) + " %)";
+}
 
 // ---- terminal ----
 
@@ -77,6 +106,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
       if (l.instruction) os << "  " << *l.instruction;
       if (l.sm_a && l.sm_b) os << "  (SMs " << *l.sm_a << ", " << *l.sm_b << ")";
       os << "\n";
+      if (const std::string sp = latency_spread(l); !sp.empty()) os << "      " << sp << "\n";
     }
   }
   if (r.matrix) {
@@ -104,6 +134,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
       os << std::right << std::setw(10) << gops_text(t) << std::setw(12) << per_clk_text(t) << "  "
          << t.instruction.value_or("-") << "\n";
       if (!t.note.empty()) os << "      " << t.note << "\n";
+      if (const std::string sp = gops_spread(t); !sp.empty()) os << "      " << sp << "\n";
     }
   }
 }
@@ -117,7 +148,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     const auto path = dir / "atomics_latency.csv";
     std::ofstream f(path);
     f << "figure,status,cycles_median,cycles_q1,cycles_q3,ns_median,ns_q1,ns_q3,clock_mhz,"
-         "round_trips,sm_a,sm_b,instruction,reason\n";
+         "round_trips,sm_a,sm_b,instruction,reason,locations,cycles_location_min,"
+         "cycles_location_max,ns_location_min,ns_location_max\n";
     for (const auto& [key, l] : r.latency) {
       f << key << ',' << l.status.status << ',';
       if (l.cycles)
@@ -131,8 +163,10 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         f << ",,";
       f << ',' << (l.clock_mhz ? num(*l.clock_mhz) : "") << ',' << l.round_trips << ','
         << (l.sm_a ? std::to_string(*l.sm_a) : "") << ',' << (l.sm_b ? std::to_string(*l.sm_b) : "")
-        << ',' << csv_quote(l.instruction.value_or("")) << ',' << csv_quote(l.status.reason)
-        << '\n';
+        << ',' << csv_quote(l.instruction.value_or("")) << ',' << csv_quote(l.status.reason) << ','
+        << l.locations << ',' << spread_num(l.placement_cycles, false) << ','
+        << spread_num(l.placement_cycles, true) << ',' << spread_num(l.placement_ns, false) << ','
+        << spread_num(l.placement_ns, true) << '\n';
     }
     out.push_back(path);
   }
@@ -140,7 +174,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     const auto path = dir / "atomics_throughput.csv";
     std::ofstream f(path);
     f << "figure,status,space,op,type,contention,ways,use_return,scope,ops_per_launch,gops_median,"
-         "gops_q1,gops_q3,ops_per_clk_sm,clock_mhz,sms,instruction,note,reason\n";
+         "gops_q1,gops_q3,ops_per_clk_sm,clock_mhz,sms,instruction,note,reason,placements,"
+         "gops_placement_min,gops_placement_max\n";
     for (const auto& [key, t] : r.throughput) {
       f << key << ',' << t.status.status << ',' << t.space << ',' << t.op << ',' << t.type << ','
         << t.contention << ',' << t.ways << ',' << (t.use_return ? 1 : 0) << ',' << t.scope << ','
@@ -152,7 +187,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
       f << ',' << (t.ops_per_clk_sm ? num(t.ops_per_clk_sm->median) : "") << ','
         << (t.clock_mhz ? num(*t.clock_mhz) : "") << ',' << t.sms << ','
         << csv_quote(t.instruction.value_or("")) << ',' << csv_quote(t.note) << ','
-        << csv_quote(t.status.reason) << '\n';
+        << csv_quote(t.status.reason) << ',' << t.placements << ','
+        << spread_num(t.placement_gops, false) << ',' << spread_num(t.placement_gops, true) << '\n';
     }
     out.push_back(path);
   }
@@ -268,7 +304,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
         << (l.clock_mhz ? fixed(*l.clock_mhz, 0) : "-") << "</td><td>"
         << (l.sm_a && l.sm_b ? std::to_string(*l.sm_a) + ", " + std::to_string(*l.sm_b) : "-")
         << "</td><td><code>" << html_escape(l.instruction.value_or("-")) << "</code></td><td>"
-        << html_escape(l.note) << "</td></tr>\n";
+        << html_escape(with(l.note, latency_spread(l))) << "</td></tr>\n";
     }
     h << "</table>\n";
   }
@@ -308,8 +344,8 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
         continue;
       }
       h << "<td>" << gops_text(t) << "</td><td>" << per_clk_text(t) << "</td><td><code>"
-        << html_escape(t.instruction.value_or("-")) << "</code></td><td>" << html_escape(t.note)
-        << "</td></tr>\n";
+        << html_escape(t.instruction.value_or("-")) << "</code></td><td>"
+        << html_escape(with(t.note, gops_spread(t))) << "</td></tr>\n";
     }
     h << "</table>\n";
     if (auto c = atomics_throughput_chart(r)) charts.push_back(*c);
@@ -351,6 +387,8 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
     f.where = std::to_string(l.round_trips) + " round trips per repeat";
     if (l.sm_a && l.sm_b)
       f.where += ", SMs " + std::to_string(*l.sm_a) + " and " + std::to_string(*l.sm_b);
+    if (l.locations > 1)
+      f.where += ", mean over " + std::to_string(l.locations) + " flag locations";
     f.unit = "ns";
     f.value = l.ns;
     if (!l.ns && f.status.ok()) f.status = {"error", "no value"};
@@ -403,6 +441,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
     f.where = std::to_string(t.ops_per_launch) + " thread-level atomics per launch on " +
               std::to_string(t.sms) + " SMs";
     if (!t.note.empty()) f.where += "; " + t.note;
+    if (const std::string sp = gops_spread(t); !sp.empty()) f.where += "; " + sp;
     if (f.status.ok() && !f.value) f.status = {"error", "no value"};
     out.push_back(std::move(f));
   }

@@ -29,6 +29,13 @@ namespace at {
 constexpr unsigned kSpinLimit = 1u << 22;
 constexpr int kThreads = 256;
 constexpr int kMaxRepeats = 64;
+constexpr int kMaxPlacements = 8;  // throughput target placements
+constexpr int kMaxLocations = 64;  // ping-pong flag locations
+// Placements and locations sit in different 2 MiB regions (different large pages, so the
+// physical address, and with it the L2 slice, changes) and at different offsets inside them.
+constexpr size_t kRegion = size_t(2) << 20;
+constexpr size_t kLocationStride = kRegion + 4096 + 128;  // a multiple of a 128-byte line
+constexpr size_t kLocationBytes = 4096;                   // flag, payload, abort (own lines)
 
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
@@ -689,16 +696,13 @@ class CudaAtomics final : public AtomicsKernels {
                 "cudaFuncSetAttribute (shared atomics kernels)");
     }
     check(cudaMalloc(&ping_, sizeof(at::PingOut)), "cudaMalloc (ping-pong result)");
-    check(cudaMalloc(&words_, 4096), "cudaMalloc (ping-pong flag)");
-    check(cudaMalloc(&clk_, sizeof(unsigned long long) * 4 * at::kMaxRepeats),
-          "cudaMalloc (clock)");
+    check(cudaMalloc(&clk_, sizeof(unsigned long long) * 4 * kClockSlots), "cudaMalloc (clock)");
     check(cudaEventCreate(&e0_), "cudaEventCreate");
     check(cudaEventCreate(&e1_), "cudaEventCreate");
   }
 
   ~CudaAtomics() override {
     if (ping_) cudaFree(ping_);
-    if (words_) cudaFree(words_);
     if (clk_) cudaFree(clk_);
     if (host_words_) cudaFreeHost(host_words_);
     if (e0_) cudaEventDestroy(e0_);
@@ -720,23 +724,45 @@ class CudaAtomics final : public AtomicsKernels {
   PingPongTiming ping_pong(const PingPongRequest& r) override {
     if (!supports(r.kind).ok) throw BackendError("ping_pong: " + supports(r.kind).reason);
     if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
+    const bool global = r.kind == PingPong::global_cas || r.kind == PingPong::global_exch ||
+                        r.kind == PingPong::global_release_acquire;
+    const int locations = global ? r.locations : 1;
+    if (locations < 1 || locations > at::kMaxLocations)
+      throw BackendError("ping_pong: bad location count");
     PingPongTiming t;
     const unsigned warmup = std::max(1u, r.round_trips / 8), total = warmup + r.round_trips;
     t.total_round_trips = total;
-    std::vector<double> clocks;
-    for (int rep = 0; rep < r.repeats; ++rep) {
-      at::PingOut o = launch_ping(r.kind, warmup, total);
-      t.outcome = {o.final_value, o.handoffs[0], o.handoffs[1],
-                   uint64_t(o.timeouts[0]) + o.timeouts[1], o.payload_errors};
-      t.sm_a = o.sm[0];
-      t.sm_b = r.kind == PingPong::host ? -1 : o.sm[1];
-      if (!pingpong_check(t.outcome, total).empty()) return t;  // the probe reports it
-      const double cycles = double(o.c1 - o.c0), ns = double(o.n1 - o.n0);
-      const double handoffs = 2.0 * r.round_trips;
-      t.cycles_per_handoff.push_back(cycles / handoffs);
-      t.ns_per_handoff.push_back(ns / handoffs);
-      if (ns > 0) clocks.push_back(cycles / ns * 1000.0);
+    if (locations > 1) {
+      t.cycles_by_location.resize(locations);
+      t.ns_by_location.resize(locations);
     }
+    // Every flag location in its own 2 MiB region of one buffer (~2 MiB per location).
+    unsigned* flags = nullptr;
+    if (global)
+      flags = static_cast<unsigned*>(flags_.get(
+          size_t(locations - 1) * at::kLocationStride + at::kLocationBytes, "ping-pong flags"));
+    std::vector<double> clocks;
+    // Every repeat visits every location in turn, so a drift over time touches all alike.
+    for (int rep = 0; rep < r.repeats; ++rep)
+      for (int loc = 0; loc < locations; ++loc) {
+        at::PingOut o = launch_ping(
+            r.kind, warmup, total,
+            global ? flags + size_t(loc) * at::kLocationStride / sizeof(unsigned) : nullptr);
+        t.outcome = {o.final_value, o.handoffs[0], o.handoffs[1],
+                     uint64_t(o.timeouts[0]) + o.timeouts[1], o.payload_errors};
+        t.sm_a = o.sm[0];
+        t.sm_b = r.kind == PingPong::host ? -1 : o.sm[1];
+        if (!pingpong_check(t.outcome, total).empty()) return t;  // the probe reports it
+        const double cycles = double(o.c1 - o.c0), ns = double(o.n1 - o.n0);
+        const double handoffs = 2.0 * r.round_trips;
+        t.cycles_per_handoff.push_back(cycles / handoffs);
+        t.ns_per_handoff.push_back(ns / handoffs);
+        if (locations > 1) {
+          t.cycles_by_location[loc].push_back(cycles / handoffs);
+          t.ns_by_location[loc].push_back(ns / handoffs);
+        }
+        if (ns > 0) clocks.push_back(cycles / ns * 1000.0);
+      }
     if (!clocks.empty()) {
       std::sort(clocks.begin(), clocks.end());
       t.clock_mhz = clocks[clocks.size() / 2];
@@ -861,51 +887,71 @@ class CudaAtomics final : public AtomicsKernels {
     if (!s.ok) throw BackendError("throughput: " + s.reason);
     if (r.repeats < 1 || r.repeats > at::kMaxRepeats)
       throw BackendError("throughput: bad repeat count");
+    // Shared memory has no placement to vary: its arrays are the block's own.
+    const int places = r.space == AtomicSpace::shared ? 1 : r.placements;
+    if (places < 1 || places > at::kMaxPlacements)
+      throw BackendError("throughput: bad placement count");
     const uint64_t cap = max_exact_iterations(r, layout(r, 1));
     uint64_t it = r.iterations;
     if (it == 0) {
-      // Calibrate: one short launch, then what fills ~2 ms.
+      // Calibrate: one short launch, then what fills ~2 ms, ~1.5 ms with placements (each
+      // repeat visits every placement, so a figure is placements x repeats launches).
       const uint64_t probe_it = std::min<uint64_t>(64, cap);
-      launch_tp(r, layout(r, probe_it), 0);  // warm: first-launch costs
-      const double s0 = launch_tp(r, layout(r, probe_it), 0);
-      it = s0 > 0 ? uint64_t(double(probe_it) * 2e-3 / s0) : probe_it;
+      launch_tp(r, layout(r, probe_it), 0, 0);  // warm: first-launch costs
+      const double s0 = launch_tp(r, layout(r, probe_it), 0, 0);
+      const double want = places > 1 ? 1.5e-3 : 2e-3;
+      it = s0 > 0 ? uint64_t(double(probe_it) * want / s0) : probe_it;
       it = std::clamp<uint64_t>(it, 8, 1u << 22);
     }
     ThroughputTiming t;
     t.layout = layout(r, std::min(it, cap));
-    for (int rep = 0; rep < r.repeats; ++rep) t.seconds.push_back(launch_tp(r, t.layout, rep));
-    std::vector<unsigned long long> clk(4 * r.repeats);
+    if (places > 1) t.seconds_by_placement.resize(places);
+    // Every repeat visits every placement in turn, so a drift over time touches all alike.
+    for (int rep = 0; rep < r.repeats; ++rep)
+      for (int p = 0; p < places; ++p) {
+        const double sec = launch_tp(r, t.layout, rep * places + p, p);
+        t.seconds.push_back(sec);
+        if (places > 1) t.seconds_by_placement[p].push_back(sec);
+      }
+    const int launches = r.repeats * places;
+    std::vector<unsigned long long> clk(4 * size_t(launches));
     check(cudaMemcpy(clk.data(), clk_, clk.size() * 8, cudaMemcpyDeviceToHost),
           "reading the clocks");
-    for (int rep = 0; rep < r.repeats; ++rep) {
-      const double c = double(clk[4 * rep + 2] - clk[4 * rep]);
-      const double ns = double(clk[4 * rep + 3] - clk[4 * rep + 1]);
-      if (ns > 0 && clk[4 * rep + 2] > clk[4 * rep]) t.clock_mhz.push_back(c / ns * 1000.0);
+    for (int n = 0; n < launches; ++n) {
+      const double c = double(clk[4 * n + 2] - clk[4 * n]);
+      const double ns = double(clk[4 * n + 3] - clk[4 * n + 1]);
+      if (ns > 0 && clk[4 * n + 2] > clk[4 * n]) t.clock_mhz.push_back(c / ns * 1000.0);
     }
     t.sms = info_.compute_units;
-    // The last launch's memory, every word, and (CAS) every thread's successes.
+    // Every placement's memory after its last launch, every word, and (CAS) every thread's
+    // successes: each placement is checked exactly.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
     const int wb = r.space == AtomicSpace::shared ? 4 : type_bytes(r.type);
-    std::vector<uint64_t> finals(words, 0);
-    if (wb == 8) {
-      check(cudaMemcpy(finals.data(), target_.get(words * 8, "target"), words * 8,
-                       cudaMemcpyDeviceToHost),
-            "reading the atomics target");
-    } else {
-      std::vector<uint32_t> w32(words);
-      check(cudaMemcpy(w32.data(), target_.get(words * 4, "target"), words * 4,
-                       cudaMemcpyDeviceToHost),
-            "reading the atomics target");
-      std::copy(w32.begin(), w32.end(), finals.begin());
+    for (int p = 0; p < places; ++p) {
+      const auto* target = static_cast<const unsigned char*>(target_at(r, t.layout, p));
+      std::vector<uint64_t> finals(words, 0);
+      if (wb == 8) {
+        check(cudaMemcpy(finals.data(), target, words * 8, cudaMemcpyDeviceToHost),
+              "reading the atomics target");
+      } else {
+        std::vector<uint32_t> w32(words);
+        check(cudaMemcpy(w32.data(), target, words * 4, cudaMemcpyDeviceToHost),
+              "reading the atomics target");
+        std::copy(w32.begin(), w32.end(), finals.begin());
+      }
+      std::vector<uint32_t> successes;
+      if (r.op == AtomicOp::cas) {
+        successes.resize(threads);
+        check(cudaMemcpy(successes.data(), per_thread_at(t.layout, p), threads * 4,
+                         cudaMemcpyDeviceToHost),
+              "reading the CAS successes");
+      }
+      const std::string err = throughput_check(r, t.layout, finals, successes);
+      if (!err.empty()) {
+        t.check_error = places > 1 ? "placement " + std::to_string(p) + ": " + err : err;
+        break;
+      }
     }
-    std::vector<uint32_t> successes;
-    if (r.op == AtomicOp::cas) {
-      successes.resize(threads);
-      check(cudaMemcpy(successes.data(), per_thread_.get(threads * 4, "per-thread results"),
-                       threads * 4, cudaMemcpyDeviceToHost),
-            "reading the CAS successes");
-    }
-    t.check_error = throughput_check(r, t.layout, finals, successes);
     return t;
   }
 
@@ -993,14 +1039,38 @@ class CudaAtomics final : public AtomicsKernels {
     return l;
   }
 
-  // One launch from a freshly initialised target; returns its time (events).
-  double launch_tp(const ThroughputRequest& r, const ThroughputLayout& l, int rep) {
-    const uint64_t words = target_words(l), threads = l.blocks * l.threads;
+  // Bytes from one placement of the target to the next: its size rounded up to whole 2 MiB
+  // regions, 4 MiB apart, and 64 KiB further into the region each time.
+  static size_t placement_stride(size_t bytes) {
+    return (bytes + at::kRegion - 1) / at::kRegion * at::kRegion + 2 * at::kRegion + 65536;
+  }
+
+  // Placement p of the target (one allocation holds every placement the request asks for).
+  void* target_at(const ThroughputRequest& r, const ThroughputLayout& l, int p) {
+    const bool shared = r.space == AtomicSpace::shared;
+    const size_t bytes = target_words(l) * size_t(shared ? 4 : type_bytes(r.type));
+    const int places = shared ? 1 : std::max(r.placements, 1);
+    const size_t stride = placement_stride(bytes);
+    auto* base = static_cast<unsigned char*>(
+        target_.get(stride * size_t(places - 1) + bytes, "the atomics target"));
+    return base + stride * size_t(p);
+  }
+  unsigned* per_thread_at(const ThroughputLayout& l, int p) {
+    const size_t threads = l.blocks * l.threads;
+    return static_cast<unsigned*>(
+               per_thread_.get(threads * 4 * at::kMaxPlacements, "per-thread results")) +
+           threads * size_t(p);
+  }
+
+  // One launch on placement `p` from a freshly initialised target; returns its time
+  // (events). `slot`: where its clock stamps go.
+  double launch_tp(const ThroughputRequest& r, const ThroughputLayout& l, int slot, int p) {
+    if (slot < 0 || slot >= kClockSlots) throw BackendError("throughput: too many launches");
+    const uint64_t words = target_words(l);
     const bool shared = r.space == AtomicSpace::shared;
     const int wb = shared ? 4 : type_bytes(r.type);
-    void* target = target_.get(words * wb, "the atomics target");
-    unsigned* per_thread =
-        static_cast<unsigned*>(per_thread_.get(threads * 4, "per-thread results"));
+    void* target = target_at(r, l, p);
+    unsigned* per_thread = per_thread_at(l, p);
     const unsigned init = static_cast<unsigned>(initial_word(r));
     if (!shared) {
       if (init == 0) {
@@ -1019,7 +1089,7 @@ class CudaAtomics final : public AtomicsKernels {
     a.words_per_block = unsigned(shared_words_per_block(l));
     a.initial = init;
     a.per_thread = per_thread;
-    a.clk = clk_ + 4 * rep;
+    a.clk = clk_ + 4 * slot;
     const TpEntry& e = tp_kernels().at(key_of(r));
     const size_t smem = shared ? size_t(a.words_per_block) * 4 : 0;
     check(cudaEventRecord(e0_, stream_), "cudaEventRecord");
@@ -1032,7 +1102,8 @@ class CudaAtomics final : public AtomicsKernels {
     return ms / 1000.0;
   }
 
-  at::PingOut launch_ping(PingPong kind, unsigned warmup, unsigned total) {
+  // `words`: the flag location (global kinds): flag, payload and abort, kLocationBytes.
+  at::PingOut launch_ping(PingPong kind, unsigned warmup, unsigned total, unsigned* words) {
     check(cudaMemsetAsync(ping_, 0, sizeof(at::PingOut), stream_), "clearing the ping-pong result");
     at::PingOut o{};
     switch (kind) {
@@ -1045,16 +1116,17 @@ class CudaAtomics final : public AtomicsKernels {
       case PingPong::global_cas:
       case PingPong::global_exch:
       case PingPong::global_release_acquire: {
-        check(cudaMemsetAsync(words_, 0, 4096, stream_), "clearing the flag");
+        if (!words) throw BackendError("ping_pong: no flag location");
+        check(cudaMemsetAsync(words, 0, at::kLocationBytes, stream_), "clearing the flag");
         if (kind == PingPong::global_cas)
           at::pp_global_kernel<at::kCas>
-              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+              <<<2, 32, alone_smem_, stream_>>>(words, warmup, total, ping_);
         else if (kind == PingPong::global_exch)
           at::pp_global_kernel<at::kExch>
-              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+              <<<2, 32, alone_smem_, stream_>>>(words, warmup, total, ping_);
         else
           at::pp_global_kernel<at::kRa>
-              <<<2, 32, alone_smem_, stream_>>>(words_, warmup, total, ping_);
+              <<<2, 32, alone_smem_, stream_>>>(words, warmup, total, ping_);
         break;
       }
       case PingPong::host:
@@ -1067,7 +1139,7 @@ class CudaAtomics final : public AtomicsKernels {
     if (kind == PingPong::global_cas || kind == PingPong::global_exch ||
         kind == PingPong::global_release_acquire) {
       unsigned flag = 0;
-      check(cudaMemcpy(&flag, words_, 4, cudaMemcpyDeviceToHost), "reading the flag");
+      check(cudaMemcpy(&flag, words, 4, cudaMemcpyDeviceToHost), "reading the flag");
       o.final_value = flag;
       // Two players on one SM would not be the figure asked for: report it as a failure.
       if (o.sm[0] == o.sm[1] && o.timeouts[0] + o.timeouts[1] == 0) o.timeouts[1] = 1;
@@ -1128,17 +1200,18 @@ class CudaAtomics final : public AtomicsKernels {
     return o;
   }
 
+  static constexpr int kClockSlots = at::kMaxRepeats * at::kMaxPlacements;
+
   int device_;
   cudaStream_t stream_;
   DeviceInfo info_;
   bool can_map_ = false;
   int alone_smem_ = 0;
   at::PingOut* ping_ = nullptr;
-  unsigned* words_ = nullptr;
   unsigned long long* clk_ = nullptr;
   void* host_words_ = nullptr;
   unsigned* host_words_dev_ = nullptr;
-  DeviceBuffer target_, per_thread_, matrix_buf_;
+  DeviceBuffer target_, per_thread_, matrix_buf_, flags_;
   cudaEvent_t e0_ = nullptr, e1_ = nullptr;
 };
 

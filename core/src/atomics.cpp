@@ -353,6 +353,50 @@ SmMatrix assemble_matrix(const MatrixTiming& t, bool have_cycles) {
   return m;
 }
 
+// ---- placements ----
+
+std::optional<PlacedFigure> summarize_placed(const std::vector<std::vector<double>>& samples) {
+  std::vector<const std::vector<double>*> used;
+  for (const auto& v : samples)
+    if (!v.empty()) used.push_back(&v);
+  if (used.empty()) return std::nullopt;
+  PlacedFigure f;
+  if (used.size() == 1) {
+    f.summary = summarize(*used[0]);
+    return f;
+  }
+  PlacementSpread s;
+  std::vector<double> spreads;
+  std::size_t repeats = 0;
+  for (const auto* v : used) {
+    const Summary one = summarize(*v);
+    s.values.push_back(one.median);
+    spreads.push_back(one.relative_spread());
+    repeats = std::max(repeats, v->size());
+  }
+  // Repeat k's mean over the placements (every repeat visits every placement).
+  std::vector<double> per_repeat;
+  for (std::size_t k = 0; k < repeats; ++k) {
+    double sum = 0;
+    int n = 0;
+    for (const auto* v : used)
+      if (k < v->size()) {
+        sum += (*v)[k];
+        ++n;
+      }
+    per_repeat.push_back(sum / n);
+  }
+  f.summary = summarize(per_repeat);
+  const Summary over = summarize(s.values);
+  s.min = over.min;
+  s.max = over.max;
+  s.median = over.median;
+  s.mean = std::accumulate(s.values.begin(), s.values.end(), 0.0) / double(s.values.size());
+  s.repeat_spread = median(spreads);
+  f.spread = std::move(s);
+  return f;
+}
+
 // ---- throughput layouts and checks ----
 
 namespace {
@@ -608,6 +652,19 @@ std::vector<std::vector<double>> matrix_from(const json& j) {
 }
 }  // namespace
 
+void to_json(json& j, const PlacementSpread& s) {
+  j = json{{"values", s.values}, {"min", s.min},   {"median", s.median},
+           {"max", s.max},       {"mean", s.mean}, {"repeat_spread", s.repeat_spread}};
+}
+void from_json(const json& j, PlacementSpread& s) {
+  get(j, "values", s.values);
+  get(j, "min", s.min);
+  get(j, "median", s.median);
+  get(j, "max", s.max);
+  get(j, "mean", s.mean);
+  get(j, "repeat_spread", s.repeat_spread);
+}
+
 void to_json(json& j, const MatrixSummary& s) {
   json clusters = json::array();
   for (const SmCluster& c : s.clusters)
@@ -672,6 +729,9 @@ void to_json(json& j, const AtomicLatency& l) {
   put(j, "sm_b", l.sm_b);
   put(j, "instruction", l.instruction);
   if (!l.note.empty()) j["note"] = l.note;
+  if (l.locations != 1) j["locations"] = l.locations;
+  put(j, "placement_cycles", l.placement_cycles);
+  put(j, "placement_ns", l.placement_ns);
 }
 void from_json(const json& j, AtomicLatency& l) {
   l.status = get_status(j);
@@ -683,6 +743,9 @@ void from_json(const json& j, AtomicLatency& l) {
   get(j, "sm_b", l.sm_b);
   get(j, "instruction", l.instruction);
   get(j, "note", l.note);
+  get(j, "locations", l.locations);
+  get(j, "placement_cycles", l.placement_cycles);
+  get(j, "placement_ns", l.placement_ns);
 }
 
 void to_json(json& j, const AtomicThroughput& t) {
@@ -702,6 +765,8 @@ void to_json(json& j, const AtomicThroughput& t) {
   if (t.sms) j["sms"] = t.sms;
   put(j, "instruction", t.instruction);
   if (!t.note.empty()) j["note"] = t.note;
+  if (t.placements != 1) j["placements"] = t.placements;
+  put(j, "placement_gops", t.placement_gops);
 }
 void from_json(const json& j, AtomicThroughput& t) {
   t.status = get_status(j);
@@ -719,6 +784,8 @@ void from_json(const json& j, AtomicThroughput& t) {
   get(j, "sms", t.sms);
   get(j, "instruction", t.instruction);
   get(j, "note", t.note);
+  get(j, "placements", t.placements);
+  get(j, "placement_gops", t.placement_gops);
 }
 
 void to_json(json& j, const AtomicsProbeResult& r) {

@@ -280,7 +280,12 @@ class FakeAtomics final : public AtomicsKernels {
   bool lose_an_update = false;   // the throughput kernels "lose" one atomic
   bool fail_throughput = false;  // the backend throws on the first throughput call
   bool lose_a_matrix_handover = false;
+  // Honour locations and placements as the CUDA backend does: location i adds 10 i cycles,
+  // placement p makes a launch take 1 + p/10 ms. Off: one placement, as OpenCL.
+  bool placed = false;
   std::atomic<bool>* stop_after_latency = nullptr;
+  std::map<std::string, PingPongRequest> pingpong_requests;
+  std::map<std::string, ThroughputRequest> throughput_requests;
 
   bool has_clock() const override { return true; }
   Support supports(PingPong kind) const override {
@@ -288,10 +293,24 @@ class FakeAtomics final : public AtomicsKernels {
     return Support::yes();
   }
   PingPongTiming ping_pong(const PingPongRequest& r) override {
+    pingpong_requests[to_string(r.kind)] = r;
     PingPongTiming t;
-    for (int i = 0; i < r.repeats; ++i) {
-      t.cycles_per_handoff.push_back(kind_cycles(r.kind));
-      t.ns_per_handoff.push_back(kind_cycles(r.kind) / 1.5);
+    if (placed && r.locations > 1) {
+      t.cycles_by_location.resize(r.locations);
+      t.ns_by_location.resize(r.locations);
+      for (int i = 0; i < r.repeats; ++i)
+        for (int loc = 0; loc < r.locations; ++loc) {
+          const double c = kind_cycles(r.kind) + 10.0 * loc + (i == 0 ? 1000 : 0);
+          t.cycles_by_location[loc].push_back(c);
+          t.ns_by_location[loc].push_back(c / 1.5);
+          t.cycles_per_handoff.push_back(c);
+          t.ns_per_handoff.push_back(c / 1.5);
+        }
+    } else {
+      for (int i = 0; i < r.repeats; ++i) {
+        t.cycles_per_handoff.push_back(kind_cycles(r.kind));
+        t.ns_per_handoff.push_back(kind_cycles(r.kind) / 1.5);
+      }
     }
     t.clock_mhz = 1500;
     t.total_round_trips = uint64_t(r.round_trips) * r.repeats;
@@ -322,9 +341,22 @@ class FakeAtomics final : public AtomicsKernels {
       for (uint64_t g = 0; g < succ.size(); ++g) w[target_word(t.layout, g)] += succ[g];
     }
     if (lose_an_update && r.op == AtomicOp::add && r.type == AtomicType::i32) w[0] -= 1;
-    for (int i = 0; i < r.repeats; ++i) {
-      t.seconds.push_back(1e-3);
-      t.clock_mhz.push_back(1500);
+    throughput_requests[r.key()] = r;
+    if (placed && r.placements > 1) {
+      t.seconds_by_placement.resize(r.placements);
+      for (int i = 0; i < r.repeats; ++i)
+        for (int p = 0; p < r.placements; ++p) {
+          // The first repeat of each placement is an outlier its median must drop.
+          const double sec = 1e-3 * (1 + 0.1 * p) * (i == 0 ? 3 : 1);
+          t.seconds_by_placement[p].push_back(sec);
+          t.seconds.push_back(sec);
+          t.clock_mhz.push_back(1500);
+        }
+    } else {
+      for (int i = 0; i < r.repeats; ++i) {
+        t.seconds.push_back(1e-3);
+        t.clock_mhz.push_back(1500);
+      }
     }
     t.sms = 4;
     t.check_error = throughput_check(r, t.layout, w, succ);
@@ -552,6 +584,161 @@ TEST(AtomicsProbe, StopIsInterruptedAndKeepsResults) {
 
 // ---- options ----
 
+TEST(AtomicsPlacements, OnePlacementIsTheSummaryOfItsRepeats) {
+  const auto f = summarize_placed({{}, {1, 2, 3, 100}, {}});
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->spread);
+  EXPECT_DOUBLE_EQ(f->summary.median, 2.5);
+  EXPECT_EQ(f->summary.n, 4u);
+  EXPECT_FALSE(summarize_placed({}));
+  EXPECT_FALSE(summarize_placed({{}, {}}));
+}
+
+TEST(AtomicsPlacements, FigureIsTheMeanOverPlacementsPerRepeat) {
+  // Three near placements and one far: the median over placements (and over all samples
+  // pooled) is 100, which flips to 200 when a run draws one more far placement; the mean,
+  // 125, moves by a quarter of the gap. Each repeat's mean over placements: 125, 125,
+  // 125.5; the empty placement is dropped.
+  const auto f =
+      summarize_placed({{100, 101, 100}, {100, 100, 102}, {}, {200, 200, 200}, {100, 99, 100}});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->spread);
+  const PlacementSpread& s = *f->spread;
+  EXPECT_EQ(s.values, (std::vector<double>{100, 100, 200, 100}));
+  EXPECT_DOUBLE_EQ(f->summary.median, 125);
+  EXPECT_EQ(f->summary.n, 3u);  // the quartiles are over repeats
+  EXPECT_DOUBLE_EQ(f->summary.max, 125.5);
+  EXPECT_DOUBLE_EQ(s.mean, 125);
+  EXPECT_DOUBLE_EQ(s.median, 100);
+  EXPECT_DOUBLE_EQ(s.min, 100);
+  EXPECT_DOUBLE_EQ(s.max, 200);
+  EXPECT_DOUBLE_EQ(s.repeat_spread, 0.01 / 2);  // relative IQRs 0.005, 0.01, 0, 0.005
+  EXPECT_NEAR(s.relative_range(), 100.0 / 125, 1e-12);
+}
+
+TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndAveragesThem) {
+  FakeDevice dev(true, 4);
+  dev.atomics.placed = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  AtomicsOptions opt;  // 16 locations, 4 placements, 2000 round trips, 5 repeats
+  run_atomics(dev, opt, progress, stop, out);
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  // Global ping-pongs: 16 locations, 1/8 of the round trips each; shared ones: one.
+  const PingPongRequest& gr = dev.atomics.pingpong_requests.at("global.cas_pingpong");
+  EXPECT_EQ(gr.locations, 16);
+  EXPECT_EQ(gr.round_trips, 250u);
+  EXPECT_EQ(dev.atomics.pingpong_requests.at("shared.cas_pingpong").locations, 1);
+  EXPECT_EQ(dev.atomics.pingpong_requests.at("shared.cas_pingpong").round_trips, 2000u);
+  const AtomicLatency& g = out.latency.at("global.cas_pingpong");
+  ASSERT_TRUE(g.status.ok()) << g.status.reason;
+  EXPECT_EQ(g.locations, 16);
+  EXPECT_EQ(g.round_trips, 250u);
+  ASSERT_TRUE(g.cycles && g.placement_cycles && g.placement_ns);
+  // Locations at base + 0, 10, ..., 150: median 75 above the base, the outlier repeat gone.
+  const double base = g.placement_cycles->min;
+  EXPECT_DOUBLE_EQ(g.placement_cycles->max - base, 150);
+  EXPECT_DOUBLE_EQ(g.cycles->median, base + 75);
+  EXPECT_DOUBLE_EQ(g.ns->median, (base + 75) / 1.5);
+  EXPECT_EQ(g.placement_cycles->values.size(), 16u);
+  EXPECT_NE(g.note.find("16 flag locations"), std::string::npos) << g.note;
+  const AtomicLatency& sh = out.latency.at("shared.cas_pingpong");
+  EXPECT_EQ(sh.locations, 1);
+  EXPECT_FALSE(sh.placement_cycles);
+  // Throughput: global requests get 4 placements, shared ones none.
+  EXPECT_EQ(dev.atomics.throughput_requests.at("global.add_i32.distinct").placements, 4);
+  EXPECT_EQ(dev.atomics.throughput_requests.at("shared.add_i32.distinct").placements, 1);
+  const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
+  ASSERT_TRUE(t.status.ok()) << t.status.reason;
+  EXPECT_EQ(t.placements, 4);
+  ASSERT_TRUE(t.gops && t.placement_gops && t.ops_per_clk_sm);
+  // Placements take 1.0, 1.1, 1.2, 1.3 ms (3x in the first repeat): the figure is the
+  // median over repeats of the mean of their rates.
+  const double ops = double(t.ops_per_launch);
+  const double want = (ops / 1e-3 + ops / 1.1e-3 + ops / 1.2e-3 + ops / 1.3e-3) / 4 / 1e9;
+  EXPECT_NEAR(t.gops->median, want, 1e-9);
+  EXPECT_NEAR(t.placement_gops->max, ops / 1e-3 / 1e9, 1e-9);
+  EXPECT_NEAR(t.placement_gops->min, ops / 1.3e-3 / 1e9, 1e-9);
+  EXPECT_NEAR(t.ops_per_clk_sm->median, want * 1e9 / 1500e6 / 4, 1e-12);
+  EXPECT_FALSE(out.throughput.at("shared.add_i32.distinct").placement_gops);
+  // The report shows the spread beside the figure.
+  DeviceInfo info;
+  info.compute_units = 4;
+  std::ostringstream term;
+  report::print_atomics_summary(term, out, info);
+  EXPECT_NE(term.str().find("over 4 target placements"), std::string::npos) << term.str();
+  EXPECT_NE(term.str().find("over 16 flag locations"), std::string::npos) << term.str();
+  report::SectionContext ctx;
+  const std::string html = report::atomics_html_section(out, info, ctx);
+  EXPECT_NE(html.find("over 4 target placements"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / "gd_atomics_placement_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  report::write_atomics_csv(dir, out);
+  std::ifstream csv(dir / "atomics_throughput.csv");
+  std::string header, line, row;
+  std::getline(csv, header);
+  EXPECT_NE(header.find(",placements,gops_placement_min,gops_placement_max"), std::string::npos);
+  while (std::getline(csv, line))
+    if (line.rfind("global.add_i32.distinct,", 0) == 0) row = line;
+  EXPECT_NE(row.find(",4," + std::to_string(ops / 1.3e-3 / 1e9).substr(0, 6)), std::string::npos)
+      << row;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AtomicsPlacements, SpreadTextNamesTheRange) {
+  PlacementSpread s;
+  s.values = {380.12, 400, 470.25};
+  s.min = 380.12;
+  s.median = 400;
+  s.max = 470.25;
+  s.repeat_spread = 0.004;
+  EXPECT_EQ(report::placement_spread_text(s, "flag locations", "cycles", 1),
+            "over 3 flag locations 380.1 to 470.2 cycles (repeats within 0.4 %)");
+  EXPECT_EQ(report::placement_spread_text(std::nullopt, "x", "y", 1), "");
+}
+
+TEST(AtomicsJson, PlacementFieldsRoundTrip) {
+  AtomicLatency l;
+  l.locations = 16;
+  l.cycles = summarize({400, 410, 420});
+  PlacementSpread s;
+  s.values = {400, 410, 420};
+  s.min = 400;
+  s.median = 410;
+  s.max = 420;
+  s.mean = 410.5;
+  s.repeat_spread = 0.002;
+  l.placement_cycles = s;
+  const nlohmann::json jl = l;
+  EXPECT_EQ(jl["locations"], 16);
+  EXPECT_EQ(jl["placement_cycles"]["max"], 420);
+  EXPECT_FALSE(jl.contains("placement_ns"));
+  const AtomicLatency lb = jl.get<AtomicLatency>();
+  EXPECT_EQ(lb.locations, 16);
+  ASSERT_TRUE(lb.placement_cycles);
+  EXPECT_EQ(lb.placement_cycles->values, s.values);
+  EXPECT_DOUBLE_EQ(lb.placement_cycles->repeat_spread, 0.002);
+  EXPECT_DOUBLE_EQ(lb.placement_cycles->mean, 410.5);
+  EXPECT_FALSE(lb.placement_ns);
+  EXPECT_EQ(nlohmann::json(lb), jl);
+  AtomicThroughput t;
+  t.placements = 4;
+  t.placement_gops = s;
+  const nlohmann::json jt = t;
+  const AtomicThroughput tb = jt.get<AtomicThroughput>();
+  EXPECT_EQ(tb.placements, 4);
+  ASSERT_TRUE(tb.placement_gops);
+  EXPECT_DOUBLE_EQ(tb.placement_gops->min, 400);
+  EXPECT_EQ(nlohmann::json(tb), jt);
+  // One placement (old results): no keys, and reading them back gives 1 and no spread.
+  const nlohmann::json plain = AtomicThroughput{};
+  EXPECT_FALSE(plain.contains("placements"));
+  EXPECT_FALSE(plain.contains("placement_gops"));
+  EXPECT_EQ(plain.get<AtomicThroughput>().placements, 1);
+}
+
 TEST(AtomicsOptions, ParsesAndRejectsWithTheKeyNamed) {
   const AtomicsOptions d = parse_atomics_options({});
   EXPECT_FALSE(d.quick);
@@ -560,6 +747,13 @@ TEST(AtomicsOptions, ParsesAndRejectsWithTheKeyNamed) {
   const AtomicsOptions q = parse_atomics_options({{"quick", "1"}});
   EXPECT_EQ(q.repeats, 3);
   EXPECT_EQ(q.round_trips, 500u);
+  EXPECT_EQ(d.locations, 16);
+  EXPECT_EQ(d.placements, 4);
+  EXPECT_EQ(q.locations, 8);
+  EXPECT_EQ(q.placements, 2);
+  const AtomicsOptions lp = parse_atomics_options({{"locations", "1"}, {"placements", "8"}});
+  EXPECT_EQ(lp.locations, 1);
+  EXPECT_EQ(lp.placements, 8);
   const AtomicsOptions o = parse_atomics_options(
       {{"matrix", "off"}, {"matrix_max_sms", "32"}, {"repeats", "7"}, {"round_trips", "100"}});
   EXPECT_FALSE(o.matrix);
@@ -582,10 +776,12 @@ TEST(AtomicsOptions, ParsesAndRejectsWithTheKeyNamed) {
   EXPECT_NE(message({{"matrix", "maybe"}}).find("matrix"), std::string::npos);
   EXPECT_NE(message({{"parts", "latency,fast"}}).find("fast"), std::string::npos);
   EXPECT_NE(message({{"matrix_max_sms", "-1"}}).find("matrix_max_sms"), std::string::npos);
+  EXPECT_NE(message({{"locations", "65"}}).find("locations"), std::string::npos);
+  EXPECT_NE(message({{"placements", "9"}}).find("placements"), std::string::npos);
   std::set<std::string> keys;
   for (const OptionSpec& s : atomics_option_specs()) keys.insert(s.key);
   for (const char* k : {"quick", "repeats", "round_trips", "matrix", "matrix_max_sms",
-                        "matrix_round_trips", "parts"})
+                        "matrix_round_trips", "locations", "placements", "parts"})
     EXPECT_TRUE(keys.count(k)) << k;
 }
 

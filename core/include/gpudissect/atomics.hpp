@@ -42,6 +42,10 @@ struct PingPongRequest {
   PingPong kind = PingPong::shared_cas;
   uint32_t round_trips = 1000;  // timed, per repeat (after a warm-up of round_trips / 8)
   int repeats = 5;
+  // Global kinds: flag locations (each its own line in its own 2 MiB region, so the L2's
+  // address hash puts them on different slices); every repeat visits every location, each for
+  // `round_trips`. Other kinds (and backends without placement control) use one.
+  int locations = 1;
 };
 
 // What the two players left behind; checked by pingpong_check.
@@ -58,6 +62,9 @@ struct PingPongTiming {
   std::vector<double> ns_per_handoff;      // one per repeat
   std::optional<double> clock_mhz;
   uint64_t total_round_trips = 0;  // warm-up included: what the flag must end at, halved
+  // Several flag locations: [location][repeat] (the flat vectors above hold every sample).
+  // Empty: one location, the flat vectors are its repeats.
+  std::vector<std::vector<double>> cycles_by_location, ns_by_location;
   PingPongOutcome outcome;
   int sm_a = -1, sm_b = -1;  // where the players ran, where known
 };
@@ -161,6 +168,9 @@ struct ThroughputRequest {
   AtomicScope scope = AtomicScope::gpu;
   uint64_t iterations = 0;  // per thread; 0: the backend's default (~1-2 ms per launch)
   int repeats = 5;
+  // Global: disjoint placements of the target (regions MiBs apart in one allocation, so the
+  // address hash spreads each differently over the L2 slices); each repeat visits every one.
+  int placements = 1;
   // The figure's key in the result: "shared.add_i32.distinct", "global.red_i32.distinct",
   // "global.add_i32.distinct.cta" ...
   std::string key() const;
@@ -207,7 +217,9 @@ float bf16_to_float(uint16_t b);
 
 struct ThroughputTiming {
   ThroughputLayout layout;
-  std::vector<double> seconds;    // per timed launch
+  std::vector<double> seconds;  // per timed launch
+  // Several placements: [placement][repeat] (`seconds` holds every launch). Empty: one.
+  std::vector<std::vector<double>> seconds_by_placement;
   std::vector<double> clock_mhz;  // SM clock seen during each launch, where measurable
   int sms = 0;                    // SMs the grid covered
   std::string check_error;        // empty: throughput_check passed
@@ -234,6 +246,33 @@ class AtomicsKernels : public KernelSet {
   virtual std::optional<std::string> instruction(const std::string&) { return std::nullopt; }
 };
 
+// ---- placements: a figure over several locations of its target in memory ----
+
+// Where a line lives (its L2 slice, near or far partition) is set by its physical address,
+// which differs from process to process; a figure measured at one placement is tight within
+// a run and different in the next. Measuring several placements and averaging over them
+// makes the figure repeatable; the spread over placements is kept as evidence.
+struct PlacementSpread {
+  std::vector<double> values;           // each placement's median over its repeats, in order
+  double min = 0, median = 0, max = 0;  // over `values`
+  double mean = 0;                      // over `values`: what the figure estimates
+  double repeat_spread = 0;             // median over placements of the relative IQR over repeats
+  double relative_range() const { return mean != 0 ? (max - min) / mean : 0; }
+};
+
+// The figure from samples[placement][repeat], every repeat having visited every placement:
+// with one placement (after dropping empty ones), the summary of its repeats and no spread;
+// with several, the summary over repeats of each repeat's mean over the placements (its
+// median is the figure, its quartiles the repeat noise) and the spread. The mean, not the
+// median, over placements: where placements fall into two groups (near and far L2 slices)
+// the median of 16 jumps between the groups as their counts change from run to run, the
+// mean moves with the fraction only. Nullopt when there is no sample at all.
+struct PlacedFigure {
+  Summary summary;
+  std::optional<PlacementSpread> spread;
+};
+std::optional<PlacedFigure> summarize_placed(const std::vector<std::vector<double>>& samples);
+
 // ---- the result model ----
 
 struct AtomicLatency {
@@ -245,6 +284,8 @@ struct AtomicLatency {
   std::optional<int> sm_a, sm_b;
   std::optional<std::string> instruction;
   std::string note;
+  int locations = 1;  // flag locations the figure is the mean over
+  std::optional<PlacementSpread> placement_cycles, placement_ns;  // with several locations
 };
 
 struct AtomicThroughput {
@@ -258,7 +299,9 @@ struct AtomicThroughput {
   std::optional<double> clock_mhz;
   int sms = 0;
   std::optional<std::string> instruction;
-  std::string note;  // e.g. the compiler folded a warp's atomics into one
+  std::string note;    // e.g. the compiler folded a warp's atomics into one
+  int placements = 1;  // target placements the figure is the mean over
+  std::optional<PlacementSpread> placement_gops;  // with several placements
 };
 
 struct AtomicsProbeResult {
@@ -271,6 +314,8 @@ struct AtomicsProbeResult {
   std::optional<SmMatrix> matrix;
 };
 
+void to_json(nlohmann::json& j, const PlacementSpread& s);
+void from_json(const nlohmann::json& j, PlacementSpread& s);
 void to_json(nlohmann::json& j, const MatrixSummary& s);
 void from_json(const nlohmann::json& j, MatrixSummary& s);
 void to_json(nlohmann::json& j, const SmMatrix& m);
