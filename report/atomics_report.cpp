@@ -91,6 +91,20 @@ std::string placement_spread_text(const std::optional<PlacementSpread>& s, const
 
 // ---- terminal ----
 
+// "each cell the mean of 4 flag placements; one placement alone: median 340 to 368" or "".
+std::string placement_text(const SmMatrix& m) {
+  if (m.placements <= 1 || m.placement_summaries.empty()) return {};
+  double lo = m.placement_summaries.front().all.median, hi = lo;
+  for (const MatrixSummary& s : m.placement_summaries) {
+    lo = std::min(lo, s.all.median);
+    hi = std::max(hi, s.all.median);
+  }
+  return "each cell the mean of " + std::to_string(m.placements) +
+         " flag placements (a pair's flag line moved to other L2 slices); one placement "
+         "alone: median " +
+         fixed(lo, 0) + " to " + fixed(hi, 0);
+}
+
 void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const DeviceInfo& info) {
   os << "\nAtomics probe: " << r.status.status;
   if (!r.status.reason.empty()) os << " (" << r.status.reason << ")";
@@ -118,6 +132,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
          << fixed(m.summary.all.min, 0) << " median " << fixed(m.summary.all.median, 0) << " max "
          << fixed(m.summary.all.max, 0) << ", " << fixed(m.seconds, 2) << " s\n    "
          << m.summary.structure;
+      if (const std::string p = placement_text(m); !p.empty()) os << "\n    " << p;
     }
     os << "\n";
   }
@@ -256,7 +271,8 @@ std::optional<detail::ChartSpec> atomics_throughput_chart(const AtomicsProbeResu
   for (const auto& [key, t] : r.throughput) {
     const std::optional<Summary>& v = per_clk ? t.ops_per_clk_sm : t.gops;
     if (!t.status.ok() || !v || !(v->median > 0)) continue;
-    block += std::to_string(n++) + ' ' + num(v->median) + ' ' + detail::gnuplot_quote(key) + '\n';
+    // Data blocks take double quotes (single quotes would be printed); keys have no blanks.
+    block += std::to_string(n++) + ' ' + num(v->median) + " \"" + key + "\"\n";
   }
   if (n == 0) return std::nullopt;
   detail::ChartSpec spec;
@@ -319,6 +335,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
         << " per hand-over: min " << fixed(m.summary.all.min, 0) << ", median "
         << fixed(m.summary.all.median, 0) << ", max " << fixed(m.summary.all.max, 0)
         << ". Structure: " << html_escape(m.summary.structure) << ".";
+    if (const std::string p = placement_text(m); !p.empty()) h << " " << html_escape(p) << ".";
     h << "</p>\n";
     if (m.summary.clusters.size() > 1) {
       h << "<table>\n<tr><th>group</th><th>SMs</th><th>median within</th></tr>\n";

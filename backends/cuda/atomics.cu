@@ -793,7 +793,12 @@ class CudaAtomics final : public AtomicsKernels {
     const size_t pairs = size_t(nr) * n, segs = pairs * r.segments;
     // One allocation: partner table, owners, flags, abort, segments, results.
     const size_t off_owner = partner.size() * 4, off_flags = off_owner + size_t(n) * 4;
-    const size_t off_abort = off_flags + pairs * 128, off_cyc = off_abort + 128;
+    // Placement k puts the flag lines k regions further: each region is the flags' size
+    // rounded up to 2 MiB plus 2 MiB and 4 KiB, so lines move to other pages and other
+    // offsets within them, and the address hash sends them to other L2 slices.
+    const size_t region = ((pairs * 128 + (2u << 20) - 1) / (2u << 20) + 1) * (2u << 20) + 4096;
+    const size_t flags_at = off_flags + size_t(std::max(0, r.placement)) * region;
+    const size_t off_abort = flags_at + pairs * 128, off_cyc = off_abort + 128;
     const size_t off_ns = off_cyc + segs * 8, off_out = off_ns + segs * 8;
     const size_t bytes = off_out + pairs * sizeof(at::PingOut);
     auto* base = static_cast<unsigned char*>(matrix_buf_.get(bytes, "the SM matrix buffers"));
@@ -807,7 +812,7 @@ class CudaAtomics final : public AtomicsKernels {
     a.rounds = nr;
     a.partner = reinterpret_cast<const int*>(base);
     a.owner = reinterpret_cast<int*>(base + off_owner);
-    a.flags = reinterpret_cast<unsigned*>(base + off_flags);
+    a.flags = reinterpret_cast<unsigned*>(base + flags_at);
     a.payloads = reinterpret_cast<unsigned*>(base + off_abort) + 16;
     a.abort_word = reinterpret_cast<unsigned*>(base + off_abort);
     a.warmup = r.warmup_round_trips;
@@ -830,7 +835,7 @@ class CudaAtomics final : public AtomicsKernels {
     std::vector<unsigned> flags(pairs * 32);
     std::vector<unsigned long long> cyc(segs), ns(segs);
     std::vector<at::PingOut> outs(pairs);
-    check(cudaMemcpy(flags.data(), base + off_flags, pairs * 128, cudaMemcpyDeviceToHost),
+    check(cudaMemcpy(flags.data(), base + flags_at, pairs * 128, cudaMemcpyDeviceToHost),
           "reading the SM matrix flags");
     check(cudaMemcpy(cyc.data(), base + off_cyc, segs * 8, cudaMemcpyDeviceToHost),
           "reading the SM matrix cycles");

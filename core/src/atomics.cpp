@@ -353,6 +353,42 @@ SmMatrix assemble_matrix(const MatrixTiming& t, bool have_cycles) {
   return m;
 }
 
+SmMatrix average_placements(const std::vector<SmMatrix>& placements) {
+  if (placements.empty()) return {};
+  SmMatrix m = placements.front();
+  m.placements = int(placements.size());
+  m.placement_summaries.clear();
+  double seconds = 0;
+  std::vector<double> noises;
+  for (const SmMatrix& p : placements) {
+    m.placement_summaries.push_back(p.summary);
+    seconds += p.seconds;
+    if (m.status.ok() && !p.status.ok()) m.status = p.status;
+    if (p.summary.noise > 0) noises.push_back(p.summary.noise);
+  }
+  m.seconds = seconds;
+  const int n = m.sms;
+  for (auto* grid : {&m.values, &m.ns}) {
+    const bool is_ns = grid == &m.ns;
+    for (int a = 0; a < n && a < int(grid->size()); ++a)
+      for (int b = 0; b < n && b < int((*grid)[a].size()); ++b) {
+        double sum = 0;
+        bool all = true;
+        for (const SmMatrix& p : placements) {
+          const auto& g = is_ns ? p.ns : p.values;
+          const double v = a < int(g.size()) && b < int(g[a].size()) ? g[a][b] : NAN;
+          if (!std::isfinite(v)) all = false;
+          sum += v;
+        }
+        (*grid)[a][b] = all ? sum / double(placements.size()) : NAN;
+      }
+  }
+  // The noise of a mean of k placements is the per-placement noise over sqrt(k).
+  const double noise = noises.empty() ? 0 : median(noises) / std::sqrt(double(placements.size()));
+  m.summary = summarize_matrix(m.values, noise);
+  return m;
+}
+
 // ---- placements ----
 
 std::optional<PlacedFigure> summarize_placed(const std::vector<std::vector<double>>& samples) {
@@ -704,6 +740,8 @@ void to_json(json& j, const SmMatrix& m) {
   j["seconds"] = m.seconds;
   put(j, "instruction", m.instruction);
   j["summary"] = m.summary;
+  j["placements"] = m.placements;
+  if (!m.placement_summaries.empty()) j["placement_summaries"] = m.placement_summaries;
 }
 void from_json(const json& j, SmMatrix& m) {
   m.status = get_status(j);
@@ -716,6 +754,8 @@ void from_json(const json& j, SmMatrix& m) {
   get(j, "seconds", m.seconds);
   get(j, "instruction", m.instruction);
   get(j, "summary", m.summary);
+  get(j, "placements", m.placements);
+  get(j, "placement_summaries", m.placement_summaries);
 }
 
 void to_json(json& j, const AtomicLatency& l) {

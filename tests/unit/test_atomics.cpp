@@ -902,3 +902,41 @@ TEST(AtomicsReport, CsvSummaryHtmlAndHeatMap) {
 
 }  // namespace
 }  // namespace gd
+
+namespace gd {
+namespace {
+
+// The matrix measured with the flags in two places: each cell is the mean of its two, NaN
+// stays NaN, and each placement's own summary is kept as evidence.
+TEST(AtomicsMatrixPlacements, CellsAreMeansAndSummariesKept) {
+  auto make = [](double base) {
+    SmMatrix m;
+    m.sms = 3;
+    m.values.assign(3, std::vector<double>(3, NAN));
+    m.ns = m.values;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b)
+        if (a != b) m.values[a][b] = m.ns[a][b] = base + a + b;
+    m.summary = summarize_matrix(m.values, 0.5);
+    m.seconds = 0.01;
+    return m;
+  };
+  const SmMatrix m = average_placements({make(300), make(400)});
+  EXPECT_EQ(m.placements, 2);
+  ASSERT_EQ(m.placement_summaries.size(), 2u);
+  EXPECT_NEAR(m.values[0][1], 351, 1e-9);
+  EXPECT_NEAR(m.ns[2][1], 353, 1e-9);
+  EXPECT_TRUE(std::isnan(m.values[1][1]));
+  EXPECT_NEAR(m.summary.all.median, 352, 1.01);
+  EXPECT_NEAR(m.seconds, 0.02, 1e-12);
+  SmMatrix bad = make(300);
+  bad.status = {"error", "SMs 0 and 1: lost hand-over"};
+  EXPECT_EQ(average_placements({make(300), bad}).status.status, "error");
+  // JSON keeps the placements.
+  const nlohmann::json j = m;
+  EXPECT_EQ(j.get<SmMatrix>().placements, 2);
+  EXPECT_EQ(j.get<SmMatrix>().placement_summaries.size(), 2u);
+}
+
+}  // namespace
+}  // namespace gd

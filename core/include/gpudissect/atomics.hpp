@@ -84,6 +84,11 @@ struct MatrixRequest {
   uint32_t round_trips = 64;  // per segment
   int segments = 4;           // timed segments per pair; the pair's figure is their median
   uint32_t warmup_round_trips = 8;
+  // Which copy of the flag lines the pairs use: placement k moves every pair's flag line
+  // k regions (several MiB) further, so its L2 slice changes with k (the slice is chosen by
+  // a hash of the address). A pair's hand-over depends on where its slice lies relative to
+  // both SMs; averaging placements leaves what depends on the SMs.
+  int placement = 0;
 };
 
 // One pair's segments, as the backend measured them.
@@ -130,7 +135,16 @@ struct SmMatrix {
   double seconds = 0;
   std::optional<std::string> instruction;
   MatrixSummary summary;
+  // Flag placements averaged (1: one flag line per pair), and the summary of each
+  // placement's matrix alone: how much the flag's slice moves a pair.
+  int placements = 1;
+  std::vector<MatrixSummary> placement_summaries;
 };
+
+// Cell by cell mean of matrices of the same pairs measured with their flags in other places
+// (NaN where any is NaN); status: the first not ok. Summary recomputed; each input's summary
+// kept in placement_summaries. Exposed for tests.
+SmMatrix average_placements(const std::vector<SmMatrix>& placements);
 
 // The matrix from the pairs (median of each pair's segments), every pair checked; a pair
 // that fails its check marks the matrix as an error naming it (its cell stays NaN).
