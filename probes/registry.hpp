@@ -13,5 +13,6 @@ const ProbeRegistry& probe_registry();
 std::unique_ptr<Probe> make_latency_probe();
 std::unique_ptr<Probe> make_bandwidth_probe();
 std::unique_ptr<Probe> make_compute_probe();
+std::unique_ptr<Probe> make_frontend_probe();
 
 }  // namespace gd
