@@ -11,6 +11,7 @@
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/frontend.hpp"
 
 namespace gd::cuda {
 
@@ -18,6 +19,8 @@ std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(int device, cudaStream_
                                                          const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);
+std::unique_ptr<FrontendKernels> make_frontend_kernels(int device, cudaStream_t stream,
+                                                       const DeviceInfo& info);
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);
