@@ -123,6 +123,8 @@ void icache_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptio
       const auto ipc = runner.measure(run, n, &last, &bad);
       pt.loop_instructions = last.loop_instructions;
       pt.code_bytes = last.code_bytes ? last.code_bytes : static_cast<uint64_t>(n) * 16;
+      if (!last.code_bytes_source.empty()) out.code_bytes_source = last.code_bytes_source;
+      else if (!last.code_bytes) out.code_bytes_source = "estimate: 16 bytes x generated instructions";
       if (out.timed_instruction.empty() && !last.opcodes.empty()) {
         out.timed_instruction = last.opcodes.front();
         out.timed_instruction = out.timed_instruction.substr(0, out.timed_instruction.find(' '));
@@ -220,6 +222,7 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
     progress.step("frontend", "launch latency", 1, 1, std::to_string(opt.launches) + " launches");
     guarded(out.launch_status, [&] {
       const LaunchTiming t = k.launch_latency(opt.launches);
+      out.launch_start_source = t.start_source;
       std::vector<double> api, start, rt, kern;
       for (const auto& s : t.samples) {
         api.push_back(s.api_ns / 1000);
@@ -455,6 +458,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   const std::vector<int> sizes =
       icache_sizes(std::min(opt.min_instructions, max_n), max_n, opt.points_per_doubling);
   IcacheRunner runner(*k, info, opt.repeats);
+  if (out.language == "opencl") out.timed_instruction = "fma (OpenCL C; machine code not read)";
 
   // Compile ahead, in parallel where the backend can.
   const bool do_icache = opt.icache && k->supports("icache").ok;

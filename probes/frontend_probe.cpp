@@ -66,7 +66,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         f.unit = "bytes";
         f.value = single_value(static_cast<double>(*l.capacity_bytes));
         f.instruction = inst;
-        f.where = "loop code bytes (machine code) where one warp's IPC leaves the plateau";
+        f.where = "loop code bytes (" + (p->code_bytes_source.empty() ? std::string("estimated")
+                                                                       : p->code_bytes_source) +
+                  ") where one warp's IPC leaves the plateau";
         f.status = p->icache_status;
         out.push_back(f);
       }
@@ -106,7 +108,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
       out.push_back(f);
     };
     us("frontend.launch.latency", "launch latency: host call to kernel start",
-       p->launch_start_us, "empty kernel, %globaltimer synced to the host clock");
+       p->launch_start_us,
+       "empty kernel, " + (p->launch_start_source.empty() ? std::string("host call to kernel start")
+                                                          : p->launch_start_source));
     us("frontend.launch.round_trip", "launch + synchronize round trip", p->launch_round_trip_us,
        "empty kernel, host clock");
     us("frontend.launch.api", "host time in the launch call", p->launch_api_us,

@@ -14,6 +14,7 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
   static const std::map<std::string, KernelFactory> table = {
       {BandwidthKernels::kProbe, make<make_bandwidth_kernels>},
       {ComputeKernels::kProbe, make<make_compute_kernels>},
+      {FrontendKernels::kProbe, make<make_frontend_kernels>},
   };
   return table;
 }

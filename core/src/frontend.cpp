@@ -371,6 +371,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   nlohmann::json ic;
   ic["status"] = status_json(r.icache_status);
   ic["timed_instruction"] = r.timed_instruction;
+  ic["code_bytes_source"] = r.code_bytes_source;
   ic["points"] = nlohmann::json::array();
   for (const auto& p : r.icache) {
     nlohmann::json e{{"instructions", p.instructions},
@@ -409,6 +410,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   nlohmann::json la;
   la["status"] = status_json(r.launch_status);
   la["api"] = r.launch_api;
+  la["start_source"] = r.launch_start_source;
   put(la, "api_us", r.launch_api_us);
   put(la, "start_us", r.launch_start_us);
   put(la, "round_trip_us", r.launch_round_trip_us);
@@ -480,6 +482,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     const auto& ic = *it;
     if (ic.contains("status")) r.icache_status = json_fields::get_status(ic["status"]);
     get(ic, "timed_instruction", r.timed_instruction);
+    get(ic, "code_bytes_source", r.code_bytes_source);
     for (const auto& e : ic.value("points", nlohmann::json::array())) {
       IcacheCurvePoint p;
       get(e, "instructions", p.instructions);
@@ -521,6 +524,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     const auto& la = *it;
     if (la.contains("status")) r.launch_status = json_fields::get_status(la["status"]);
     get(la, "api", r.launch_api);
+    get(la, "start_source", r.launch_start_source);
     get(la, "api_us", r.launch_api_us);
     get(la, "start_us", r.launch_start_us);
     get(la, "round_trip_us", r.launch_round_trip_us);

@@ -257,6 +257,7 @@ struct FrontendProbeResult {
 
   Status icache_status;
   std::string timed_instruction;  // "FFMA"
+  std::string code_bytes_source;  // "sass" (loop addresses), "program binary" (whole program)
   std::vector<IcacheCurvePoint> icache;
   std::vector<IcacheLevel> icache_levels;
 
@@ -268,6 +269,7 @@ struct FrontendProbeResult {
 
   Status launch_status;
   std::string launch_api;  // "cudaLaunchKernel" | "clEnqueueNDRangeKernel"
+  std::string launch_start_source;  // how kernel start was timed against the host call
   std::optional<Summary> launch_api_us, launch_start_us, launch_round_trip_us, launch_kernel_us;
   std::optional<double> sync_uncertainty_us, timer_resolution_ns;
   std::vector<double> launch_start_samples_us, launch_round_trip_samples_us;
