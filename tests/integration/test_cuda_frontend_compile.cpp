@@ -31,6 +31,22 @@ TEST(CudaFrontendCompile, LoopBodyInPtx) {
   }
 }
 
+TEST(CudaFrontendCompile, OccupancyKernelsAtEveryRegisterCount) {
+  for (int regs : {32, 64, 128, 255}) {
+    SCOPED_TRACE(regs);
+    const std::string src = gd::generate_occupancy_cuda(regs);
+    gd::cuda::Compiled c;
+    ASSERT_NO_THROW(c = gd::cuda::nvrtc_compile(src, "sm_90", true,
+                                                {"--maxrregcount=" + std::to_string(regs)}))
+        << src;
+    EXPECT_GT(c.image.size(), 0u);
+    const std::string ptx = gd::cuda::nvrtc_compile(src, "compute_90", false).image;
+    EXPECT_NE(ptx.find("gd_occ"), std::string::npos);
+    EXPECT_NE(ptx.find("%smid"), std::string::npos);
+    EXPECT_NE(ptx.find("%warpid"), std::string::npos);
+  }
+}
+
 TEST(CudaFrontendCompile, CubinForSm90) {
   const auto c = gd::cuda::nvrtc_compile(gd::generate_icache_cuda({512, 1}), "sm_90", true);
   EXPECT_GT(c.image.size(), 512u * 16);

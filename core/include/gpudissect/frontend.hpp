@@ -60,6 +60,14 @@ std::string generate_icache_opencl(const IcacheKernelSpec& spec);
 // replayed on the host (IEEE fma is correctly rounded on both sides).
 uint32_t icache_reference(const IcacheKernelSpec& spec, int region, uint64_t passes);
 
+// The occupancy kernel that forces `regs` registers (compiled with --maxrregcount=regs):
+//   extern "C" __global__ void gd_occ(unsigned long long* rec, unsigned long long spin_ns,
+//                                     float seed, unsigned* sink)
+// keeps max(4, regs - 16) floats live while it spins spin_ns from its block's start; per
+// block rec[4b..4b+3] = {%smid | %warpid << 32, start, end (%globaltimer), kOccupancyMagic}.
+inline constexpr unsigned long long kOccupancyMagic = 0x600DB10C;
+std::string generate_occupancy_cuda(int regs);
+
 // The loops of each kernel in a `cuobjdump -sass` listing: every backward branch's body,
 // from the branch target to the branch, in address order. Bytes are from the addresses
 // (16 per instruction on sm_70 and later).
