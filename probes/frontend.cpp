@@ -154,7 +154,7 @@ void icache_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptio
                           }),
               curve.end());
   const auto levels = detect_icache_levels(curve);
-  const auto names = icache_level_names(levels.size());
+  const auto names = icache_level_names(levels);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     IcacheLevel lv;
     lv.name = names[l];

@@ -288,11 +288,19 @@ std::vector<DetectedLevel> detect_icache_levels(const std::vector<IcachePoint>& 
   return levels;
 }
 
-std::vector<std::string> icache_level_names(std::size_t n) {
-  static const std::vector<std::string> known = {"L0i", "L1i", "L2"};
+std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& levels) {
   std::vector<std::string> v;
-  for (std::size_t i = 0; i < n; ++i)
-    v.push_back(i < known.size() ? known[i] : "level " + std::to_string(i + 1));
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    // Where the edge lies: between the last size on the plateau and the first past it.
+    std::optional<double> c = levels[i].capacity_lo;
+    if (c && levels[i].capacity_hi) c = std::sqrt(*c * *levels[i].capacity_hi);
+    std::string n = !c                  ? std::string("L2")
+                    : *c < 64.0 * 1024  ? std::string("L0i")
+                    : *c < 1024.0 * 1024 ? std::string("L1i")
+                                         : "level " + std::to_string(i + 1);
+    if (std::find(v.begin(), v.end(), n) != v.end()) n += " (" + std::to_string(i + 1) + ")";
+    v.push_back(n);
+  }
   return v;
 }
 

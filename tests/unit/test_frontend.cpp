@@ -142,11 +142,18 @@ TEST(FrontendLevels, FindsL0iL1iAndL2) {
   EXPECT_LE(*levels[1].capacity_lo, 131072);
   EXPECT_GT(*levels[1].capacity_hi, 131072);
   EXPECT_FALSE(levels[2].capacity_lo);
-  const auto names = icache_level_names(4);
+  const auto names = icache_level_names(levels);
+  ASSERT_EQ(names.size(), 3u);
   EXPECT_EQ(names[0], "L0i");
   EXPECT_EQ(names[1], "L1i");
   EXPECT_EQ(names[2], "L2");
-  EXPECT_EQ(names[3], "level 4");
+  // Named by where they end: a curve whose only step is at 128 KiB has an L1i, no L0i.
+  std::vector<DetectedLevel> two(2), odd(3);
+  two[0].capacity_lo = 131072;
+  EXPECT_EQ(icache_level_names(two), (std::vector<std::string>{"L1i", "L2"}));
+  odd[0].capacity_lo = 16384;
+  odd[1].capacity_lo = 32768;
+  EXPECT_EQ(icache_level_names(odd), (std::vector<std::string>{"L0i", "L0i (2)", "L2"}));
 }
 
 TEST(FrontendLevels, FlatCurveIsOneLevel) {
@@ -433,6 +440,8 @@ TEST(FrontendProbe, WorkingBackend) {
   EXPECT_NEAR(out.icache_levels[1].ipc, 0.25, 0.01);
   ASSERT_TRUE(out.icache_levels[0].capacity_bytes);
   EXPECT_LE(*out.icache_levels[0].capacity_bytes, 4096u);
+  EXPECT_EQ(out.icache_levels[0].name, "L0i");
+  EXPECT_EQ(out.icache_levels[1].name, "L2");
   EXPECT_GT(*out.icache_levels[0].capacity_hi_bytes, 4096u);
   EXPECT_EQ(out.timed_instruction, "FFMA");
   ASSERT_TRUE(out.launch_start_us);

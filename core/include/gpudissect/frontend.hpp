@@ -92,8 +92,12 @@ struct IcachePoint {
   double spread = 0;  // relative IQR of the repeats
 };
 std::vector<DetectedLevel> detect_icache_levels(const std::vector<IcachePoint>& curve);
-// Names of the levels in order: "L0i", "L1i", "L2" and beyond that "L2 (far)" / "memory"...
-std::vector<std::string> icache_level_names(std::size_t n);
+// Names of detected levels, by where each ends (not by position: seed 002 reports that the
+// L1i can fully feed one partition, so one warp may show no L0i step at all): a level whose
+// edge (geometric middle of its capacity interval) lies below 64 KiB is "L0i", below 1 MiB
+// "L1i", the last level (no end) "L2" (code
+// streaming from L2), anything else "level N". A name that repeats gets " (2)".
+std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& levels);
 
 // One block as a kernel recorded it: the SM, %globaltimer at its start and end.
 struct BlockRecord {
