@@ -60,7 +60,8 @@ std::string generate_icache_opencl(const IcacheKernelSpec& spec);
 // replayed on the host (IEEE fma is correctly rounded on both sides).
 uint32_t icache_reference(const IcacheKernelSpec& spec, int region, uint64_t passes);
 
-// The occupancy kernel that forces `regs` registers (compiled with --maxrregcount=regs):
+// The occupancy kernel that forces `regs` registers (compiled with --maxrregcount=regs;
+// blocks of at most 128 threads):
 //   extern "C" __global__ void gd_occ(unsigned long long* rec, unsigned long long spin_ns,
 //                                     float seed, unsigned* sink)
 // keeps max(4, regs - 16) floats live while it spins spin_ns from its block's start; per
