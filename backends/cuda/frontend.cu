@@ -229,6 +229,8 @@ class CudaFrontend final : public FrontendKernels {
     if (step != ~0ull && step > 0) out.timer_resolution_ns = static_cast<double>(step);
     double before_host = 0, after_host = 0;
     const ClockSync before = sync(&before_host);
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), stream_),
+          "clearing launch records");
     // Warm-up, then one launch at a time on an idle stream.
     for (int i = 0; i < 5; ++i) {
       check(cudaLaunchKernel(reinterpret_cast<const void*>(&fe_stamp), dim3(1), dim3(32),
@@ -236,6 +238,9 @@ class CudaFrontend final : public FrontendKernels {
             "launching fe_stamp");
       check(cudaStreamSynchronize(stream_), "running fe_stamp");
     }
+    // The warm-up wrote record 0: clear it again.
+    check(cudaMemsetAsync(rec, 0, 2 * sizeof(unsigned long long), stream_), "clearing launch records");
+    check(cudaStreamSynchronize(stream_), "clearing launch records");
     std::vector<double> host0(launches), api(launches), rt(launches);
     for (int i = 0; i < launches; ++i) {
       void** a = args_for(rec, i);
