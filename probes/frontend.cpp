@@ -101,48 +101,45 @@ class IcacheRunner {
   bool reported_ = false;
 };
 
-void icache_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptions& opt,
-                 const std::vector<int>& sizes, Progress& progress, const std::atomic<bool>& stop,
-                 IcacheRunner& runner, FrontendProbeResult& out) {
-  int i = 0;
-  for (int n : sizes) {
-    if (stop) return;
-    progress.step("frontend", "instruction cache", ++i, static_cast<int>(sizes.size()),
-                  std::to_string(n) + " instructions");
-    IcacheCurvePoint pt;
-    pt.instructions = n;
-    Status st;
-    guarded(st, [&] {
-      IcacheRun run;
-      run.spec = {n, 1};
-      // The first launch of a freshly loaded kernel: one pass with its code cold.
-      run.iters = 1;
-      const IcacheTiming cold = k.icache(run);
-      IcacheTiming last;
-      std::string bad;
-      const auto ipc = runner.measure(run, n, &last, &bad);
-      pt.loop_instructions = last.loop_instructions;
-      pt.code_bytes = last.code_bytes ? last.code_bytes : static_cast<uint64_t>(n) * 16;
-      if (!last.code_bytes_source.empty()) out.code_bytes_source = last.code_bytes_source;
-      else if (!last.code_bytes) out.code_bytes_source = "estimate: 16 bytes x generated instructions";
-      if (out.timed_instruction.empty() && !last.opcodes.empty()) {
-        out.timed_instruction = last.opcodes.front();
-        out.timed_instruction = out.timed_instruction.substr(0, out.timed_instruction.find(' '));
-      }
-      if (ipc.empty()) throw BackendError("no positive timing at " + std::to_string(n));
-      pt.ipc = summarize(ipc);
-      const auto cc = runner.warp_cycles(cold);
-      const int loop = last.loop_instructions > 0 ? last.loop_instructions : n;
-      if (!cc.empty() && cc.front() > 0) pt.first_pass_ipc = loop / cc.front();
-      pt.clock_mhz = last.clock_mhz;
-      if (!bad.empty()) throw BackendError("host check failed: " + bad);
-    });
-    pt.status = st.status;
-    pt.reason = st.reason;
-    out.icache.push_back(pt);
-  }
+// One point of the sweep: a cold first pass, then IPC by difference of launches.
+IcacheCurvePoint icache_point(FrontendKernels& k, int n, IcacheRunner& runner,
+                              FrontendProbeResult& out) {
+  IcacheCurvePoint pt;
+  pt.instructions = n;
+  Status st;
+  guarded(st, [&] {
+    IcacheRun run;
+    run.spec = {n, 1};
+    // The first launch of a freshly loaded kernel: one pass with its code cold.
+    run.iters = 1;
+    const IcacheTiming cold = k.icache(run);
+    IcacheTiming last;
+    std::string bad;
+    const auto ipc = runner.measure(run, n, &last, &bad);
+    pt.loop_instructions = last.loop_instructions;
+    pt.code_bytes = last.code_bytes ? last.code_bytes : static_cast<uint64_t>(n) * 16;
+    if (!last.code_bytes_source.empty()) out.code_bytes_source = last.code_bytes_source;
+    else if (!last.code_bytes) out.code_bytes_source = "estimate: 16 bytes x generated instructions";
+    if (out.timed_instruction.empty() && !last.opcodes.empty()) {
+      out.timed_instruction = last.opcodes.front();
+      out.timed_instruction = out.timed_instruction.substr(0, out.timed_instruction.find(' '));
+    }
+    if (ipc.empty()) throw BackendError("no positive timing at " + std::to_string(n));
+    pt.ipc = summarize(ipc);
+    const auto cc = runner.warp_cycles(cold);
+    const int loop = last.loop_instructions > 0 ? last.loop_instructions : n;
+    if (!cc.empty() && cc.front() > 0) pt.first_pass_ipc = loop / cc.front();
+    pt.clock_mhz = last.clock_mhz;
+    if (!bad.empty()) throw BackendError("host check failed: " + bad);
+  });
+  pt.status = st.status;
+  pt.reason = st.reason;
+  return pt;
+}
+
+std::vector<DetectedLevel> icache_levels(const std::vector<IcacheCurvePoint>& points) {
   std::vector<IcachePoint> curve;
-  for (const auto& p : out.icache)
+  for (const auto& p : points)
     if (p.ipc && p.status == "ok")
       curve.push_back({static_cast<double>(p.code_bytes), p.ipc->median, p.ipc->relative_spread()});
   std::sort(curve.begin(), curve.end(),
@@ -153,7 +150,74 @@ void icache_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptio
                             return a.code_bytes == b.code_bytes;
                           }),
               curve.end());
-  const auto levels = detect_icache_levels(curve);
+  return detect_icache_levels(curve);
+}
+
+}  // namespace
+
+std::vector<int> icache_refinement(const std::vector<int>& measured, double lo_bytes, double hi_bytes,
+                                   int max_instructions, int steps) {
+  // Instruction counts of the two points that bracket the edge: the code is ~16 bytes per
+  // instruction, so the counts follow the bytes.
+  const int lo = icache_body_instructions(static_cast<int>(lo_bytes / 16));
+  const int hi = icache_body_instructions(static_cast<int>(hi_bytes / 16));
+  std::vector<int> v;
+  if (hi <= lo || hi > max_instructions) return v;
+  for (int i = 1; i <= steps; ++i) {
+    const double x = lo * std::pow(static_cast<double>(hi) / lo, static_cast<double>(i) / (steps + 1));
+    const int n = icache_body_instructions(static_cast<int>(std::lround(x)));
+    if (n <= lo || n >= hi) continue;
+    if (std::find(measured.begin(), measured.end(), n) != measured.end()) continue;
+    if (std::find(v.begin(), v.end(), n) != v.end()) continue;
+    v.push_back(n);
+  }
+  return v;
+}
+
+namespace {
+
+void icache_part(FrontendKernels& k, const FrontendOptions& opt, const std::vector<int>& sizes,
+                 Progress& progress, const std::atomic<bool>& stop, IcacheRunner& runner,
+                 FrontendProbeResult& out) {
+  int i = 0;
+  for (int n : sizes) {
+    if (stop) return;
+    progress.step("frontend", "instruction cache", ++i, static_cast<int>(sizes.size()),
+                  std::to_string(n) + " instructions");
+    out.icache.push_back(icache_point(k, n, runner, out));
+  }
+  auto levels = icache_levels(out.icache);
+  // Each edge refined to 1/8 of a doubling (3 sizes inside a half-doubling bracket), where
+  // its kernels are cheap to compile (edges up to 32K instructions = 512 KiB).
+  if (opt.refine && opt.points_per_doubling <= 4) {
+    std::vector<int> measured;
+    for (const auto& p : out.icache) measured.push_back(p.instructions);
+    std::vector<int> more;
+    for (const auto& l : levels)
+      if (l.capacity_lo && l.capacity_hi)
+        for (int n : icache_refinement(measured, *l.capacity_lo, *l.capacity_hi, 32768,
+                                       8 / std::max(1, opt.points_per_doubling) - 1))
+          more.push_back(n);
+    if (!more.empty()) {
+      std::vector<IcacheKernelSpec> specs;
+      for (int n : more) specs.push_back({n, 1});
+      const auto c0 = std::chrono::steady_clock::now();
+      k.prepare_icache(specs);
+      out.compile_seconds += seconds_since(c0);
+      int j = 0;
+      for (int n : more) {
+        if (stop) return;
+        progress.step("frontend", "instruction cache edges", ++j, static_cast<int>(more.size()),
+                      std::to_string(n) + " instructions");
+        out.icache.push_back(icache_point(k, n, runner, out));
+      }
+      std::sort(out.icache.begin(), out.icache.end(),
+                [](const IcacheCurvePoint& a, const IcacheCurvePoint& b) {
+                  return a.instructions < b.instructions;
+                });
+      levels = icache_levels(out.icache);
+    }
+  }
   const auto names = icache_level_names(levels);
   for (std::size_t l = 0; l < levels.size(); ++l) {
     IcacheLevel lv;
@@ -167,8 +231,6 @@ void icache_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptio
     if (levels[l].capacity_hi) lv.capacity_hi_bytes = static_cast<uint64_t>(*levels[l].capacity_hi);
     out.icache_levels.push_back(lv);
   }
-  (void)info;
-  (void)opt;
 }
 
 void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
@@ -413,6 +475,8 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
       o.points_per_doubling = options::integer(p, k, v, 1, 8);
     else if (k == "region_instructions")
       o.region_instructions = options::integer(p, k, v, kIcacheChains, 1 << 18);
+    else if (k == "refine")
+      o.refine = options::flag(p, k, v);
     else if (k == "repeats")
       o.repeats = options::integer(p, k, v, 1, 50);
     else if (k == "launches")
@@ -430,6 +494,7 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
     o.launches = std::min(o.launches, 50);
     o.rate_kernels = std::min(o.rate_kernels, 500);
     o.points_per_doubling = 1;
+    o.refine = false;
   }
   return o;
 }
@@ -489,7 +554,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   else if (!do_icache)
     out.icache_status = {"unsupported", k->supports("icache").reason};
   else if (out.icache_status.ok())
-    icache_part(*k, info, opt, sizes, progress, stop, runner, out);
+    icache_part(*k, opt, sizes, progress, stop, runner, out);
   wall();
   if (interrupted()) return;
 

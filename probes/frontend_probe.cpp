@@ -35,6 +35,7 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         {"min_instructions", "1024", "smallest loop body of the sweep, instructions"},
         {"max_instructions", "", "largest loop body (CUDA 131072 = 2 MiB; OpenCL 4096)"},
         {"points_per_doubling", "2", "sizes per doubling of the sweep"},
+        {"refine", "1", "extra sizes at each instruction-cache edge (1/8 doubling, edges <= 512 KiB)"},
         {"region_instructions", "16384", "code of each region in the partition test"},
         {"repeats", "5", "timed repeats per point (at least)"},
         {"launches", "200", "launch-latency samples"},

@@ -3,6 +3,7 @@
 // charts of the IPC curve, the launch-latency distribution, the dispatch timeline and the
 // register staircase.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -247,7 +248,21 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
         g << "set label " << ++i << " " << detail::gnuplot_quote(l.name + " " + format_bytes(*l.capacity_bytes))
           << " at " << *l.capacity_bytes << ", graph 0.95 right offset -0.5,0 tc rgb 'red'\n";
       }
-      g << "set format x '%.0s%cB'\n";
+      // Binary byte labels at every doubling (16K, 32K ... 2M), as the latency charts have.
+      double lo = 1e300, hi = 0;
+      for (const auto& e : p->icache)
+        if (e.ipc && e.code_bytes) {
+          lo = std::min(lo, static_cast<double>(e.code_bytes));
+          hi = std::max(hi, static_cast<double>(e.code_bytes));
+        }
+      std::string tics;
+      for (int k = 0; k < 64 && hi > 0; ++k) {
+        const double x = std::ldexp(1.0, k);
+        if (x < lo / 2 || x > hi * 2) continue;
+        tics += (tics.empty() ? "" : ", ") + detail::gnuplot_quote(detail::axis_bytes_label(x)) + " " +
+                fmt(x, 0);
+      }
+      if (!tics.empty()) g << "set xtics (" << tics << ")\n";
       g << "plot $ipc with linespoints lw 2 pt 7 title 'steady state'";
       if (!cold.str().empty()) g << ", $cold with points pt 4 title 'first pass (cold)'";
       g << "\n";

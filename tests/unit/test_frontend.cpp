@@ -5,6 +5,7 @@
 // a failing backend, a backend that works).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -83,6 +84,19 @@ TEST(FrontendGenerator, SweepSizes) {
     EXPECT_EQ(v[i] % kIcacheChains, 0);
   }
   EXPECT_EQ(icache_sizes(100, 100, 2), std::vector<int>{104});
+}
+
+TEST(FrontendGenerator, EdgeRefinement) {
+  // Bracket 2048..2896 instructions (32 KiB..~45 KiB): three sizes inside, none measured.
+  const auto v = icache_refinement({2048, 2896}, 2048 * 16, 2896 * 16, 32768, 3);
+  ASSERT_EQ(v.size(), 3u);
+  for (int n : v) {
+    EXPECT_GT(n, 2048);
+    EXPECT_LT(n, 2896);
+    EXPECT_EQ(n % kIcacheChains, 0);
+  }
+  EXPECT_TRUE(icache_refinement({}, 65536.0 * 16, 92688.0 * 16, 32768, 3).empty());  // too big
+  EXPECT_TRUE(icache_refinement({}, 4096, 4096, 32768, 3).empty());
 }
 
 TEST(FrontendSass, LoopsAndTheirBytes) {
@@ -441,6 +455,11 @@ TEST(FrontendProbe, WorkingBackend) {
   ASSERT_TRUE(out.icache_levels[0].capacity_bytes);
   EXPECT_LE(*out.icache_levels[0].capacity_bytes, 4096u);
   EXPECT_EQ(out.icache_levels[0].name, "L0i");
+  // The edge was refined: sizes inside the first bracket of 181..256 instructions.
+  EXPECT_GT(out.icache.size(), icache_sizes(64, 1024, 2).size());
+  EXPECT_GT(*out.icache_levels[0].capacity_lo_bytes, 181u * 16);
+  EXPECT_TRUE(std::is_sorted(out.icache.begin(), out.icache.end(),
+                             [](const auto& a, const auto& b) { return a.instructions < b.instructions; }));
   EXPECT_EQ(out.icache_levels[1].name, "L2");
   EXPECT_GT(*out.icache_levels[0].capacity_hi_bytes, 4096u);
   EXPECT_EQ(out.timed_instruction, "FFMA");
