@@ -285,10 +285,13 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
     guarded(out.launch_status, [&] {
       const LaunchTiming t = k.launch_latency(opt.launches);
       out.launch_start_source = t.start_source;
-      std::vector<double> api, start, rt, kern;
+      std::vector<double> api, start, rt, kern, done;
       for (const auto& s : t.samples) {
         api.push_back(s.api_ns / 1000);
-        if (s.start_ns > 0) start.push_back(s.start_ns / 1000);
+        if (s.start_ns > 0) {
+          start.push_back(s.start_ns / 1000);
+          done.push_back((s.round_trip_ns - s.start_ns - s.kernel_ns) / 1000);
+        }
         rt.push_back(s.round_trip_ns / 1000);
         kern.push_back(s.kernel_ns / 1000);
       }
@@ -300,6 +303,7 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
       if (!start.empty()) {
         out.launch_start_us = summarize(start);
         out.launch_start_samples_us = start;
+        out.launch_completion_us = summarize(done);
       }
       if (t.sync) out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
       out.timer_resolution_ns = t.timer_resolution_ns;

@@ -116,6 +116,8 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
        "empty kernel, host clock");
     us("frontend.launch.api", "host time in the launch call", p->launch_api_us,
        "empty kernel, host clock");
+    us("frontend.launch.completion", "kernel end to synchronize returning on the host",
+       p->launch_completion_us, "round trip - start latency - kernel, per launch");
     for (const auto& [mode, s] : p->rate_kernels_per_s) {
       Figure f;
       f.id = "frontend.launch.rate." + mode;

@@ -95,7 +95,8 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   }
   os << "Launch (" << status_text(p->launch_status) << ", " << p->launch_api << "):"
      << " call " << spread(p->launch_api_us, 2) << " us, host call -> kernel start "
-     << spread(p->launch_start_us, 2) << " us, round trip " << spread(p->launch_round_trip_us, 2)
+     << spread(p->launch_start_us, 2) << " us, kernel end -> synchronize returns "
+     << spread(p->launch_completion_us, 2) << " us, round trip " << spread(p->launch_round_trip_us, 2)
      << " us";
   if (p->sync_uncertainty_us) os << " (clock sync ±" << fmt(*p->sync_uncertainty_us, 2) << " us)";
   os << "\n";
@@ -289,7 +290,8 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
 
   h << "<h3>Launch</h3>\n<p>" << detail::html_escape(p->launch_api) << " of an empty kernel: "
     << "call " << spread(p->launch_api_us, 2) << " µs (host), host call to kernel start "
-    << spread(p->launch_start_us, 2) << " µs, launch + synchronize round trip "
+    << spread(p->launch_start_us, 2) << " µs, kernel end to synchronize returning "
+    << spread(p->launch_completion_us, 2) << " µs, launch + synchronize round trip "
     << spread(p->launch_round_trip_us, 2) << " µs";
   if (p->sync_uncertainty_us)
     h << "; host/GPU clock sync within ±" << fmt(*p->sync_uncertainty_us, 2) << " µs";

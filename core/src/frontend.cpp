@@ -291,6 +291,8 @@ std::vector<DetectedLevel> detect_icache_levels(const std::vector<IcachePoint>& 
 
 std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& levels) {
   std::vector<std::string> v;
+  // No edge within the sweep: one level, which cannot be told from its size.
+  if (levels.size() == 1 && !levels[0].capacity_lo) return {"all sizes"};
   for (std::size_t i = 0; i < levels.size(); ++i) {
     // Where the edge lies: between the last size on the plateau and the first past it.
     std::optional<double> c = levels[i].capacity_lo;
@@ -471,6 +473,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   put(la, "start_us", r.launch_start_us);
   put(la, "round_trip_us", r.launch_round_trip_us);
   put(la, "kernel_us", r.launch_kernel_us);
+  put(la, "completion_us", r.launch_completion_us);
   put(la, "sync_uncertainty_us", r.sync_uncertainty_us);
   put(la, "timer_resolution_ns", r.timer_resolution_ns);
   la["start_samples_us"] = r.launch_start_samples_us;
@@ -585,6 +588,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     get(la, "start_us", r.launch_start_us);
     get(la, "round_trip_us", r.launch_round_trip_us);
     get(la, "kernel_us", r.launch_kernel_us);
+    get(la, "completion_us", r.launch_completion_us);
     get(la, "sync_uncertainty_us", r.sync_uncertainty_us);
     get(la, "timer_resolution_ns", r.timer_resolution_ns);
     get(la, "start_samples_us", r.launch_start_samples_us);

@@ -174,6 +174,7 @@ TEST(FrontendLevels, FlatCurveIsOneLevel) {
   std::vector<IcachePoint> c;
   for (double b = 4096; b <= 1 << 20; b *= 2) c.push_back({b, 0.9, 0.01});
   EXPECT_EQ(detect_icache_levels(c).size(), 1u);
+  EXPECT_EQ(icache_level_names(detect_icache_levels(c)), std::vector<std::string>{"all sizes"});
   EXPECT_TRUE(detect_icache_levels({}).empty());
 }
 
@@ -465,6 +466,8 @@ TEST(FrontendProbe, WorkingBackend) {
   EXPECT_EQ(out.timed_instruction, "FFMA");
   ASSERT_TRUE(out.launch_start_us);
   EXPECT_NEAR(out.launch_start_us->median, 5.0, 0.01);
+  ASSERT_TRUE(out.launch_completion_us);  // 9000 - 5000 - 100 ns
+  EXPECT_NEAR(out.launch_completion_us->median, 3.9, 0.01);
   EXPECT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
   ASSERT_TRUE(out.dispatch_blocks_per_us);

@@ -97,7 +97,8 @@ std::vector<DetectedLevel> detect_icache_levels(const std::vector<IcachePoint>& 
 // L1i can fully feed one partition, so one warp may show no L0i step at all): a level whose
 // edge (geometric middle of its capacity interval) lies below 64 KiB is "L0i", below 1 MiB
 // "L1i", the last level (no end) "L2" (code
-// streaming from L2), anything else "level N". A name that repeats gets " (2)".
+// streaming from L2), anything else "level N". A name that repeats gets " (2)". A curve
+// with no edge is one level, "all sizes".
 std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& levels);
 
 // One block as a kernel recorded it: the SM, %globaltimer at its start and end.
@@ -284,6 +285,9 @@ struct FrontendProbeResult {
   std::string launch_api;  // "cudaLaunchKernel" | "clEnqueueNDRangeKernel"
   std::string launch_start_source;  // how kernel start was timed against the host call
   std::optional<Summary> launch_api_us, launch_start_us, launch_round_trip_us, launch_kernel_us;
+  // Round trip = start (host call -> kernel start) + kernel + completion (kernel end ->
+  // synchronize returned on the host), per sample.
+  std::optional<Summary> launch_completion_us;
   std::optional<double> sync_uncertainty_us, timer_resolution_ns;
   std::vector<double> launch_start_samples_us, launch_round_trip_samples_us;
   std::map<std::string, Status> rate_status;           // plain | streams | graph
