@@ -385,6 +385,8 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
   }
   std::vector<int> regs = {32, 40, 48, 56, 64, 72, 80, 96, 128, 168, 255};
   if (opt.quick) regs = {32, 64, 128, 255};
+  Status compiled;
+  guarded(compiled, [&] { k.prepare_occupancy(regs); });
   for (int r : regs) {
     plan.push_back({128, r, 0, 0, 30});
     kinds.push_back("regs");

@@ -151,6 +151,13 @@ class CudaFrontend final : public FrontendKernels {
     parallel(specs.size(), [&](std::size_t i) { build(key_of(specs[i]), generate_icache_cuda(specs[i]), {}); });
   }
 
+  void prepare_occupancy(const std::vector<int>& regs) override {
+    parallel(regs.size(), [&](std::size_t i) {
+      build(occupancy_key(regs[i]), generate_occupancy_cuda(regs[i]),
+            {"--maxrregcount=" + std::to_string(regs[i])});
+    });
+  }
+
   IcacheTiming icache(const IcacheRun& run) override {
     const std::string key = key_of(run.spec);
     Module& m = module(key, generate_icache_cuda(run.spec), {});
@@ -375,8 +382,7 @@ class CudaFrontend final : public FrontendKernels {
     OccupancyTrace t;
     const void* fn = nullptr;
     if (req.regs > 0) {
-      const std::string key = "occ_regs_" + std::to_string(req.regs);
-      Module& m = module(key, generate_occupancy_cuda(req.regs), {"--maxrregcount=" + std::to_string(req.regs)});
+      Module& m = module(occupancy_key(req.regs), generate_occupancy_cuda(req.regs), {"--maxrregcount=" + std::to_string(req.regs)});
       fn = reinterpret_cast<const void*>(kernel(m, "gd_occ"));
     } else {
       fn = reinterpret_cast<const void*>(&fe_spin);
@@ -431,6 +437,8 @@ class CudaFrontend final : public FrontendKernels {
     cudaLibrary_t lib = nullptr;
     std::map<std::string, cudaKernel_t> kernels;
   };
+
+  static std::string occupancy_key(int regs) { return "occ_regs_" + std::to_string(regs); }
 
   static std::string key_of(const IcacheKernelSpec& s) {
     return "icache_" + std::to_string(icache_body_instructions(s.body_instructions)) + "_" +

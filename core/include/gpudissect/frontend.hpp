@@ -210,6 +210,8 @@ class FrontendKernels : public KernelSet {
   // Compiles ahead (in parallel where it can) the kernels these runs need.
   virtual void prepare_icache(const std::vector<IcacheKernelSpec>&) {}
   virtual IcacheTiming icache(const IcacheRun& run) = 0;
+  // Compiles ahead the register-forcing occupancy kernels of these register counts.
+  virtual void prepare_occupancy(const std::vector<int>& /*regs*/) {}
   virtual LaunchTiming launch_latency(int launches) = 0;
   // `mode`: "plain" (one stream), "streams" (round robin over `streams`), "graph".
   virtual RateTiming launch_rate(const std::string& mode, int kernels, int streams) = 0;
