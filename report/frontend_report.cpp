@@ -393,8 +393,9 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
       g << "$m << EOD\n" << m.str() << "EOD\n$p << EOD\n" << pr.str() << "EOD\n"
         << "set title 'Occupancy staircase (blocks of 128 threads)'\nset xlabel 'registers per "
            "thread'\nset ylabel 'resident warps per SM'\nset grid\nset key top right box opaque\n"
-           "set yrange [0:*]\nplot $m with linespoints lw 2 pt 7 title 'measured', $p with steps "
-           "dashtype 2 title 'predicted (64K regs, 256-register units)'\n";
+           // fsteps: the count at r holds for every register count above the previous r.
+           "set yrange [0:*]\nplot $m with fsteps lw 2 title 'measured', $m with points pt 7 "
+           "notitle, $p with fsteps dashtype 2 title 'predicted (64K regs, 256-register units)'\n";
       spec.script = g.str();
       emit_chart(h, ctx, spec);
     }
