@@ -8,6 +8,7 @@ const ProbeRegistry& probe_registry() {
     r.add(make_latency_probe());
     r.add(make_bandwidth_probe());
     r.add(make_compute_probe());
+    r.add(make_frontend_probe());
     r.add(make_atomics_probe());
     r.add(make_host_memory_probe());
     return r;

@@ -44,4 +44,9 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
                                                      const RunResult& r);
 std::string compute_html_section(const RunResult& r, SectionContext& ctx);
 
+void print_frontend_summary(std::ostream& os, const RunResult& r);
+std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::path& dir,
+                                                      const RunResult& r);
+std::string frontend_html_section(const RunResult& r, SectionContext& ctx);
+
 }  // namespace gd::report

@@ -1,9 +1,13 @@
 #include "cuda_util.hpp"
 
+#include <nvrtc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -132,6 +136,89 @@ std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& list
     }
   }
   flush();
+  return out;
+}
+
+// ---- NVRTC, the disk cache of compiled kernels, disassembly (shared by the probes) ----
+
+Compiled nvrtc_compile(const std::string& source, const std::string& arch, bool cubin,
+                       const std::vector<std::string>& extra) {
+  nvrtcProgram prog = nullptr;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "gd_compute.cu", 0, nullptr, nullptr) !=
+      NVRTC_SUCCESS)
+    throw BackendError("nvrtcCreateProgram failed");
+  const std::string arch_opt = "--gpu-architecture=" + arch;
+  // No fast-math: the "precise" ops must be what ordinary code gets.
+  std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "-default-device"};
+  for (const auto& e : extra) opts.push_back(e.c_str());
+  const nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  Compiled c;
+  std::size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  c.log.resize(n);
+  if (n) nvrtcGetProgramLog(prog, c.log.data());
+  if (rc != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    throw BackendError("NVRTC (" + arch + "): " + nvrtcGetErrorString(rc) + "\n" + c.log);
+  }
+  if (cubin) {
+    nvrtcGetCUBINSize(prog, &n);
+    c.image.resize(n);
+    nvrtcGetCUBIN(prog, c.image.data());
+  } else {
+    nvrtcGetPTXSize(prog, &n);
+    c.image.resize(n);
+    nvrtcGetPTX(prog, c.image.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  return c;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ULL;
+  return h;
+}
+
+std::filesystem::path cache_dir(const std::string& sub) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path d = xdg && *xdg     ? std::filesystem::path(xdg)
+                            : home && *home ? std::filesystem::path(home) / ".cache"
+                                            : std::filesystem::temp_directory_path();
+  return d / "gpudissect" / sub;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return {};
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::filesystem::path& p, const std::string& data) {
+  std::error_code ec;
+  std::filesystem::create_directories(p.parent_path(), ec);
+  const auto tmp = p.string() + ".tmp" + std::to_string(fnv1a(data) & 0xffff);
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    f << data;
+  }
+  std::filesystem::rename(tmp, p, ec);
+}
+
+// cuobjdump -sass of a cubin held in memory, through a temporary file.
+std::string disassemble(const std::string& cubin, uint64_t key) {
+  const auto tmp =
+      std::filesystem::temp_directory_path() /
+      ("gd_compute_" + std::to_string(key) + "_" +
+       std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".cubin");
+  write_file(tmp, cubin);
+  std::string out = dump_sass(tmp.string());
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
   return out;
 }
 

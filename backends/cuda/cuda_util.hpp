@@ -5,8 +5,11 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace gd::cuda {
 
@@ -54,5 +57,23 @@ struct KernelMemoryOps {
 
 // Per kernel (mangled name) of a cuobjdump --dump-sass listing.
 std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& sass);
+
+// NVRTC: `source` compiled for `arch` ("sm_90", "compute_90") to CUBIN (or PTX), with
+// `extra` options after the defaults (-std=c++17 -default-device). Throws BackendError with
+// NVRTC's log.
+struct Compiled {
+  std::string image;  // PTX or CUBIN
+  std::string log;
+};
+Compiled nvrtc_compile(const std::string& source, const std::string& arch, bool cubin,
+                       const std::vector<std::string>& extra = {});
+uint64_t fnv1a(const std::string& s);
+// $XDG_CACHE_HOME (or ~/.cache, or the temp folder) / gpudissect / sub.
+std::filesystem::path cache_dir(const std::string& sub = "compute");
+std::string read_file(const std::filesystem::path& p);  // empty where it cannot be read
+void write_file(const std::filesystem::path& p, const std::string& data);  // atomic, best effort
+// cuobjdump --dump-sass of a cubin held in memory (through a temporary file); empty where
+// cuobjdump is missing.
+std::string disassemble(const std::string& cubin, uint64_t key);
 
 }  // namespace gd::cuda

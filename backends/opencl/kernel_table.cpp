@@ -15,6 +15,7 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
       {BandwidthKernels::kProbe, make<make_bandwidth_kernels>},
       {ComputeKernels::kProbe, make<make_compute_kernels>},
       {AtomicsKernels::kProbe, make<make_atomics_kernels>},
+      {FrontendKernels::kProbe, make<make_frontend_kernels>},
   };
   return table;
 }

@@ -12,6 +12,7 @@
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/frontend.hpp"
 
 namespace gd::opencl {
 
@@ -26,6 +27,7 @@ struct Handles {
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(const Handles& h, const DeviceInfo& info);
+std::unique_ptr<FrontendKernels> make_frontend_kernels(const Handles& h, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(const Handles& h, const DeviceInfo& info);

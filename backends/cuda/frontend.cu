@@ -1,0 +1,637 @@
+// CUDA kernels of the frontend probe. The instruction-cache loops and the register-forcing
+// occupancy kernels are generated and compiled with NVRTC (in parallel, cached on disk like
+// the compute probe's), loaded through the runtime's library API, their loops measured from
+// cuobjdump's listing. Launch, dispatch and the plain occupancy kernel are compiled here by
+// nvcc. Every kernel's output is checked on the host; every wait on the GPU is bounded.
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "cuda_probes.hpp"
+#include "cuda_util.hpp"
+
+namespace gd::cuda {
+
+namespace {
+
+constexpr unsigned long long kMagic = kOccupancyMagic;
+
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+__device__ __forceinline__ unsigned warpid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(s));
+  return s;
+}
+
+// Launch latency / rate: records its start and end on the GPU timer.
+__global__ void fe_stamp(unsigned long long* rec, int i) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    const unsigned long long t = gtimer();
+    rec[2 * i] = t;
+    rec[2 * i + 1] = gtimer();
+  }
+}
+
+// Host/GPU clock sync: answers each host request (flag == r + 1) with the GPU time, until
+// the host writes ~0u or 5 s pass.
+__global__ void fe_sync(volatile unsigned* flag, volatile unsigned long long* reply,
+                        volatile unsigned* ack, int rounds) {
+  const unsigned long long t0 = gtimer();
+  for (int r = 0; r < rounds; ++r) {
+    unsigned f;
+    while ((f = *flag) != static_cast<unsigned>(r + 1)) {
+      if (f == ~0u || gtimer() - t0 > 5000000000ull) return;
+    }
+    reply[r] = gtimer();
+    __threadfence_system();
+    *ack = static_cast<unsigned>(r + 1);
+    __threadfence_system();
+  }
+}
+
+// The smallest step of %globaltimer seen in a burst of reads.
+__global__ void fe_timer_step(unsigned long long* out) {
+  unsigned long long prev = gtimer(), best = ~0ull;
+  int changes = 0;
+  for (int i = 0; i < 200000 && changes < 64; ++i) {
+    const unsigned long long t = gtimer();
+    if (t != prev) {
+      best = min(best, t - prev);
+      prev = t;
+      ++changes;
+    }
+  }
+  out[0] = best;
+}
+
+// One record per block: {smid | warpid << 32, start, end, magic}.
+__global__ void fe_dispatch(unsigned long long* rec) {
+  if (threadIdx.x == 0) {
+    const unsigned long long t = gtimer();
+    const unsigned long long id = smid() | (static_cast<unsigned long long>(warpid()) << 32);
+    rec[4 * blockIdx.x] = id;
+    rec[4 * blockIdx.x + 1] = t;
+    rec[4 * blockIdx.x + 2] = gtimer();
+    rec[4 * blockIdx.x + 3] = kMagic;
+  }
+}
+
+// Occupancy: every block spins spin_ns from its own start; the dynamic shared memory the
+// launch asks for limits residency whether touched or not (so it is not touched: with 0
+// bytes asked there is none to touch).
+__global__ void fe_spin(unsigned long long* rec, unsigned long long spin_ns) {
+  __shared__ unsigned long long start;
+  if (threadIdx.x == 0) {
+    start = gtimer();
+    rec[4 * blockIdx.x] = smid() | (static_cast<unsigned long long>(warpid()) << 32);
+    rec[4 * blockIdx.x + 1] = start;
+  }
+  __syncthreads();
+  while (gtimer() - start < spin_ns) {
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    rec[4 * blockIdx.x + 2] = gtimer();
+    rec[4 * blockIdx.x + 3] = kMagic;
+  }
+}
+
+double now_ns() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+class CudaFrontend final : public FrontendKernels {
+ public:
+  CudaFrontend(int device, cudaStream_t stream, const DeviceInfo& info)
+      : device_(device), stream_(stream), info_(info) {
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    cc_ = major * 10 + minor;
+    nvrtcVersion(&major, &minor);
+    nvrtc_version_ = std::to_string(major) + "." + std::to_string(minor);
+  }
+  ~CudaFrontend() override {
+    for (auto& [k, m] : modules_)
+      if (m.lib) cudaLibraryUnload(m.lib);
+    for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    if (host_) cudaFreeHost(host_);
+  }
+
+  std::string language() const override { return "cuda"; }
+
+  Support supports(const std::string& part) override {
+    if (cc_ < 70) return Support::no("needs compute capability 7.0 (16-byte instructions, %globaltimer)");
+    (void)part;
+    return Support::yes();
+  }
+
+  void prepare_icache(const std::vector<IcacheKernelSpec>& specs) override {
+    parallel(specs.size(), [&](std::size_t i) { build(key_of(specs[i]), generate_icache_cuda(specs[i]), {}); });
+  }
+
+  void prepare_occupancy(const std::vector<int>& regs) override {
+    parallel(regs.size(), [&](std::size_t i) {
+      build(occupancy_key(regs[i]), generate_occupancy_cuda(regs[i]),
+            {"--maxrregcount=" + std::to_string(regs[i])});
+    });
+  }
+
+  IcacheTiming icache(const IcacheRun& run) override {
+    const std::string key = key_of(run.spec);
+    Module& m = module(key, generate_icache_cuda(run.spec), {});
+    cudaKernel_t k = kernel(m, icache_kernel_name());
+    const int warps = std::max(1, run.warps);
+    const int threads = warps * 32;
+    unsigned* out = static_cast<unsigned*>(out_.get(threads * sizeof(unsigned), "icache results"));
+    auto* tim = static_cast<unsigned long long*>(
+        tim_.get(static_cast<std::size_t>(warps) * 4 * sizeof(unsigned long long), "icache timings"));
+    check(cudaMemsetAsync(out, 0xA5, threads * sizeof(unsigned), stream_), "clearing icache results");
+    int iters = static_cast<int>(std::min<uint64_t>(run.iters, 1u << 30));
+    int mode = run.different ? 1 : 0;
+    float seed = kIcacheSeed, addend = kIcacheAddend;
+    void* args[] = {&out, &tim, &iters, &mode, &seed, &addend};
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1), dim3(threads), args, 0, stream_),
+          "launching the instruction-cache kernel");
+    check(cudaStreamSynchronize(stream_), "running the instruction-cache kernel");
+    std::vector<unsigned> o(threads);
+    std::vector<unsigned long long> t(static_cast<std::size_t>(warps) * 4);
+    check(cudaMemcpy(o.data(), out, o.size() * sizeof(unsigned), cudaMemcpyDeviceToHost),
+          "reading icache results");
+    check(cudaMemcpy(t.data(), tim, t.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "reading icache timings");
+    IcacheTiming r;
+    std::vector<double> mhz;
+    std::ostringstream msg;
+    int bad = 0;
+    for (int w = 0; w < warps; ++w) {
+      const double c = static_cast<double>(t[4 * w]);
+      const auto t0 = t[4 * w + 2], t1 = t[4 * w + 3];
+      r.cycles_per_warp.push_back(c);
+      if (t1 > t0) {
+        mhz.push_back(c / static_cast<double>(t1 - t0) * 1000.0);
+        r.ns = std::max(r.ns, static_cast<double>(t1 - t0));
+      }
+      const int region = run.different ? w % std::max(1, run.spec.regions) : 0;
+      const uint32_t want = reference(run.spec, region, static_cast<uint64_t>(iters));
+      for (int l = 0; l < 32; ++l)
+        if (o[w * 32 + l] != want) {
+          if (bad++ == 0)
+            msg << "warp " << w << " lane " << l << " wrote 0x" << std::hex << o[w * 32 + l]
+                << ", host reference 0x" << want << std::dec;
+        }
+    }
+    if (bad) {
+      r.check_ok = false;
+      msg << " (" << bad << " of " << threads << " threads wrong)";
+    }
+    r.check = bad ? msg.str() : "every thread matched the host reference";
+    if (!mhz.empty()) r.clock_mhz = median(mhz);
+    const auto loops = region_loops(m.loops, std::max(1, run.spec.regions));
+    if (!loops.empty()) {
+      r.loop_instructions = loops.front().instructions;
+      r.code_bytes = loops.front().bytes();
+      r.code_bytes_source = "sass";
+      std::vector<std::pair<int, std::string>> v;
+      for (const auto& [op, n] : loops.front().opcodes) v.emplace_back(n, op);
+      std::sort(v.rbegin(), v.rend());
+      for (std::size_t i = 0; i < v.size() && i < 4; ++i)
+        r.opcodes.push_back(v[i].second + " x" + std::to_string(v[i].first));
+    }
+    return r;
+  }
+
+  LaunchTiming launch_latency(int launches) override {
+    LaunchTiming out;
+    out.start_source = "globaltimer synced to steady_clock";
+    auto* rec = static_cast<unsigned long long*>(
+        rec_.get(static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), "launch records"));
+    // Timer resolution.
+    fe_timer_step<<<1, 1, 0, stream_>>>(rec);
+    check(cudaGetLastError(), "launching fe_timer_step");
+    check(cudaStreamSynchronize(stream_), "running fe_timer_step");
+    unsigned long long step = 0;
+    check(cudaMemcpy(&step, rec, sizeof step, cudaMemcpyDeviceToHost), "reading the timer step");
+    if (step != ~0ull && step > 0) out.timer_resolution_ns = static_cast<double>(step);
+    double before_host = 0, after_host = 0;
+    const ClockSync before = sync(&before_host);
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), stream_),
+          "clearing launch records");
+    // Warm-up, then one launch at a time on an idle stream.
+    for (int i = 0; i < 5; ++i) {
+      check(cudaLaunchKernel(reinterpret_cast<const void*>(&fe_stamp), dim3(1), dim3(32),
+                             args_for(rec, 0), 0, stream_),
+            "launching fe_stamp");
+      check(cudaStreamSynchronize(stream_), "running fe_stamp");
+    }
+    // The warm-up wrote record 0: clear it again.
+    check(cudaMemsetAsync(rec, 0, 2 * sizeof(unsigned long long), stream_), "clearing launch records");
+    check(cudaStreamSynchronize(stream_), "clearing launch records");
+    std::vector<double> host0(launches), api(launches), rt(launches);
+    for (int i = 0; i < launches; ++i) {
+      void** a = args_for(rec, i);
+      const double t0 = now_ns();
+      const cudaError_t e =
+          cudaLaunchKernel(reinterpret_cast<const void*>(&fe_stamp), dim3(1), dim3(32), a, 0, stream_);
+      const double t1 = now_ns();
+      check(e, "launching fe_stamp");
+      check(cudaStreamSynchronize(stream_), "running fe_stamp");
+      const double t2 = now_ns();
+      host0[i] = t0;
+      api[i] = t1 - t0;
+      rt[i] = t2 - t0;
+    }
+    const ClockSync after = sync(&after_host);
+    std::vector<unsigned long long> g(static_cast<std::size_t>(launches) * 2);
+    check(cudaMemcpy(g.data(), rec, g.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "reading launch records");
+    out.sync = before.uncertainty_ns > after.uncertainty_ns ? before : after;
+    // Offset interpolated between the syncs before and after (the two clocks drift apart
+    // by parts per million).
+    const double span = after_host - before_host;
+    for (int i = 0; i < launches; ++i) {
+      LaunchSample s;
+      s.api_ns = api[i];
+      s.round_trip_ns = rt[i];
+      const double f = span > 0 ? (host0[i] - before_host) / span : 0;
+      const double offset = before.offset_ns + f * (after.offset_ns - before.offset_ns);
+      const double start_host = static_cast<double>(g[2 * i]) - offset;
+      s.start_ns = start_host - host0[i];
+      s.kernel_ns = static_cast<double>(g[2 * i + 1] - g[2 * i]);
+      if (g[2 * i] == 0) throw BackendError("launch latency: kernel " + std::to_string(i) + " left no record");
+      out.samples.push_back(s);
+    }
+    return out;
+  }
+
+  RateTiming launch_rate(const std::string& mode, int kernels, int nstreams) override {
+    auto* rec = static_cast<unsigned long long*>(
+        rec_.get(static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), "launch records"));
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), stream_),
+          "clearing launch records");
+    check(cudaStreamSynchronize(stream_), "clearing launch records");
+    RateTiming r;
+    r.kernels = kernels;
+    const void* fn = reinterpret_cast<const void*>(&fe_stamp);
+    if (mode == "plain") {
+      const double t0 = now_ns();
+      for (int i = 0; i < kernels; ++i)
+        check(cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, stream_), "launching fe_stamp");
+      check(cudaStreamSynchronize(stream_), "running fe_stamp");
+      r.host_ns = now_ns() - t0;
+    } else if (mode == "streams") {
+      while (static_cast<int>(streams_.size()) < nstreams) {
+        cudaStream_t s = nullptr;
+        check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+        streams_.push_back(s);
+      }
+      const double t0 = now_ns();
+      for (int i = 0; i < kernels; ++i)
+        check(cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, streams_[i % nstreams]),
+              "launching fe_stamp");
+      for (int s = 0; s < nstreams; ++s) check(cudaStreamSynchronize(streams_[s]), "running fe_stamp");
+      r.host_ns = now_ns() - t0;
+    } else if (mode == "graph") {
+      if (!graph_exec_ || graph_kernels_ != kernels || graph_rec_ != rec) {
+        if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+        graph_exec_ = nullptr;
+        if (streams_.empty()) {
+          cudaStream_t s = nullptr;
+          check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+          streams_.push_back(s);
+        }
+        cudaGraph_t graph = nullptr;
+        check(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        for (int i = 0; i < kernels; ++i) {
+          const cudaError_t e = cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, streams_[0]);
+          if (e != cudaSuccess) {
+            cudaStreamEndCapture(streams_[0], &graph);
+            if (graph) cudaGraphDestroy(graph);
+            check(e, "capturing fe_stamp into a graph");
+          }
+        }
+        check(cudaStreamEndCapture(streams_[0], &graph), "cudaStreamEndCapture");
+        const cudaError_t e = cudaGraphInstantiate(&graph_exec_, graph, 0);
+        cudaGraphDestroy(graph);
+        check(e, "cudaGraphInstantiate");
+        graph_kernels_ = kernels;
+        graph_rec_ = rec;
+        check(cudaGraphLaunch(graph_exec_, streams_[0]), "cudaGraphLaunch (warm-up)");
+        check(cudaStreamSynchronize(streams_[0]), "running the graph (warm-up)");
+      }
+      const double t0 = now_ns();
+      check(cudaGraphLaunch(graph_exec_, streams_[0]), "cudaGraphLaunch");
+      check(cudaStreamSynchronize(streams_[0]), "running the graph");
+      r.host_ns = now_ns() - t0;
+    } else {
+      throw BackendError("unknown launch-rate mode " + mode);
+    }
+    std::vector<unsigned long long> g(static_cast<std::size_t>(kernels) * 2);
+    check(cudaMemcpy(g.data(), rec, g.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "reading launch records");
+    unsigned long long lo = ~0ull, hi = 0;
+    int missing = 0;
+    for (int i = 0; i < kernels; ++i) {
+      if (g[2 * i] == 0) {
+        ++missing;
+        continue;
+      }
+      lo = std::min(lo, g[2 * i]);
+      hi = std::max(hi, g[2 * i]);
+    }
+    if (missing)
+      throw BackendError("launch rate (" + mode + "): " + std::to_string(missing) + " of " +
+                         std::to_string(kernels) + " kernels left no record");
+    if (hi > lo) r.gpu_span_ns = static_cast<double>(hi - lo);
+    return r;
+  }
+
+  std::vector<BlockRecord> dispatch(int blocks, int block_threads) override {
+    auto* rec = static_cast<unsigned long long*>(
+        rec_.get(static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "dispatch records"));
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), stream_),
+          "clearing dispatch records");
+    fe_dispatch<<<blocks, block_threads, 0, stream_>>>(rec);
+    check(cudaGetLastError(), "launching fe_dispatch");
+    check(cudaStreamSynchronize(stream_), "running fe_dispatch");
+    return records(rec, blocks, "dispatch");
+  }
+
+  OccupancyTrace occupancy(const OccupancyRequest& req) override {
+    OccupancyTrace t;
+    const void* fn = nullptr;
+    if (req.regs > 0) {
+      Module& m = module(occupancy_key(req.regs), generate_occupancy_cuda(req.regs), {"--maxrregcount=" + std::to_string(req.regs)});
+      fn = reinterpret_cast<const void*>(kernel(m, "gd_occ"));
+    } else {
+      fn = reinterpret_cast<const void*>(&fe_spin);
+    }
+    // Let the launch have all the shared memory it asks for, the carveout at its largest.
+    if (req.shared_bytes > 48 * 1024)
+      check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(req.shared_bytes)),
+            "cudaFuncSetAttribute (dynamic shared memory)");
+    (void)cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+    (void)cudaGetLastError();
+    cudaFuncAttributes attr{};
+    check(cudaFuncGetAttributes(&attr, fn), "cudaFuncGetAttributes");
+    t.regs_per_thread = attr.numRegs;
+    int api = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api, fn, req.block_threads, req.shared_bytes) ==
+        cudaSuccess)
+      t.api_blocks_per_sm = api;
+    (void)cudaGetLastError();
+    if (t.api_blocks_per_sm && *t.api_blocks_per_sm == 0)
+      throw BackendError("a block of " + std::to_string(req.block_threads) + " threads with " +
+                         std::to_string(req.shared_bytes) + " bytes of shared memory does not fit an SM");
+    const int per_sm = req.blocks_per_sm > 0 ? req.blocks_per_sm : 2 * std::max(1, api) + 2;
+    const int blocks = std::max(1, info_.compute_units) * per_sm;
+    auto* rec = static_cast<unsigned long long*>(
+        rec_.get(static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "occupancy records"));
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), stream_),
+          "clearing occupancy records");
+    unsigned long long spin = static_cast<unsigned long long>(req.spin_us * 1000);
+    if (req.regs > 0) {
+      float seed = 1.0f;
+      unsigned* sink = static_cast<unsigned*>(out_.get(64, "occupancy sink"));
+      void* args[] = {&rec, &spin, &seed, &sink};
+      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, req.shared_bytes, stream_),
+            "launching the occupancy kernel");
+    } else {
+      void* args[] = {&rec, &spin};
+      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, req.shared_bytes, stream_),
+            "launching the occupancy kernel");
+    }
+    check(cudaStreamSynchronize(stream_), "running the occupancy kernel");
+    t.blocks = records(rec, blocks, "occupancy");
+    return t;
+  }
+
+ private:
+  struct Module {
+    std::string cubin, error;
+    std::vector<SassLoop> loops;
+    bool built = false;
+    cudaLibrary_t lib = nullptr;
+    std::map<std::string, cudaKernel_t> kernels;
+  };
+
+  static std::string occupancy_key(int regs) { return "occ_regs_" + std::to_string(regs); }
+
+  static std::string key_of(const IcacheKernelSpec& s) {
+    return "icache_" + std::to_string(icache_body_instructions(s.body_instructions)) + "_" +
+           std::to_string(s.regions);
+  }
+
+  template <class F>
+  static void parallel(std::size_t n, F&& fn) {
+    const unsigned workers = std::max(1u, std::min<unsigned>(16u, std::thread::hardware_concurrency()));
+    std::atomic<std::size_t> next{0};
+    std::vector<std::future<void>> fs;
+    for (unsigned w = 0; w < workers; ++w)
+      fs.push_back(std::async(std::launch::async, [&] {
+        for (std::size_t i; (i = next++) < n;) {
+          try {
+            fn(i);
+          } catch (const std::exception&) {
+            // Reported again, with its message, when the kernel is asked for.
+          }
+        }
+      }));
+    for (auto& f : fs) f.wait();
+  }
+
+  // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls.
+  void build(const std::string& key, const std::string& src, const std::vector<std::string>& extra) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (modules_[key].built) return;
+    }
+    const std::string arch = "sm_" + std::to_string(cc_);
+    std::string opts;
+    for (const auto& e : extra) opts += e + " ";
+    const uint64_t h = fnv1a(src + "|" + arch + "|" + opts + "|" + nvrtc_version_);
+    const auto dir = cache_dir("frontend");
+    const auto path = dir / (std::to_string(h) + ".cubin");
+    Module m;
+    try {
+      m.cubin = read_file(path);
+      if (m.cubin.empty()) {
+        m.cubin = nvrtc_compile(src, arch, true, extra).image;
+        write_file(path, m.cubin);
+      }
+      const auto sass_path = dir / (std::to_string(h) + ".sass");
+      std::string sass = read_file(sass_path);
+      if (sass.empty()) {
+        sass = disassemble(m.cubin, h);
+        if (!sass.empty()) write_file(sass_path, sass);
+      }
+      if (!sass.empty()) {
+        const auto all = parse_sass_all_loops(sass);
+        if (auto it = all.find(icache_kernel_name()); it != all.end()) m.loops = it->second;
+      }
+    } catch (const std::exception& e) {
+      m.error = e.what();
+    }
+    m.built = true;
+    std::lock_guard<std::mutex> g(mu_);
+    Module& slot = modules_[key];
+    if (!slot.built) slot = std::move(m);
+  }
+
+  Module& module(const std::string& key, const std::string& src, const std::vector<std::string>& extra) {
+    build(key, src, extra);
+    Module& m = modules_[key];
+    if (!m.error.empty()) throw BackendError(m.error);
+    if (!m.lib)
+      check(cudaLibraryLoadData(&m.lib, m.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+            "loading a generated frontend kernel");
+    return m;
+  }
+
+  cudaKernel_t kernel(Module& m, const std::string& name) {
+    auto it = m.kernels.find(name);
+    if (it != m.kernels.end()) return it->second;
+    cudaKernel_t k = nullptr;
+    check(cudaLibraryGetKernel(&k, m.lib, name.c_str()), "finding a generated frontend kernel");
+    m.kernels[name] = k;
+    return k;
+  }
+
+  uint32_t reference(const IcacheKernelSpec& spec, int region, uint64_t passes) {
+    const std::string key = key_of(spec) + "|" + std::to_string(region) + "|" + std::to_string(passes);
+    auto it = refs_.find(key);
+    if (it != refs_.end()) return it->second;
+    return refs_[key] = icache_reference(spec, region, passes);
+  }
+
+  void** args_for(unsigned long long*& rec, int i) {
+    arg_rec_ = rec;
+    arg_i_ = i;
+    args_[0] = &arg_rec_;
+    args_[1] = &arg_i_;
+    return args_;
+  }
+
+  std::vector<BlockRecord> records(unsigned long long* dev, int blocks, const char* what) {
+    std::vector<unsigned long long> h(static_cast<std::size_t>(blocks) * 4);
+    check(cudaMemcpy(h.data(), dev, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
+          "reading block records");
+    std::vector<BlockRecord> out;
+    int missing = 0;
+    for (int b = 0; b < blocks; ++b) {
+      if (h[4 * b + 3] != kMagic) {
+        ++missing;
+        continue;
+      }
+      BlockRecord r;
+      r.sm = static_cast<uint32_t>(h[4 * b] & 0xffffffffu);
+      r.warp_slot = static_cast<uint32_t>(h[4 * b] >> 32);
+      r.start_ns = h[4 * b + 1];
+      r.end_ns = h[4 * b + 2];
+      out.push_back(r);
+    }
+    if (missing)
+      throw BackendError(std::string(what) + ": " + std::to_string(missing) + " of " +
+                         std::to_string(blocks) + " blocks left no record");
+    return out;
+  }
+
+  // Round trips through mapped pinned memory: the host raises a flag, the kernel answers
+  // with %globaltimer. Bounded on both sides (the kernel gives up after 5 s, the host after
+  // 2 s per round and then tells the kernel to stop).
+  ClockSync sync(double* host_at) {
+    constexpr int kRounds = 32;
+    if (!host_) {
+      check(cudaHostAlloc(&host_, 4096, cudaHostAllocMapped), "cudaHostAlloc (clock sync)");
+    }
+    std::memset(host_, 0, 4096);
+    auto* flag = reinterpret_cast<volatile unsigned*>(host_);
+    auto* ack = reinterpret_cast<volatile unsigned*>(static_cast<char*>(host_) + 64);
+    auto* reply = reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(host_) + 128);
+    void* dflag = nullptr;
+    check(cudaHostGetDevicePointer(&dflag, host_, 0), "cudaHostGetDevicePointer");
+    auto* dev_flag = static_cast<volatile unsigned*>(dflag);
+    auto* dev_ack = reinterpret_cast<volatile unsigned*>(static_cast<char*>(dflag) + 64);
+    auto* dev_reply = reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(dflag) + 128);
+    fe_sync<<<1, 1, 0, stream_>>>(dev_flag, dev_reply, dev_ack, kRounds);
+    check(cudaGetLastError(), "launching the clock-sync kernel");
+    std::vector<SyncSample> samples;
+    std::string failure;
+    for (int r = 0; r < kRounds && failure.empty(); ++r) {
+      const double t0 = now_ns();
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      *flag = static_cast<unsigned>(r + 1);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      double t1 = t0;
+      while (*ack != static_cast<unsigned>(r + 1)) {
+        t1 = now_ns();
+        if (t1 - t0 > 2e9) {
+          failure = "the clock-sync kernel did not answer round " + std::to_string(r) + " within 2 s";
+          break;
+        }
+      }
+      t1 = now_ns();
+      if (failure.empty()) samples.push_back({t0, static_cast<double>(reply[r]), t1});
+    }
+    *flag = ~0u;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    check(cudaStreamSynchronize(stream_), "running the clock-sync kernel");
+    if (!failure.empty()) throw BackendError(failure);
+    // The first rounds pay for the kernel's start: drop them.
+    if (samples.size() > 4) samples.erase(samples.begin(), samples.begin() + 4);
+    auto s = sync_clocks(samples);
+    if (!s) throw BackendError("clock sync: no usable round trip");
+    *host_at = samples[samples.size() / 2].host_before_ns;
+    return *s;
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  DeviceInfo info_;
+  int cc_ = 0;
+  std::string nvrtc_version_;
+  std::mutex mu_;
+  std::map<std::string, Module> modules_;
+  std::map<std::string, uint32_t> refs_;
+  DeviceBuffer out_, tim_, rec_;
+  std::vector<cudaStream_t> streams_;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  int graph_kernels_ = 0;
+  void* graph_rec_ = nullptr;
+  void* host_ = nullptr;
+  unsigned long long* arg_rec_ = nullptr;
+  int arg_i_ = 0;
+  void* args_[2] = {nullptr, nullptr};
+};
+
+}  // namespace
+
+std::unique_ptr<FrontendKernels> make_frontend_kernels(int device, cudaStream_t stream,
+                                                       const DeviceInfo& info) {
+  return std::make_unique<CudaFrontend>(device, stream, info);
+}
+
+}  // namespace gd::cuda

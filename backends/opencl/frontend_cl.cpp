@@ -1,0 +1,254 @@
+// OpenCL kernels of the frontend probe: the generator's instruction-cache loops (built on
+// first use, one program per size), timed with event profiling, their size read from the
+// program binary; launch latency from event profiling (queued to start) and the host
+// clock; back-to-back launch rate on one queue. OpenCL has no SM id or GPU timer inside
+// kernels: dispatch and occupancy are unsupported here, as are graphs and the partition test
+// on a CPU device.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "opencl_probes.hpp"
+
+namespace gd::opencl {
+
+namespace {
+
+void check(cl_int err, const std::string& what) {
+  if (err == CL_SUCCESS) return;
+  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+      err == CL_OUT_OF_HOST_MEMORY)
+    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
+  throw BackendError(what + ": OpenCL error " + std::to_string(err));
+}
+
+double now_ns() {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+constexpr const char* kEmpty = "__kernel void gd_fe_empty(__global ulong* p) { if (get_global_id(0) == 0) p[0] = 1; }\n";
+
+class OpenCLFrontend final : public FrontendKernels {
+ public:
+  OpenCLFrontend(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
+    clGetDeviceInfo(h.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg_, &max_wg_, nullptr);
+    cl_device_type type = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    gpu_ = (type & CL_DEVICE_TYPE_GPU) != 0;
+  }
+  ~OpenCLFrontend() override {
+    for (auto& [k, p] : programs_) {
+      if (p.kernel) clReleaseKernel(p.kernel);
+      if (p.program) clReleaseProgram(p.program);
+    }
+    for (cl_mem m : {out_, tim_, flag_})
+      if (m) clReleaseMemObject(m);
+  }
+
+  std::string language() const override { return "opencl"; }
+
+  Support supports(const std::string& part) override {
+    if (part == "icache" || part == "launch" || part == "rate.plain") return Support::yes();
+    if (part == "partitions")
+      return gpu_ ? Support::yes()
+                  : Support::no("a CPU device has no scheduler partitions to put warps on");
+    if (part == "rate.streams") return Support::no("several queues are not measured on OpenCL");
+    if (part == "rate.graph") return Support::no("OpenCL has no graph launch (cl_khr_command_buffer is not used)");
+    if (part == "dispatch" || part == "occupancy")
+      return Support::no("OpenCL kernels can read no SM id and no GPU timer");
+    return Support::no("unknown part " + part);
+  }
+
+  void prepare_icache(const std::vector<IcacheKernelSpec>&) override {
+    // PoCL's LLVM is slow per statement: build only what runs, on first use.
+  }
+
+  IcacheTiming icache(const IcacheRun& run) override {
+    Program& p = program("icache_" + std::to_string(icache_body_instructions(run.spec.body_instructions)) +
+                             "_" + std::to_string(run.spec.regions),
+                         generate_icache_opencl(run.spec), icache_kernel_name());
+    const std::size_t items = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, run.warps)) * 32, max_wg_);
+    ensure(items);
+    const cl_uint fill = 0xA5A5A5A5u;
+    check(clEnqueueFillBuffer(h_.queue, out_, &fill, sizeof fill, 0, items * sizeof(cl_uint), 0, nullptr,
+                              nullptr),
+          "clEnqueueFillBuffer");
+    cl_int iters = static_cast<cl_int>(std::min<uint64_t>(run.iters, 1u << 30));
+    cl_int mode = run.different ? 1 : 0;
+    cl_float seed = kIcacheSeed, addend = kIcacheAddend;
+    check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &out_), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 1, sizeof(cl_mem), &tim_), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 2, sizeof iters, &iters), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 3, sizeof mode, &mode), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 4, sizeof seed, &seed), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 5, sizeof addend, &addend), "clSetKernelArg");
+    cl_event ev = nullptr;
+    check(clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &items, &items, 0, nullptr, &ev),
+          "clEnqueueNDRangeKernel (icache)");
+    const cl_int werr = clWaitForEvents(1, &ev);
+    cl_ulong t0 = 0, t1 = 0;
+    if (werr == CL_SUCCESS) {
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr);
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
+    }
+    clReleaseEvent(ev);
+    check(werr, "running the instruction-cache kernel");
+    std::vector<cl_uint> out(items);
+    check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, items * sizeof(cl_uint), out.data(), 0, nullptr,
+                              nullptr),
+          "clEnqueueReadBuffer");
+    IcacheTiming r;
+    r.ns = t1 > t0 ? static_cast<double>(t1 - t0) : 0;
+    int bad = 0;
+    std::ostringstream msg;
+    for (std::size_t i = 0; i < items; ++i) {
+      const int region = run.different ? static_cast<int>((i / 32) % static_cast<std::size_t>(std::max(1, run.spec.regions))) : 0;
+      const uint32_t want = reference(run.spec, region, static_cast<uint64_t>(iters));
+      if (out[i] != want && bad++ == 0)
+        msg << "work-item " << i << " wrote 0x" << std::hex << out[i] << ", host reference 0x" << want
+            << std::dec;
+    }
+    r.check_ok = bad == 0;
+    r.check = bad ? msg.str() + " (" + std::to_string(bad) + " wrong)" : "every work-item matched";
+    r.code_bytes = p.binary_bytes;
+    r.code_bytes_source = p.binary_bytes ? "program binary" : "";
+    return r;
+  }
+
+  LaunchTiming launch_latency(int launches) override {
+    Program& p = program("empty", kEmpty, "gd_fe_empty");
+    ensure(32);
+    check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &tim_), "clSetKernelArg");
+    LaunchTiming out;
+    out.start_source = "event profiling, queued to start";
+    const std::size_t one = 1;
+    for (int i = 0; i < launches + 5; ++i) {
+      cl_event ev = nullptr;
+      const double t0 = now_ns();
+      const cl_int e = clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &one, &one, 0, nullptr, &ev);
+      const double t1 = now_ns();
+      check(e, "clEnqueueNDRangeKernel (empty)");
+      const cl_int f = clFinish(h_.queue);
+      const double t2 = now_ns();
+      cl_ulong q = 0, s = 0, en = 0;
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, nullptr);
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, nullptr);
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof en, &en, nullptr);
+      clReleaseEvent(ev);
+      check(f, "clFinish (empty kernel)");
+      if (i < 5) continue;  // warm-up
+      LaunchSample smp;
+      smp.api_ns = t1 - t0;
+      smp.round_trip_ns = t2 - t0;
+      smp.start_ns = s > q ? static_cast<double>(s - q) : 0;
+      smp.kernel_ns = en > s ? static_cast<double>(en - s) : 0;
+      out.samples.push_back(smp);
+    }
+    return out;
+  }
+
+  RateTiming launch_rate(const std::string& mode, int kernels, int) override {
+    if (mode != "plain") throw BackendError("launch rate " + mode + " is not measured on OpenCL");
+    Program& p = program("empty", kEmpty, "gd_fe_empty");
+    ensure(32);
+    check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &tim_), "clSetKernelArg");
+    const std::size_t one = 1;
+    RateTiming r;
+    r.kernels = kernels;
+    const double t0 = now_ns();
+    for (int i = 0; i < kernels; ++i)
+      check(clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &one, &one, 0, nullptr, nullptr),
+            "clEnqueueNDRangeKernel (empty)");
+    check(clFinish(h_.queue), "clFinish (launch rate)");
+    r.host_ns = now_ns() - t0;
+    return r;
+  }
+
+  std::vector<BlockRecord> dispatch(int, int) override {
+    throw BackendError(supports("dispatch").reason);
+  }
+  OccupancyTrace occupancy(const OccupancyRequest&) override {
+    throw BackendError(supports("occupancy").reason);
+  }
+
+ private:
+  struct Program {
+    cl_program program = nullptr;
+    cl_kernel kernel = nullptr;
+    uint64_t binary_bytes = 0;
+  };
+
+  Program& program(const std::string& key, const std::string& src, const std::string& name) {
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second;
+    const char* text = src.c_str();
+    const std::size_t len = src.size();
+    cl_int err = CL_SUCCESS;
+    Program p;
+    p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
+    check(err, "clCreateProgramWithSource (frontend)");
+    err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      std::size_t n = 0;
+      clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+      std::string log(n, '\0');
+      if (n) clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      clReleaseProgram(p.program);
+      throw BackendError("building the OpenCL frontend kernel " + key + " failed (" + std::to_string(err) +
+                         "): " + log.substr(0, 600));
+    }
+    std::size_t sizes[1] = {0};
+    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) == CL_SUCCESS)
+      p.binary_bytes = sizes[0];
+    p.kernel = clCreateKernel(p.program, name.c_str(), &err);
+    if (err != CL_SUCCESS) {
+      clReleaseProgram(p.program);
+      check(err, "clCreateKernel (frontend)");
+    }
+    return programs_[key] = p;
+  }
+
+  uint32_t reference(const IcacheKernelSpec& spec, int region, uint64_t passes) {
+    const std::string key = std::to_string(icache_body_instructions(spec.body_instructions)) + "|" +
+                            std::to_string(region) + "|" + std::to_string(passes);
+    auto it = refs_.find(key);
+    if (it != refs_.end()) return it->second;
+    return refs_[key] = icache_reference(spec, region, passes);
+  }
+
+  void ensure(std::size_t n) {
+    cl_int err = CL_SUCCESS;
+    if (n > cap_) {
+      if (out_) clReleaseMemObject(out_);
+      out_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, n * sizeof(cl_uint), nullptr, &err);
+      check(err, "clCreateBuffer (frontend results)");
+      cap_ = n;
+    }
+    if (!tim_) {
+      tim_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 64 * sizeof(cl_ulong), nullptr, &err);
+      check(err, "clCreateBuffer (frontend timings)");
+    }
+  }
+
+  Handles h_;
+  DeviceInfo info_;
+  std::size_t max_wg_ = 1;
+  bool gpu_ = false;
+  std::map<std::string, Program> programs_;
+  std::map<std::string, uint32_t> refs_;
+  cl_mem out_ = nullptr, tim_ = nullptr, flag_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<FrontendKernels> make_frontend_kernels(const Handles& h, const DeviceInfo& info) {
+  return std::make_unique<OpenCLFrontend>(h, info);
+}
+
+}  // namespace gd::opencl

@@ -1,0 +1,60 @@
+// The real frontend probe through the OpenCL backend (PoCL on the CPU in CI), small sizes:
+// the instruction-cache loops build, run and match the host reference, launch latency and
+// the plain launch rate are measured, the rest is unsupported with a reason, and the figures
+// of a CPU device say so.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "frontend.hpp"
+#include "opencl_backend.hpp"
+#include "registry.hpp"
+
+namespace gd {
+namespace {
+
+TEST(OpenCLFrontend, SmallSweepAndLaunches) {
+  std::string why;
+  auto list = opencl::enumerate(&why);
+  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  auto dev = opencl::open(0, 0);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  FrontendProbeResult out;
+  const FrontendOptions opt = parse_frontend_options(
+      {{"min_instructions", "64"}, {"max_instructions", "256"}, {"repeats", "2"},
+       {"launches", "20"}, {"rate_kernels", "50"}, {"region_instructions", "64"}},
+      probe_registry().find("frontend")->options());
+  run_frontend(*dev, opt, progress, stop, out);
+  ASSERT_TRUE(dev->kernels<FrontendKernels>());
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  EXPECT_EQ(out.language, "opencl");
+  EXPECT_TRUE(out.icache_status.ok()) << out.icache_status.reason;
+  ASSERT_EQ(out.icache.size(), icache_sizes(64, 256, 2).size());
+  for (const auto& p : out.icache) {
+    SCOPED_TRACE(p.instructions);
+    EXPECT_EQ(p.status, "ok") << p.reason;
+    ASSERT_TRUE(p.ipc);
+    EXPECT_GT(p.ipc->median, 0);
+    EXPECT_GT(p.code_bytes, 0u);
+  }
+  EXPECT_FALSE(out.icache_levels.empty());
+  EXPECT_EQ(out.clock_source, out.clock_mhz ? "reported" : "");
+  ASSERT_TRUE(out.launch_round_trip_us);
+  EXPECT_GT(out.launch_round_trip_us->median, 0);
+  EXPECT_EQ(out.launch_round_trip_samples_us.size(), 20u);
+  ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
+  EXPECT_GT(out.rate_kernels_per_s.at("plain").median, 0);
+  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
+  EXPECT_EQ(out.dispatch_status.status, "unsupported");
+  EXPECT_FALSE(out.dispatch_status.reason.empty());
+  EXPECT_EQ(out.occupancy_status.status, "unsupported");
+  if (dev->info().name.find("pthread") != std::string::npos ||
+      dev->info().toolkit_version.find("PoCL") != std::string::npos) {
+    EXPECT_NE(out.note.find("CPU"), std::string::npos);
+    EXPECT_EQ(out.partitions_status.status, "unsupported");
+  }
+}
+
+}  // namespace
+}  // namespace gd
