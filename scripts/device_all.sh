@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the GPU machine, in one call: build, then `gpudissect run` (every probe),
-# `gpudissect run latency` and `run atomics` again (repeatability), and every probe through
+# `gpudissect run latency`, `run atomics` and `run frontend` again (repeatability), and every probe through
 # OpenCL.
 # Everything comes back under $OUT: out.tar.gz (results, SASS of the chase kernels, logs).
 source "$(dirname "${BASH_SOURCE[0]}")/device_setup.sh"
@@ -15,9 +15,11 @@ echo "exit: $? (full run: $(( $(date +%s) - t1 )) s)"
 timeout 120 ./build/gpudissect run latency --device cuda:0 --out-dir /tmp/gd/results/latency2 --no-html \
   2> >(tee /tmp/gd/progress_latency2.log | quiet) > /dev/null
 echo "exit: $?"
-timeout 120 ./build/gpudissect run atomics --device cuda:0 --out-dir /tmp/gd/results/atomics2 --no-html \
-  2> >(tee /tmp/gd/progress_atomics2.log | quiet) > /dev/null
-echo "exit: $?"
+for p in atomics frontend; do
+  timeout 120 ./build/gpudissect run $p --device cuda:0 --out-dir /tmp/gd/results/${p}2 --no-html \
+    2> >(tee /tmp/gd/progress_${p}2.log | quiet) > /dev/null
+  echo "exit ($p again): $?"
+done
 ocl=$(timeout 60 ./build/gpudissect list | awk '/^opencl:/ && /NVIDIA/ {print $1; exit}')
 if [ -n "$ocl" ]; then
   timeout 200 ./build/gpudissect run --device "$ocl" --out-dir /tmp/gd/results/opencl --no-html \
@@ -26,4 +28,5 @@ if [ -n "$ocl" ]; then
 fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
 gzip -c /tmp/gd/sass_full.txt > /tmp/gd/sass_full.txt.gz
-(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt sass_full.txt.gz progress*.log)
+cp -r ~/.cache/gpudissect/frontend /tmp/gd/frontend_sass 2>/dev/null
+(cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_chase.txt sass_full.txt.gz progress*.log $(cd /tmp/gd && ls -d frontend_sass 2>/dev/null))
