@@ -266,7 +266,7 @@ int cmd_run(const RunArgs& a, const std::string& command) {
 }
 
 int cmd_report(const std::string& in, const std::string& out, bool png,
-               const std::string& csv_dir) {
+               const std::string& csv_dir, const std::string& json_out) {
   std::ifstream f(in);
   if (!f) throw cli::UsageError("cannot read " + in);
   nlohmann::json j;
@@ -295,6 +295,10 @@ int cmd_report(const std::string& in, const std::string& out, bool png,
   written.push_back(html);
   if (!csv_dir.empty())
     for (const auto& c : report::write_csv(csv_dir, r, registry)) written.push_back(c);
+  if (!json_out.empty()) {
+    report::write_json(json_out, r, registry);
+    written.push_back(json_out);
+  }
   report::print_summary(std::cout, r, registry);
   std::cerr << "wrote:";
   for (const auto& w : written) std::cerr << " " << w.string();
@@ -362,6 +366,10 @@ int main(int argc, char** argv) {
   rep->add_option("-o,--output", out, "HTML file (default: next to the JSON)");
   rep->add_flag("--png", png, "Also write the charts as PNG files next to the HTML");
   rep->add_option("--csv-dir", csv_dir, "Also write the CSV files into this folder");
+  std::string json_out;
+  rep->add_option("--json", json_out,
+                  "Also write the result back as JSON of the current schema version (a file "
+                  "without a figures list gets the figures this version derives)");
 
   // ---- compare / reference subcommands (cli/compare_cmd.cpp) ----
   auto compare_cmds = cli::add_compare_commands(app);
@@ -384,7 +392,7 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("list")) return cmd_list();
     if (app.got_subcommand("run")) return cmd_run(ra, command_line(argc, argv));
-    if (app.got_subcommand("report")) return cmd_report(in, out, png, csv_dir);
+    if (app.got_subcommand("report")) return cmd_report(in, out, png, csv_dir, json_out);
     if (compare_cmds->chosen()) return compare_cmds->run(argv[0]);  // compare, reference
     std::cout << app.help();
     return 2;

@@ -51,7 +51,8 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       f.status = c.status;
       if (c.missing_instruction && f.status.ok())
         f.status = {"error", "the timed loop lacks the intended instruction"};
-      f.instruction = c.opcodes.empty() ? "" : c.opcodes.front();
+      // "FFMA x512" (the loop's count) -> "FFMA"
+      f.instruction = c.opcodes.empty() ? "" : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
       f.clock_mhz = c.clock_mhz;
       f.where =
           "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";
