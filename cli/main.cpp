@@ -265,8 +265,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   return rc;
 }
 
-int cmd_report(const std::string& in, const std::string& out, bool png,
-               const std::string& csv_dir, const std::string& json_out) {
+int cmd_report(const std::string& in, const std::string& out, bool png, const std::string& csv_dir,
+               const std::string& json_out) {
   std::ifstream f(in);
   if (!f) throw cli::UsageError("cannot read " + in);
   nlohmann::json j;

@@ -52,7 +52,8 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       if (c.missing_instruction && f.status.ok())
         f.status = {"error", "the timed loop lacks the intended instruction"};
       // "FFMA x512" (the loop's count) -> "FFMA"
-      f.instruction = c.opcodes.empty() ? "" : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
+      f.instruction =
+          c.opcodes.empty() ? "" : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
       f.clock_mhz = c.clock_mhz;
       f.where =
           "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";

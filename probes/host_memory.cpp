@@ -87,8 +87,8 @@ struct Timed {
 Timed run_once(const std::string& op, Words& src, Words& dst, int threads, uint64_t passes) {
   const uint64_t per = src.n / threads;
   std::vector<uint64_t> sums(threads, 0);
-  // Every thread waits until all have started, then times its own passes: the time is from
-  // the first thread's start to the last one's end, so thread start-up is not counted.
+  // Every thread waits until all have started, then times its own passes, so thread
+  // start-up is not counted.
   std::atomic<int> ready{0};
   std::vector<Clock::time_point> start(threads), end(threads);
   std::vector<std::thread> pool;
@@ -115,9 +115,10 @@ Timed run_once(const std::string& op, Words& src, Words& dst, int threads, uint6
     });
   for (auto& th : pool) th.join();
   Timed out;
-  out.seconds = std::chrono::duration<double>(*std::max_element(end.begin(), end.end()) -
-                                              *std::min_element(start.begin(), start.end()))
-                    .count();
+  // The slowest thread's own working time: a thread the OS starts late (more threads than
+  // free cores, as on a loaded 2-core machine) does not count its wait.
+  for (int t = 0; t < threads; ++t)
+    out.seconds = std::max(out.seconds, std::chrono::duration<double>(end[t] - start[t]).count());
   // Checks: the words hold i (read, copy source) or i + last pass (write).
   for (int t = 0; t < threads && out.check_error.empty(); ++t) {
     const uint64_t first = t * per;

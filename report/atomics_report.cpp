@@ -367,23 +367,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
     h << "</table>\n";
     if (auto c = atomics_throughput_chart(r)) charts.push_back(*c);
   }
-  if (ctx.charts) {
-    int i = 0;
-    for (const detail::ChartSpec& s : charts) {
-      std::string err;
-      if (auto svg = detail::render_inline_svg(s, "at" + std::to_string(i++), &err))
-        h << "<figure>" << *svg << "</figure>\n";
-      else
-        ctx.notes.push_back("chart " + s.name + ": " + err);
-      if (ctx.png) {
-        const auto png = ctx.png_dir / (s.name + ".png");
-        if (detail::render_chart(s, detail::ChartFormat::png, png, &err))
-          ctx.pngs.push_back(png);
-        else
-          ctx.notes.push_back("chart " + s.name + " (PNG): " + err);
-      }
-    }
-  }
+  for (const detail::ChartSpec& s : charts) h << section_chart(s, ctx);
   return h.str();
 }
 

@@ -234,8 +234,8 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
        "<th>MHz</th><th>instruction timed</th><th>where</th></tr>\n";
   for (const Row& x : rows(p, r.device))
     h << "<tr><td>" << detail::html_escape(x.level) << "</td><td>" << x.gbps << "</td><td>"
-      << x.spread << "</td><td>" << x.bpc << "</td><td title=\"" << detail::html_escape(x.peak_basis)
-      << "\">" << x.pct << "</td><td>" << x.clock
+      << x.spread << "</td><td>" << x.bpc << "</td><td title=\""
+      << detail::html_escape(x.peak_basis) << "\">" << x.pct << "</td><td>" << x.clock
       << "</td><td><code>" << detail::html_escape(x.instruction) << "</code></td><td>"
       << detail::html_escape(x.where) << "</td></tr>\n";
   h << "</table>\n<ul>\n";
@@ -253,23 +253,7 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
       h << "<li>scaling " << detail::html_escape(n) << ": " << detail::html_escape(c.note)
         << "</li>\n";
   h << "</ul>\n";
-  if (ctx.charts) {
-    int i = 0;
-    for (const detail::ChartSpec& s : specs(p)) {
-      std::string err;
-      if (auto svg = detail::render_inline_svg(s, "bw" + std::to_string(i++), &err))
-        h << "<figure>" << *svg << "</figure>\n";
-      else
-        ctx.notes.push_back("chart " + s.name + ": " + err);
-      if (ctx.png) {
-        const auto png = ctx.png_dir / (s.name + ".png");
-        if (detail::render_chart(s, detail::ChartFormat::png, png, &err))
-          ctx.pngs.push_back(png);
-        else
-          ctx.notes.push_back("chart " + s.name + " (PNG): " + err);
-      }
-    }
-  }
+  for (const detail::ChartSpec& s : specs(p)) h << section_chart(s, ctx);
   return h.str();
 }
 

@@ -15,6 +15,7 @@
 
 #include "gpudissect/units.hpp"
 #include "report.hpp"
+#include "sections.hpp"
 
 namespace gd::report {
 
@@ -502,6 +503,27 @@ bool gnuplot_available(std::string* why) {
     *why = "'" + exe + " --version' failed: " + out;
   }
   return ok;
+}
+
+std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
+                          const std::string& caption) {
+  if (!ctx.charts) return {};
+  std::string html, err;
+  if (auto svg = detail::render_inline_svg(spec, spec.name + "-", &err)) {
+    html = "<figure class=\"chart\">\n" + *svg + "\n";
+    if (!caption.empty()) html += "<figcaption>" + detail::html_escape(caption) + "</figcaption>\n";
+    html += "</figure>\n";
+  } else {
+    ctx.notes.push_back("chart " + spec.name + ": " + err);
+  }
+  if (ctx.png) {
+    const auto png = ctx.png_dir / (spec.name + ".png");
+    if (detail::render_chart(spec, detail::ChartFormat::png, png, &err))
+      ctx.pngs.push_back(png);
+    else
+      ctx.notes.push_back("chart " + spec.name + " (PNG): " + err);
+  }
+  return html;
 }
 
 }  // namespace gd::report

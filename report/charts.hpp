@@ -87,6 +87,12 @@ std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::s
 }  // namespace gd::report::detail
 
 namespace gd::report {
+struct SectionContext;  // sections.hpp
+// A section's chart: inline SVG in a <figure> (with an optional caption), also written as a
+// PNG where the context asks; on a gnuplot failure "" and a note in the context. "" when the
+// context has no charts (the page says once why).
+std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
+                          const std::string& caption = "");
 // Bandwidth curves (GB/s) against footprint on one chart, log2 x axis (bandwidth_report.cpp;
 // the host memory section draws its curves with it too).
 std::optional<detail::ChartSpec> bandwidth_curves_chart(

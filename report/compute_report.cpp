@@ -273,15 +273,8 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       }
       s << "\n";
       spec.script = s.str();
-      std::string err;
-      if (auto svg = detail::render_inline_svg(spec, spec.name, &err))
-        h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << *svg << "\n";
-      else
-        ctx.notes.push_back("compute chart " + spec.name + ": " + err);
-      if (ctx.png) {
-        const auto p = ctx.png_dir / (spec.name + ".png");
-        if (detail::render_chart(spec, detail::ChartFormat::png, p, &err)) ctx.pngs.push_back(p);
-      }
+      if (const std::string fig = section_chart(spec, ctx); !fig.empty())
+        h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << fig;
     }
   }
   return h.str();

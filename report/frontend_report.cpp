@@ -47,15 +47,8 @@ std::string csv_escape(const std::string& s) {
 }
 
 void emit_chart(std::ostringstream& h, SectionContext& ctx, detail::ChartSpec spec) {
-  std::string err;
-  if (auto svg = detail::render_inline_svg(spec, spec.name, &err))
-    h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << *svg << "\n";
-  else
-    ctx.notes.push_back("frontend chart " + spec.name + ": " + err);
-  if (ctx.png) {
-    const auto p = ctx.png_dir / (spec.name + ".png");
-    if (detail::render_chart(spec, detail::ChartFormat::png, p, &err)) ctx.pngs.push_back(p);
-  }
+  if (const std::string fig = section_chart(spec, ctx); !fig.empty())
+    h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << fig;
 }
 
 }  // namespace
@@ -74,7 +67,8 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
      << (p->timed_instruction.empty() ? std::string("FFMA") : p->timed_instruction) << " loop:\n";
   char line[256];
   for (const auto& l : p->icache_levels) {
-    std::snprintf(line, sizeof line, "  %-8s capacity %-10s (%s..%s)  %6.3f inst/clk/warp  conf %.2f\n",
+    std::snprintf(line, sizeof line,
+                  "  %-8s capacity %-10s (%s..%s)  %6.3f inst/clk/warp  conf %.2f\n",
                   l.name.c_str(), bytes_or_dash(l.capacity_bytes).c_str(),
                   bytes_or_dash(l.capacity_lo_bytes).c_str(),
                   bytes_or_dash(l.capacity_hi_bytes).c_str(), l.ipc, l.confidence);
@@ -96,8 +90,8 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   os << "Launch (" << status_text(p->launch_status) << ", " << p->launch_api << "):"
      << " call " << spread(p->launch_api_us, 2) << " us, host call -> kernel start "
      << spread(p->launch_start_us, 2) << " us, kernel end -> synchronize returns "
-     << spread(p->launch_completion_us, 2) << " us, round trip " << spread(p->launch_round_trip_us, 2)
-     << " us";
+     << spread(p->launch_completion_us, 2) << " us, round trip "
+     << spread(p->launch_round_trip_us, 2) << " us";
   if (p->sync_uncertainty_us) os << " (clock sync ±" << fmt(*p->sync_uncertainty_us, 2) << " us)";
   os << "\n";
   for (const auto& [mode, st] : p->rate_status) {
@@ -113,23 +107,23 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
      << " blocks of " << p->dispatch_block_threads << " threads, "
      << spread(p->dispatch_blocks_per_us, 1) << " blocks/us";
   if (p->dispatch_first_wave_us)
-    os << ", every SM started after " << fmt(*p->dispatch_first_wave_us, 2)
-       << " us (median SM " << fmt(p->dispatch_sm_skew_median_us.value_or(0), 2) << " us)";
+    os << ", every SM started after " << fmt(*p->dispatch_first_wave_us, 2) << " us (median SM "
+       << fmt(p->dispatch_sm_skew_median_us.value_or(0), 2) << " us)";
   os << "\n";
   os << "Occupancy (" << status_text(p->occupancy_status) << ")";
   if (p->max_warps_per_sm) os << ": " << *p->max_warps_per_sm << " warps/SM";
   if (p->max_blocks_per_sm) os << ", " << *p->max_blocks_per_sm << " blocks/SM";
   os << "\n";
   for (const auto& o : p->occupancy) {
-    std::snprintf(line, sizeof line,
-                  "  %-6s block %4d regs %3d smem %7s: %3s blocks %3s warps (API %s, predicted %s)%s\n",
-                  o.kind.c_str(), o.block_threads, o.regs_per_thread,
-                  format_bytes(o.shared_bytes).c_str(),
-                  o.blocks_per_sm ? std::to_string(*o.blocks_per_sm).c_str() : "-",
-                  o.warps_per_sm ? std::to_string(*o.warps_per_sm).c_str() : "-",
-                  o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm).c_str() : "-",
-                  o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm).c_str() : "-",
-                  o.status == "ok" ? "" : (" " + o.status + ": " + o.reason).c_str());
+    std::snprintf(
+        line, sizeof line,
+        "  %-6s block %4d regs %3d smem %7s: %3s blocks %3s warps (API %s, predicted %s)%s\n",
+        o.kind.c_str(), o.block_threads, o.regs_per_thread, format_bytes(o.shared_bytes).c_str(),
+        o.blocks_per_sm ? std::to_string(*o.blocks_per_sm).c_str() : "-",
+        o.warps_per_sm ? std::to_string(*o.warps_per_sm).c_str() : "-",
+        o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm).c_str() : "-",
+        o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm).c_str() : "-",
+        o.status == "ok" ? "" : (" " + o.status + ": " + o.reason).c_str());
     os << line;
   }
 }
@@ -157,9 +151,9 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     std::ofstream o(f);
     o << "warps,different,status,reason,ipc_per_warp,q1,q3\n";
     for (const auto& e : p->partitions)
-      o << e.warps << "," << (e.different ? 1 : 0) << "," << e.status << ","
-        << csv_escape(e.reason) << "," << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "")
-        << "," << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q1, 5) : "") << ","
+      o << e.warps << "," << (e.different ? 1 : 0) << "," << e.status << "," << csv_escape(e.reason)
+        << "," << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "") << ","
+        << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q1, 5) : "") << ","
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q3, 5) : "") << "\n";
     files.push_back(f);
   }
@@ -190,8 +184,8 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     for (const auto& e : p->occupancy)
       o << e.kind << "," << e.block_threads << "," << e.regs_requested << "," << e.regs_per_thread
         << "," << e.shared_bytes << "," << oi(e.blocks_per_sm) << "," << oi(e.warps_per_sm) << ","
-        << oi(e.api_blocks_per_sm) << "," << oi(e.predicted_warps_per_sm) << ","
-        << e.max_warp_slot << "," << e.status << "," << csv_escape(e.reason) << "\n";
+        << oi(e.api_blocks_per_sm) << "," << oi(e.predicted_warps_per_sm) << "," << e.max_warp_slot
+        << "," << e.status << "," << csv_escape(e.reason) << "\n";
     files.push_back(f);
   }
   return files;
@@ -202,11 +196,12 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
   if (!p) return {};
   std::ostringstream h;
   const std::string inst = p->timed_instruction.empty() ? "FFMA" : p->timed_instruction;
-  h << "<h2 id=\"frontend\">Front end</h2>\n<p>Status: " << detail::html_escape(status_text(p->status))
-    << "; " << fmt(p->wall_seconds, 1) << " s, of which compiling " << fmt(p->compile_seconds, 1)
-    << " s";
+  h << "<h2 id=\"frontend\">Front end</h2>\n<p>Status: "
+    << detail::html_escape(status_text(p->status)) << "; " << fmt(p->wall_seconds, 1)
+    << " s, of which compiling " << fmt(p->compile_seconds, 1) << " s";
   if (p->clock_mhz)
-    h << "; SM clock " << (p->clock_source == "reported" ? "reported by the driver (not measured) " : "seen ")
+    h << "; SM clock "
+      << (p->clock_source == "reported" ? "reported by the driver (not measured) " : "seen ")
       << fmt(*p->clock_mhz, 0) << " MHz";
   h << ".</p>\n";
   if (!p->note.empty()) h << "<p><b>Note:</b> " << detail::html_escape(p->note) << "</p>\n";
@@ -219,9 +214,10 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
     h << "<table><tr><th>level</th><th>capacity</th><th>interval</th><th>inst/clk/warp</th>"
          "<th>confidence</th></tr>\n";
     for (const auto& l : p->icache_levels)
-      h << "<tr><td>" << detail::html_escape(l.name) << "</td><td>" << bytes_or_dash(l.capacity_bytes)
-        << "</td><td>" << bytes_or_dash(l.capacity_lo_bytes) << ".." << bytes_or_dash(l.capacity_hi_bytes)
-        << "</td><td>" << fmt(l.ipc, 3) << "</td><td>" << fmt(l.confidence, 2) << "</td></tr>\n";
+      h << "<tr><td>" << detail::html_escape(l.name) << "</td><td>"
+        << bytes_or_dash(l.capacity_bytes) << "</td><td>" << bytes_or_dash(l.capacity_lo_bytes)
+        << ".." << bytes_or_dash(l.capacity_hi_bytes) << "</td><td>" << fmt(l.ipc, 3) << "</td><td>"
+        << fmt(l.confidence, 2) << "</td></tr>\n";
     h << "</table>\n";
   }
   if (ctx.charts) {
@@ -246,8 +242,9 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
         if (!l.capacity_bytes) continue;
         g << "set arrow from " << *l.capacity_bytes << ", graph 0 to " << *l.capacity_bytes
           << ", graph 1 nohead dashtype 2 lc rgb 'red'\n";
-        g << "set label " << ++i << " " << detail::gnuplot_quote(l.name + " " + format_bytes(*l.capacity_bytes))
-          << " at " << *l.capacity_bytes << ", graph 0.95 right offset -0.5,0 tc rgb 'red'\n";
+        g << "set label " << ++i << " "
+          << detail::gnuplot_quote(l.name + " " + format_bytes(*l.capacity_bytes)) << " at "
+          << *l.capacity_bytes << ", graph 0.95 right offset -0.5,0 tc rgb 'red'\n";
       }
       // Binary byte labels at every doubling (16K, 32K ... 2M), as the latency charts have.
       double lo = 1e300, hi = 0;
@@ -260,8 +257,8 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
       for (int k = 0; k < 64 && hi > 0; ++k) {
         const double x = std::ldexp(1.0, k);
         if (x < lo / 2 || x > hi * 2) continue;
-        tics += (tics.empty() ? "" : ", ") + detail::gnuplot_quote(detail::axis_bytes_label(x)) + " " +
-                fmt(x, 0);
+        tics += (tics.empty() ? "" : ", ") + detail::gnuplot_quote(detail::axis_bytes_label(x)) +
+                " " + fmt(x, 0);
       }
       if (!tics.empty()) g << "set xtics (" << tics << ")\n";
       g << "plot $ipc with linespoints lw 2 pt 7 title 'steady state'";
@@ -282,9 +279,9 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
         << " of one warp's IPC.";
     h << "</p>\n<table><tr><th>warps</th><th>code</th><th>IPC per warp</th><th>status</th></tr>\n";
     for (const auto& q : p->partitions)
-      h << "<tr><td>" << q.warps << "</td><td>" << (q.different ? "different" : "same") << "</td><td>"
-        << spread(q.ipc_per_warp, 3) << "</td><td>" << detail::html_escape(q.status + " " + q.reason)
-        << "</td></tr>\n";
+      h << "<tr><td>" << q.warps << "</td><td>" << (q.different ? "different" : "same")
+        << "</td><td>" << spread(q.ipc_per_warp, 3) << "</td><td>"
+        << detail::html_escape(q.status + " " + q.reason) << "</td></tr>\n";
     h << "</table>\n";
   }
 
@@ -369,8 +366,8 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
          "<th>blocks/SM</th><th>warps/SM</th><th>API blocks/SM</th><th>predicted warps</th>"
          "<th>status</th></tr>\n";
     for (const auto& o : p->occupancy)
-      h << "<tr><td>" << o.kind << "</td><td>" << o.block_threads << "</td><td>" << o.regs_per_thread
-        << "</td><td>" << format_bytes(o.shared_bytes) << "</td><td>"
+      h << "<tr><td>" << o.kind << "</td><td>" << o.block_threads << "</td><td>"
+        << o.regs_per_thread << "</td><td>" << format_bytes(o.shared_bytes) << "</td><td>"
         << (o.blocks_per_sm ? std::to_string(*o.blocks_per_sm) : "-") << "</td><td>"
         << (o.warps_per_sm ? std::to_string(*o.warps_per_sm) : "-") << "</td><td>"
         << (o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm) : "-") << "</td><td>"
@@ -383,14 +380,17 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
     for (const auto& o : p->occupancy)
       if (o.kind == "regs" && o.warps_per_sm) {
         m << o.regs_per_thread << " " << *o.warps_per_sm << "\n";
-        if (o.predicted_warps_per_sm) pr << o.regs_per_thread << " " << *o.predicted_warps_per_sm << "\n";
+        if (o.predicted_warps_per_sm)
+          pr << o.regs_per_thread << " " << *o.predicted_warps_per_sm << "\n";
       }
     if (!m.str().empty()) {
       detail::ChartSpec spec;
       spec.name = "frontend_occupancy_regs";
       spec.title = "Resident warps per SM against registers per thread";
       std::ostringstream g;
-      g << "$m << EOD\n" << m.str() << "EOD\n$p << EOD\n" << pr.str() << "EOD\n"
+      g << "$m << EOD\n"
+        << m.str() << "EOD\n$p << EOD\n"
+        << pr.str() << "EOD\n"
         << "set title 'Occupancy staircase (blocks of 128 threads)'\nset xlabel 'registers per "
            "thread'\nset ylabel 'resident warps per SM'\nset grid\nset key top right box opaque\n"
            // fsteps: the count at r holds for every register count above the previous r.

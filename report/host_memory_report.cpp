@@ -71,20 +71,8 @@ std::string host_memory_html_section(const RunResult& r, SectionContext& ctx) {
   if (ctx.charts) {
     std::vector<std::pair<std::string, const BandwidthCurve*>> curves;
     for (const auto& [op, c] : h->curves) curves.emplace_back(op, &c);
-    if (auto spec = bandwidth_curves_chart("host_memory", "Host memory bandwidth", curves)) {
-      std::string err;
-      if (auto svg = detail::render_inline_svg(*spec, "hm", &err))
-        o << "<figure>" << *svg << "</figure>\n";
-      else
-        ctx.notes.push_back("chart host_memory: " + err);
-      if (ctx.png) {
-        const auto png = ctx.png_dir / "host_memory.png";
-        if (detail::render_chart(*spec, detail::ChartFormat::png, png, &err))
-          ctx.pngs.push_back(png);
-        else
-          ctx.notes.push_back("chart host_memory (PNG): " + err);
-      }
-    }
+    if (auto spec = bandwidth_curves_chart("host_memory", "Host memory bandwidth", curves))
+      o << section_chart(*spec, ctx);
   }
   return o.str();
 }
