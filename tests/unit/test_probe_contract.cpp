@@ -201,7 +201,7 @@ TEST(HostMemoryProbe, MeasuresAndChecksSmallFootprints) {
   NullProgress progress;
   std::atomic<bool> stop{false};
   std::any result = host.new_result();
-  host.run(dev, host.parse_options({{"max_footprint", "256K"}, {"repeats", "2"}, {"threads", "2"}}),
+  host.run(dev, host.parse_options({{"max_footprint", "256K"}, {"repeats", "2"}, {"threads", "1"}}),
            r, progress, stop, result);
   const auto& h = std::any_cast<const HostMemoryResult&>(result);
   EXPECT_EQ(h.status.status, "ok") << h.status.reason;
