@@ -213,6 +213,17 @@ else
   fi
   check "report on a file that is not JSON: exit 2" 2 "bad.json" "not valid JSON" -- report "$tmp/bad.json" -o "$tmp/x.html"
   check "report on schema_version 99: exit 2, names schema_version" 2 "schema_version" "99" -- report "$tmp/v99.json" -o "$tmp/x.html"
+  # A version-1 file written back as the current schema, with the figures this version derives.
+  check "report --json: writes the current schema" 0 "wrote:" -- report "$SAMPLE" -o "$tmp/v2.html" --json "$tmp/v2.json"
+  if python3 -c "
+import json, sys
+j = json.load(open('$tmp/v2.json'))
+ids = [f['id'] for f in j.get('figures', [])]
+sys.exit(0 if j.get('schema_version') == 2 and 'latency.global.L1' in ids else 1)"; then
+    ok "report --json: schema 2 with derived figures (latency.global.L1)"
+  else
+    not_ok "report --json: schema 2 with derived figures (latency.global.L1)" "$tmp/v2.json lacks them"
+  fi
   check "report on a JSON array: exit 2, says it is not a result" 2 "array.json" "not a gpudissect result" -- report "$tmp/array.json" -o "$tmp/x.html"
   check "report on a missing file: exit 2" 2 "nosuchfile.json" -- report "$tmp/nosuchfile.json" -o "$tmp/x.html"
   if [[ -e $tmp/x.html ]]; then
