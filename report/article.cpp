@@ -28,6 +28,10 @@ std::string num(double v) {
 
 std::string bytes_text(double b) { return format_bytes(b); }
 
+std::string value_text(double v, const std::string& unit) {
+  return unit == "bytes" ? format_bytes(v) : num(v) + " " + unit;
+}
+
 std::string capacity(const RunResult& r, const std::string& id) {
   const Figure* f = fig(r, id);
   return f ? bytes_text(f->value->median) : "-";
@@ -104,9 +108,10 @@ bool same_gpu(const ReferenceGpu& g, const std::string& device) {
   return false;
 }
 
-const char* kMainOps[] = {"fp32.fma",   "fp64.fma",    "fp16x2.fma",  "bf16x2.fma", "int32.mad",
-                          "int32.add",  "int32.dp4a",  "sfu.rsqrt",   "mma.bf16",   "wgmma.bf16",
-                          "wgmma.f16",  "wgmma.tf32",  "wgmma.e4m3",  "wgmma.s8"};
+// The main instruction classes, in the order the summary lists them.
+const char* kMainOps[] = {"fp32.fma",  "fp64.fma",   "fp16x2.fma", "bf16x2.fma", "int32.mad",
+                          "int32.dp4a", "sfu.rsqrt", "mma.bf16",   "wgmma.bf16", "wgmma.e4m3",
+                          "wgmma.s8"};
 
 }  // namespace
 
@@ -296,20 +301,34 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
   if (rates.empty()) {
     o << "<p class=\"muted\">- (this run has no compute figures)</p>\n";
   } else {
+    // Each rate as the run states it (thread-instructions per SM per clock) and as work per
+    // SM per clock (FLOP or OP, from the GPU-wide rate, the SM count and the clock the figure
+    // was measured at), with a bar on a log scale for the latter.
+    std::vector<std::optional<double>> work(rates.size());
     double top = 0;
-    for (const Figure* f : rates) top = std::max(top, *f->per_sm_per_clk);
-    o << "<table class=\"rates\">\n<tr><th>instruction</th><th class=\"n\">per " << sm
-      << " per clock</th><th class=\"n\">whole GPU</th></tr>\n";
-    for (const Figure* f : rates) {
-      const double w = top > 0 ? 5.0 * std::log1p(*f->per_sm_per_clk) / std::log1p(top) : 0;
-      o << "<tr><td title=\"" << html_escape(f->id) << "\">" << html_escape(f->label)
-        << (f->instruction.empty() ? "" : " <code>" + html_escape(f->instruction) + "</code>")
-        << "</td><td class=\"n\"><span class=\"bar\" style=\"width:" << format_fixed(w, 2)
-        << "em\"></span>" << html_escape(num(*f->per_sm_per_clk)) << "</td><td class=\"n\">"
-        << html_escape(num(f->value->median) + " " + f->unit) << "</td></tr>\n";
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+      const Figure* f = rates[i];
+      work[i] = per_sm_per_clock(f->value->median, f->unit, r.device.compute_units, f->clock_mhz);
+      if (work[i]) top = std::max(top, *work[i]);
     }
-    o << "</table>\n<p class=\"muted small\">Thread-instructions (or operations) per " << sm
-      << " per clock cycle at the clock measured during the run; bars on a log scale.</p>\n";
+    o << "<table class=\"rates\">\n<tr><th>instruction</th><th class=\"n\">thread-instr. "
+         "per " << sm << " per clock</th><th class=\"n\">FLOP or OP per " << sm
+      << " per clock</th><th class=\"n\">whole GPU</th></tr>\n";
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+      const Figure* f = rates[i];
+      const double w = (top > 0 && work[i]) ? 4.0 * std::log1p(*work[i]) / std::log1p(top) : 0;
+      o << "<tr><td title=\""
+        << html_escape(f->id + (f->instruction.empty() ? "" : ": " + f->instruction)) << "\">"
+        << html_escape(f->label) << "</td><td class=\"n\">"
+        << html_escape(num(*f->per_sm_per_clk)) << "</td><td class=\"n\"><span class=\"bar\" "
+        << "style=\"width:" << format_fixed(w, 2) << "em\"></span>"
+        << html_escape(work[i] ? format_fixed(*work[i], *work[i] >= 100 ? 0 : 1) : "-")
+        << "</td><td class=\"n\">" << html_escape(num(f->value->median) + " " + f->unit)
+        << "</td></tr>\n";
+    }
+    o << "</table>\n<p class=\"muted small\">At the SM clock measured while each ran (the "
+         "tensor cores run theirs lower under load); bars on a log scale. Hover a row for its "
+         "id and the instruction timed.</p>\n";
   }
   o << "</div>\n<div>\n<h3 id=\"standouts\">What sets it apart</h3>\n";
   if (!refs) {
@@ -323,7 +342,8 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
       o << "<p class=\"muted small\">The figures of this run furthest outside the range of "
            "the reference GPUs (<code>data/reference</code>, measured by others: see "
            "<code>gpudissect reference list</code>), compared per " << sm
-        << " per clock where both sides allow it, against the nearest reference.</p>\n<ol "
+        << " per clock where both sides allow it (else per " << sm << ", else as stated), "
+           "against the nearest reference.</p>\n<ol "
            "class=\"standouts\">\n";
       for (const Standout& s : top) {
         const std::string mark = s.qualifier == "approx"     ? "~"
@@ -331,12 +351,12 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
                                  : s.qualifier == "at most"  ? "&lt;"
                                                              : "";
         o << "<li><b>" << html_escape(s.label) << "</b>: "
-          << html_escape(num(s.value) + " " + s.unit) << " " << html_escape(s.basis) << ", <b>"
+          << html_escape(value_text(s.value, s.unit)) << ", <b>"
           << html_escape(format_fixed(s.ratio, s.ratio >= 10 ? 0 : s.ratio >= 1 ? 1 : 2))
           << "×</b> " << (s.ratio > 1 ? "the highest" : "the lowest") << " of "
           << s.references << (s.references == 1 ? " reference" : " references") << " ("
-          << html_escape(s.against) << ", " << mark << html_escape(num(s.nearest)) << ")"
-          << (s.better ? "" : "; <i>worse</i>") << " <code class=\"id\">" << html_escape(s.id)
+          << html_escape(s.against) << ", " << mark << html_escape(value_text(s.nearest, s.unit)) << ")"
+          << (s.better ? "" : ", <i>worse</i>") << " <code class=\"id\">" << html_escape(s.id)
           << "</code></li>\n";
       }
       o << "</ol>\n";

@@ -31,6 +31,8 @@ table.rates td.n { white-space: nowrap; }
 .bar { display: inline-block; height: 0.7em; background: #9bb7d8; margin-right: 0.4em;
        max-width: 5em; vertical-align: baseline; }
 .small { font-size: 0.85em; }
+table.rates { font-size: 0.85em; }
+table.rates .u { color: #777; font-size: 0.85em; }
 ol.standouts li { margin-bottom: 0.4em; }
 code.id { font-size: 0.8em; color: #666; }
 nav.toc ol { columns: 2; column-gap: 2em; }
