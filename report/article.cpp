@@ -326,9 +326,8 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
         << "</td><td class=\"n\">" << html_escape(num(f->value->median) + " " + f->unit)
         << "</td></tr>\n";
     }
-    o << "</table>\n<p class=\"muted small\">At the SM clock measured while each ran (the "
-         "tensor cores run theirs lower under load); bars on a log scale. Hover a row for its "
-         "id and the instruction timed.</p>\n";
+    o << "</table>\n<p class=\"muted small\">At the SM clock measured while each ran; bars on a "
+         "log scale. Hover a row for its id and the instruction timed.</p>\n";
   }
   o << "</div>\n<div>\n<h3 id=\"standouts\">What sets it apart</h3>\n";
   if (!refs) {
