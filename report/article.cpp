@@ -312,8 +312,7 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
       if (work[i]) top = std::max(top, *work[i]);
     }
     o << "<table class=\"rates\">\n<tr><th>instruction</th><th class=\"n\">thread-instr. "
-         "per " << sm << " per clock</th><th class=\"n\">FLOP or OP per " << sm
-      << " per clock</th><th class=\"n\">whole GPU</th></tr>\n";
+         "/ clk / " << sm << "</th><th class=\"n\">FLOP, OP / clk / " << sm << "</th><th class=\"n\">whole GPU</th></tr>\n";
     for (std::size_t i = 0; i < rates.size(); ++i) {
       const Figure* f = rates[i];
       const double w = (top > 0 && work[i]) ? 4.0 * std::log1p(*work[i]) / std::log1p(top) : 0;

@@ -31,6 +31,9 @@ table.rates td.n { white-space: nowrap; }
 .bar { display: inline-block; height: 0.7em; background: #9bb7d8; margin-right: 0.4em;
        max-width: 5em; vertical-align: baseline; }
 .small { font-size: 0.85em; }
+.glance .facts { gap: 1.5em; }
+.glance .facts > div:first-child { flex: 3 1 500px; }
+.glance .facts > div:last-child { flex: 2 1 300px; }
 table.rates { font-size: 0.85em; }
 table.rates .u { color: #777; font-size: 0.85em; }
 ol.standouts li { margin-bottom: 0.4em; }
@@ -38,8 +41,15 @@ code.id { font-size: 0.8em; color: #666; }
 nav.toc ol { columns: 2; column-gap: 2em; }
 @media print {
   .glance { break-after: page; page-break-after: always; }
-  .glance h3 { margin-top: 0.6em; }
+  .glance { font-size: 8pt; }
+  .glance h3 { margin: 0.5em 0 0.3em; }
+  .glance table.rates { font-size: 7pt; margin: 0.3em 0; }
+  .glance table.rates td, .glance table.rates th { padding: 0.1em 0.4em; }
+  .glance figcaption, .glance p { margin: 0.3em 0; }
+  .glance ol.standouts li { margin-bottom: 0.2em; }
   .facts > div { flex: 1 1 45%; }
+  .glance .facts > div:first-child { flex: 3 1 55%; }
+  .glance .facts > div:last-child { flex: 2 1 35%; }
 }
 )css";
 

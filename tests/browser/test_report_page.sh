@@ -21,7 +21,7 @@ if [[ -z $browser ]]; then
   echo "SKIPPED: no chromium binary (apt-get install chromium; scripts/install-deps.sh does)"
   exit 77
 fi
-for t in pdfinfo pdftoppm python3; do
+for t in pdfinfo pdftoppm pdftotext python3; do
   if ! command -v $t >/dev/null 2>&1; then
     echo "SKIPPED: $t not found (poppler-utils, python3; scripts/install-deps.sh installs them)"
     exit 77
@@ -128,6 +128,12 @@ PY
 )
   echo "PDF page 1: ${ink} per mille dark pixels"
   (( ink >= 10 )) || fail "the first PDF page is blank (${ink} per mille dark pixels)"
+  # The summary fits the first page: the second begins with the contents.
+  if grep -q 'id="glance"' "$page"; then
+    page2=$(pdftotext -f 2 -l 2 "$out/report.pdf" - 2>/dev/null | grep -m1 -v '^[[:space:]]*$')
+    [[ $page2 == Contents* ]] ||
+      fail "the summary does not fit the first printed page (page 2 begins: '${page2:0:60}')"
+  fi
 fi
 
 if (( fails )); then
