@@ -46,12 +46,20 @@ if grep -qi '<script' "$page"; then fail "the page has a <script> element"; fi
 promised=$(grep -o '<svg[ >]' "$page" | wc -l)
 echo "the HTML has $promised <svg> elements"
 (( promised >= 1 )) || fail "no <svg> in the page (the hierarchy diagram is always drawn)"
+# A chart gnuplot could not draw is a note in the page, not a chart.
+if grep -q 'could not be drawn' "$page"; then fail "the page says a chart could not be drawn"; fi
+if [[ -z ${GD_PAGE:-} ]] && command -v "${GD_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+  (( promised >= 5 )) || fail "gnuplot is here but the page has only $promised <svg> elements"
+fi
 
 # A copy with a measuring script appended: what the DOM holds once laid out at 1024 px.
-python3 - "$page" "$out/probe.html" <<'PY'
+probe_copy() {  # probe_copy DEST [print]: with "print", the print rules apply on screen
+python3 - "$page" "$1" "${2:-}" <<'PY'
 import sys
-src, dst = sys.argv[1], sys.argv[2]
+src, dst, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 html = open(src, encoding="utf-8").read()
+if mode == "print":
+    html = html.replace("@media print", "@media all")
 probe = """<script>
 (function () {
   var de = document.documentElement, vw = de.clientWidth, wide = [];
@@ -79,31 +87,42 @@ probe = """<script>
 i = html.rfind("</body>")
 open(dst, "w", encoding="utf-8").write(html[:i] + probe + html[i:] if i >= 0 else html + probe)
 PY
+}
+probe_copy "$out/probe.html"
+probe_copy "$out/probe-print.html" print
 
 flags=(--headless --no-sandbox --disable-gpu --no-first-run --no-default-browser-check
        --disable-extensions --hide-scrollbars --user-data-dir="$out/profile"
        --enable-logging=stderr --v=0)
 run() { timeout 60 "$browser" "${flags[@]}" "$@"; }
 
-run --window-size=1024,900 --dump-dom "file://$out/probe.html" >"$out/dom.html" 2>"$out/dom.log"
-line=$(grep -o 'GDPROBE.*ENDPROBE' "$out/dom.html" | head -1)
-if [[ -z $line ]]; then
-  fail "the measuring script did not run (no GDPROBE line in the dumped DOM)"
-else
-  echo "layout: $line"
+# layout NAME WIDTH FILE: lays FILE out WIDTH px wide and checks what the DOM holds.
+layout() {
+  run --window-size="$2",900 --dump-dom "file://$3" >"$out/dom-$1.html" 2>"$out/dom-$1.log"
+  local line
+  line=$(grep -o 'GDPROBE.*ENDPROBE' "$out/dom-$1.html" | head -1)
+  if [[ -z $line ]]; then
+    fail "$1: the measuring script did not run (no GDPROBE line in the dumped DOM)"
+    return
+  fi
+  echo "$1 layout at $2 px: $line"
   val() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line"; }
+  local scroll client svg shown hidden
   scroll=$(val scroll); client=$(val client); svg=$(val svg); shown=$(val shown); hidden=$(val hidden)
-  (( svg == promised )) || fail "the DOM has $svg <svg> elements, the HTML $promised"
-  (( shown + hidden == svg )) || fail "$((svg - shown - hidden)) of $svg charts are drawn with no size"
-  (( scroll <= client )) || fail "horizontal overflow: the page is $scroll px wide in a $client px window ($(sed -n 's/.* wide=\(.*\) ENDPROBE/\1/p' <<<"$line"))"
-fi
+  (( svg == promised )) || fail "$1: the DOM has $svg <svg> elements, the HTML $promised"
+  (( shown + hidden == svg )) || fail "$1: $((svg - shown - hidden)) of $svg charts are drawn with no size"
+  (( scroll <= client )) || fail "$1: horizontal overflow: the page is $scroll px wide in a $client px window ($(sed -n 's/.* wide=\(.*\) ENDPROBE/\1/p' <<<"$line"))"
+}
+layout screen 1024 "$out/probe.html"
+# The print rules at the width of an A4 page less its margins (186 mm = 703 px).
+layout print 703 "$out/probe-print.html"
 
 run --window-size=1024,1400 --screenshot="$out/screenshot.png" "file://$page" >/dev/null 2>"$out/shot.log"
 [[ -s $out/screenshot.png ]] || fail "no screenshot written"
 run --no-pdf-header-footer --print-to-pdf="$out/report.pdf" "file://$page" >/dev/null 2>"$out/pdf.log"
 
 # Console errors from the page (it has no script; the measuring copy's would show here).
-if grep -hiE 'CONSOLE.*(error|uncaught)|Uncaught ' "$out/dom.log" "$out/shot.log" "$out/pdf.log"; then
+if grep -hiE 'CONSOLE.*(error|uncaught)|Uncaught ' "$out"/dom-*.log "$out/shot.log" "$out/pdf.log"; then
   fail "console errors (above)"
 fi
 
