@@ -137,7 +137,7 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
 // The headline figures with their stable ids: what comparisons and baselines read.
 void figures_table(Html& h, const std::vector<Figure>& figures) {
   if (figures.empty()) return;
-  h.o << "<h2 id=\"figures\">Headline figures</h2>\n<details><summary>All " << figures.size()
+  h.o << "<h2 id=\"figures\" class=\"keep\">Headline figures</h2>\n<details><summary>All " << figures.size()
       << ", with the stable ids that <code>compare</code> and baselines read)</summary>\n"
          "<table>\n<tr><th>id</th><th>figure</th><th>value</th><th>unit</th><th>per SM per "
          "clock</th><th>instruction</th><th>where</th></tr>\n";

@@ -31,7 +31,7 @@ footer { margin-top: 3em; color: #888; font-size: 0.85em; }
   body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
   @page { margin: 14mm 12mm; }
   h2 { break-before: page; page-break-before: always; margin-top: 0; }
-  h2.keep, .facts h2 { break-before: auto; page-break-before: auto; }
+  h2.keep, .facts h2, body > h2:first-of-type { break-before: auto; page-break-before: auto; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   tr, figure.chart, .chart svg, svg.diagram { break-inside: avoid; page-break-inside: avoid; }
   table { font-size: 8.5pt; max-width: 100%; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The report page in a real browser: renders the report of the committed H200 result with
 # headless Chromium and fails when the page is broken.
-#   tests/browser/test_report_page.sh GPUDISSECT RESULT.json
+#   tests/browser/test_report_page.sh GPUDISSECT RESULT.json [compare]
+# With "compare", the page checked is `gpudissect compare RESULT.json -r "GTX 980 Ti"`'s
+# (the comparison page shares the report's style).
 # Checks: the page has no script; the DOM holds every <svg> the HTML file has, each drawn
 # with a size (or inside a closed <details>); no horizontal overflow at 1024 px; no console
 # error; the PDF print has pages and a first page that is not blank. Writes the screenshot,
@@ -36,6 +38,9 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 page="$out/report.html"
 if [[ -n ${GD_PAGE:-} ]]; then
   cp "$GD_PAGE" "$page"
+elif [[ ${3:-} == compare ]]; then
+  "$gd" compare "$json" -r "GTX 980 Ti" -o "$page" >"$out/report.log" 2>&1 || {
+    cat "$out/report.log"; echo "FAIL: gpudissect compare failed"; exit 1; }
 else
   "$gd" report "$json" -o "$page" >"$out/report.log" 2>&1 || {
     cat "$out/report.log"; echo "FAIL: gpudissect report failed"; exit 1; }
@@ -48,7 +53,7 @@ echo "the HTML has $promised <svg> elements"
 (( promised >= 1 )) || fail "no <svg> in the page (the hierarchy diagram is always drawn)"
 # A chart gnuplot could not draw is a note in the page, not a chart.
 if grep -q 'could not be drawn' "$page"; then fail "the page says a chart could not be drawn"; fi
-if [[ -z ${GD_PAGE:-} ]] && command -v "${GD_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+if [[ -z ${GD_PAGE:-} && -z ${3:-} ]] && command -v "${GD_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
   (( promised >= 5 )) || fail "gnuplot is here but the page has only $promised <svg> elements"
 fi
 
