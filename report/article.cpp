@@ -247,9 +247,16 @@ std::vector<Standout> standouts(const RunResult& r, const std::vector<ReferenceG
     auto [lo, hi] = std::minmax_element(s.refs.begin(), s.refs.end(), [](auto& x, auto& y) {
       return std::get<0>(x) < std::get<0>(y);
     });
-    const auto* nearest = s.value > std::get<0>(*hi)   ? &*hi
-                          : s.value < std::get<0>(*lo) ? &*lo
-                                                       : nullptr;
+    // A reference stated as "at least" X may lie above any value: nothing is above it for
+    // sure; one stated "at most" X, below: nothing is below it for sure.
+    bool open_above = false, open_below = false;
+    for (const auto& ref : s.refs) {
+      open_above |= std::get<2>(ref) == "at least";
+      open_below |= std::get<2>(ref) == "at most";
+    }
+    const auto* nearest = (s.value > std::get<0>(*hi) && !open_above)   ? &*hi
+                          : (s.value < std::get<0>(*lo) && !open_below) ? &*lo
+                                                                        : nullptr;
     if (!nearest) continue;  // inside the references' range: nothing sets it apart
     Standout st;
     st.id = id;

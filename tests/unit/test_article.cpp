@@ -37,7 +37,8 @@ RunResult run_with(std::vector<Figure> figures) {
   return r;
 }
 
-ReferenceGpu reference(const std::string& name, double fp32_per_clk, double l2_ns) {
+ReferenceGpu reference(const std::string& name, double fp32_per_clk, double l2_ns,
+                       const std::string& l2_qualifier = "") {
   nlohmann::json j = nlohmann::json::parse(R"({
     "format": "gpudissect-reference", "format_version": 1, "name": "",
     "sources": [{"key": "s", "document": "doc.txt", "title": "A title"}],
@@ -49,6 +50,7 @@ ReferenceGpu reference(const std::string& name, double fp32_per_clk, double l2_n
                           {"unit", "ops/clk/SM"}, {"method", "m"}, {"source", "s"}});
   j["figures"].push_back({{"id", "latency.global.L2"}, {"value", l2_ns}, {"unit", "ns"},
                           {"method", "m"}, {"source", "s"}});
+  if (!l2_qualifier.empty()) j["figures"].back()["qualifier"] = l2_qualifier;
   return reference_from_json(j, name + ".json");
 }
 
@@ -123,4 +125,17 @@ TEST(ArticleContents, ListsTheSectionsInOrder) {
   EXPECT_LT(a, b);
   EXPECT_EQ(toc.find("no id"), std::string::npos);
   EXPECT_EQ(table_of_contents("<p>nothing</p>"), "");
+}
+
+TEST(ArticleStandouts, AQualifiedReferenceBoundsOneSideOnly) {
+  // 137 ns against "over 130 ns": the reference may be higher, so nothing sets it apart.
+  const RunResult r = run_with({figure("latency.global.L2", 137, "ns")});
+  EXPECT_TRUE(standouts(r, {reference("A", 32, 130, "at least")}).empty());
+  // 120 ns against "over 130 ns": lower for sure.
+  const auto low = standouts(run_with({figure("latency.global.L2", 120, "ns")}),
+                             {reference("A", 32, 130, "at least")});
+  ASSERT_EQ(low.size(), 1u);
+  EXPECT_EQ(low[0].qualifier, "at least");
+  // 137 ns against "below 130 ns": higher for sure.
+  EXPECT_EQ(standouts(r, {reference("A", 32, 130, "at most")}).size(), 1u);
 }
