@@ -54,9 +54,9 @@ std::string tbps(double gbps) {
 std::string bandwidth(const RunResult& r, const std::string& id) {
   const Figure* f = fig(r, id);
   if (!f) return "-";
-  std::string s = f->unit == "GB/s" ? tbps(f->value->median) : num(f->value->median) + " " + f->unit;
-  if (f->per_sm_per_clk)
-    s += " · " + num(*f->per_sm_per_clk) + " " + f->per_sm_per_clk_unit;
+  std::string s =
+      f->unit == "GB/s" ? tbps(f->value->median) : num(f->value->median) + " " + f->unit;
+  if (f->per_sm_per_clk) s += " · " + num(*f->per_sm_per_clk) + " " + f->per_sm_per_clk_unit;
   return s;
 }
 
@@ -109,9 +109,9 @@ bool same_gpu(const ReferenceGpu& g, const std::string& device) {
 }
 
 // The main instruction classes, in the order the summary lists them.
-const char* kMainOps[] = {"fp32.fma",  "fp64.fma",   "fp16x2.fma", "bf16x2.fma", "int32.mad",
-                          "int32.dp4a", "sfu.rsqrt", "mma.bf16",   "wgmma.bf16", "wgmma.e4m3",
-                          "wgmma.s8"};
+const char* kMainOps[] = {"fp32.fma",   "fp64.fma",   "fp16x2.fma", "bf16x2.fma",
+                          "int32.mad",  "int32.dp4a", "sfu.rsqrt",  "mma.bf16",
+                          "wgmma.bf16", "wgmma.e4m3", "wgmma.s8"};
 
 }  // namespace
 
@@ -121,8 +121,8 @@ std::string hierarchy_svg(const RunResult& r) {
   const std::string sm = cuda ? "SM" : "CU";
   std::ostringstream o;
   const double W = 960, H = 330;
-  o << "<svg class=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << " "
-    << H << "\" width=\"" << W << "\" height=\"" << H
+  o << "<svg class=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << " " << H
+    << "\" width=\"" << W << "\" height=\"" << H
     << "\" role=\"img\" font-family=\"system-ui, sans-serif\" fill=\"#222\">\n"
        "<title>Memory hierarchy with measured capacity, latency and bandwidth</title>\n"
        "<defs><marker id=\"gd-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
@@ -132,66 +132,113 @@ std::string hierarchy_svg(const RunResult& r) {
   const std::string units = d.compute_units > 0 ? std::to_string(d.compute_units) : "-";
   o << "<rect x=\"4\" y=\"4\" width=\"318\" height=\"" << H - 8
     << "\" rx=\"8\" fill=\"#f7f9fc\" stroke=\"#789\" stroke-dasharray=\"5 3\"/>\n"
-    << "<text x=\"14\" y=\"24\" font-size=\"14\" font-weight=\"bold\">One " << sm << " (× "
-    << units << ")</text>\n";
+    << "<text x=\"14\" y=\"24\" font-size=\"14\" font-weight=\"bold\">One " << sm << " (× " << units
+    << ")</text>\n";
   std::string regs = "-";
   if (const std::string n = extra(d, "regs_per_sm"); !n.empty())
     regs = bytes_text(std::stod(n) * 4) + " (" + n + " × 32 bit, reported)";
-  draw(o, {14, 34, 298, 76, "Registers", {{"capacity", regs}, {"latency", "-"},
-                                          {"bandwidth", "-"}}, "#eef3fb"});
+  draw(o, {14,
+           34,
+           298,
+           76,
+           "Registers",
+           {{"capacity", regs}, {"latency", "-"}, {"bandwidth", "-"}},
+           "#eef3fb"});
   std::string shared = d.shared_per_sm_bytes
                            ? bytes_text(static_cast<double>(*d.shared_per_sm_bytes)) + " (reported)"
                            : "-";
-  draw(o, {14, 120, 298, 90, "Shared memory",
-           {{"capacity", shared}, {"latency", latency(r, "latency.shared.shared")},
-            {"bandwidth", bandwidth(r, "bandwidth.shared.read_128")}}, "#eef3fb"});
-  draw(o, {14, 220, 298, 98, "L1",
+  draw(o, {14,
+           120,
+           298,
+           90,
+           "Shared memory",
+           {{"capacity", shared},
+            {"latency", latency(r, "latency.shared.shared")},
+            {"bandwidth", bandwidth(r, "bandwidth.shared.read_128")}},
+           "#eef3fb"});
+  draw(o, {14,
+           220,
+           298,
+           98,
+           "L1",
            {{"capacity", capacity(r, "latency.global.L1.capacity")},
             {"latency", latency(r, "latency.global.L1")},
-            {"bandwidth", bandwidth(r, "bandwidth.l1.read")}}, "#eef3fb"});
+            {"bandwidth", bandwidth(r, "bandwidth.l1.read")}},
+           "#eef3fb"});
   // L2 and its partitions.
   const bool split = fig(r, "latency.global.L2_near") || fig(r, "latency.global.L2_far") ||
-                     fig(r, "latency.global.L2_near.cycles") || fig(r, "latency.global.L2_far.cycles");
-  std::string l2cap = d.l2_bytes ? bytes_text(static_cast<double>(*d.l2_bytes)) + " (reported)" : "-";
+                     fig(r, "latency.global.L2_near.cycles") ||
+                     fig(r, "latency.global.L2_far.cycles");
+  std::string l2cap =
+      d.l2_bytes ? bytes_text(static_cast<double>(*d.l2_bytes)) + " (reported)" : "-";
   o << "<rect x=\"352\" y=\"4\" width=\"300\" height=\"" << H - 8
     << "\" rx=\"8\" fill=\"#fbf8f1\" stroke=\"#987\"/>\n"
-    << "<text x=\"362\" y=\"24\" font-size=\"14\" font-weight=\"bold\">L2 (shared by all "
-    << sm << "s)</text>\n<text x=\"362\" y=\"42\" font-size=\"12\"><tspan fill=\"#666\">"
-       "capacity</tspan><tspan x=\"434\">" << html_escape(l2cap) << "</tspan></text>\n"
+    << "<text x=\"362\" y=\"24\" font-size=\"14\" font-weight=\"bold\">L2 (shared by all " << sm
+    << "s)</text>\n<text x=\"362\" y=\"42\" font-size=\"12\"><tspan fill=\"#666\">"
+       "capacity</tspan><tspan x=\"434\">"
+    << html_escape(l2cap) << "</tspan></text>\n"
     << "<text x=\"362\" y=\"58\" font-size=\"12\"><tspan fill=\"#666\">bandwidth</tspan><tspan "
-       "x=\"434\">" << html_escape(bandwidth(r, "bandwidth.l2.read")) << "</tspan></text>\n";
+       "x=\"434\">"
+    << html_escape(bandwidth(r, "bandwidth.l2.read")) << "</tspan></text>\n";
   if (split) {
-    draw(o, {362, 72, 280, 90, "L2 near partition",
+    draw(o, {362,
+             72,
+             280,
+             90,
+             "L2 near partition",
              {{"reach", capacity(r, "latency.global.L2_near.capacity")},
               {"latency", latency(r, "latency.global.L2_near")},
-              {"note", "lines in this SM's half"}}, "#fdf3df"});
-    draw(o, {362, 172, 280, 90, "L2 far partition",
+              {"note", "lines in this SM's half"}},
+             "#fdf3df"});
+    draw(o, {362,
+             172,
+             280,
+             90,
+             "L2 far partition",
              {{"reach", capacity(r, "latency.global.L2_far.capacity")},
               {"latency", latency(r, "latency.global.L2_far")},
-              {"note", "lines across the crossbar"}}, "#fdf3df"});
+              {"note", "lines across the crossbar"}},
+             "#fdf3df"});
   } else {
-    draw(o, {362, 72, 280, 90, "L2",
+    draw(o, {362,
+             72,
+             280,
+             90,
+             "L2",
              {{"reach", capacity(r, "latency.global.L2.capacity")},
-              {"latency", latency(r, "latency.global.L2")}}, "#fdf3df"});
+              {"latency", latency(r, "latency.global.L2")}},
+             "#fdf3df"});
   }
-  o << "<text x=\"362\" y=\"" << H - 46 << "\" font-size=\"12\"><tspan fill=\"#666\">best"
-       "</tspan><tspan x=\"434\">" << html_escape(bandwidth(r, "bandwidth.l2.read_best"))
+  o << "<text x=\"362\" y=\"" << H - 46
+    << "\" font-size=\"12\"><tspan fill=\"#666\">best"
+       "</tspan><tspan x=\"434\">"
+    << html_escape(bandwidth(r, "bandwidth.l2.read_best"))
     << "</tspan></text>\n<text x=\"362\" y=\"" << H - 28
-    << "\" font-size=\"11\" fill=\"#666\">best: lines shared by several " << sm
-    << "s</text>\n";
+    << "\" font-size=\"11\" fill=\"#666\">best: lines shared by several " << sm << "s</text>\n";
   // Device memory.
   std::string mem = d.memory_bytes ? bytes_text(static_cast<double>(*d.memory_bytes)) : "-";
-  std::string bus = d.memory_bus_width_bits ? std::to_string(*d.memory_bus_width_bits) + " bit" : "-";
-  draw(o, {682, 72, 274, 140, "Device memory",
+  std::string bus =
+      d.memory_bus_width_bits ? std::to_string(*d.memory_bus_width_bits) + " bit" : "-";
+  draw(o, {682,
+           72,
+           274,
+           140,
+           "Device memory",
            {{"capacity", mem},
             {"bus", bus},
             {"latency", latency(r, "latency.global.device_memory")},
             {"read", bandwidth(r, "bandwidth.dram.read")},
             {"write", bandwidth(r, "bandwidth.dram.write")},
-            {"copy", bandwidth(r, "bandwidth.dram.copy")}}, "#f1f7ef"});
-  draw(o, {682, 222, 274, 76, "Host link",
+            {"copy", bandwidth(r, "bandwidth.dram.copy")}},
+           "#f1f7ef"});
+  draw(o, {682,
+           222,
+           274,
+           76,
+           "Host link",
            {{"to device", bandwidth(r, "bandwidth.host.h2d_pinned")},
-            {"to host", bandwidth(r, "bandwidth.host.d2h_pinned")}}, "#f4f4f4"});
+            {"to host", bandwidth(r, "bandwidth.host.d2h_pinned")}},
+           "#f4f4f4"});
   arrow(o, 312, 269, 352, 269);
   arrow(o, 652, 142, 682, 142);
   arrow(o, 819, 212, 819, 222);
@@ -289,9 +336,12 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
     << hierarchy_svg(r)
     << "<figcaption>The memory hierarchy as measured: capacity where a latency plateau ends "
        "(reported by the driver where marked), load-to-use latency, and the best read "
-       "bandwidth, whole GPU and per " << sm << " per clock. A <code>-</code> is a figure this "
+       "bandwidth, whole GPU and per "
+    << sm
+    << " per clock. A <code>-</code> is a figure this "
        "run does not have.</figcaption>\n</figure>\n<div class=\"facts\">\n<div>\n"
-       "<h3 id=\"rates\">Instruction rates per " << sm << " per clock</h3>\n";
+       "<h3 id=\"rates\">Instruction rates per "
+    << sm << " per clock</h3>\n";
   std::vector<const Figure*> rates;
   for (const char* op : kMainOps)
     if (const Figure* f = fig(r, std::string("compute.") + op); f && f->per_sm_per_clk)
@@ -319,14 +369,16 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
       if (work[i]) top = std::max(top, *work[i]);
     }
     o << "<table class=\"rates\">\n<tr><th>instruction</th><th class=\"n\">thread-instr. "
-         "/ clk / " << sm << "</th><th class=\"n\">FLOP, OP / clk / " << sm << "</th><th class=\"n\">whole GPU</th></tr>\n";
+         "/ clk / "
+      << sm << "</th><th class=\"n\">FLOP, OP / clk / " << sm
+      << "</th><th class=\"n\">whole GPU</th></tr>\n";
     for (std::size_t i = 0; i < rates.size(); ++i) {
       const Figure* f = rates[i];
       const double w = (top > 0 && work[i]) ? 4.0 * std::log1p(*work[i]) / std::log1p(top) : 0;
       o << "<tr><td title=\""
         << html_escape(f->id + (f->instruction.empty() ? "" : ": " + f->instruction)) << "\">"
-        << html_escape(f->label) << "</td><td class=\"n\">"
-        << html_escape(num(*f->per_sm_per_clk)) << "</td><td class=\"n\"><span class=\"bar\" "
+        << html_escape(f->label) << "</td><td class=\"n\">" << html_escape(num(*f->per_sm_per_clk))
+        << "</td><td class=\"n\"><span class=\"bar\" "
         << "style=\"width:" << format_fixed(w, 2) << "em\"></span>"
         << html_escape(work[i] ? format_fixed(*work[i], *work[i] >= 100 ? 0 : 1) : "-")
         << "</td><td class=\"n\">" << html_escape(num(f->value->median) + " " + f->unit)
@@ -346,8 +398,9 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
     } else {
       o << "<p class=\"muted small\">The figures of this run furthest outside the range of "
            "the reference GPUs (<code>data/reference</code>, measured by others: see "
-           "<code>gpudissect reference list</code>), compared per " << sm
-        << " per clock where both sides allow it (else per " << sm << ", else as stated), "
+           "<code>gpudissect reference list</code>), compared per "
+        << sm << " per clock where both sides allow it (else per " << sm
+        << ", else as stated), "
            "against the nearest reference.</p>\n<ol "
            "class=\"standouts\">\n";
       for (const Standout& s : top) {
@@ -355,12 +408,14 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
                                  : s.qualifier == "at least" ? "&gt;"
                                  : s.qualifier == "at most"  ? "&lt;"
                                                              : "";
-        o << "<li><b>" << html_escape(s.label) << "</b>: "
-          << html_escape(value_text(s.value, s.unit)) << ", <b>"
-          << html_escape(format_fixed(s.ratio, s.ratio >= 10 ? 0 : s.ratio >= 1 ? 1 : 2))
-          << "×</b> " << (s.ratio > 1 ? "the highest" : "the lowest") << " of "
-          << s.references << (s.references == 1 ? " reference" : " references") << " ("
-          << html_escape(s.against) << ", " << mark << html_escape(value_text(s.nearest, s.unit)) << ")"
+        o << "<li><b>" << html_escape(s.label)
+          << "</b>: " << html_escape(value_text(s.value, s.unit)) << ", <b>"
+          << html_escape(format_fixed(s.ratio, s.ratio >= 10  ? 0
+                                               : s.ratio >= 1 ? 1
+                                                              : 2))
+          << "×</b> " << (s.ratio > 1 ? "the highest" : "the lowest") << " of " << s.references
+          << (s.references == 1 ? " reference" : " references") << " (" << html_escape(s.against)
+          << ", " << mark << html_escape(value_text(s.nearest, s.unit)) << ")"
           << (s.better ? "" : ", <i>worse</i>") << " <code class=\"id\">" << html_escape(s.id)
           << "</code></li>\n";
       }

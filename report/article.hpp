@@ -18,15 +18,15 @@ std::string hierarchy_svg(const RunResult& r);
 
 struct Standout {
   std::string id, label;
-  std::string basis;     // "per SM per clock", "per SM", "whole GPU"
-  std::string unit;      // of the compared values
-  double value = 0;      // this run's
-  double nearest = 0;    // the nearest reference's
-  std::string against;   // that reference's name
-  std::string qualifier; // the reference value's ("approx", "at least" ...)
-  int references = 0;    // how many references state the figure
-  double ratio = 0;      // value / nearest: above every reference (>1) or below (<1)
-  bool better = true;    // whether the distance is in the figure's better direction
+  std::string basis;      // "per SM per clock", "per SM", "whole GPU"
+  std::string unit;       // of the compared values
+  double value = 0;       // this run's
+  double nearest = 0;     // the nearest reference's
+  std::string against;    // that reference's name
+  std::string qualifier;  // the reference value's ("approx", "at least" ...)
+  int references = 0;     // how many references state the figure
+  double ratio = 0;       // value / nearest: above every reference (>1) or below (<1)
+  bool better = true;     // whether the distance is in the figure's better direction
 };
 
 // The figures of `r` furthest outside the range of the references (other GPUs: a reference

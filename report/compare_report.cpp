@@ -548,8 +548,8 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
 
   p.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-      << html_escape("gpudissect compare: " + names) << "</title>\n<style>" << page_css(1200) << kCompareCss
-      << "</style>\n</head>\n<body>\n<h1>" << html_escape(names) << "</h1>\n"
+      << html_escape("gpudissect compare: " + names) << "</title>\n<style>" << page_css(1200)
+      << kCompareCss << "</style>\n</head>\n<body>\n<h1>" << html_escape(names) << "</h1>\n"
       << "<p class=\"sub\">gpudissect compare · " << c.inputs.size() << " inputs · "
       << c.rows.size() << " figures in two or more of them</p>\n";
   if (!p.charts)

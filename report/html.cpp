@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "article.hpp"
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
 #include "sections.hpp"
-#include "article.hpp"
 #include "style.hpp"
 
 namespace gd::report {
@@ -137,8 +137,9 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
 // The headline figures with their stable ids: what comparisons and baselines read.
 void figures_table(Html& h, const std::vector<Figure>& figures) {
   if (figures.empty()) return;
-  h.o << "<h2 id=\"figures\" class=\"keep\">Headline figures</h2>\n<details><summary>All " << figures.size()
-      << ", with the stable ids that <code>compare</code> and baselines read)</summary>\n"
+  h.o << "<h2 id=\"figures\" class=\"keep\">Headline figures</h2>\n<details><summary>All "
+      << figures.size()
+      << " figures, with the stable ids that <code>compare</code> and baselines read</summary>\n"
          "<table>\n<tr><th>id</th><th>figure</th><th>value</th><th>unit</th><th>per SM per "
          "clock</th><th>instruction</th><th>where</th></tr>\n";
   for (const Figure& f : figures) {

@@ -46,10 +46,16 @@ ReferenceGpu reference(const std::string& name, double fp32_per_clk, double l2_n
               "clock_mhz": {"value": 1000, "source": "s"}},
     "figures": []})");
   j["name"] = name;
-  j["figures"].push_back({{"id", "compute.fp32.fma"}, {"value", fp32_per_clk},
-                          {"unit", "ops/clk/SM"}, {"method", "m"}, {"source", "s"}});
-  j["figures"].push_back({{"id", "latency.global.L2"}, {"value", l2_ns}, {"unit", "ns"},
-                          {"method", "m"}, {"source", "s"}});
+  j["figures"].push_back({{"id", "compute.fp32.fma"},
+                          {"value", fp32_per_clk},
+                          {"unit", "ops/clk/SM"},
+                          {"method", "m"},
+                          {"source", "s"}});
+  j["figures"].push_back({{"id", "latency.global.L2"},
+                          {"value", l2_ns},
+                          {"unit", "ns"},
+                          {"method", "m"},
+                          {"source", "s"}});
   if (!l2_qualifier.empty()) j["figures"].back()["qualifier"] = l2_qualifier;
   return reference_from_json(j, name + ".json");
 }
@@ -68,12 +74,12 @@ TEST(ArticleDiagram, AbsentFiguresAreDashesNotNumbers) {
 }
 
 TEST(ArticleDiagram, ShowsTheRunsFigures) {
-  const std::string svg = hierarchy_svg(run_with(
-      {figure("latency.global.L2_near.cycles", 281, "cycles"),
-       figure("latency.global.L2_near", 142, "ns"),
-       figure("latency.global.L2_far.cycles", 513, "cycles"),
-       figure("latency.global.L1.capacity", 220416, "bytes"),
-       figure("bandwidth.dram.read", 4603, "GB/s", 17.6, "B/clk/SM")}));
+  const std::string svg =
+      hierarchy_svg(run_with({figure("latency.global.L2_near.cycles", 281, "cycles"),
+                              figure("latency.global.L2_near", 142, "ns"),
+                              figure("latency.global.L2_far.cycles", 513, "cycles"),
+                              figure("latency.global.L1.capacity", 220416, "bytes"),
+                              figure("bandwidth.dram.read", 4603, "GB/s", 17.6, "B/clk/SM")}));
   EXPECT_NE(svg.find("L2 near partition"), std::string::npos);
   EXPECT_NE(svg.find("281 cycles · 142 ns"), std::string::npos);
   EXPECT_NE(svg.find("513 cycles"), std::string::npos);
@@ -116,8 +122,8 @@ TEST(ArticleSummary, SaysWhyThereAreNoReferences) {
 }
 
 TEST(ArticleContents, ListsTheSectionsInOrder) {
-  const std::string toc =
-      table_of_contents("<h2 id=\"a\">Alpha &amp; co</h2><p>x</p><h2>no id</h2><h2 id=\"b\">Beta</h2>");
+  const std::string toc = table_of_contents(
+      "<h2 id=\"a\">Alpha &amp; co</h2><p>x</p><h2>no id</h2><h2 id=\"b\">Beta</h2>");
   const auto a = toc.find("<a href=\"#a\">Alpha &amp; co</a>");
   const auto b = toc.find("<a href=\"#b\">Beta</a>");
   ASSERT_NE(a, std::string::npos);
