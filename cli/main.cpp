@@ -134,6 +134,30 @@ int cmd_list() {
   return 0;
 }
 
+// The reference GPUs for the report's summary (what sets this GPU apart): the database
+// `compare --reference` reads. Without one the page says so; the report is still written.
+void attach_references(report::HtmlOptions& ho, ReferenceDb& db) {
+#ifdef GD_SOURCE_REFERENCE_DIR
+  const fs::path fallback = GD_SOURCE_REFERENCE_DIR;
+#else
+  const fs::path fallback;
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const auto dir = find_reference_dir(ec ? fs::path() : exe, fallback);
+  if (!dir || !fs::is_directory(*dir, ec)) {
+    ho.references_note = "no reference database found (data/reference; GD_REFERENCE_DIR)";
+    return;
+  }
+  db = load_reference_dir(*dir);
+  for (const auto& e : db.errors) std::cerr << "warning: reference database: " << e << "\n";
+  if (db.gpus.empty()) {
+    ho.references_note = "the reference database " + dir->string() + " holds no GPU";
+    return;
+  }
+  ho.references = &db.gpus;
+}
+
 int cmd_run(const RunArgs& a, const std::string& command) {
   const ProbeRegistry& registry = probe_registry();
   // Validate everything before touching a device.
@@ -252,6 +276,8 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     report::HtmlOptions ho;
     ho.png = a.png;
     ho.png_dir = out_dir;
+    ReferenceDb refs;
+    attach_references(ho, refs);
     for (const auto& f : report::write_html(html, r, registry, ho)) written.push_back(f);
     written.push_back(html);
   }
@@ -291,6 +317,8 @@ int cmd_report(const std::string& in, const std::string& out, bool png, const st
   report::HtmlOptions ho;
   ho.png = png;
   ho.png_dir = html.has_parent_path() ? html.parent_path() : fs::path(".");
+  ReferenceDb refs;
+  attach_references(ho, refs);
   std::vector<fs::path> written = report::write_html(html, r, registry, ho);
   written.push_back(html);
   if (!csv_dir.empty())

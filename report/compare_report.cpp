@@ -17,6 +17,7 @@
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
+#include "style.hpp"
 
 namespace gd::report {
 
@@ -234,29 +235,8 @@ void write_comparison_csv(const fs::path& file, const Comparison& c) {
 
 namespace {
 
-// The page style of report/html.cpp (same look), with the comparison's own additions.
+// The comparison page's own rules, after the shared style (style.hpp).
 const char* kCompareCss = R"css(
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
-       max-width: 1200px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-h3 { font-size: 1.05em; margin-top: 1.4em; }
-.sub { color: #666; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
-         vertical-align: top; }
-th { background: #f4f4f4; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-.note { background: #fff6d6; border: 1px solid #e6d28a; padding: 0.5em 0.8em; margin: 0.8em 0; }
-.muted { color: #777; }
-.chart svg { max-width: 100%; height: auto; display: block; }
-figure.chart { margin: 0.8em 0; }
-figcaption { color: #555; font-size: 0.9em; }
-details { margin: 0.6em 0; }
-summary { cursor: pointer; color: #245; }
-code { background: #f4f4f4; padding: 0 0.25em; }
-footer { margin-top: 3em; color: #888; font-size: 0.85em; }
-.wide { overflow-x: auto; }
 th.in { font-weight: normal; font-size: 0.85em; min-width: 7em; }
 th.in b { font-size: 1.1em; }
 td .r { color: #666; font-size: 0.85em; display: block; }
@@ -568,8 +548,8 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
 
   p.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-      << html_escape("gpudissect compare: " + names) << "</title>\n<style>" << kCompareCss
-      << "</style>\n</head>\n<body>\n<h1>" << html_escape(names) << "</h1>\n"
+      << html_escape("gpudissect compare: " + names) << "</title>\n<style>" << page_css(1200)
+      << kCompareCss << "</style>\n</head>\n<body>\n<h1>" << html_escape(names) << "</h1>\n"
       << "<p class=\"sub\">gpudissect compare · " << c.inputs.size() << " inputs · "
       << c.rows.size() << " figures in two or more of them</p>\n";
   if (!p.charts)

@@ -7,10 +7,12 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "article.hpp"
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
 #include "sections.hpp"
+#include "style.hpp"
 
 namespace gd::report {
 
@@ -20,30 +22,35 @@ namespace {
 
 using namespace detail;
 
+// The run report's own rules, after the shared style (style.hpp).
 const char* kCss = R"css(
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
-       max-width: 1000px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-h3 { font-size: 1.05em; margin-top: 1.4em; }
-.sub { color: #666; margin-top: 0; }
 .facts { display: flex; flex-wrap: wrap; gap: 2em; }
-.facts > div { flex: 1 1 420px; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: 0.25em 0.7em; text-align: left;
-         vertical-align: top; }
-th { background: #f4f4f4; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-table.kv th { background: none; font-weight: normal; color: #555; }
-.note { background: #fff6d6; border: 1px solid #e6d28a; padding: 0.5em 0.8em; margin: 0.8em 0; }
-.muted { color: #777; }
-.chart svg { max-width: 100%; height: auto; display: block; }
-figure.chart { margin: 0.8em 0; }
-figcaption { color: #555; font-size: 0.9em; }
-details { margin: 0.6em 0; }
-summary { cursor: pointer; color: #245; }
-code { background: #f4f4f4; padding: 0 0.25em; }
-footer { margin-top: 3em; color: #888; font-size: 0.85em; }
+.facts > div { flex: 1 1 420px; min-width: 0; }
+.hierarchy svg { width: 100%; max-width: 960px; }
+table.rates td.n { white-space: nowrap; }
+.bar { display: inline-block; height: 0.7em; background: #9bb7d8; margin-right: 0.4em;
+       max-width: 5em; vertical-align: baseline; }
+.small { font-size: 0.85em; }
+.glance .facts { gap: 1.5em; }
+.glance .facts > div:first-child { flex: 3 1 500px; }
+.glance .facts > div:last-child { flex: 2 1 300px; }
+table.rates { font-size: 0.85em; }
+table.rates .u { color: #777; font-size: 0.85em; }
+ol.standouts li { margin-bottom: 0.4em; }
+code.id { font-size: 0.8em; color: #666; }
+nav.toc ol { columns: 2; column-gap: 2em; }
+@media print {
+  .glance { break-after: page; page-break-after: always; }
+  .glance { font-size: 8pt; }
+  .glance h3 { margin: 0.5em 0 0.3em; }
+  .glance table.rates { font-size: 7pt; margin: 0.3em 0; }
+  .glance table.rates td, .glance table.rates th { padding: 0.1em 0.4em; }
+  .glance figcaption, .glance p { margin: 0.3em 0; }
+  .glance ol.standouts li { margin-bottom: 0.2em; }
+  .facts > div { flex: 1 1 45%; }
+  .glance .facts > div:first-child { flex: 3 1 55%; }
+  .glance .facts > div:last-child { flex: 2 1 35%; }
+}
 )css";
 
 struct Html {
@@ -130,8 +137,9 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
 // The headline figures with their stable ids: what comparisons and baselines read.
 void figures_table(Html& h, const std::vector<Figure>& figures) {
   if (figures.empty()) return;
-  h.o << "<details id=\"figures\"><summary>Headline figures (" << figures.size()
-      << ", with the stable ids that <code>compare</code> and baselines read)</summary>\n"
+  h.o << "<h2 id=\"figures\" class=\"keep\">Headline figures</h2>\n<details><summary>All "
+      << figures.size()
+      << " figures, with the stable ids that <code>compare</code> and baselines read</summary>\n"
          "<table>\n<tr><th>id</th><th>figure</th><th>value</th><th>unit</th><th>per SM per "
          "clock</th><th>instruction</th><th>where</th></tr>\n";
   for (const Figure& f : figures) {
@@ -379,7 +387,7 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
   const DeviceInfo& d = r.device;
   h.o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-      << html_escape("gpudissect: " + d.name) << "</title>\n<style>" << kCss
+      << html_escape("gpudissect: " + d.name) << "</title>\n<style>" << page_css(1000) << kCss
       << "</style>\n</head>\n<body>\n";
   h.o << "<h1>gpudissect: " << html_escape(d.name) << "</h1>\n<p class=\"sub\">"
       << html_escape(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
@@ -390,14 +398,22 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
         << html_escape(why_no_charts) << "). The tables below hold every figure.</p>\n";
   for (const std::string& n : sc.notes) h.o << "<p class=\"note\">" << html_escape(n) << "</p>\n";
 
-  h.o << "<div class=\"facts\">\n<div>\n<h2>Device</h2>\n";
-  device_facts(h, d);
-  h.o << "</div>\n<div>\n<h2>Run</h2>\n";
-  probe_facts(h, r, registry);
-  h.o << "</div>\n</div>\n";
-  if (r.probes.empty()) h.o << "<p>No probe results in this file.</p>\n";
-  figures_table(h, r.figures);
-  h.o << sections;
+  // The summary first, then the contents, then the device, the run and each probe.
+  Html body;
+  body.o << article_summary(r, opt.references, opt.references_note);
+  body.o << "<div class=\"facts\">\n<div>\n<h2 id=\"device\">Device</h2>\n";
+  device_facts(body, d);
+  body.o << "</div>\n<div>\n<h2 id=\"run\" class=\"keep\">Run</h2>\n";
+  probe_facts(body, r, registry);
+  body.o << "</div>\n</div>\n";
+  if (r.probes.empty()) body.o << "<p>No probe results in this file.</p>\n";
+  figures_table(body, r.figures);
+  body.o << sections;
+  const std::string text = body.o.str();
+  const std::string glance_end = "</section>\n";
+  const std::size_t cut = text.find(glance_end);
+  const std::size_t at = cut == std::string::npos ? 0 : cut + glance_end.size();
+  h.o << text.substr(0, at) << table_of_contents(text) << text.substr(at);
   for (const auto& f : sc.pngs) pngs.push_back(f);
   h.o << "<footer>Written by " << html_escape(r.tool.name)
       << " from a saved result; the JSON file holds "

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpudissect/compare.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd::report {
@@ -25,6 +26,10 @@ std::filesystem::path write_figures_csv(const std::filesystem::path& file,
 struct HtmlOptions {
   bool png = false;               // also write PNG charts next to the HTML
   std::filesystem::path png_dir;  // where; defaults to the HTML file's folder
+  // The reference GPUs the summary measures this one against (data/reference); null: the
+  // summary says why there are none (references_note).
+  const std::vector<ReferenceGpu>* references = nullptr;
+  std::string references_note = "no reference database was given";
 };
 
 // Whether gnuplot can be run here; *why says why not.

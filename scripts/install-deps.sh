@@ -7,6 +7,11 @@
 # /usr/local/cuda/bin/nvcc). Without nvcc only the OpenCL backend is built.
 set -euo pipefail
 
+# chromium, poppler-utils (pdfinfo, pdftoppm), fonts-dejavu-core: the report page test
+# (tests/browser) renders the HTML report headless, prints it to PDF and checks the pages; it
+# is skipped where they are missing. chromium is large (~80 MB download, ~290 MB installed)
+# and installs non-interactively on Debian 12; the font keeps the text measurable without
+# the recommended font packages.
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
 PACKAGES=(
@@ -15,6 +20,7 @@ PACKAGES=(
   opencl-headers opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev
   pocl-opencl-icd clinfo
   gnuplot-nox python3
+  chromium poppler-utils fonts-dejavu-core
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then
