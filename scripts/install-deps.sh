@@ -7,6 +7,8 @@
 # /usr/local/cuda/bin/nvcc). Without nvcc only the OpenCL backend is built.
 set -euo pipefail
 
+# libopenmpi-dev, openmpi-bin: `gpudissect fleet` gathers over MPI (optional at build time:
+# without them fleet runs the ranks of one node as local processes); CI runs it under mpirun.
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
 PACKAGES=(
@@ -15,6 +17,7 @@ PACKAGES=(
   opencl-headers opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev
   pocl-opencl-icd clinfo
   gnuplot-nox python3
+  libopenmpi-dev openmpi-bin
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then
