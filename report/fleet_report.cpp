@@ -126,7 +126,7 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
   // Every GPU: identity, then one column per headline figure.
   h << "<h2>Every GPU</h2>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">"
        "GPU</th><th class=\"l\">device</th><th class=\"l\">bus id</th><th class=\"l\">UUID / "
-       "serial</th><th class=\"l\">clocks (NVML)</th>";
+       "serial / ECC</th><th class=\"l\">clocks (NVML)</th>";
   for (const FleetRow& row : rep.rows)
     h << "<th title=\"" << esc(row.label) << "\">" << esc(row.id) << "<br><small>"
       << esc(row.unit) << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
@@ -136,7 +136,8 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
     h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << esc(gpu_name(r))
       << "</td><td class=\"l\">" << esc(r.device.name) << "</td><td class=\"l\">"
       << esc(fleet_bus_id(r)) << "</td><td class=\"l\">" << esc(fleet_uuid(r))
-      << (fleet_serial(r).empty() ? "" : "<br>" + esc(fleet_serial(r))) << "</td><td class=\"l\">";
+      << (fleet_serial(r).empty() ? "" : "<br>" + esc(fleet_serial(r)))
+      << (fleet_ecc(r).empty() ? "" : "<br>" + esc(fleet_ecc(r))) << "</td><td class=\"l\">";
     if (r.telemetry) {
       const Telemetry& t = *r.telemetry;
       if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";

@@ -77,6 +77,17 @@ std::string fleet_bus_id(const FleetRank& r) { return extra(r, "pci_bus_id"); }
 std::string fleet_uuid(const FleetRank& r) { return extra(r, "uuid"); }
 std::string fleet_serial(const FleetRank& r) { return extra(r, "serial"); }
 
+std::string fleet_ecc(const FleetRank& r) {
+  const std::string mode = extra(r, "ecc");
+  if (mode.empty()) return "";
+  std::string s = "ECC " + mode;
+  const std::string u = extra(r, "ecc_uncorrected_volatile"), c = extra(r, "ecc_corrected_volatile");
+  if (!u.empty() || !c.empty())
+    s += ", " + (u.empty() ? "?" : u) + " uncorrected / " + (c.empty() ? "?" : c) +
+         " corrected errors";
+  return s;
+}
+
 bool is_alarming_throttle_reason(const std::string& reason) {
   return reason == "hw_slowdown" || reason == "sw_thermal_slowdown" ||
          reason == "hw_thermal_slowdown" || reason == "hw_power_brake_slowdown";
@@ -309,6 +320,8 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     if (r.telemetry)
       for (const auto& t : r.telemetry->throttle_reasons)
         if (is_alarming_throttle_reason(t)) g.reasons.push_back("clocks throttled: " + t);
+    if (const std::string u = extra(r, "ecc_uncorrected_volatile"); !u.empty() && u != "0")
+      g.reasons.push_back("ECC: " + u + " uncorrected memory errors since the driver loaded");
     if (!g.reasons.empty()) g.verdict = GpuVerdict::outlier;
     if (baseline && options.baseline_tolerance) {
       CompareInput cur;

@@ -150,9 +150,13 @@ TEST(Fleet, ThrottlingFlags) {
   ranks[0].telemetry->throttle_reasons = {"gpu_idle", "sw_power_cap"};
   ranks[1].telemetry = Telemetry{};
   ranks[1].telemetry->throttle_reasons = {"hw_thermal_slowdown"};
+  ranks[2].device.extra["ecc"] = "enabled";
+  ranks[2].device.extra["ecc_uncorrected_volatile"] = "2";
   const FleetReport rep = analyse_fleet(ranks, {});
   EXPECT_EQ(verdict_of(rep, 0).verdict, GpuVerdict::healthy);
   EXPECT_EQ(verdict_of(rep, 1).verdict, GpuVerdict::outlier);
+  EXPECT_EQ(verdict_of(rep, 2).verdict, GpuVerdict::outlier);
+  EXPECT_EQ(fleet_ecc(ranks[2]), "ECC enabled, 2 uncorrected / ? corrected errors");
 }
 
 TEST(Fleet, BaselineRegression) {

@@ -11,7 +11,8 @@
 // WORSE than the median (lower for rates, higher for latencies) by more than `threshold`
 // robust z AND by more than `min_deviation` relative. Better-than-median figures are shown,
 // never flagged. A figure that failed on one GPU and is ok on most others also flags it, and
-// so does an active hardware or thermal slowdown (NVML throttle reasons).
+// so does an active hardware or thermal slowdown (NVML throttle reasons), and uncorrected
+// ECC errors since the driver loaded (NVML).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,9 @@ struct FleetRank {
 std::string fleet_bus_id(const FleetRank& r);
 std::string fleet_uuid(const FleetRank& r);
 std::string fleet_serial(const FleetRank& r);
+// "ECC enabled, 0 uncorrected / 3 corrected errors" from NVML's keys (ecc,
+// ecc_uncorrected_volatile, ecc_corrected_volatile), "" where the backend gives none.
+std::string fleet_ecc(const FleetRank& r);
 
 void to_json(nlohmann::json& j, const FleetRank& r);
 void from_json(const nlohmann::json& j, FleetRank& r);
