@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -587,7 +588,10 @@ class FleetCmd : public FleetCommand {
     ranks[0] = std::move(mine);
     got[0] = true;
     int left = size - 1;
-    while (left > 0 && since(t0) < gather_deadline()) {
+    double deadline = gather_deadline();
+    while (left > 0 && since(t0) < deadline) {
+      // Stopped (Ctrl-C, Slurm's SIGTERM): the others were too, and send what they have soon.
+      if (g_fleet_stop) deadline = std::min(deadline, since(t0) + kKillGrace + 5);
       int flag = 0;
       MPI_Status st;
       MPI_Iprobe(MPI_ANY_SOURCE, kTag, MPI_COMM_WORLD, &flag, &st);
@@ -615,7 +619,7 @@ class FleetCmd : public FleetCommand {
       if (!got[k]) {
         ranks[k].rank = k;
         ranks[k].status = {"missing", "no report within " +
-                                          std::to_string(static_cast<int>(gather_deadline())) +
+                                          std::to_string(static_cast<int>(deadline)) +
                                           " s (the rank hung or died)"};
       }
     int rc = 3;
