@@ -41,6 +41,7 @@
 #include "gpudissect/fleet.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 
 #ifdef GD_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only
@@ -304,6 +305,16 @@ class FleetCmd : public FleetCommand {
     if (a_.json.empty()) a_.json = fs::path(a_.html).replace_extension(".json").string();
   }
 
+  // The outputs can be written: checked before measuring, not after.
+  void check_outputs() const {
+    try {
+      report::ensure_writable(a_.json);
+      report::ensure_writable(a_.html);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+  }
+
   const FleetInjection* injection(const char* kind, int rank) const {
     for (const auto& i : injections_)
       if (i.kind == kind && i.rank == rank) return &i;
@@ -470,6 +481,7 @@ class FleetCmd : public FleetCommand {
         n = std::max(1, cuda);
       }
     }
+    check_outputs();
     const fs::path dir = work_dir();
     if (!a_.quiet)
       std::cerr << "fleet: " << n << " local rank(s) as processes of this node ("
@@ -552,6 +564,14 @@ class FleetCmd : public FleetCommand {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
+    if (rank == 0) {
+      try {
+        check_outputs();
+      } catch (const UsageError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        MPI_Abort(MPI_COMM_WORLD, 2);  // the others would wait for a rank 0 that is gone
+      }
+    }
     const auto t0 = Clock::now();
     std::signal(SIGTERM, on_fleet_signal);
     std::signal(SIGINT, on_fleet_signal);

@@ -79,5 +79,8 @@ check "local: rank 0 measured" "j['ranks'][0]['status']=='ok'" "$T/hang.json"
 expect_rc "malformed --inject" 2 $?
 "$BIN" fleet --probes nosuch >/dev/null 2>&1
 expect_rc "unknown probe" 2 $?
+touch "$T/file"
+"$BIN" fleet --local --ranks 1 "${TINY[@]}" -o "$T/file/fleet.html" >/dev/null 2>&1
+expect_rc "unwritable page: fails before measuring" 2 $?
 
 exit $fail
