@@ -315,7 +315,11 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       rep.gpus.push_back(std::move(g));
       continue;
     }
+    // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA ids
+    // are not used: with one visible GPU per task every rank's is cuda:0).
     if (!fleet_bus_id(r).empty()) same_gpu[{r.host, fleet_bus_id(r)}].push_back(r.rank);
+    else if (r.device.backend != "cuda" && !r.device_id.empty())
+      same_gpu[{r.host, r.device_id}].push_back(r.rank);
     g.reasons = reasons[i];
     if (r.telemetry)
       for (const auto& t : r.telemetry->throttle_reasons)
@@ -335,8 +339,15 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
         if (!is_regression(it.verdict)) continue;
         std::string line = it.id + " against the baseline: " + to_string(it.verdict);
         if (it.change) line += " " + pct(*it.change);
-        if (it.baseline && it.current)
-          line += " (" + fmt(*it.baseline) + " -> " + fmt(*it.current) + " " + it.unit + ")";
+        if (it.baseline && it.current) {  // (appended piece by piece: GCC 12 -Wrestrict)
+          line += " (";
+          line += fmt(*it.baseline);
+          line += " -> ";
+          line += fmt(*it.current);
+          line += " ";
+          line += it.unit;
+          line += ")";
+        }
         if (!it.reason.empty()) line += ": " + it.reason;
         g.reasons.push_back(line);
       }
