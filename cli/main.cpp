@@ -18,6 +18,7 @@
 
 #include "backends.hpp"
 #include "compare_cmd.hpp"  // compare, reference (issue 10)
+#include "fleet_cmd.hpp"    // fleet (issue 12)
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "progress.hpp"
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
 
   // ---- compare / reference subcommands (cli/compare_cmd.cpp) ----
   auto compare_cmds = cli::add_compare_commands(app);
+  auto fleet_cmd = cli::add_fleet_command(app);
 
   try {
     app.parse(argc, argv);
@@ -422,6 +424,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return cmd_run(ra, command_line(argc, argv));
     if (app.got_subcommand("report")) return cmd_report(in, out, png, csv_dir, json_out);
     if (compare_cmds->chosen()) return compare_cmds->run(argv[0]);  // compare, reference
+    if (fleet_cmd->chosen()) return fleet_cmd->run(argc, argv);
     std::cout << app.help();
     return 2;
   } catch (const cli::UsageError& e) {

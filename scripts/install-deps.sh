@@ -12,6 +12,8 @@ set -euo pipefail
 # is skipped where they are missing. chromium is large (~80 MB download, ~290 MB installed)
 # and installs non-interactively on Debian 12; the font keeps the text measurable without
 # the recommended font packages.
+# libopenmpi-dev, openmpi-bin: `gpudissect fleet` gathers over MPI (optional at build time:
+# without them fleet runs the ranks of one node as local processes); CI runs it under mpirun.
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
 PACKAGES=(
@@ -21,6 +23,7 @@ PACKAGES=(
   pocl-opencl-icd clinfo
   gnuplot-nox python3
   chromium poppler-utils fonts-dejavu-core
+  libopenmpi-dev openmpi-bin
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then

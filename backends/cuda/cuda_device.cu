@@ -75,6 +75,7 @@ class CudaDevice final : public Device {
     info_.extra["max_threads_per_sm"] = std::to_string(prop.maxThreadsPerMultiProcessor);
     info_.extra["warp_size"] = std::to_string(prop.warpSize);
     info_.extra["nvml"] = nvml_load(nullptr) ? "yes" : "no";
+    for (const auto& [k, v] : nvml_identity(pci_bus_id_)) info_.extra[k] = v;  // uuid, ECC
 
     cudaChannelFormatDesc desc = cudaCreateChannelDesc<uint32_t>();
     std::size_t width = 0;

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 
 namespace gd::cuda {
@@ -24,6 +26,10 @@ struct Api {
   nvmlReturn (*temperature)(nvmlDevice, int, unsigned*) = nullptr;
   nvmlReturn (*power)(nvmlDevice, unsigned*) = nullptr;
   nvmlReturn (*driver)(char*, unsigned) = nullptr;
+  nvmlReturn (*uuid)(nvmlDevice, char*, unsigned) = nullptr;
+  nvmlReturn (*serial)(nvmlDevice, char*, unsigned) = nullptr;
+  nvmlReturn (*ecc_mode)(nvmlDevice, int*, int*) = nullptr;  // current, pending
+  nvmlReturn (*ecc_errors)(nvmlDevice, int, int, unsigned long long*) = nullptr;
   bool ok = false;
   std::string why;
 };
@@ -51,6 +57,10 @@ Api& api() {
     a.temperature = reinterpret_cast<decltype(a.temperature)>(sym("nvmlDeviceGetTemperature"));
     a.power = reinterpret_cast<decltype(a.power)>(sym("nvmlDeviceGetPowerUsage"));
     a.driver = reinterpret_cast<decltype(a.driver)>(sym("nvmlSystemGetDriverVersion"));
+    a.uuid = reinterpret_cast<decltype(a.uuid)>(sym("nvmlDeviceGetUUID"));
+    a.serial = reinterpret_cast<decltype(a.serial)>(sym("nvmlDeviceGetSerial"));
+    a.ecc_mode = reinterpret_cast<decltype(a.ecc_mode)>(sym("nvmlDeviceGetEccMode"));
+    a.ecc_errors = reinterpret_cast<decltype(a.ecc_errors)>(sym("nvmlDeviceGetTotalEccErrors"));
     if (!a.init || !a.by_pci || !a.clock) {
       a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetClockInfo";
       return;
@@ -107,6 +117,29 @@ std::optional<Telemetry> nvml_read(const std::string& pci_bus_id) {
       if (bits & bit) t.throttle_reasons.push_back(name);
   }
   return t;
+}
+
+std::map<std::string, std::string> nvml_identity(const std::string& pci_bus_id) {
+  std::map<std::string, std::string> out;
+  Api& a = api();
+  if (!a.ok) return out;
+  nvmlDevice dev = nullptr;
+  if (a.by_pci(pci_bus_id.c_str(), &dev) != 0) return out;
+  char buf[128] = {};
+  if (a.uuid && a.uuid(dev, buf, sizeof buf) == 0) out["uuid"] = buf;
+  std::fill(std::begin(buf), std::end(buf), '\0');
+  if (a.serial && a.serial(dev, buf, sizeof buf) == 0) out["serial"] = buf;
+  int current = 0, pending = 0;
+  if (a.ecc_mode && a.ecc_mode(dev, &current, &pending) == 0) {
+    out["ecc"] = current ? "enabled" : "disabled";
+    // nvmlMemoryErrorType_t: 0 corrected, 1 uncorrected; nvmlEccCounterType_t: 0 volatile.
+    unsigned long long n = 0;
+    if (current && a.ecc_errors && a.ecc_errors(dev, 1, 0, &n) == 0)
+      out["ecc_uncorrected_volatile"] = std::to_string(n);
+    if (current && a.ecc_errors && a.ecc_errors(dev, 0, 0, &n) == 0)
+      out["ecc_corrected_volatile"] = std::to_string(n);
+  }
+  return out;
 }
 
 }  // namespace gd::cuda

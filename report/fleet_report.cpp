@@ -1,0 +1,215 @@
+#include "fleet_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+namespace gd::report {
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string num(double v, int digits = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::string gpu_name(const FleetRank& r) {
+  std::string s = r.host.empty() ? "?" : r.host;
+  s += " rank " + std::to_string(r.rank);
+  s += " " + (r.device.id.empty() ? r.device_id : r.device.id);
+  return s;
+}
+
+const char* cell_class(CellMark m) {
+  switch (m) {
+    case CellMark::outlier: return "out";
+    case CellMark::drift: return "drift";
+    case CellMark::better: return "better";
+    case CellMark::failed: return "fail";
+    case CellMark::near: return "near";
+    default: return "none";
+  }
+}
+
+const char* verdict_class(GpuVerdict v) {
+  switch (v) {
+    case GpuVerdict::failed: return "fail";
+    case GpuVerdict::outlier: return "out";
+    case GpuVerdict::regressed: return "drift";
+    default: return "near";
+  }
+}
+
+}  // namespace
+
+void print_fleet(std::ostream& os, const FleetReport& rep) {
+  int measured = 0;
+  for (const auto& r : rep.ranks) measured += r.status.ok();
+  os << "fleet: " << rep.ranks.size() << " rank(s), " << measured << " measured, "
+     << rep.unhealthy() << " unhealthy (robust z > " << num(rep.options.threshold, 3)
+     << " and > " << num(100 * rep.options.min_deviation, 3) << "% from the median of the others"
+     << (rep.options.baseline_tolerance
+             ? ", or beyond " + num(100 * *rep.options.baseline_tolerance, 3) + "% of the baseline"
+             : std::string())
+     << ")\n";
+  for (const FleetGpu& g : rep.gpus) {
+    const FleetRank& r = rep.ranks[g.index];
+    os << "  " << to_string(g.verdict) << "  " << gpu_name(r);
+    if (!r.device.name.empty()) os << "  " << r.device.name;
+    if (!fleet_bus_id(r).empty()) os << "  bus " << fleet_bus_id(r);
+    if (!fleet_uuid(r).empty()) os << "  " << fleet_uuid(r);
+    os << "\n";
+    for (const auto& why : g.reasons) os << "      " << why << "\n";
+    if (!r.note.empty()) os << "      note: " << r.note << "\n";
+  }
+  for (const auto& n : rep.notes) os << "(" << n << ")\n";
+}
+
+std::string fleet_html(const FleetReport& rep, const std::string& title) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << esc(title)
+    << "</title>\n<style>\n"
+       "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
+       "table{border-collapse:collapse;font-size:13px}\n"
+       "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;vertical-align:top}\n"
+       "th{background:#f2f2f2}\ntd.l,th.l{text-align:left}\n"
+       ".near{background:#e6f4e6}.drift{background:#fff2bf}.out{background:#f7b4ad}\n"
+       ".better{background:#cfe3fa}.fail{background:#d9d9d9;color:#700}.none{background:#fff}\n"
+       "small{color:#555}\n</style></head><body>\n";
+  h << "<h1>" << esc(title) << "</h1>\n";
+  int measured = 0;
+  for (const auto& r : rep.ranks) measured += r.status.ok();
+  h << "<p>" << rep.ranks.size() << " rank(s), " << measured << " measured, <b>"
+    << rep.unhealthy() << " unhealthy</b> (exit status " << rep.exit_code() << ").</p>\n";
+  h << "<p><small>Each cell is compared with the median of the <i>other</i> GPUs' values; "
+       "robust z = (value &minus; median) / max(1.4826&times;MAD, "
+    << num(100 * rep.options.noise_floor, 3)
+    << "% of the median). A figure worse than the median by more than z "
+    << num(rep.options.threshold, 3) << " and more than "
+    << num(100 * rep.options.min_deviation, 3)
+    << "% makes its GPU an outlier. Colours: <span class=\"near\">near the median</span> "
+       "<span class=\"drift\">worse, beyond half the threshold</span> "
+       "<span class=\"out\">outlier</span> <span class=\"better\">better beyond the "
+       "threshold (not flagged)</span> <span class=\"fail\">failed</span>.</small></p>\n";
+  for (const auto& n : rep.notes) h << "<p><small>Note: " << esc(n) << "</small></p>\n";
+
+  // The unhealthy GPUs first, with the figures that make them so.
+  h << "<h2>Verdicts</h2>\n<table><tr><th class=\"l\">verdict</th><th class=\"l\">GPU</th>"
+       "<th class=\"l\">why</th></tr>\n";
+  for (const FleetGpu& g : rep.gpus) {
+    const FleetRank& r = rep.ranks[g.index];
+    h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << to_string(g.verdict)
+      << "</td><td class=\"l\">" << esc(gpu_name(r)) << "</td><td class=\"l\">";
+    for (const auto& why : g.reasons) h << esc(why) << "<br>";
+    if (!r.note.empty()) h << "<small>" << esc(r.note) << "</small>";
+    h << "</td></tr>\n";
+  }
+  h << "</table>\n";
+
+  // Every GPU: identity, then one column per headline figure.
+  h << "<h2>Every GPU</h2>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">"
+       "GPU</th><th class=\"l\">device</th><th class=\"l\">bus id</th><th class=\"l\">UUID / "
+       "serial / ECC</th><th class=\"l\">clocks (NVML)</th>";
+  for (const FleetRow& row : rep.rows)
+    h << "<th title=\"" << esc(row.label) << "\">" << esc(row.id) << "<br><small>"
+      << esc(row.unit) << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
+  h << "</tr>\n";
+  for (const FleetGpu& g : rep.gpus) {
+    const FleetRank& r = rep.ranks[g.index];
+    h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << esc(gpu_name(r))
+      << "</td><td class=\"l\">" << esc(r.device.name) << "</td><td class=\"l\">"
+      << esc(fleet_bus_id(r)) << "</td><td class=\"l\">" << esc(fleet_uuid(r))
+      << (fleet_serial(r).empty() ? "" : "<br>" + esc(fleet_serial(r)))
+      << (fleet_ecc(r).empty() ? "" : "<br>" + esc(fleet_ecc(r))) << "</td><td class=\"l\">";
+    if (r.telemetry) {
+      const Telemetry& t = *r.telemetry;
+      if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";
+      if (t.memory_clock_mhz) h << "mem " << num(*t.memory_clock_mhz) << " MHz ";
+      if (t.temperature_c) h << num(*t.temperature_c, 3) << " &deg;C ";
+      if (t.power_w) h << num(*t.power_w, 4) << " W ";
+      for (const auto& tr : t.throttle_reasons)
+        h << "<br>" << (is_alarming_throttle_reason(tr) ? "<b>" + esc(tr) + "</b>" : esc(tr));
+    }
+    h << "</td>";
+    if (!r.status.ok()) {
+      h << "<td class=\"l fail\" colspan=\"" << std::max<size_t>(1, rep.rows.size()) << "\">"
+        << esc(r.status.status + (r.status.reason.empty() ? "" : ": " + r.status.reason))
+        << "</td></tr>\n";
+      continue;
+    }
+    for (const FleetRow& row : rep.rows) {
+      const FleetCell& c = row.cells[g.index];
+      std::string tip;
+      if (c.median) tip += "median of the others " + num(*c.median);
+      if (c.mad) tip += ", MAD " + num(*c.mad);
+      if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
+      if (!c.reason.empty()) tip = c.reason;
+      h << "<td class=\"" << cell_class(c.mark) << "\" title=\"" << esc(tip) << "\">";
+      if (c.value) h << num(*c.value);
+      else if (c.mark == CellMark::failed) h << "failed";
+      if (c.deviation && c.mark != CellMark::alone) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * *c.deviation);
+        h << "<br><small>" << buf << "</small>";
+      }
+      h << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "<tr><th class=\"l\" colspan=\"5\">fleet median (MAD)</th>";
+  for (const FleetRow& row : rep.rows) {
+    h << "<th>";
+    if (row.median) h << num(*row.median);
+    if (row.mad) h << "<br><small>(" << num(*row.mad, 3) << ")</small>";
+    h << "</th>";
+  }
+  h << "</tr>\n</table></div>\n";
+
+  // Baseline verdicts, where asked for.
+  bool any_baseline = false;
+  for (const FleetGpu& g : rep.gpus) any_baseline |= g.baseline.has_value();
+  if (any_baseline) {
+    h << "<h2>Against the baseline</h2>\n<table><tr><th class=\"l\">GPU</th><th>regressions"
+         "</th><th>improvements</th></tr>\n";
+    for (const FleetGpu& g : rep.gpus)
+      if (g.baseline)
+        h << "<tr><td class=\"l\">" << esc(gpu_name(rep.ranks[g.index])) << "</td><td class=\""
+          << (g.baseline_regressions ? "out" : "near") << "\">" << g.baseline_regressions
+          << "</td><td>" << g.baseline->improvements() << "</td></tr>\n";
+    h << "</table>\n";
+  }
+  h << "</body></html>\n";
+  return h.str();
+}
+
+void write_fleet_html(const std::filesystem::path& file, const FleetReport& rep,
+                      const std::string& title) {
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  const std::filesystem::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+    f << fleet_html(rep, title);
+    if (!f) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, file);
+}
+
+}  // namespace gd::report

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# gpudissect fleet, for real, on the PoCL device: every rank measures opencl:0.0 with a tiny
+# compute run. Checks: under mpirun -n 2, a slowed figure on rank 1 makes rank 1 an
+# outlier (exit 3, the figure named) and rank 0 healthy; a rank whose device does not open is
+# reported as failed while the other reports; as local processes (no MPI), a rank that hangs
+# is killed at the per-rank timeout and reported, the other measured.
+# Usage: test_fleet.sh GPUDISSECT [MPIEXEC]   (no MPIEXEC: the MPI cases are skipped)
+set -uo pipefail
+BIN=$1
+MPIEXEC=${2:-}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+check() {  # check DESCRIPTION PYTHON-EXPRESSION-ON-j FILE
+  if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$3"; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1"
+    fail=1
+  fi
+}
+expect_rc() {  # expect_rc DESCRIPTION WANT GOT
+  if [[ $3 -eq $2 ]]; then echo "ok: $1 (exit $3)"; else echo "FAIL: $1: exit $3, want $2"; fail=1; fi
+}
+
+# Tiny (well under a second a rank on PoCL): the FP32 FMA rate and latency, one 1 ms launch.
+# Two ranks share the CI machine's cores, so their timings differ by noise: --min-deviation
+# 30% keeps noise from flagging, the injected factor 0.2 (-80%) is far beyond it.
+TINY=(-d opencl:0.0 --probes compute --option compute.quick=1 --option compute.ops=fp32.fma
+      --option compute.mixed=0 --option compute.tensor=0 --option compute.ms=1
+      --option compute.repeats=1 --min-deviation 30% -q)
+FIG=compute.fp32.fma
+
+if [[ -n $MPIEXEC ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  MPI=("$MPIEXEC" -n 2 --oversubscribe --mca btl self,tcp)
+
+  "${MPI[@]}" "$BIN" fleet "${TINY[@]}" --rank-timeout 120 --inject "slow:1:$FIG:0.2" -o "$T/slow.html" \
+    >"$T/slow.out" 2>&1
+  rc=$?
+  cat "$T/slow.out"
+  expect_rc "mpi: a slowed figure on rank 1 fails the fleet" 3 $rc
+  check "mpi: two ranks over MPI" "j['run']['mode']=='mpi' and len(j['ranks'])==2" "$T/slow.json"
+  # (By rank, not position: noise may flag rank 0's other figure too; never $FIG.)
+  check "mpi: rank 1 is an outlier for $FIG" \
+    "any(v['rank']==1 and v['verdict']=='outlier' and any('$FIG ' in r for r in v['reasons']) for v in j['verdicts'])" \
+    "$T/slow.json"
+  check "mpi: rank 0 is not flagged for $FIG" \
+    "any(v['rank']==0 and not any('$FIG ' in r for r in v['reasons']) for v in j['verdicts'])" \
+    "$T/slow.json"
+  check "mpi: the outliers come first" "j['verdicts'][0]['verdict']=='outlier'" "$T/slow.json"
+  check "mpi: the injection is recorded" "'slow' in j['ranks'][1].get('injected','')" "$T/slow.json"
+  grep -q 'class="out"' "$T/slow.html" && echo "ok: page marks the outlier" || { echo "FAIL: page"; fail=1; }
+
+  "${MPI[@]}" "$BIN" fleet "${TINY[@]}" --rank-timeout 120 --inject fail:1 -o "$T/fail.html" >"$T/fail.out" 2>&1
+  rc=$?
+  cat "$T/fail.out"
+  expect_rc "mpi: a failing rank fails the fleet" 3 $rc
+  check "mpi: rank 1 failed with a reason" \
+    "j['ranks'][1]['status']=='error' and 'injected-failure' in j['ranks'][1]['reason']" "$T/fail.json"
+  check "mpi: rank 0 still reported its figures" \
+    "j['ranks'][0]['status']=='ok' and any(f['id']=='$FIG' for f in j['ranks'][0]['figures'])" "$T/fail.json"
+else
+  echo "skip: no MPI in this build (the MPI cases need mpiexec)"
+fi
+
+# Local processes: rank 1 hangs and is killed at the 5 s timeout; rank 0 measures.
+"$BIN" fleet --local --ranks 2 "${TINY[@]}" --rank-timeout 5 --inject hang:1 --work-dir "$T/work" \
+  -o "$T/hang.html" >"$T/hang.out" 2>&1
+rc=$?
+cat "$T/hang.out"
+expect_rc "local: a hanging rank fails the fleet" 3 $rc
+check "local: two local ranks" "j['run']['mode']=='local' and len(j['ranks'])==2" "$T/hang.json"
+check "local: rank 1 timed out" "j['ranks'][1]['status']=='timeout'" "$T/hang.json"
+check "local: rank 0 measured" "j['ranks'][0]['status']=='ok'" "$T/hang.json"
+
+# Bad input.
+"$BIN" fleet --inject boom:1 >/dev/null 2>&1
+expect_rc "malformed --inject" 2 $?
+"$BIN" fleet --probes nosuch >/dev/null 2>&1
+expect_rc "unknown probe" 2 $?
+touch "$T/file"
+"$BIN" fleet --local --ranks 1 "${TINY[@]}" -o "$T/file/fleet.html" >/dev/null 2>&1
+expect_rc "unwritable page: fails before measuring" 2 $?
+
+exit $fail
