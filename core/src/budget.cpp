@@ -16,13 +16,19 @@ void SweepPlanner::record(double bytes_per_launch, int launches, double wall_sec
     rate_ = bytes_per_launch * launches / wall_seconds;
     launch_rate_ = launch_seconds && *launch_seconds > 0 ? bytes_per_launch / *launch_seconds
                                                          : *rate_;
+    if (launch_seconds) setup_ = std::max(0.0, wall_seconds - launches * *launch_seconds);
   }
 }
 
-uint64_t SweepPlanner::passes(uint64_t target_bytes, uint64_t bytes_per_pass) const {
+uint64_t SweepPlanner::passes(uint64_t target_bytes, uint64_t bytes_per_pass, int points_left,
+                              int launches) const {
   if (bytes_per_pass == 0) return 1;
   double bytes = double(target_bytes);
-  if (launch_rate_) bytes = std::min(bytes, *launch_rate_ * max_launch_);
+  if (launch_rate_) {
+    const double share =
+        (left() / std::max(1, points_left) - setup_) / std::max(1, launches);
+    bytes = std::min(bytes, *launch_rate_ * std::clamp(share, 0.0, max_launch_));
+  }
   return std::max<uint64_t>(1, uint64_t(std::ceil(bytes / double(bytes_per_pass))));
 }
 

@@ -43,8 +43,9 @@ class SweepPlanner {
               std::optional<double> launch_seconds = std::nullopt);
   // A rate measured elsewhere (a calibration launch, the previous sweep): the first point's
   // launches are planned from it. Costs no budget.
-  void assume_rate(double bytes_per_second) {
+  void assume_rate(double bytes_per_second, std::optional<double> within_launch = {}) {
     if (bytes_per_second > 0) rate_ = launch_rate_ = bytes_per_second;
+    if (within_launch && *within_launch > 0) launch_rate_ = within_launch;
   }
   // Time spent on something else that counts against this budget.
   void spend(double seconds) { spent_ += seconds; }
@@ -53,8 +54,12 @@ class SweepPlanner {
   std::optional<double> rate() const { return rate_; }
 
   // How many passes of `bytes_per_pass` one launch should make to move `target_bytes`,
-  // capped by max_launch_seconds at the rate seen so far; at least one.
-  uint64_t passes(uint64_t target_bytes, uint64_t bytes_per_pass) const;
+  // capped at the rate seen so far by max_launch_seconds and by an even split of what is
+  // left of the budget over the `points_left` points (this one included) of `launches`
+  // launches each, less the setup a point has cost beyond its launches; at least one. So a
+  // slow device thins every point's launches instead of running out before the large ones.
+  uint64_t passes(uint64_t target_bytes, uint64_t bytes_per_pass, int points_left = 1,
+                  int launches = 1) const;
   // Seconds that `launches` launches of `bytes_per_launch` would take at the rate seen.
   std::optional<double> estimate(double bytes_per_launch, int launches) const;
   // Whether a point fits what is left of the budget. Once one point is refused, every later
@@ -69,6 +74,7 @@ class SweepPlanner {
   double spent_ = 0;
   std::optional<double> rate_;         // bytes per wall-clock second, setup included
   std::optional<double> launch_rate_;  // bytes per second within a launch
+  double setup_ = 0;                   // seconds a point cost beyond its launches
   bool closed_ = false;
   std::string closed_reason_;
 };
