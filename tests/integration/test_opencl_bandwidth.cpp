@@ -37,7 +37,7 @@ TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
   std::atomic<bool> stop{false};
   BandwidthProbeResult out;
   BandwidthOptions opt = parse_bandwidth_options(
-      {{"max_footprint", "256M"}, {"large", "0"}, {"budget", "2"}, {"parts", "footprint"}});
+      {{"max_footprint", "256M"}, {"budget", "2"}, {"parts", "footprint"}});
   run_bandwidth(*dev, opt, progress, stop, out);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   const BandwidthCurve& rd = out.footprint["read"];
