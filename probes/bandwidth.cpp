@@ -262,7 +262,27 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       const double bytes0 =
           double(plan.passes(target0, per_pass0, points_left, c.opt.repeats + 1)) *
           double(per_pass0);
-      const BudgetVerdict bv = plan.admit(bytes0, c.opt.repeats + 1);
+      // The largest regular footprint (the device-memory figure) is kept in the budget:
+      // smaller points give way to it.
+      uint64_t top = 0;
+      for (uint64_t g : grid)
+        if (g <= std::max(lo, hi)) top = std::max(top, g);
+      BudgetVerdict bv;
+      if (fp < top) {
+        const uint64_t tbuf = op == BwOp::copy ? top / 2 : top;
+        const StreamLayout lt =
+            v.flat ? stream_layout_flat(tbuf, chunk)
+                   : stream_layout(tbuf, uint64_t(c.k.stream_blocks()), chunk);
+        const uint64_t per_pass_t = std::max<uint64_t>(1, stream_traffic(op, lt, 1).total());
+        const uint64_t target_t = stream_footprint(op, lt) <= 2 * l2
+                                      ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
+                                      : (c.opt.quick ? 256ull << 20 : 4ull << 30);
+        const double bytes_t =
+            double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
+        bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1);
+      } else {
+        bv = plan.admit(bytes0, c.opt.repeats + 1);
+      }
       if (!bv.run) {
         BandwidthPoint p;
         p.x = double(fp);

@@ -71,6 +71,22 @@ BudgetVerdict SweepPlanner::admit(double bytes_per_launch, int launches) {
   return v;
 }
 
+BudgetVerdict SweepPlanner::admit_keeping(double bytes_per_launch, int launches,
+                                          double reserve_bytes_per_launch, int reserve_launches) {
+  const std::optional<double> e = estimate(bytes_per_launch, launches);
+  const std::optional<double> r = estimate(reserve_bytes_per_launch, reserve_launches);
+  if (!closed_ && e && r && *e + *r > left() && *r <= left()) {
+    BudgetVerdict v;
+    v.run = false;
+    v.estimate_seconds = *e;
+    v.reason = "skipped: ~" + seconds_text(*e) + " s at the " + rate_text(*rate_) +
+               " seen would leave too little of the sweep's budget (" + seconds_text(left()) +
+               " s) for its largest footprint (~" + seconds_text(*r) + " s)";
+    return v;
+  }
+  return admit(bytes_per_launch, launches);
+}
+
 double SweepPlanner::time_left(const std::vector<std::pair<double, int>>& points) const {
   double t = 0, room = left();
   for (const auto& [bytes, launches] : points) {

@@ -129,3 +129,23 @@ TEST(Unstable, SpreadOverTenPercentIsUnstable) {
 
 }  // namespace
 }  // namespace gd
+
+namespace gd {
+namespace {
+
+TEST(SweepPlanner, SmallerPointsGiveWayToTheLargest) {
+  SweepPlanner plan(1.0);
+  plan.record(1e9, 1, 0.5);  // 2 GB/s, 0.5 s left
+  // 0.3 s now would leave 0.2 s for a 0.4 s largest point: skipped, sweep not closed.
+  const BudgetVerdict small = plan.admit_keeping(6e8, 1, 8e8, 1);
+  EXPECT_FALSE(small.run);
+  EXPECT_NE(small.reason.find("largest footprint"), std::string::npos);
+  EXPECT_TRUE(plan.admit(8e8, 1).run);  // the largest still runs
+  // When even the largest cannot fit, the smaller points run as admit says.
+  SweepPlanner p2(1.0);
+  p2.record(1e9, 1, 0.5);
+  EXPECT_TRUE(p2.admit_keeping(2e8, 1, 1e10, 1).run);
+}
+
+}  // namespace
+}  // namespace gd

@@ -65,6 +65,11 @@ class SweepPlanner {
   // Whether a point fits what is left of the budget. Once one point is refused, every later
   // (larger) one is too: the reason names the first.
   BudgetVerdict admit(double bytes_per_launch, int launches);
+  // Like admit, for a point below the sweep's most important one (its largest regular
+  // footprint, the device-memory figure): refused, without closing the sweep, when it would
+  // leave too little for that point (`reserve_bytes_per_launch` x `reserve_launches`).
+  BudgetVerdict admit_keeping(double bytes_per_launch, int launches,
+                              double reserve_bytes_per_launch, int reserve_launches);
   // Estimated seconds still to spend on the given points (bytes per launch, launches each),
   // those that would be skipped left out: what a progress line shows as time left.
   double time_left(const std::vector<std::pair<double, int>>& points) const;
