@@ -90,7 +90,8 @@ std::unique_ptr<Device> open_device(const std::string& id) {
       if (d.id == id) return cuda::open(std::stoi(m[1]));
     throw UsageError("unknown device '" + id + "'; valid devices: " + valid_ids(l));
 #else
-    throw UsageError("this gpudissect was built without the CUDA backend");
+    throw UsageError("cannot open '" + id +
+                     "': this gpudissect was built without the CUDA backend");
 #endif
   }
   if (std::regex_match(id, m, kOpenCL)) {

@@ -80,6 +80,7 @@ struct RunArgs {
   std::optional<int> repeats;
   std::optional<uint64_t> hops;
   bool tlb = false, no_tlb = false;
+  bool quick = false;  // every probe's `quick` option
   std::string tlb_max;
   std::vector<std::string> options;  // PROBE.KEY=VALUE
 };
@@ -196,6 +197,11 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   if (a.tlb) lat["tlb"] = "1";
   if (a.no_tlb) lat["tlb"] = "0";
   if (lat.empty()) kv.erase("latency");
+  if (a.quick)  // each probe that has a `quick` option gets it, unless set explicitly
+    for (const auto& name : probes)
+      for (const OptionSpec& o : registry.find(name)->options())
+        if (o.key == "quick" && !kv[name].count("quick")) kv[name]["quick"] = "1";
+  for (auto it = kv.begin(); it != kv.end();) it = it->second.empty() ? kv.erase(it) : ++it;
   std::map<std::string, std::any> parsed;
   for (const auto& name : probes) {
     try {
@@ -382,6 +388,9 @@ int main(int argc, char** argv) {
   run->add_option("--tlb-max-footprint", ra.tlb_max,
                   "Largest TLB-sweep footprint (default 160G, at most the free memory less 8G)");
   run->add_flag("-q,--quiet", ra.quiet, "No progress lines");
+  run->add_flag("--quick", ra.quick,
+                "The headline figures of every probe in about a minute (sets each probe's "
+                "quick option: fewer points and repeats, no secondary sweeps)");
   run->add_option("--option", ra.options,
                   "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1; "
                   "every probe's keys are listed below");

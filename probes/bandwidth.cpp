@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
 #include "gpudissect/bandwidth.hpp"
+#include "gpudissect/budget.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/sweep.hpp"
@@ -120,6 +122,13 @@ void add_figure(BandwidthProbeResult& out, const std::string& name, const Bandwi
 
 // ---- the parts ----
 
+// How the probe's time budget (bandwidth.budget) is split: footprint sweeps, shared-memory
+// strides, host link. An H200 spends ~5, ~1 and ~2 s on them.
+constexpr double kFootprintShare = 0.6, kSharedShare = 0.15, kHostShare = 0.25;
+// Below this rate (bytes per second within a launch, the calibration's) footprint sweeps take one point per
+// doubling unless points_per_doubling was set: an H200 moves ~1000x more.
+constexpr double kSlowDeviceBytesPerSecond = 100e9;
+
 struct Ctx {
   Device& dev;
   BandwidthKernels& k;
@@ -130,6 +139,13 @@ struct Ctx {
   const DeviceInfo& info;
   // Per read curve: blocks x chunk, the footprint from which every block reads its own data.
   std::map<std::string, double> own_bytes = {};
+  // The footprint sweeps' time budget: seconds spent so far, curves still to run, and the
+  // rate the last point moved data at (the next curve's first launches are planned from it).
+  double footprint_spent = 0;
+  int footprint_curves_left = 1;
+  double other_spent = 0;  // shared and host parts
+  std::optional<double> rate = {};
+  std::optional<double> launch_rate = {};  // the calibration's, within its launch
 };
 
 // The median SM clock the probe's kernels have measured so far.
@@ -191,15 +207,103 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   }
   uint64_t hi = c.opt.max_footprint.value_or(std::max<uint64_t>(8 * l2, 512ull << 20));
   if (c.opt.quick) hi = c.opt.max_footprint.value_or(std::max<uint64_t>(4 * l2, 64ull << 20));
-  std::vector<uint64_t> grid =
-      log_spaced_footprints(lo, std::max(lo, hi), c.opt.points_per_doubling, chunk);
+  if (!c.rate) {
+    // Nothing measured yet: one short calibration launch (16 MiB read once) so that the
+    // first point is not planned blind (8 GB per launch is 2 ms on an H200, 2 s on a CPU).
+    StreamRequest cal;
+    cal.op = BwOp::read;
+    cal.load = BwLoad::cached;
+    cal.buffer_bytes = 16ull << 20;
+    cal.passes = 1;
+    cal.repeats = 1;
+    try {
+      c.k.stream(cal);  // the first call builds the program (seconds on PoCL): not timed
+      const auto tc = Clock::now();
+      const StreamTiming t = c.k.stream(cal);
+      const double s = seconds_since(tc);
+      const double bytes = double(stream_traffic(BwOp::read, t.layout, 1).total());
+      if (s > 0) c.rate = bytes / s;
+      if (!t.seconds.empty() && median(t.seconds) > 0) c.launch_rate = bytes / median(t.seconds);
+    } catch (const std::exception&) {
+      // the sweep's first point will say what is wrong
+    }
+  }
+  // A slow device (a CPU through PoCL: a few GB/s) cannot afford 2 points per doubling in
+  // its budget and still reach device memory: setup and launches cost ~0.25 s a point, so it
+  // gets one point per doubling (the rate is the calibration's or the previous curve's).
+  int ppd = c.opt.points_per_doubling;
+  if (!c.opt.points_per_doubling_set && c.launch_rate &&
+      *c.launch_rate < kSlowDeviceBytesPerSecond)
+    ppd = 1;
+  std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
   const std::optional<uint64_t> free = c.dev.free_memory();
+  // This curve's share of the probe's footprint budget (gpudissect/budget.hpp).
+  SweepPlanner plan(budget_share(kFootprintShare * c.opt.budget_seconds, c.footprint_spent,
+                                 std::max(1, c.footprint_curves_left)));
+  if (c.rate) plan.assume_rate(*c.rate, c.launch_rate);
   int n = 0;
   for (uint64_t fp : grid) {
     if (c.stop) break;
+    c.progress.time_left("bandwidth", std::max(0.0, c.opt.budget_seconds - c.footprint_spent -
+                                                        plan.spent() - c.other_spent));
     c.progress.step("bandwidth", name, ++n, int(grid.size()), fp_label(double(fp)));
     const uint64_t buffer = op == BwOp::copy ? fp / 2 : fp;
+    {
+      // Skip this point (and every larger one) when even its planned launches would take
+      // the curve past its budget at the speed seen so far.
+      const StreamLayout l0 = v.flat ? stream_layout_flat(buffer, chunk)
+                                     : stream_layout(buffer, uint64_t(c.k.stream_blocks()), chunk);
+      const uint64_t per_pass0 = std::max<uint64_t>(1, stream_traffic(op, l0, 1).total());
+      const uint64_t target0 = stream_footprint(op, l0) <= 2 * l2
+                                   ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
+                                   : (c.opt.quick ? 256ull << 20 : 4ull << 30);
+      const int points_left = int(grid.size()) - n + 1;
+      const double bytes0 =
+          double(plan.passes(target0, per_pass0, points_left, c.opt.repeats + 1)) *
+          double(per_pass0);
+      // The largest regular footprint (the device-memory figure) is kept in the budget:
+      // smaller points give way to it.
+      uint64_t top = 0;
+      for (uint64_t g : grid)
+        if (g <= std::max(lo, hi)) top = std::max(top, g);
+      BudgetVerdict bv;
+      if (fp < top) {
+        const uint64_t tbuf = op == BwOp::copy ? top / 2 : top;
+        const StreamLayout lt =
+            v.flat ? stream_layout_flat(tbuf, chunk)
+                   : stream_layout(tbuf, uint64_t(c.k.stream_blocks()), chunk);
+        const uint64_t per_pass_t = std::max<uint64_t>(1, stream_traffic(op, lt, 1).total());
+        const uint64_t target_t = stream_footprint(op, lt) <= 2 * l2
+                                      ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
+                                      : (c.opt.quick ? 256ull << 20 : 4ull << 30);
+        const double bytes_t =
+            double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
+        bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1);
+      } else {
+        bv = plan.admit(bytes0, c.opt.repeats + 1);
+      }
+      if (!bv.run) {
+        BandwidthPoint p;
+        p.x = double(fp);
+        p.status = "skipped";
+        p.reason = bv.reason;
+        insert_sorted(curve, std::move(p));
+        continue;
+      }
+    }
+    // Without a free-memory figure (OpenCL), the device's memory size bounds the footprint:
+    // PoCL's 5.5 GiB "device" is the host's RAM, and an 8 GiB copy there pages (1.2 GB/s
+    // against the 5 GB/s plateau below it, and the summary took that largest point).
+    if (!free && c.info.memory_bytes && double(fp) > 0.75 * double(*c.info.memory_bytes)) {
+      BandwidthPoint p;
+      p.x = double(fp);
+      p.status = "skipped";
+      p.reason = "footprint " + format_bytes(double(fp)) + " exceeds 75% of the device memory (" +
+                 format_bytes(double(*c.info.memory_bytes)) + ") and its free part is unknown";
+      insert_sorted(curve, std::move(p));
+      continue;
+    }
     if (free && double(fp) > 0.9 * double(*free)) {
       BandwidthPoint p;
       p.x = double(fp);
@@ -228,8 +332,13 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       const uint64_t target = stream_footprint(op, l) <= 2 * l2
                                   ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
                                   : (c.opt.quick ? 256ull << 20 : 4ull << 30);
-      r.passes = std::max<uint64_t>(1, (target + per_pass - 1) / per_pass);
+      r.passes = plan.passes(target, per_pass, int(grid.size()) - n + 1, r.repeats + 1);
+      const auto tp = Clock::now();
       const StreamTiming t = c.k.stream(r);
+      std::optional<double> launch_s;
+      if (!t.seconds.empty()) launch_s = median(t.seconds);
+      plan.record(double(per_pass) * double(r.passes), r.repeats + 1, seconds_since(tp), launch_s);
+      if (plan.rate()) c.rate = plan.rate();
       BandwidthPoint p;
       p.x = double(stream_footprint(op, t.layout));
       if (!t.check_error.empty()) {
@@ -247,11 +356,23 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   }
   assign_bandwidth_levels(curve, load == BwLoad::l2_only || load == BwLoad::no_allocate ? 2 : 1,
                           c.info.l2_bytes);
+  // The device-memory plateau is read where the summary's figure comes from (past 4x the
+  // L2, make_figures) when it has points there: below, a level found late can still hold
+  // partly cached footprints (PoCL's copy: "device memory 5.4 GB/s" from 32-64 MiB points
+  // against 2.0 at 128 MiB in the table).
+  if (!curve.levels.empty() && curve.levels.back().name == "device memory") {
+    std::vector<double> g;
+    for (const BandwidthPoint& p : curve.points)
+      if (p.status == "ok" && p.gbps && p.x >= 4.0 * double(l2)) g.push_back(p.gbps->median);
+    if (!g.empty()) curve.levels.back().gbps = median(g);
+  }
   // A flat sweep starts past 2x the L2: its one plateau is device memory, not "L1".
   if (v.flat)
     for (BandwidthLevel& l : curve.levels) l.name = "device memory";
   if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
+  c.footprint_spent += curve.wall_seconds;
+  --c.footprint_curves_left;
   std::string line = "bandwidth " + name + ": " + std::to_string(curve.points.size()) +
                      " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
                      (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") + ";";
@@ -350,10 +471,26 @@ void shared_curves(Ctx& c) {
     for (uint32_t st = 1; st <= 32; ++st)
       if (!c.opt.quick || st == 1 || st == 2 || st == 4 || st == 32) strides.push_back(st);
     int n = 0;
+    // This width's share of the budget; a stride point costs about what the last one did.
+    SweepPlanner plan(kSharedShare * c.opt.budget_seconds / 3);
     for (uint32_t st : strides) {
       if (c.stop) break;
       c.progress.step("bandwidth", "shared " + name, ++n, int(strides.size()),
                       "stride " + std::to_string(st));
+      if (const BudgetVerdict bv = plan.admit(1, 1); !bv.run) {
+        BandwidthPoint p;
+        p.x = st;
+        p.status = "skipped";
+        p.reason = bv.reason;
+        insert_sorted(curve, std::move(p));
+        continue;
+      }
+      const auto tp = Clock::now();
+      struct Record {
+        SweepPlanner& plan;
+        Clock::time_point tp;
+        ~Record() { plan.record(1, 1, seconds_since(tp)); }
+      } record{plan, tp};
       guarded_point(curve, "shared " + name, st, [&] {
         SharedRequest r;
         r.width_bytes = width;
@@ -382,6 +519,7 @@ void shared_curves(Ctx& c) {
       });
     }
     curve.wall_seconds = seconds_since(t0);
+    c.other_spent += curve.wall_seconds;
     if (const BandwidthPoint* p = best_point(curve, 1, 1); p && p->bytes_per_clk_sm)
       c.progress.note("bandwidth shared " + name + ": stride 1 " +
                       format_fixed(p->gbps->median, 0) + " GB/s, " +
@@ -432,9 +570,30 @@ void host_curves(Ctx& c) {
       }
       const auto t0 = Clock::now();
       int n = 0;
+      // Six curves share the host part of the budget.
+      SweepPlanner plan(kHostShare * c.opt.budget_seconds / 6);
       for (uint64_t b : sizes) {
         if (c.stop) break;
         c.progress.step("bandwidth", "host " + name, ++n, int(sizes.size()), fp_label(double(b)));
+        const int launches = b >= (256ull << 20) ? 3
+                             : b <= (1ull << 20) ? 2 * c.opt.repeats
+                                                 : c.opt.repeats;
+        if (const BudgetVerdict bv = plan.admit(double(b), launches); !bv.run) {
+          BandwidthPoint p;
+          p.x = double(b);
+          p.status = "skipped";
+          p.reason = bv.reason;
+          insert_sorted(curve, std::move(p));
+          continue;
+        }
+        const auto tp = Clock::now();
+        struct Record {
+          SweepPlanner& plan;
+          Clock::time_point tp;
+          double bytes;
+          int launches;
+          ~Record() { plan.record(bytes, launches, seconds_since(tp)); }
+        } record{plan, tp, double(b), launches};
         guarded_point(curve, "host " + name, double(b), [&] {
           HostRequest r;
           r.dir = d;
@@ -465,6 +624,7 @@ void host_curves(Ctx& c) {
       }
       if (c.stop) curve.status = {"interrupted", "stopped by the user"};
       curve.wall_seconds = seconds_since(t0);
+      c.other_spent += curve.wall_seconds;
       if (const BandwidthPoint* p = best_point(curve, 0, 1e30))
         c.progress.note("bandwidth host " + name + ": best " + format_fixed(p->gbps->median, 1) +
                         " GB/s at " + format_bytes(p->x));
@@ -599,8 +759,10 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
   for (const auto& [k, v] : kv) {
     if (k == "quick")
       o.quick = truthy(v);
-    else if (k == "points_per_doubling")
+    else if (k == "points_per_doubling") {
       o.points_per_doubling = int_option(k, v, 1, 16);
+      o.points_per_doubling_set = true;
+    }
     else if (k == "repeats")
       o.repeats = int_option(k, v, 1, 50);
     else if (k == "min_footprint")
@@ -611,6 +773,8 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
       o.large_bytes = bytes_option(k, v);
     else if (k == "host_max")
       o.host_max_bytes = bytes_option(k, v);
+    else if (k == "budget")
+      o.budget_seconds = int_option(k, v, 1, 100000);
     else if (k == "parts") {
       o.parts.clear();
       std::stringstream ss(v);
@@ -625,11 +789,12 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
     } else {
       throw std::invalid_argument("unknown bandwidth option '" + k +
                                   "' (quick, points_per_doubling, repeats, min_footprint, "
-                                  "max_footprint, large, host_max, parts)");
+                                  "max_footprint, large, host_max, budget, parts)");
     }
   }
   if (o.quick && !kv.count("large")) o.large_bytes = 0;
   if (o.quick && !kv.count("repeats")) o.repeats = 3;
+  if (o.quick && !kv.count("budget")) o.budget_seconds = 20;
   return o;
 }
 
@@ -803,12 +968,14 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   };
   try {
     if (opt.parts.count("footprint")) {
-      footprint_curve(c, BwOp::read, BwLoad::cached, "read");
-      footprint_curve(c, BwOp::write, BwLoad::cached, "write");
-      footprint_curve(c, BwOp::write, BwLoad::cached, "write_streaming", true);
-      footprint_curve(c, BwOp::copy, BwLoad::cached, "copy");
+      // The curves in order; counted first so each gets its share of the time budget.
+      std::vector<std::function<void()>> curves;
+      curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::cached, "read"); });
+      curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write"); });
+      curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_streaming", true); });
+      curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy"); });
       if (k->supports(BwOp::copy, BwLoad::l2_only).ok)
-        footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true);
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true); });
       // Device-memory writes and copies on non-persistent grids (what gpu-stream and
       // BabelStream run): plain or evict-first stores, copies
       // also through the read-only path. The summary keeps the best variant.
@@ -816,39 +983,41 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         // One vector per thread measured best on the H200 (4 per thread: -0.5% writes, -4%
         // copies, run of 2026-11-20), so only that is kept.
         const Variant flat{true, 1};
-        footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat);
-        footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat_streaming", true, flat);
-        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat);
-        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat);
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat_streaming", true, flat); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat); });
         if (k->supports(BwOp::copy, BwLoad::readonly).ok)
-          footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat);
+          curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat); });
         // Loads with the L2 prefetch-size hint (.L2::256B).
         const Variant flat256{true, 1, true};
-        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256);
-        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256);
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256); });
         // 512-thread blocks, 2 vectors per thread (16 KiB per block).
         const Variant flat512{true, 2, false, 512};
-        footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_t512x2", false, flat512);
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_t512x2", false, flat512); });
         // The copy engine both ways (global -> shared -> global), persistent grid: the
         // destination equals the source, checked word by word.
         if (k->supports(BwOp::copy, BwLoad::bulk).ok)
-          footprint_curve(c, BwOp::copy, BwLoad::bulk, "copy_bulk");
+          curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::bulk, "copy_bulk"); });
       }
-      footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2");
+      curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2"); });
       if (info.backend == "cuda") {
         // L2 reads where every block owns its data from blocks x 4 KiB on (one vector per
         // thread per chunk, 4 chunks in flight): strong .cg loads, weak loads that never
         // allocate in L1, the same with the L2 prefetch-size hint; and reads by the copy
         // engine (cp.async.bulk into shared memory).
         const Variant rot{false, 1}, rot256{false, 1, true};
-        footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2_own", false, rot);
-        footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na", false, rot);
-        footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na_256", false, rot256);
-        footprint_curve(c, BwOp::read, BwLoad::bulk, "read_bulk");
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2_own", false, rot); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na", false, rot); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na_256", false, rot256); });
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::bulk, "read_bulk"); });
       }
-      if (info.backend == "cuda") footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly");
+      if (info.backend == "cuda") curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly"); });
       if (k->supports(BwOp::read, BwLoad::texture).ok)
-        footprint_curve(c, BwOp::read, BwLoad::texture, "read_image");
+        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::texture, "read_image"); });
+      c.footprint_curves_left = int(curves.size());
+      for (auto& run_curve : curves) run_curve();
     }
     if (opt.parts.count("scaling") && !stop && !k->supports_scaling().ok) {
       for (const char* n : {"l2", "dram"})

@@ -18,11 +18,16 @@ namespace gd {
 struct BandwidthOptions {
   bool quick = false;  // fewer points and smaller sizes (CI, a first look)
   int points_per_doubling = 2;
+  bool points_per_doubling_set = false;  // given explicitly: kept even on a slow device
   int repeats = 5;
   uint64_t min_footprint = 0;             // 0: one chunk
   std::optional<uint64_t> max_footprint;  // sweep's end; default max(8x L2, 512 MiB)
   uint64_t large_bytes = 4ull << 30;      // the one large point, per buffer (0: none)
   uint64_t host_max_bytes = 1ull << 30;
+  // Seconds the probe may take (60 % footprint sweeps, shared among the curves; 15 % shared
+  // memory; 25 % host link; see gpudissect/budget.hpp). An H200's whole plan takes ~9 s,
+  // so only slow devices are cut.
+  double budget_seconds = 75;
   // Parts to run: footprint, scaling, shared, constant, host.
   std::set<std::string> parts = {"footprint", "scaling", "shared", "constant", "host"};
   // The latency probe's result of the same device in this run, if it ran first: plateaus

@@ -42,6 +42,7 @@ struct HostMemoryOptions {
   int threads = 0;  // 0: every hardware thread
   int repeats = 5;
   double min_seconds = 0.01;  // per timed repeat
+  bool quick = false;         // the memory figures only: the largest footprint, 3 repeats
 };
 
 inline void compiler_barrier() { asm volatile("" ::: "memory"); }
@@ -199,6 +200,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
   const double step = std::pow(2.0, 1.0 / opt.points_per_doubling);
   for (double f = double(opt.min_footprint); f <= double(max_fp) * 1.0001; f *= step)
     footprints.push_back(uint64_t(f));
+  if (opt.quick && !footprints.empty()) footprints = {footprints.back()};
 
   const std::vector<std::string> ops = {"read", "write", "copy"};
   int n = 0;
@@ -293,7 +295,8 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
              "largest footprint (default: 8x the largest OS cache, at least 256M)"},
             {"points_per_doubling", "1", "footprints per factor of two"},
             {"threads", "", "threads (default: every hardware thread)"},
-            {"repeats", "5", "timed repeats per point"}};
+            {"repeats", "5", "timed repeats per point"},
+            {"quick", "0", "the memory figures only: the largest footprint, 3 repeats"}};
   }
 
  protected:
@@ -310,9 +313,12 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
         o.threads = options::integer(kName, k, v, 1, 4096);
       else if (k == "repeats")
         o.repeats = options::integer(kName, k, v, 1, 50);
+      else if (k == "quick")
+        o.quick = options::flag(kName, k, v);
       else
         options::unknown_key(kName, k, options());
     }
+    if (o.quick && !kv.count("repeats")) o.repeats = 3;
     if (o.max_footprint && *o.max_footprint < o.min_footprint)
       throw std::invalid_argument("option host.max_footprint is below host.min_footprint");
     return o;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "gpudissect/budget.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
@@ -72,6 +73,15 @@ class CurveSweep {
   }
 
   // Measures one footprint and inserts it in order. Throws BackendError on API errors.
+  // A point left out by the time budget, with the reason.
+  void skip(uint64_t footprint, const std::string& reason) {
+    LatencyPoint pt;
+    pt.footprint_bytes = footprint;
+    pt.stride_bytes = stride_;
+    pt.status = "skipped";
+    pt.reason = reason;
+    insert(std::move(pt));
+  }
   void measure(uint64_t footprint) {
     LatencyPoint pt;
     pt.footprint_bytes = footprint;
@@ -191,9 +201,29 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
                        point_label(fp) + "): " + e.what());
     }
   };
-  for (uint64_t fp : grid) {
-    if (stop) break;
+  // The path's time budget: a point's cost grows with its footprint (the chain is built and
+  // copied, then walked), so the estimate is the wall time per footprint byte seen so far.
+  // The TLB sweep is not limited (it runs on CUDA only, where it is the point).
+  SweepPlanner plan(kind.kind == "tlb" ? 1e9 : opt.path_budget_seconds);
+  auto timed = [&](uint64_t fp) {
+    const auto tp = Clock::now();
     measure(fp);
+    plan.record(double(fp), 1, seconds_since(tp));
+  };
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const uint64_t fp = grid[i];
+    if (stop) break;
+    if (kind.kind != "tlb" && plan.rate()) {
+      std::vector<std::pair<double, int>> rest;
+      for (std::size_t j = i; j < grid.size(); ++j) rest.emplace_back(double(grid[j]), 1);
+      progress.time_left("latency", plan.time_left(rest));
+    }
+    const BudgetVerdict v = plan.admit(double(fp), 1);
+    if (!v.run) {
+      sweep.skip(fp, v.reason);
+      continue;
+    }
+    timed(fp);
   }
   assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
   for (int round = 0; round < opt.max_refine_rounds && !stop; ++round) {
@@ -204,7 +234,9 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     total += static_cast<int>(more.size());
     for (uint64_t fp : more) {
       if (stop) break;
-      measure(fp);
+      const std::optional<double> e = plan.estimate(double(fp), 1);
+      if (e && *e > plan.left()) continue;  // refinement only as far as the budget goes
+      timed(fp);
     }
     assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
   }

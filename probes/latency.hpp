@@ -36,6 +36,13 @@ struct LatencyOptions {
   // the larger the reach it can find (an H200 shows no TLB step up to 64 GiB).
   uint64_t tlb_max_footprint = 160ull << 30;
   uint64_t tlb_free_margin = 8ull << 30;
+  // Seconds one path's sweep may take (gpudissect/budget.hpp): the largest footprints are
+  // skipped, with the estimate as the reason, when they would take it past. An H200 path
+  // takes 1-4 s, so only slow devices are cut. The TLB sweep is not limited.
+  double path_budget_seconds = 15;
+  // A first look: the global path only, 2 points per doubling, 3 repeats, no TLB sweep,
+  // 2 refinement rounds, 4 s per path.
+  bool quick = false;
 };
 
 // The paths a backend measures by default.

@@ -45,6 +45,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         {"page", "0",
          "chains visit every line of a page before the next page (bytes, e.g. 4K "
          "on a CPU to keep page walks out of the cache levels; 0: fully random)"},
+        {"quick", "0", "a first look: global path only, fewer points and repeats, no TLB sweep"},
+        {"budget", "15", "seconds per path's sweep; larger footprints are skipped past it"},
         {"tlb", "", "run the TLB sweep: 1/0 (default: on CUDA devices; --tlb / --no-tlb)"},
         {"tlb_max_footprint", "160G",
          "largest TLB-sweep footprint, at most the free memory less 8G (--tlb-max-footprint)"},
@@ -83,11 +85,23 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         o.page_bytes = v == "0" ? 0 : options::bytes(kName, k, v);
       } else if (k == "tlb") {
         o.tlb = options::flag(kName, k, v);
+      } else if (k == "quick") {
+        o.quick = options::flag(kName, k, v);
+      } else if (k == "budget") {
+        o.path_budget_seconds = options::integer(kName, k, v, 1, 1000000);
       } else if (k == "tlb_max_footprint") {
         o.tlb_max_footprint = options::bytes(kName, k, v);
       } else {
         options::unknown_key(kName, k, options());
       }
+    }
+    if (o.quick) {
+      if (!kv.count("paths")) o.paths = {MemPath::global};
+      if (!kv.count("points_per_doubling")) o.points_per_doubling = 2;
+      if (!kv.count("repeats")) o.budget.repeats = 3;
+      if (!kv.count("tlb")) o.tlb = false;
+      if (!kv.count("budget")) o.path_budget_seconds = 4;
+      o.max_refine_rounds = 2;
     }
     if (o.max_footprint && *o.max_footprint < o.min_footprint)
       throw std::invalid_argument("--max-footprint is below --min-footprint");

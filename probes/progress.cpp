@@ -14,9 +14,16 @@ double ConsoleProgress::elapsed() const {
 
 void ConsoleProgress::step(const std::string& probe, const std::string& part, int n, int of,
                            const std::string& detail) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "[%6.1fs] %s %s: point %d of %d (%s)", elapsed(), probe.c_str(),
-                part.c_str(), n, of, detail.c_str());
+  char left[64] = "";
+  if (probe == left_probe_ && left_seconds_ >= 0) {
+    const double since =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - left_at_).count();
+    const double l = left_seconds_ > since ? left_seconds_ - since : 0;
+    std::snprintf(left, sizeof left, ", ~%.0f s left by the plan", l);
+  }
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "[%6.1fs] %s %s: point %d of %d (%s)%s", elapsed(),
+                probe.c_str(), part.c_str(), n, of, detail.c_str(), left);
   if (tty_) {
     os_ << "\r\033[K" << buf << std::flush;
     line_open_ = true;
@@ -31,6 +38,12 @@ void ConsoleProgress::note(const std::string& line) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "[%6.1fs] ", elapsed());
   os_ << buf << line << '\n' << std::flush;
+}
+
+void ConsoleProgress::time_left(const std::string& probe, double seconds) {
+  left_probe_ = probe;
+  left_seconds_ = seconds;
+  left_at_ = std::chrono::steady_clock::now();
 }
 
 void ConsoleProgress::finish() {

@@ -15,6 +15,9 @@ class Progress {
                     const std::string& detail) = 0;
   // A line that stays (a path finished, a warning).
   virtual void note(const std::string& line) = 0;
+  // The time the probe's plan has left (its budget less what it spent, or the estimate of
+  // its remaining points): shown with the following steps of that probe.
+  virtual void time_left(const std::string& /*probe*/, double /*seconds*/) {}
   virtual void finish() {}
 };
 
@@ -31,9 +34,13 @@ class ConsoleProgress final : public Progress {
   void step(const std::string& probe, const std::string& part, int n, int of,
             const std::string& detail) override;
   void note(const std::string& line) override;
+  void time_left(const std::string& probe, double seconds) override;
   void finish() override;
 
  private:
+  std::string left_probe_;
+  double left_seconds_ = -1;
+  std::chrono::steady_clock::time_point left_at_;
   double elapsed() const;
   std::ostream& os_;
   bool tty_;

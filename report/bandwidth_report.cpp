@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
 #include "sections.hpp"
 
@@ -43,6 +44,13 @@ std::vector<Row> rows(const BandwidthProbeResult& p, const DeviceInfo& info) {
     r.clock = f.clock_mhz ? fixed(*f.clock_mhz, 0) : "-";
     r.instruction = f.timed_instruction.value_or("-");
     r.where = f.where;
+    if (is_unstable(f.gbps)) {
+      // Not a result: the value is shown only with its spread, in the "where" column.
+      r.where = fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0) + " GB/s" +
+                unstable_note(f.gbps) + ", " + r.where;
+      r.gbps = "unstable";
+      r.pct = "-";
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -12,6 +12,7 @@
 #include "gpudissect/units.hpp"
 #include "report.hpp"
 #include "sections.hpp"
+#include "gpudissect/budget.hpp"
 #include "style.hpp"
 
 namespace gd::report {
@@ -145,6 +146,7 @@ void figures_table(Html& h, const std::vector<Figure>& figures) {
   for (const Figure& f : figures) {
     std::string value =
         f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1) : f.status.status;
+    if (f.value && f.status.status == "unstable") value += unstable_note(*f.value);
     std::string per = f.per_sm_per_clk
                           ? format_fixed(*f.per_sm_per_clk, 2) + " " + f.per_sm_per_clk_unit
                           : std::string("-");

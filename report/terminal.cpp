@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "gpudissect/budget.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
@@ -273,6 +274,17 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
   if (p && p->telemetry_after) os << "  after:  " << telemetry_line(*p->telemetry_after) << '\n';
   for (const Probe* probe : registry.all())
     if (r.probes.count(probe->name())) probe->print_summary(os, r);
+  // Figures whose spread is too large to be results, whatever probe they come from.
+  bool header = false;
+  for (const Figure& f : r.figures) {
+    if (f.status.status != "unstable" || !f.value) continue;
+    if (!header)
+      os << "\nUnstable figures (relative spread over "
+         << format_fixed(100 * kUnstableRelativeSpread, 0) << " %: not results):\n";
+    header = true;
+    os << "  " << f.id << "  " << format_fixed(f.value->median, f.value->median < 10 ? 2 : 1)
+       << ' ' << f.unit << unstable_note(*f.value) << '\n';
+  }
 }
 
 void print_latency_summary(std::ostream& os, const RunResult& r) {

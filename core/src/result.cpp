@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "gpudissect/json_fields.hpp"
+#include "gpudissect/budget.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -191,6 +193,13 @@ std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& reg
     if (!r.probes.count(p->name())) continue;
     for (Figure& f : p->figures(r)) all.push_back(std::move(f));
   }
+  // A spread over 10 % is not a result: the figure keeps its value but says so.
+  for (Figure& f : all)
+    if (f.status.ok() && f.value && is_unstable(*f.value))
+      f.status = {"unstable", "relative spread (IQR over median) " +
+                                  format_fixed(100 * f.value->relative_spread(), 0) +
+                                  " % is over " + format_fixed(100 * kUnstableRelativeSpread, 0) +
+                                  " %; measured " + f.where};
   return all;
 }
 

@@ -26,6 +26,30 @@ void expect_sane(const BandwidthCurve& c, const std::string& name) {
   }
 }
 
+// The probe's own planner on the real device: a budget of 2 s for every footprint sweep
+// skips the larger points of each curve, with the estimate as the reason, and holds the time.
+TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
+  std::string why;
+  auto list = opencl::enumerate(&why);
+  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  auto dev = opencl::open(0, 0);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  BandwidthProbeResult out;
+  BandwidthOptions opt = parse_bandwidth_options(
+      {{"max_footprint", "256M"}, {"budget", "2"}, {"parts", "footprint"}});
+  run_bandwidth(*dev, opt, progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  const BandwidthCurve& rd = out.footprint["read"];
+  ASSERT_FALSE(rd.points.empty());
+  EXPECT_EQ(rd.points.front().status, "ok");
+  EXPECT_EQ(rd.points.back().status, "skipped");
+  EXPECT_NE(rd.points.back().reason.find("skipped: would take ~"), std::string::npos)
+      << rd.points.back().reason;
+  // A sweep may overrun its share by the one point that showed the speed; not by more.
+  EXPECT_LT(out.wall_seconds, 30.0);
+}
+
 TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   std::string why;
   auto list = opencl::enumerate(&why);
@@ -38,6 +62,7 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
                                                   {"max_footprint", "2M"},
                                                   {"points_per_doubling", "1"},
                                                   {"repeats", "3"},
+                                                  {"budget", "300"},
                                                   {"host_max", "1M"}});
   run_bandwidth(*dev, opt, progress, stop, out);
   ASSERT_NE(dev->kernels<gd::BandwidthKernels>(), nullptr);
@@ -59,8 +84,12 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   // Bigger footprints are not faster than the smallest (cache-resident) ones, beyond noise
   // (a CPU device is noisy: a factor 2).
   const auto& rd = out.footprint["read"].points;
+  // The best of the three smallest points: under ctest -j2 on two cores one of them can
+  // lose its time slice (seen: 6.5 against 9.9 GB/s at the largest), the best of three not.
   double small = 0;
-  for (std::size_t i = 0; i < rd.size() && i < 2; ++i) small = std::max(small, rd[i].gbps->median);
+  for (std::size_t i = 0; i < rd.size() && i < 3; ++i)
+    if (rd[i].status == "ok" && rd[i].gbps) small = std::max(small, rd[i].gbps->median);
+  ASSERT_GT(small, 0);
   EXPECT_LT(rd.back().gbps->median, 2.0 * small);
   if (out.footprint.count("read_image") && out.footprint["read_image"].status.ok())
     expect_sane(out.footprint["read_image"], "read_image");
