@@ -87,7 +87,9 @@ TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
   EXPECT_TRUE(t.cycles_per_handoff.empty());
   for (double ns : t.ns_per_handoff) {
     EXPECT_GT(ns, 1.0);  // a hand-over through memory is not free
-    EXPECT_LT(ns, 1e6);  // nor a millisecond
+    // nor 50 ms (a unit error): on a loaded 2-core CI machine, where the two CPU threads lose
+    // their time slices to other tests, a hand-over was seen to take 1.3 ms.
+    EXPECT_LT(ns, 5e7);
   }
 }
 
