@@ -5,6 +5,21 @@
 #define GD_UNROLL 4
 #define GD_CHUNK (GD_WG * GD_UNROLL)
 
+// Which elements of a chunk a work-item moves. On a GPU, vector u of work-item l is element
+// l + u * GD_WG: a work-group's loads of one step are contiguous (coalesced). A CPU runtime
+// (PoCL) runs a work-group's items one after another, each through all its chunks: with that
+// layout every 64-byte line was fetched four times, once per work-item touching it. With
+// GD_CPU_LANES work-item l moves elements l * GD_UNROLL .. + GD_UNROLL - 1 (one whole line)
+// instead. Every element is still moved exactly once per pass, so the byte counts and checks
+// (gpudissect/bandwidth.hpp) hold unchanged.
+#ifdef GD_CPU_LANES
+#define GD_LANE(l) ((ulong)(l) * GD_UNROLL)
+#define GD_VEC(u) (u)
+#else
+#define GD_LANE(l) ((ulong)(l))
+#define GD_VEC(u) ((u) * GD_WG)
+#endif
+
 // gd::stream_layout: with fewer chunks than groups each group re-reads chunk g mod chunks,
 // else group g moves chunks g, g + groups, ...
 inline ulong first_chunk(ulong chunks, ulong groups) {
@@ -29,13 +44,13 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
     global uint* sum) {
   local uint scratch[GD_WG];
   uint acc = 0;
-  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + get_local_id(0);
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
     ulong e = start;
     for (ulong j = 0; j < cpb; ++j, e += step) {
       uint4 v[GD_UNROLL];
-      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + u * GD_WG];
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + GD_VEC(u)];
       for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
     }
   }
@@ -45,14 +60,14 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
 // Pass p stores word i = i + p (gd::stream_written_checksum).
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
     global uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes) {
-  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + get_local_id(0);
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
     ulong e = start;
     for (ulong j = 0; j < cpb; ++j, e += step)
       for (int u = 0; u < GD_UNROLL; ++u) {
-        const uint w = (uint)((e + u * GD_WG) * 4 + p);
-        buf[e + u * GD_WG] = (uint4)(w, w + 1, w + 2, w + 3);
+        const uint w = (uint)((e + GD_VEC(u)) * 4 + p);
+        buf[e + GD_VEC(u)] = (uint4)(w, w + 1, w + 2, w + 3);
       }
   }
 }
@@ -60,15 +75,15 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
     global const uint4* restrict src, global uint4* restrict dst, ulong chunks, ulong groups,
     ulong cpb, ulong passes) {
-  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + get_local_id(0);
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
     ulong e = start;
     const uint pp = (uint)p;
     for (ulong j = 0; j < cpb; ++j, e += step) {
       uint4 v[GD_UNROLL];
-      for (int u = 0; u < GD_UNROLL; ++u) v[u] = src[e + u * GD_WG];
-      for (int u = 0; u < GD_UNROLL; ++u) dst[e + u * GD_WG] = v[u] + (uint4)(pp);
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = src[e + GD_VEC(u)];
+      for (int u = 0; u < GD_UNROLL; ++u) dst[e + GD_VEC(u)] = v[u] + (uint4)(pp);
     }
   }
 }
@@ -136,13 +151,13 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_image_read(
     global uint* sum) {
   local uint scratch[GD_WG];
   uint acc = 0;
-  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + get_local_id(0);
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
     ulong e = start;
     for (ulong j = 0; j < cpb; ++j, e += step)
       for (int u = 0; u < GD_UNROLL; ++u) {
-        const uint4 v = read_imageui(img, (int)(e + u * GD_WG));
+        const uint4 v = read_imageui(img, (int)(e + GD_VEC(u)));
         acc += v.x + v.y + v.z + v.w;
       }
   }

@@ -71,12 +71,18 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_ulong local = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
     local_ok_ = local >= kLocalBytes + kWg * 4;
+    // A CPU device runs a work-group's items one after another: give each item whole lines
+    // (bandwidth.cl, GD_CPU_LANES).
+    cl_device_type type = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    const std::string base =
+        std::string("-cl-std=CL1.2") + ((type & CL_DEVICE_TYPE_CPU) ? " -DGD_CPU_LANES=1" : "");
     // Images first; a compiler that rejects image1d_buffer_t gets the plain program.
     if (images) {
-      build("-cl-std=CL1.2 -DGD_IMAGES=1");
+      build(base + " -DGD_IMAGES=1");
       if (program_) image_ok_ = true;
     }
-    if (!program_) build("-cl-std=CL1.2");
+    if (!program_) build(base);
     if (!program_) throw BackendError("building the bandwidth kernels: " + log_);
     cl_int err = CL_SUCCESS;
     sum_ = clCreateBuffer(h.context, CL_MEM_READ_WRITE, 4, nullptr, &err);
