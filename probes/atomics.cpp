@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 #include <stdexcept>
 
+#include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/units.hpp"
 #include "latency.hpp"  // ProbeError
@@ -17,23 +17,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-bool bool_option(const std::string& k, const std::string& v) {
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
-  throw std::invalid_argument("atomics option '" + k + "': '" + v + "' is not a yes/no (1 or 0)");
-}
-
-long long int_option(const std::string& k, const std::string& v, long long lo, long long hi) {
-  try {
-    std::size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used == v.size() && n >= lo && n <= hi) return n;
-  } catch (const std::exception&) {
-  }
-  throw std::invalid_argument("atomics option '" + k + "': '" + v + "' is not a whole number in " +
-                              std::to_string(lo) + ".." + std::to_string(hi));
 }
 
 ThroughputRequest req(AtomicSpace s, AtomicOp o, AtomicType t, Contention c, bool ret = true,
@@ -279,29 +262,28 @@ void throughput_part(Ctx& c) {
 }  // namespace
 
 AtomicsOptions parse_atomics_options(const std::map<std::string, std::string>& kv) {
+  const char* kName = "atomics";
   AtomicsOptions o;
   for (const auto& [k, v] : kv) {
     if (k == "quick")
-      o.quick = bool_option(k, v);
+      o.quick = options::flag(kName, k, v);
     else if (k == "repeats")
-      o.repeats = int(int_option(k, v, 1, 50));
+      o.repeats = options::integer(kName, k, v, 1, 50);
     else if (k == "round_trips")
-      o.round_trips = uint32_t(int_option(k, v, 16, 1000000));
+      o.round_trips = uint32_t(options::integer(kName, k, v, 16, 1000000));
     else if (k == "matrix")
-      o.matrix = bool_option(k, v);
+      o.matrix = options::flag(kName, k, v);
     else if (k == "matrix_max_sms")
-      o.matrix_max_sms = int(int_option(k, v, 0, 100000));
+      o.matrix_max_sms = options::integer(kName, k, v, 0, 100000);
     else if (k == "matrix_round_trips")
-      o.matrix_round_trips = uint32_t(int_option(k, v, 4, 100000));
+      o.matrix_round_trips = uint32_t(options::integer(kName, k, v, 4, 100000));
     else if (k == "locations")
-      o.locations = int(int_option(k, v, 1, 64));
+      o.locations = options::integer(kName, k, v, 1, 64);
     else if (k == "placements")
-      o.placements = int(int_option(k, v, 1, 8));
+      o.placements = options::integer(kName, k, v, 1, 8);
     else if (k == "parts") {
       o.parts.clear();
-      std::stringstream ss(v);
-      std::string part;
-      while (std::getline(ss, part, ',')) {
+      for (const std::string& part : options::list(v)) {
         if (part != "latency" && part != "throughput" && part != "matrix")
           throw std::invalid_argument("atomics option 'parts': unknown part '" + part +
                                       "' (latency, throughput, matrix)");
@@ -310,10 +292,7 @@ AtomicsOptions parse_atomics_options(const std::map<std::string, std::string>& k
       // Naming the matrix among the parts asks for it; leaving it out leaves it out.
       o.matrix = o.parts.erase("matrix") > 0;
     } else {
-      throw std::invalid_argument(
-          "unknown atomics option '" + k +
-          "' (quick, repeats, round_trips, matrix, matrix_max_sms, matrix_round_trips, locations, "
-          "placements, parts)");
+      options::unknown_key(kName, k, atomics_option_specs());
     }
   }
   if (o.quick && !kv.count("repeats")) o.repeats = 3;
