@@ -3,11 +3,8 @@
 #include "compare_report.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
@@ -84,21 +81,6 @@ std::string row_clk_unit(const CompareRow& row) {
   for (const CompareCell& c : row.cells)
     if (c.per_clk) return c.per_clk_unit;
   return "";
-}
-
-void write_file(const fs::path& file, const std::string& text) {
-  std::error_code ec;
-  if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
-  errno = 0;
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw std::runtime_error("cannot write " + file.string() + ": " +
-                             std::strerror(errno ? errno : EACCES));
-  out << text;
-  out.close();
-  if (!out)
-    throw std::runtime_error("cannot write " + file.string() + ": " +
-                             std::strerror(errno ? errno : EIO));
 }
 
 std::string csv_field(const std::string& s) {
@@ -227,7 +209,7 @@ void write_comparison_csv(const fs::path& file, const Comparison& c) {
   for (const auto& [label, ids] : c.only_in)
     for (const std::string& id : ids)
       o << csv_field(id) << ",,,," << csv_field(label) << ",,,,,,only in this input,,,,,,,,,,,\n";
-  write_file(file, o.str());
+  write_text(file, o.str());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -657,7 +639,7 @@ std::vector<fs::path> write_comparison_html(const fs::path& file, const Comparis
     for (const auto& f : p.failures) notes += "<p class=\"note\">" + html_escape(f) + "</p>\n";
     page.insert(page.find("<h2>Inputs</h2>"), notes);
   }
-  write_file(file, page);
+  write_text(file, page);
   return p.pngs;
 }
 
@@ -728,7 +710,7 @@ void write_baseline_csv(const fs::path& file, const BaselineReport& r) {
       << (it.higher_is_better ? 1 : 0) << ',' << csv_num(it.baseline) << ',' << csv_num(it.current)
       << ',' << csv_num(it.change) << ',' << csv_field(to_string(it.verdict)) << ','
       << csv_field(it.reason) << "\n";
-  write_file(file, o.str());
+  write_text(file, o.str());
 }
 
 }  // namespace gd::report

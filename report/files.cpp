@@ -1,4 +1,4 @@
-// Output files: the early writability check and the atomic JSON write.
+// Output files: the early writability check, plain text files and the atomic JSON write.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -40,6 +40,16 @@ void ensure_writable(const fs::path& file) {
   if (!f) cannot_write(file, std::strerror(errno ? errno : EACCES));
   std::fclose(f);
   if (!existed) fs::remove(file, ec);
+}
+
+void write_text(const fs::path& file, const std::string& text) {
+  make_parent(file);
+  errno = 0;
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) cannot_write(file, std::strerror(errno ? errno : EACCES));
+  out << text;
+  out.close();
+  if (!out) cannot_write(file, std::strerror(errno ? errno : EIO));
 }
 
 void write_json(const fs::path& file, const RunResult& r, const ProbeRegistry& registry) {

@@ -1,7 +1,4 @@
 // The HTML report: one self-contained file (inline CSS and SVG, nothing fetched).
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -9,10 +6,10 @@
 
 #include "article.hpp"
 #include "charts.hpp"
+#include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
 #include "report.hpp"
 #include "sections.hpp"
-#include "gpudissect/budget.hpp"
 #include "style.hpp"
 
 namespace gd::report {
@@ -421,18 +418,7 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
       << " from a saved result; the JSON file holds "
       << "every figure shown here.</footer>\n</body>\n</html>\n";
 
-  std::error_code ec;
-  if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
-  errno = 0;
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throw std::runtime_error("cannot write " + file.string() + ": " +
-                             std::strerror(errno ? errno : EACCES));
-  out << h.o.str();
-  out.close();
-  if (!out)
-    throw std::runtime_error("cannot write " + file.string() + ": " +
-                             std::strerror(errno ? errno : EIO));
+  write_text(file, h.o.str());
   return pngs;
 }
 

@@ -47,6 +47,10 @@ std::vector<std::filesystem::path> write_html(const std::filesystem::path& file,
 // (creating missing parent folders); used before measuring.
 void ensure_writable(const std::filesystem::path& file);
 
+// Writes a text file (HTML, CSV), creating missing parent folders; throws std::runtime_error
+// naming the file when it cannot.
+void write_text(const std::filesystem::path& file, const std::string& text);
+
 // Writes the JSON document atomically (temp file then rename).
 void write_json(const std::filesystem::path& file, const RunResult& r,
                 const ProbeRegistry& registry);
