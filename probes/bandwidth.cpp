@@ -80,6 +80,25 @@ void insert_sorted(BandwidthCurve& c, BandwidthPoint p) {
     c.points.insert(it, std::move(p));
 }
 
+// A point left out (no memory for it, or over the sweep's time budget), with the reason.
+void insert_skipped(BandwidthCurve& c, double x, std::string reason) {
+  BandwidthPoint p;
+  p.x = x;
+  p.status = "skipped";
+  p.reason = std::move(reason);
+  insert_sorted(c, std::move(p));
+}
+
+// Tells the sweep's planner how long a point took when it goes out of scope, also when the
+// point failed, so the time left stays right.
+struct PointTimer {
+  SweepPlanner& plan;
+  double work;
+  int launches;
+  Clock::time_point t0 = Clock::now();
+  ~PointTimer() { plan.record(work, launches, seconds_since(t0)); }
+};
+
 // Wraps one measurement: allocation failures skip the point, other errors mark the curve
 // and stop the probe with the point named.
 template <class F>
@@ -87,11 +106,7 @@ void guarded_point(BandwidthCurve& curve, const std::string& part, double x, F&&
   try {
     body();
   } catch (const AllocationFailed& e) {
-    BandwidthPoint p;
-    p.x = x;
-    p.status = "skipped";
-    p.reason = e.what();
-    insert_sorted(curve, std::move(p));
+    insert_skipped(curve, x, e.what());
   } catch (const std::exception& e) {
     curve.status = {"error", e.what()};
     throw ProbeError("bandwidth probe, " + part + " at " + format_fixed(x, 0) + ": " + e.what());
@@ -125,8 +140,8 @@ void add_figure(BandwidthProbeResult& out, const std::string& name, const Bandwi
 // How the probe's time budget (bandwidth.budget) is split: footprint sweeps, shared-memory
 // strides, host link. An H200 spends ~5, ~1 and ~2 s on them.
 constexpr double kFootprintShare = 0.6, kSharedShare = 0.15, kHostShare = 0.25;
-// Below this rate (bytes per second within a launch, the calibration's) footprint sweeps take one point per
-// doubling unless points_per_doubling was set: an H200 moves ~1000x more.
+// Below this rate (bytes per second within a launch, the calibration's) footprint sweeps take one
+// point per doubling unless points_per_doubling was set: an H200 moves ~1000x more.
 constexpr double kSlowDeviceBytesPerSecond = 100e9;
 
 struct Ctx {
@@ -232,8 +247,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   // its budget and still reach device memory: setup and launches cost ~0.25 s a point, so it
   // gets one point per doubling (the rate is the calibration's or the previous curve's).
   int ppd = c.opt.points_per_doubling;
-  if (!c.opt.points_per_doubling_set && c.launch_rate &&
-      *c.launch_rate < kSlowDeviceBytesPerSecond)
+  if (!c.opt.points_per_doubling_set && c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond)
     ppd = 1;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
@@ -270,9 +284,8 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       BudgetVerdict bv;
       if (fp < top) {
         const uint64_t tbuf = op == BwOp::copy ? top / 2 : top;
-        const StreamLayout lt =
-            v.flat ? stream_layout_flat(tbuf, chunk)
-                   : stream_layout(tbuf, uint64_t(c.k.stream_blocks()), chunk);
+        const StreamLayout lt = v.flat ? stream_layout_flat(tbuf, chunk)
+                                       : stream_layout(tbuf, uint64_t(c.k.stream_blocks()), chunk);
         const uint64_t per_pass_t = std::max<uint64_t>(1, stream_traffic(op, lt, 1).total());
         const uint64_t target_t = stream_footprint(op, lt) <= 2 * l2
                                       ? (c.opt.quick ? 1ull << 30 : 8ull << 30)
@@ -284,11 +297,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
         bv = plan.admit(bytes0, c.opt.repeats + 1);
       }
       if (!bv.run) {
-        BandwidthPoint p;
-        p.x = double(fp);
-        p.status = "skipped";
-        p.reason = bv.reason;
-        insert_sorted(curve, std::move(p));
+        insert_skipped(curve, double(fp), bv.reason);
         continue;
       }
     }
@@ -296,21 +305,17 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
     // PoCL's 5.5 GiB "device" is the host's RAM, and an 8 GiB copy there pages (1.2 GB/s
     // against the 5 GB/s plateau below it, and the summary took that largest point).
     if (!free && c.info.memory_bytes && double(fp) > 0.75 * double(*c.info.memory_bytes)) {
-      BandwidthPoint p;
-      p.x = double(fp);
-      p.status = "skipped";
-      p.reason = "footprint " + format_bytes(double(fp)) + " exceeds 75% of the device memory (" +
-                 format_bytes(double(*c.info.memory_bytes)) + ") and its free part is unknown";
-      insert_sorted(curve, std::move(p));
+      insert_skipped(
+          curve, double(fp),
+          "footprint " + format_bytes(double(fp)) + " exceeds 75% of the device memory (" +
+              format_bytes(double(*c.info.memory_bytes)) + ") and its free part is unknown");
       continue;
     }
     if (free && double(fp) > 0.9 * double(*free)) {
-      BandwidthPoint p;
-      p.x = double(fp);
-      p.status = "skipped";
-      p.reason = "footprint " + format_bytes(double(fp)) +
-                 " exceeds 90% of the free device memory (" + format_bytes(double(*free)) + ")";
-      insert_sorted(curve, std::move(p));
+      insert_skipped(curve, double(fp),
+                     "footprint " + format_bytes(double(fp)) +
+                         " exceeds 90% of the free device memory (" + format_bytes(double(*free)) +
+                         ")");
       continue;
     }
     guarded_point(curve, name, double(fp), [&] {
@@ -478,19 +483,10 @@ void shared_curves(Ctx& c) {
       c.progress.step("bandwidth", "shared " + name, ++n, int(strides.size()),
                       "stride " + std::to_string(st));
       if (const BudgetVerdict bv = plan.admit(1, 1); !bv.run) {
-        BandwidthPoint p;
-        p.x = st;
-        p.status = "skipped";
-        p.reason = bv.reason;
-        insert_sorted(curve, std::move(p));
+        insert_skipped(curve, st, bv.reason);
         continue;
       }
-      const auto tp = Clock::now();
-      struct Record {
-        SweepPlanner& plan;
-        Clock::time_point tp;
-        ~Record() { plan.record(1, 1, seconds_since(tp)); }
-      } record{plan, tp};
+      const PointTimer timer{plan, 1, 1};
       guarded_point(curve, "shared " + name, st, [&] {
         SharedRequest r;
         r.width_bytes = width;
@@ -579,21 +575,10 @@ void host_curves(Ctx& c) {
                              : b <= (1ull << 20) ? 2 * c.opt.repeats
                                                  : c.opt.repeats;
         if (const BudgetVerdict bv = plan.admit(double(b), launches); !bv.run) {
-          BandwidthPoint p;
-          p.x = double(b);
-          p.status = "skipped";
-          p.reason = bv.reason;
-          insert_sorted(curve, std::move(p));
+          insert_skipped(curve, double(b), bv.reason);
           continue;
         }
-        const auto tp = Clock::now();
-        struct Record {
-          SweepPlanner& plan;
-          Clock::time_point tp;
-          double bytes;
-          int launches;
-          ~Record() { plan.record(bytes, launches, seconds_since(tp)); }
-        } record{plan, tp, double(b), launches};
+        const PointTimer timer{plan, double(b), launches};
         guarded_point(curve, "host " + name, double(b), [&] {
           HostRequest r;
           r.dir = d;
@@ -762,8 +747,7 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
     else if (k == "points_per_doubling") {
       o.points_per_doubling = int_option(k, v, 1, 16);
       o.points_per_doubling_set = true;
-    }
-    else if (k == "repeats")
+    } else if (k == "repeats")
       o.repeats = int_option(k, v, 1, 50);
     else if (k == "min_footprint")
       o.min_footprint = bytes_option(k, v);
@@ -836,7 +820,7 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
     const bool last = k + 1 == found.size();
     // One L1 (where the loads go through it), then the L2: a GPU's API reports one L2 and
     // no further cache, so later plateaus are parts of it or device memory, never "L3".
-    l.name = last && reaches_memory               ? "device memory"
+    l.name = last && reaches_memory             ? "device memory"
              : k == 0 && first_cache_level == 1 ? "L1"
                                                 : "L2";
     if (d.capacity_lo && d.capacity_hi) {
@@ -886,7 +870,8 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
   };
   std::vector<Cache> caches;
   for (const Level& l : path->second.levels) {
-    const std::optional<uint64_t> top = l.capacity_hi_bytes ? l.capacity_hi_bytes : l.capacity_bytes;
+    const std::optional<uint64_t> top =
+        l.capacity_hi_bytes ? l.capacity_hi_bytes : l.capacity_bytes;
     if (!top || l.name == "device memory") continue;
     caches.push_back({l.name, double(*top), starts_with(l.name, "L1")});
   }
@@ -902,7 +887,8 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
         sms = std::max(sms, p.sms);
       }
     auto size_of = [&](const Cache& c) { return c.l1 ? c.bytes * std::max(1, sms) : c.bytes; };
-    const bool skips_l1 = name.find("_l2") != std::string::npos || name.find("bulk") != std::string::npos;
+    const bool skips_l1 =
+        name.find("_l2") != std::string::npos || name.find("bulk") != std::string::npos;
     const bool stores = starts_with(name, "write") || starts_with(name, "copy");
     const Cache* l1 = nullptr;
     for (const Cache& c : caches)
@@ -910,7 +896,8 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
     bool l1_step = false;
     if (l1)
       for (const BandwidthLevel& l : curve.levels)
-        if (l.capacity_lo_bytes && double(*l.capacity_lo_bytes) <= 1.1 * size_of(*l1)) l1_step = true;
+        if (l.capacity_lo_bytes && double(*l.capacity_lo_bytes) <= 1.1 * size_of(*l1))
+          l1_step = true;
     const bool allow_l1 = !skips_l1 && (!stores || l1_step);
     // The cache level holding footprint x, nullptr past the last cache.
     auto level_at = [&](double x) -> const Cache* {
@@ -972,10 +959,13 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
       std::vector<std::function<void()>> curves;
       curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::cached, "read"); });
       curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write"); });
-      curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_streaming", true); });
+      curves.push_back(
+          [=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_streaming", true); });
       curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy"); });
       if (k->supports(BwOp::copy, BwLoad::l2_only).ok)
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true);
+        });
       // Device-memory writes and copies on non-persistent grids (what gpu-stream and
       // BabelStream run): plain or evict-first stores, copies
       // also through the read-only path. The summary keeps the best variant.
@@ -983,19 +973,34 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         // One vector per thread measured best on the H200 (4 per thread: -0.5% writes, -4%
         // copies, run of 2026-11-20), so only that is kept.
         const Variant flat{true, 1};
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat_streaming", true, flat); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat);
+        });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat_streaming", true, flat);
+        });
+        curves.push_back(
+            [=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_streaming", true, flat);
+        });
         if (k->supports(BwOp::copy, BwLoad::readonly).ok)
-          curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat); });
+          curves.push_back([=, &c] {
+            footprint_curve(c, BwOp::copy, BwLoad::readonly, "copy_flat_nc_streaming", true, flat);
+          });
         // Loads with the L2 prefetch-size hint (.L2::256B).
         const Variant flat256{true, 1, true};
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256", false, flat256);
+        });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_256_streaming", true, flat256);
+        });
         // 512-thread blocks, 2 vectors per thread (16 KiB per block).
         const Variant flat512{true, 2, false, 512};
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_t512x2", false, flat512); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat_t512x2", false, flat512);
+        });
         // The copy engine both ways (global -> shared -> global), persistent grid: the
         // destination equals the source, checked word by word.
         if (k->supports(BwOp::copy, BwLoad::bulk).ok)
@@ -1008,14 +1013,23 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         // allocate in L1, the same with the L2 prefetch-size hint; and reads by the copy
         // engine (cp.async.bulk into shared memory).
         const Variant rot{false, 1}, rot256{false, 1, true};
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2_own", false, rot); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na", false, rot); });
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na_256", false, rot256); });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2_own", false, rot);
+        });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na", false, rot);
+        });
+        curves.push_back([=, &c] {
+          footprint_curve(c, BwOp::read, BwLoad::no_allocate, "read_l2_na_256", false, rot256);
+        });
         curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::bulk, "read_bulk"); });
       }
-      if (info.backend == "cuda") curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly"); });
+      if (info.backend == "cuda")
+        curves.push_back(
+            [=, &c] { footprint_curve(c, BwOp::read, BwLoad::readonly, "read_readonly"); });
       if (k->supports(BwOp::read, BwLoad::texture).ok)
-        curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::texture, "read_image"); });
+        curves.push_back(
+            [=, &c] { footprint_curve(c, BwOp::read, BwLoad::texture, "read_image"); });
       c.footprint_curves_left = int(curves.size());
       for (auto& run_curve : curves) run_curve();
     }
