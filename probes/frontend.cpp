@@ -118,8 +118,10 @@ IcacheCurvePoint icache_point(FrontendKernels& k, int n, IcacheRunner& runner,
     const auto ipc = runner.measure(run, n, &last, &bad);
     pt.loop_instructions = last.loop_instructions;
     pt.code_bytes = last.code_bytes ? last.code_bytes : static_cast<uint64_t>(n) * 16;
-    if (!last.code_bytes_source.empty()) out.code_bytes_source = last.code_bytes_source;
-    else if (!last.code_bytes) out.code_bytes_source = "estimate: 16 bytes x generated instructions";
+    if (!last.code_bytes_source.empty())
+      out.code_bytes_source = last.code_bytes_source;
+    else if (!last.code_bytes)
+      out.code_bytes_source = "estimate: 16 bytes x generated instructions";
     if (out.timed_instruction.empty() && !last.opcodes.empty()) {
       out.timed_instruction = last.opcodes.front();
       out.timed_instruction = out.timed_instruction.substr(0, out.timed_instruction.find(' '));
@@ -155,8 +157,8 @@ std::vector<DetectedLevel> icache_levels(const std::vector<IcacheCurvePoint>& po
 
 }  // namespace
 
-std::vector<int> icache_refinement(const std::vector<int>& measured, double lo_bytes, double hi_bytes,
-                                   int max_instructions, int steps) {
+std::vector<int> icache_refinement(const std::vector<int>& measured, double lo_bytes,
+                                   double hi_bytes, int max_instructions, int steps) {
   // Instruction counts of the two points that bracket the edge: the code is ~16 bytes per
   // instruction, so the counts follow the bytes.
   const int lo = icache_body_instructions(static_cast<int>(lo_bytes / 16));
@@ -164,7 +166,8 @@ std::vector<int> icache_refinement(const std::vector<int>& measured, double lo_b
   std::vector<int> v;
   if (hi <= lo || hi > max_instructions) return v;
   for (int i = 1; i <= steps; ++i) {
-    const double x = lo * std::pow(static_cast<double>(hi) / lo, static_cast<double>(i) / (steps + 1));
+    const double x =
+        lo * std::pow(static_cast<double>(hi) / lo, static_cast<double>(i) / (steps + 1));
     const int n = icache_body_instructions(static_cast<int>(std::lround(x)));
     if (n <= lo || n >= hi) continue;
     if (std::find(measured.begin(), measured.end(), n) != measured.end()) continue;
@@ -391,8 +394,8 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
     plan.push_back({128, r, 0, 0, 30});
     kinds.push_back("regs");
   }
-  const uint64_t optin = info.shared_per_block_optin_bytes.value_or(
-      info.shared_per_block_bytes.value_or(48 * 1024));
+  const uint64_t optin =
+      info.shared_per_block_optin_bytes.value_or(info.shared_per_block_bytes.value_or(48 * 1024));
   for (uint64_t kb : {0, 8, 16, 24, 32, 48, 64, 100, 116, 160, 227}) {
     if (kb * 1024 > optin) continue;
     plan.push_back({128, 0, kb * 1024, 0, 30});
@@ -422,8 +425,19 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
       int slot = -1;
       for (const auto& b : t.blocks) slot = std::max(slot, static_cast<int>(b.warp_slot));
       p.max_warp_slot = slot < 0 ? -1 : slot + wpb - 1;
-      if (t.regs_per_thread > 0 && req.shared_bytes == 0)
-        p.predicted_warps_per_sm = predicted_warps_by_registers(t.regs_per_thread, req.block_threads);
+      p.shared_bytes = t.dynamic_shared_bytes;
+      // Predicted from the documented limits: registers, then shared memory (the kernel's own
+      // __shared__ bytes count too), whichever allows fewer warps.
+      std::optional<int> predicted;
+      if (t.regs_per_thread > 0)
+        predicted = predicted_warps_by_registers(t.regs_per_thread, req.block_threads);
+      if (info.shared_per_sm_bytes) {
+        const int by_shared =
+            predicted_warps_by_shared(t.dynamic_shared_bytes + t.static_shared_bytes,
+                                      req.block_threads, *info.shared_per_sm_bytes);
+        predicted = std::min(predicted.value_or(by_shared), by_shared);
+      }
+      p.predicted_warps_per_sm = predicted;
     });
     p.status = st.status;
     p.reason = st.reason;
@@ -521,8 +535,9 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
     std::string lname = info.name + " " + info.vendor + " " + info.toolkit_version;
     std::transform(lname.begin(), lname.end(), lname.begin(), ::tolower);
     if (lname.find("pocl") != std::string::npos || lname.find("cpu") != std::string::npos)
-      out.note = "OpenCL on a CPU (PoCL): these are the CPU's figures (its instruction caches "
-                 "and the runtime's enqueue cost), not a GPU's";
+      out.note =
+          "OpenCL on a CPU (PoCL): these are the CPU's figures (its instruction caches "
+          "and the runtime's enqueue cost), not a GPU's";
   }
   const int max_n =
       opt.max_instructions ? opt.max_instructions : (out.language == "cuda" ? 131072 : 4096);

@@ -117,13 +117,18 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   for (const auto& o : p->occupancy) {
     std::snprintf(
         line, sizeof line,
-        "  %-6s block %4d regs %3d smem %7s: %3s blocks %3s warps (API %s, predicted %s)%s\n",
+        "  by %-6s %4d threads %3d regs %8s shared: %3s blocks %3s warps (API %s, predicted "
+        "%s)%s\n",
         o.kind.c_str(), o.block_threads, o.regs_per_thread, format_bytes(o.shared_bytes).c_str(),
         o.blocks_per_sm ? std::to_string(*o.blocks_per_sm).c_str() : "-",
         o.warps_per_sm ? std::to_string(*o.warps_per_sm).c_str() : "-",
         o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm).c_str() : "-",
         o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm).c_str() : "-",
-        o.status == "ok" ? "" : (" " + o.status + ": " + o.reason).c_str());
+        o.status != "ok" ? (" " + o.status + ": " + o.reason).c_str()
+        : (o.warps_per_sm && o.predicted_warps_per_sm &&
+           *o.warps_per_sm != *o.predicted_warps_per_sm)
+            ? "  <- not as predicted"
+            : "");
     os << line;
   }
 }

@@ -142,13 +142,15 @@ class CudaFrontend final : public FrontendKernels {
   std::string language() const override { return "cuda"; }
 
   Support supports(const std::string& part) override {
-    if (cc_ < 70) return Support::no("needs compute capability 7.0 (16-byte instructions, %globaltimer)");
+    if (cc_ < 70)
+      return Support::no("needs compute capability 7.0 (16-byte instructions, %globaltimer)");
     (void)part;
     return Support::yes();
   }
 
   void prepare_icache(const std::vector<IcacheKernelSpec>& specs) override {
-    parallel(specs.size(), [&](std::size_t i) { build(key_of(specs[i]), generate_icache_cuda(specs[i]), {}); });
+    parallel(specs.size(),
+             [&](std::size_t i) { build(key_of(specs[i]), generate_icache_cuda(specs[i]), {}); });
   }
 
   void prepare_occupancy(const std::vector<int>& regs) override {
@@ -165,14 +167,16 @@ class CudaFrontend final : public FrontendKernels {
     const int warps = std::max(1, run.warps);
     const int threads = warps * 32;
     unsigned* out = static_cast<unsigned*>(out_.get(threads * sizeof(unsigned), "icache results"));
-    auto* tim = static_cast<unsigned long long*>(
-        tim_.get(static_cast<std::size_t>(warps) * 4 * sizeof(unsigned long long), "icache timings"));
-    check(cudaMemsetAsync(out, 0xA5, threads * sizeof(unsigned), stream_), "clearing icache results");
+    auto* tim = static_cast<unsigned long long*>(tim_.get(
+        static_cast<std::size_t>(warps) * 4 * sizeof(unsigned long long), "icache timings"));
+    check(cudaMemsetAsync(out, 0xA5, threads * sizeof(unsigned), stream_),
+          "clearing icache results");
     int iters = static_cast<int>(std::min<uint64_t>(run.iters, 1u << 30));
     int mode = run.different ? 1 : 0;
     float seed = kIcacheSeed, addend = kIcacheAddend;
     void* args[] = {&out, &tim, &iters, &mode, &seed, &addend};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1), dim3(threads), args, 0, stream_),
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1), dim3(threads), args, 0,
+                           stream_),
           "launching the instruction-cache kernel");
     check(cudaStreamSynchronize(stream_), "running the instruction-cache kernel");
     std::vector<unsigned> o(threads);
@@ -225,8 +229,8 @@ class CudaFrontend final : public FrontendKernels {
   LaunchTiming launch_latency(int launches) override {
     LaunchTiming out;
     out.start_source = "globaltimer synced to steady_clock";
-    auto* rec = static_cast<unsigned long long*>(
-        rec_.get(static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), "launch records"));
+    auto* rec = static_cast<unsigned long long*>(rec_.get(
+        static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), "launch records"));
     // Timer resolution.
     fe_timer_step<<<1, 1, 0, stream_>>>(rec);
     check(cudaGetLastError(), "launching fe_timer_step");
@@ -236,7 +240,8 @@ class CudaFrontend final : public FrontendKernels {
     if (step != ~0ull && step > 0) out.timer_resolution_ns = static_cast<double>(step);
     double before_host = 0, after_host = 0;
     const ClockSync before = sync(&before_host);
-    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), stream_),
+    check(cudaMemsetAsync(
+              rec, 0, static_cast<std::size_t>(launches) * 2 * sizeof(unsigned long long), stream_),
           "clearing launch records");
     // Warm-up, then one launch at a time on an idle stream.
     for (int i = 0; i < 5; ++i) {
@@ -246,14 +251,15 @@ class CudaFrontend final : public FrontendKernels {
       check(cudaStreamSynchronize(stream_), "running fe_stamp");
     }
     // The warm-up wrote record 0: clear it again.
-    check(cudaMemsetAsync(rec, 0, 2 * sizeof(unsigned long long), stream_), "clearing launch records");
+    check(cudaMemsetAsync(rec, 0, 2 * sizeof(unsigned long long), stream_),
+          "clearing launch records");
     check(cudaStreamSynchronize(stream_), "clearing launch records");
     std::vector<double> host0(launches), api(launches), rt(launches);
     for (int i = 0; i < launches; ++i) {
       void** a = args_for(rec, i);
       const double t0 = now_ns();
-      const cudaError_t e =
-          cudaLaunchKernel(reinterpret_cast<const void*>(&fe_stamp), dim3(1), dim3(32), a, 0, stream_);
+      const cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(&fe_stamp), dim3(1),
+                                             dim3(32), a, 0, stream_);
       const double t1 = now_ns();
       check(e, "launching fe_stamp");
       check(cudaStreamSynchronize(stream_), "running fe_stamp");
@@ -279,16 +285,18 @@ class CudaFrontend final : public FrontendKernels {
       const double start_host = static_cast<double>(g[2 * i]) - offset;
       s.start_ns = start_host - host0[i];
       s.kernel_ns = static_cast<double>(g[2 * i + 1] - g[2 * i]);
-      if (g[2 * i] == 0) throw BackendError("launch latency: kernel " + std::to_string(i) + " left no record");
+      if (g[2 * i] == 0)
+        throw BackendError("launch latency: kernel " + std::to_string(i) + " left no record");
       out.samples.push_back(s);
     }
     return out;
   }
 
   RateTiming launch_rate(const std::string& mode, int kernels, int nstreams) override {
-    auto* rec = static_cast<unsigned long long*>(
-        rec_.get(static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), "launch records"));
-    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), stream_),
+    auto* rec = static_cast<unsigned long long*>(rec_.get(
+        static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), "launch records"));
+    check(cudaMemsetAsync(
+              rec, 0, static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), stream_),
           "clearing launch records");
     check(cudaStreamSynchronize(stream_), "clearing launch records");
     RateTiming r;
@@ -297,7 +305,8 @@ class CudaFrontend final : public FrontendKernels {
     if (mode == "plain") {
       const double t0 = now_ns();
       for (int i = 0; i < kernels; ++i)
-        check(cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, stream_), "launching fe_stamp");
+        check(cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, stream_),
+              "launching fe_stamp");
       check(cudaStreamSynchronize(stream_), "running fe_stamp");
       r.host_ns = now_ns() - t0;
     } else if (mode == "streams") {
@@ -310,7 +319,8 @@ class CudaFrontend final : public FrontendKernels {
       for (int i = 0; i < kernels; ++i)
         check(cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, streams_[i % nstreams]),
               "launching fe_stamp");
-      for (int s = 0; s < nstreams; ++s) check(cudaStreamSynchronize(streams_[s]), "running fe_stamp");
+      for (int s = 0; s < nstreams; ++s)
+        check(cudaStreamSynchronize(streams_[s]), "running fe_stamp");
       r.host_ns = now_ns() - t0;
     } else if (mode == "graph") {
       if (!graph_exec_ || graph_kernels_ != kernels || graph_rec_ != rec) {
@@ -322,9 +332,11 @@ class CudaFrontend final : public FrontendKernels {
           streams_.push_back(s);
         }
         cudaGraph_t graph = nullptr;
-        check(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        check(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeThreadLocal),
+              "cudaStreamBeginCapture");
         for (int i = 0; i < kernels; ++i) {
-          const cudaError_t e = cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, streams_[0]);
+          const cudaError_t e =
+              cudaLaunchKernel(fn, dim3(1), dim3(32), args_for(rec, i), 0, streams_[0]);
           if (e != cudaSuccess) {
             cudaStreamEndCapture(streams_[0], &graph);
             if (graph) cudaGraphDestroy(graph);
@@ -368,9 +380,10 @@ class CudaFrontend final : public FrontendKernels {
   }
 
   std::vector<BlockRecord> dispatch(int blocks, int block_threads) override {
-    auto* rec = static_cast<unsigned long long*>(
-        rec_.get(static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "dispatch records"));
-    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), stream_),
+    auto* rec = static_cast<unsigned long long*>(rec_.get(
+        static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "dispatch records"));
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long),
+                          stream_),
           "clearing dispatch records");
     fe_dispatch<<<blocks, block_threads, 0, stream_>>>(rec);
     check(cudaGetLastError(), "launching fe_dispatch");
@@ -382,46 +395,57 @@ class CudaFrontend final : public FrontendKernels {
     OccupancyTrace t;
     const void* fn = nullptr;
     if (req.regs > 0) {
-      Module& m = module(occupancy_key(req.regs), generate_occupancy_cuda(req.regs), {"--maxrregcount=" + std::to_string(req.regs)});
+      Module& m = module(occupancy_key(req.regs), generate_occupancy_cuda(req.regs),
+                         {"--maxrregcount=" + std::to_string(req.regs)});
       fn = reinterpret_cast<const void*>(kernel(m, "gd_occ"));
     } else {
       fn = reinterpret_cast<const void*>(&fe_spin);
     }
-    // Let the launch have all the shared memory it asks for, the carveout at its largest.
-    if (req.shared_bytes > 48 * 1024)
+    cudaFuncAttributes attr{};
+    check(cudaFuncGetAttributes(&attr, fn), "cudaFuncGetAttributes");
+    t.regs_per_thread = attr.numRegs;
+    t.static_shared_bytes = attr.sharedSizeBytes;
+    // The kernel's own __shared__ bytes come out of the same per-block limit: a request at the
+    // opt-in limit is trimmed by them so that it still launches (227 KiB on sm_90 less 8 B).
+    std::size_t dynamic = req.shared_bytes;
+    const std::size_t optin = info_.shared_per_block_optin_bytes.value_or(48 * 1024);
+    if (dynamic + attr.sharedSizeBytes > optin && dynamic <= optin)
+      dynamic = optin - std::min(optin, attr.sharedSizeBytes);
+    t.dynamic_shared_bytes = dynamic;
+    // Past 48 KiB per block (static + dynamic) a launch must opt in; the carveout at its largest.
+    if (dynamic + attr.sharedSizeBytes > 48 * 1024)
       check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(req.shared_bytes)),
+                                 static_cast<int>(dynamic)),
             "cudaFuncSetAttribute (dynamic shared memory)");
     (void)cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
                                cudaSharedmemCarveoutMaxShared);
     (void)cudaGetLastError();
-    cudaFuncAttributes attr{};
-    check(cudaFuncGetAttributes(&attr, fn), "cudaFuncGetAttributes");
-    t.regs_per_thread = attr.numRegs;
     int api = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api, fn, req.block_threads, req.shared_bytes) ==
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&api, fn, req.block_threads, dynamic) ==
         cudaSuccess)
       t.api_blocks_per_sm = api;
     (void)cudaGetLastError();
     if (t.api_blocks_per_sm && *t.api_blocks_per_sm == 0)
       throw BackendError("a block of " + std::to_string(req.block_threads) + " threads with " +
-                         std::to_string(req.shared_bytes) + " bytes of shared memory does not fit an SM");
+                         std::to_string(dynamic + attr.sharedSizeBytes) +
+                         " bytes of shared memory does not fit an SM");
     const int per_sm = req.blocks_per_sm > 0 ? req.blocks_per_sm : 2 * std::max(1, api) + 2;
     const int blocks = std::max(1, info_.compute_units) * per_sm;
-    auto* rec = static_cast<unsigned long long*>(
-        rec_.get(static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "occupancy records"));
-    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), stream_),
+    auto* rec = static_cast<unsigned long long*>(rec_.get(
+        static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "occupancy records"));
+    check(cudaMemsetAsync(rec, 0, static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long),
+                          stream_),
           "clearing occupancy records");
     unsigned long long spin = static_cast<unsigned long long>(req.spin_us * 1000);
     if (req.regs > 0) {
       float seed = 1.0f;
       unsigned* sink = static_cast<unsigned*>(out_.get(64, "occupancy sink"));
       void* args[] = {&rec, &spin, &seed, &sink};
-      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, req.shared_bytes, stream_),
+      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, dynamic, stream_),
             "launching the occupancy kernel");
     } else {
       void* args[] = {&rec, &spin};
-      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, req.shared_bytes, stream_),
+      check(cudaLaunchKernel(fn, dim3(blocks), dim3(req.block_threads), args, dynamic, stream_),
             "launching the occupancy kernel");
     }
     check(cudaStreamSynchronize(stream_), "running the occupancy kernel");
@@ -447,7 +471,8 @@ class CudaFrontend final : public FrontendKernels {
 
   template <class F>
   static void parallel(std::size_t n, F&& fn) {
-    const unsigned workers = std::max(1u, std::min<unsigned>(16u, std::thread::hardware_concurrency()));
+    const unsigned workers =
+        std::max(1u, std::min<unsigned>(16u, std::thread::hardware_concurrency()));
     std::atomic<std::size_t> next{0};
     std::vector<std::future<void>> fs;
     for (unsigned w = 0; w < workers; ++w)
@@ -464,7 +489,8 @@ class CudaFrontend final : public FrontendKernels {
   }
 
   // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls.
-  void build(const std::string& key, const std::string& src, const std::vector<std::string>& extra) {
+  void build(const std::string& key, const std::string& src,
+             const std::vector<std::string>& extra) {
     {
       std::lock_guard<std::mutex> g(mu_);
       if (modules_[key].built) return;
@@ -501,7 +527,8 @@ class CudaFrontend final : public FrontendKernels {
     if (!slot.built) slot = std::move(m);
   }
 
-  Module& module(const std::string& key, const std::string& src, const std::vector<std::string>& extra) {
+  Module& module(const std::string& key, const std::string& src,
+                 const std::vector<std::string>& extra) {
     build(key, src, extra);
     Module& m = modules_[key];
     if (!m.error.empty()) throw BackendError(m.error);
@@ -521,7 +548,8 @@ class CudaFrontend final : public FrontendKernels {
   }
 
   uint32_t reference(const IcacheKernelSpec& spec, int region, uint64_t passes) {
-    const std::string key = key_of(spec) + "|" + std::to_string(region) + "|" + std::to_string(passes);
+    const std::string key =
+        key_of(spec) + "|" + std::to_string(region) + "|" + std::to_string(passes);
     auto it = refs_.find(key);
     if (it != refs_.end()) return it->second;
     return refs_[key] = icache_reference(spec, region, passes);
@@ -575,7 +603,8 @@ class CudaFrontend final : public FrontendKernels {
     check(cudaHostGetDevicePointer(&dflag, host_, 0), "cudaHostGetDevicePointer");
     auto* dev_flag = static_cast<volatile unsigned*>(dflag);
     auto* dev_ack = reinterpret_cast<volatile unsigned*>(static_cast<char*>(dflag) + 64);
-    auto* dev_reply = reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(dflag) + 128);
+    auto* dev_reply =
+        reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(dflag) + 128);
     fe_sync<<<1, 1, 0, stream_>>>(dev_flag, dev_reply, dev_ack, kRounds);
     check(cudaGetLastError(), "launching the clock-sync kernel");
     std::vector<SyncSample> samples;
@@ -589,7 +618,8 @@ class CudaFrontend final : public FrontendKernels {
       while (*ack != static_cast<unsigned>(r + 1)) {
         t1 = now_ns();
         if (t1 - t0 > 2e9) {
-          failure = "the clock-sync kernel did not answer round " + std::to_string(r) + " within 2 s";
+          failure =
+              "the clock-sync kernel did not answer round " + std::to_string(r) + " within 2 s";
           break;
         }
       }

@@ -196,6 +196,26 @@ TEST(FrontendOccupancy, RegisterPrediction) {
   EXPECT_EQ(predicted_warps_by_registers(32, 128), 64);
   EXPECT_EQ(predicted_warps_by_registers(40, 128), 48);
   EXPECT_EQ(predicted_warps_by_registers(64, 128), 32);
+}
+
+// The staircase measured on the H200 (2026-11-23, 128-thread blocks of a kernel with 8 B of
+// its own __shared__): 228 KiB per SM, 1 KiB reserved per block.
+TEST(FrontendOccupancy, SharedMemoryPrediction) {
+  const uint64_t sm = 228 * 1024;
+  auto warps = [&](uint64_t kib) { return predicted_warps_by_shared(kib * 1024 + 8, 128, sm); };
+  EXPECT_EQ(warps(0), 64);   // the warp limit: 16 blocks of 4 warps
+  EXPECT_EQ(warps(8), 64);   // 9 KiB x 16 = 144 KiB still fits
+  EXPECT_EQ(warps(16), 52);  // 13 blocks
+  EXPECT_EQ(warps(24), 36);  // 9
+  EXPECT_EQ(warps(32), 24);  // 6
+  EXPECT_EQ(warps(48), 16);  // 4
+  EXPECT_EQ(warps(64), 12);  // 3
+  EXPECT_EQ(warps(100), 8);  // 2
+  EXPECT_EQ(warps(116), 4);  // 2 x 117 KiB > 228 KiB
+  EXPECT_EQ(predicted_warps_by_shared(227 * 1024, 128, sm), 4);
+  EXPECT_EQ(predicted_warps_by_shared(228 * 1024, 128, sm),
+            0);                                         // does not fit with the reservation
+  EXPECT_EQ(predicted_warps_by_shared(0, 32, sm), 32);  // the block limit
   EXPECT_EQ(predicted_warps_by_registers(128, 128), 16);
   EXPECT_EQ(predicted_warps_by_registers(255, 128), 8);
   EXPECT_EQ(predicted_warps_by_registers(16, 32), 32);  // 32 blocks per SM at most
@@ -231,8 +251,9 @@ TEST(FrontendOptions, ParseAndReject) {
   EXPECT_FALSE(o.dispatch);
   EXPECT_THROW(parse_frontend_options({{"nope", "1"}}, specs), std::invalid_argument);
   EXPECT_THROW(parse_frontend_options({{"repeats", "x"}}, specs), std::invalid_argument);
-  EXPECT_THROW(parse_frontend_options({{"min_instructions", "4096"}, {"max_instructions", "1024"}}, specs),
-               std::invalid_argument);
+  EXPECT_THROW(
+      parse_frontend_options({{"min_instructions", "4096"}, {"max_instructions", "1024"}}, specs),
+      std::invalid_argument);
   EXPECT_NO_THROW(p->parse_options({{"quick", "1"}}));
 }
 
@@ -306,12 +327,13 @@ TEST(FrontendFigures, IdsFromAResult) {
   const auto figs = probe_registry().find("frontend")->figures(rr);
   std::set<std::string> ids;
   for (const auto& f : figs) ids.insert(f.id);
-  for (const char* id : {"frontend.icache.L0i.capacity", "frontend.icache.L0i.ipc", "frontend.icache.L2.ipc",
-                         "frontend.icache.partition_ratio", "frontend.launch.latency",
-                         "frontend.launch.round_trip", "frontend.launch.rate.plain",
-                         "frontend.dispatch.blocks_per_us", "frontend.dispatch.first_wave",
-                         "frontend.occupancy.warps_per_sm", "frontend.occupancy.blocks_per_sm",
-                         "frontend.occupancy.warps_per_partition", "frontend.occupancy.max_regs_full"})
+  for (const char* id :
+       {"frontend.icache.L0i.capacity", "frontend.icache.L0i.ipc", "frontend.icache.L2.ipc",
+        "frontend.icache.partition_ratio", "frontend.launch.latency", "frontend.launch.round_trip",
+        "frontend.launch.rate.plain", "frontend.dispatch.blocks_per_us",
+        "frontend.dispatch.first_wave", "frontend.occupancy.warps_per_sm",
+        "frontend.occupancy.blocks_per_sm", "frontend.occupancy.warps_per_partition",
+        "frontend.occupancy.max_regs_full"})
     EXPECT_TRUE(ids.count(id)) << id;
   EXPECT_FALSE(ids.count("frontend.icache.L2.capacity"));
   for (const auto& f : figs)
@@ -389,17 +411,22 @@ class FakeKernels : public FrontendKernels {
   OccupancyTrace occupancy(const OccupancyRequest& r) override {
     OccupancyTrace t;
     t.regs_per_thread = r.regs ? r.regs : 16;
+    t.dynamic_shared_bytes = r.shared_bytes;
     for (int b = 0; b < 8; ++b)  // two blocks at a time on each of two SMs
-      t.blocks.push_back({static_cast<uint32_t>(b % 2), 0, 100ull * (b / 4), 100ull * (b / 4) + 100});
+      t.blocks.push_back(
+          {static_cast<uint32_t>(b % 2), 0, 100ull * (b / 4), 100ull * (b / 4) + 100});
     return t;
   }
 };
 
 FrontendOptions small() {
-  FrontendOptions o = parse_frontend_options(
-      {{"min_instructions", "64"}, {"max_instructions", "1024"}, {"repeats", "2"}, {"launches", "20"},
-       {"rate_kernels", "10"}, {"region_instructions", "64"}},
-      probe_registry().find("frontend")->options());
+  FrontendOptions o = parse_frontend_options({{"min_instructions", "64"},
+                                              {"max_instructions", "1024"},
+                                              {"repeats", "2"},
+                                              {"launches", "20"},
+                                              {"rate_kernels", "10"},
+                                              {"region_instructions", "64"}},
+                                             probe_registry().find("frontend")->options());
   return o;
 }
 
@@ -459,8 +486,9 @@ TEST(FrontendProbe, WorkingBackend) {
   // The edge was refined: sizes inside the first bracket of 181..256 instructions.
   EXPECT_GT(out.icache.size(), icache_sizes(64, 1024, 2).size());
   EXPECT_GT(*out.icache_levels[0].capacity_lo_bytes, 181u * 16);
-  EXPECT_TRUE(std::is_sorted(out.icache.begin(), out.icache.end(),
-                             [](const auto& a, const auto& b) { return a.instructions < b.instructions; }));
+  EXPECT_TRUE(
+      std::is_sorted(out.icache.begin(), out.icache.end(),
+                     [](const auto& a, const auto& b) { return a.instructions < b.instructions; }));
   EXPECT_EQ(out.icache_levels[1].name, "L2");
   EXPECT_GT(*out.icache_levels[0].capacity_hi_bytes, 4096u);
   EXPECT_EQ(out.timed_instruction, "FFMA");

@@ -43,7 +43,7 @@ inline constexpr float kIcacheAddend = 0.001f;
 inline constexpr float kIcacheSeed = 1.0f;
 
 int icache_body_instructions(int requested);  // rounded up to a multiple of kIcacheChains
-std::string icache_kernel_name();              // "gd_icache"
+std::string icache_kernel_name();             // "gd_icache"
 // CUDA C++ for NVRTC. Kernel signature:
 //   extern "C" __global__ void gd_icache(unsigned* out, unsigned long long* tim, int iters,
 //                                        int mode, float seed, float addend)
@@ -131,8 +131,8 @@ std::optional<ClockSync> sync_clocks(const std::vector<SyncSample>& samples);
 // the time to the last start) and per-SM first-start skew.
 struct DispatchStats {
   double blocks_per_us = 0;
-  double span_us = 0;          // first start to last start
-  double first_wave_us = 0;    // first start to the moment every SM that ran has started
+  double span_us = 0;        // first start to last start
+  double first_wave_us = 0;  // first start to the moment every SM that ran has started
   double sm_skew_median_us = 0, sm_skew_max_us = 0;  // per SM first start - first start
   int sms_seen = 0;
 };
@@ -144,6 +144,14 @@ std::optional<DispatchStats> dispatch_stats(const std::vector<BlockRecord>& bloc
 int predicted_warps_by_registers(int regs_per_thread, int block_threads, int regs_per_sm = 65536,
                                  int unit = 256, int max_warps = 64, int max_blocks = 32);
 
+// Warps per SM that shared memory allows: each block takes its shared bytes plus the
+// per-block reservation (1 KiB on sm_8x/sm_90, cudaDevAttrReservedSharedMemoryPerBlock) out of
+// the SM's shared memory (228 KiB on sm_90 at the largest carveout), capped by the warp and
+// block limits. 0 when one block does not fit.
+int predicted_warps_by_shared(uint64_t shared_bytes_per_block, int block_threads,
+                              uint64_t shared_per_sm, uint64_t reserved_per_block = 1024,
+                              int max_warps = 64, int max_blocks = 32);
+
 // ---- backend contract ----
 
 struct IcacheRun {
@@ -154,13 +162,13 @@ struct IcacheRun {
 };
 
 struct IcacheTiming {
-  std::vector<double> cycles_per_warp;       // the whole loop (iters passes), each warp
-  std::optional<double> clock_mhz;           // cycles / %globaltimer ns
-  double ns = 0;                             // the loop, longest warp
-  int loop_instructions = 0;                 // per region, from the machine code (0: unknown)
-  uint64_t code_bytes = 0;                   // per region, from the machine code (0: unknown)
-  std::string code_bytes_source;             // "sass" | "program binary" | ""
-  std::vector<std::string> opcodes;          // "FFMA x1024" ...
+  std::vector<double> cycles_per_warp;  // the whole loop (iters passes), each warp
+  std::optional<double> clock_mhz;      // cycles / %globaltimer ns
+  double ns = 0;                        // the loop, longest warp
+  int loop_instructions = 0;            // per region, from the machine code (0: unknown)
+  uint64_t code_bytes = 0;              // per region, from the machine code (0: unknown)
+  std::string code_bytes_source;        // "sass" | "program binary" | ""
+  std::vector<std::string> opcodes;     // "FFMA x1024" ...
   bool check_ok = true;
   std::string check;
 };
@@ -180,21 +188,23 @@ struct LaunchTiming {
 
 struct RateTiming {
   int kernels = 0;
-  double host_ns = 0;  // first launch call -> synchronize returned
+  double host_ns = 0;                 // first launch call -> synchronize returned
   std::optional<double> gpu_span_ns;  // first kernel start -> last kernel start (GPU timer)
 };
 
 struct OccupancyRequest {
   int block_threads = 128;
-  int regs = 0;            // 0: the plain kernel; else a kernel built with maxrregcount = regs
+  int regs = 0;               // 0: the plain kernel; else a kernel built with maxrregcount = regs
   uint64_t shared_bytes = 0;  // dynamic shared memory per block
-  int blocks_per_sm = 0;   // grid = SMs x this (0: backend picks 2 x the API's occupancy + 2)
+  int blocks_per_sm = 0;      // grid = SMs x this (0: backend picks 2 x the API's occupancy + 2)
   double spin_us = 30;
 };
 struct OccupancyTrace {
   std::vector<BlockRecord> blocks;
-  int regs_per_thread = 0;                 // cudaFuncGetAttributes
-  std::optional<int> api_blocks_per_sm;    // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  int regs_per_thread = 0;               // cudaFuncGetAttributes
+  std::optional<int> api_blocks_per_sm;  // cudaOccupancyMaxActiveBlocksPerMultiprocessor
+  uint64_t static_shared_bytes = 0;      // the kernel's own __shared__ variables
+  uint64_t dynamic_shared_bytes = 0;     // what the launch asked for (may be trimmed to fit)
   bool check_ok = true;
   std::string check;
 };
@@ -222,13 +232,13 @@ class FrontendKernels : public KernelSet {
 // ---- result model ----
 
 struct IcacheCurvePoint {
-  int instructions = 0;      // generated per region
+  int instructions = 0;       // generated per region
   int loop_instructions = 0;  // from the machine code where read
   uint64_t code_bytes = 0;
   std::string status = "ok";
   std::string reason;
-  std::optional<Summary> ipc;             // warp-instructions per clock, one warp
-  std::optional<double> first_pass_ipc;   // the cold first pass
+  std::optional<Summary> ipc;            // warp-instructions per clock, one warp
+  std::optional<double> first_pass_ipc;  // the cold first pass
   std::optional<double> clock_mhz;
 };
 
@@ -284,7 +294,7 @@ struct FrontendProbeResult {
   std::optional<double> partition_halving;  // ipc(2 different)/ipc(1)
 
   Status launch_status;
-  std::string launch_api;  // "cudaLaunchKernel" | "clEnqueueNDRangeKernel"
+  std::string launch_api;           // "cudaLaunchKernel" | "clEnqueueNDRangeKernel"
   std::string launch_start_source;  // how kernel start was timed against the host call
   std::optional<Summary> launch_api_us, launch_start_us, launch_round_trip_us, launch_kernel_us;
   // Round trip = start (host call -> kernel start) + kernel + completion (kernel end ->
@@ -292,15 +302,14 @@ struct FrontendProbeResult {
   std::optional<Summary> launch_completion_us;
   std::optional<double> sync_uncertainty_us, timer_resolution_ns;
   std::vector<double> launch_start_samples_us, launch_round_trip_samples_us;
-  std::map<std::string, Status> rate_status;           // plain | streams | graph
-  std::map<std::string, Summary> rate_kernels_per_s;    // host-timed
+  std::map<std::string, Status> rate_status;             // plain | streams | graph
+  std::map<std::string, Summary> rate_kernels_per_s;     // host-timed
   std::map<std::string, double> rate_gpu_kernels_per_s;  // GPU timer, first to last start
 
   Status dispatch_status;
   int dispatch_blocks = 0, dispatch_block_threads = 0;
   std::optional<Summary> dispatch_blocks_per_us;
-  std::optional<double> dispatch_first_wave_us, dispatch_sm_skew_median_us,
-      dispatch_sm_skew_max_us;
+  std::optional<double> dispatch_first_wave_us, dispatch_sm_skew_median_us, dispatch_sm_skew_max_us;
   std::vector<BlockRecord> dispatch_trace;  // one launch, for the timeline chart
 
   Status occupancy_status;
