@@ -97,7 +97,10 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     }
     if (o.quick) {
       if (!kv.count("paths")) o.paths = {MemPath::global};
-      if (!kv.count("points_per_doubling")) o.points_per_doubling = 2;
+      // 3 points per doubling: with 2 the H200's far L2 half (27-59 MiB) got one point and
+      // merged into one "L2" level, so the quick run's level names and DRAM-minus-cache
+      // figure differed from the full run's (2026-11-23).
+      if (!kv.count("points_per_doubling")) o.points_per_doubling = 3;
       if (!kv.count("repeats")) o.budget.repeats = 3;
       if (!kv.count("tlb")) o.tlb = false;
       if (!kv.count("budget")) o.path_budget_seconds = 4;

@@ -47,6 +47,15 @@ const std::vector<Dim>& dims() {
       {{{"ops/clk/SM", 1}}},
       {{{"FLOP/clk/SM", 1}}},
       {{{"OP/clk/SM", 1}}},
+      // The front end's figures (frontend.*): each its own dimension.
+      {{{"inst/clk/warp", 1}}},
+      {{{"ratio", 1}}},
+      {{{"kernels/s", 1}}},
+      {{{"blocks/us", 1}}},
+      {{{"blocks/clk (GPU-wide)", 1}}},
+      {{{"warps", 1}}},
+      {{{"blocks", 1}}},
+      {{{"registers", 1}}},
   };
   return d;
 }
