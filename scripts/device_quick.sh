@@ -9,7 +9,7 @@ for i in 1 2; do
   t1=$(date +%s.%N)
   timeout 120 ./build/gpudissect run --quick --device cuda:0 --out-dir /tmp/gd/results/quick$i --no-html \
     > /tmp/gd/quick$i.txt 2> /tmp/gd/progress_quick$i.log
-  echo "exit: $? (quick run $i: $(echo "$(date +%s.%N) - $t1" | bc) s)"
+  echo "exit: $? (quick run $i: $(python3 -c "print(round($(date +%s.%N) - $t1, 1))") s)"
   ./build/gpudissect compare --baseline "$full" /tmp/gd/results/quick$i/*.json --tolerance 3% -v \
     > /tmp/gd/results/quick$i/baseline.txt 2>&1
   echo "baseline exit: $?"
