@@ -395,8 +395,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       }
       const uint64_t stride = opt.stride.value_or(default_stride(path, info));
       const uint64_t path_max = dev.max_footprint(path);
-      uint64_t hi = opt.max_footprint.value_or(
-          sweep_upper_bound(largest_cache.value_or(0), opt.default_floor, UINT64_MAX));
+      uint64_t hi = opt.max_footprint.value_or(sweep_upper_bound(
+          largest_cache.value_or(0), opt.default_floor, UINT64_MAX, opt.cache_multiple));
       hi = std::min(hi, path_max);
       if (hi < std::max(stride, opt.min_footprint)) {
         curve.status = {"unsupported", "the path holds only " + format_bytes(double(path_max))};

@@ -20,6 +20,7 @@ struct LatencyOptions {
   uint64_t min_footprint = 1024;
   std::optional<uint64_t> max_footprint;  // default: >= 4x the largest reported cache
   uint64_t default_floor = 256ull << 20;  // the sweep reaches at least this far
+  uint64_t cache_multiple = 4;            // ... and this many times the largest cache
   int points_per_doubling = 4;
   std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;

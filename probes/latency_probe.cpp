@@ -97,10 +97,15 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     }
     if (o.quick) {
       if (!kv.count("paths")) o.paths = {MemPath::global};
-      // 3 points per doubling: with 2 the H200's far L2 half (27-59 MiB) got one point and
-      // merged into one "L2" level, so the quick run's level names and DRAM-minus-cache
-      // figure differed from the full run's (2026-11-23).
-      if (!kv.count("points_per_doubling")) o.points_per_doubling = 3;
+      // As many points per doubling as the full run (with 2, and even 3, the H200's far L2
+      // half, 27-59 MiB, got too few points to be a level and merged into one "L2"), but the
+      // sweep stops at twice the largest cache (64 MiB at least) instead of four times: the
+      // largest chases are the expensive ones, and two doublings past the L2 still give
+      // device memory a plateau (2026-11-23).
+      if (!kv.count("max_footprint")) {
+        o.default_floor = 64ull << 20;
+        o.cache_multiple = 2;
+      }
       if (!kv.count("repeats")) o.budget.repeats = 3;
       if (!kv.count("tlb")) o.tlb = false;
       if (!kv.count("budget")) o.path_budget_seconds = 4;

@@ -50,8 +50,9 @@ ChasePlan plan_chase(uint64_t lines, uint64_t stride, const ChaseBudget& budget)
   return p;
 }
 
-uint64_t sweep_upper_bound(uint64_t largest_cache, uint64_t floor, uint64_t limit) {
-  uint64_t want = std::max(floor, largest_cache * 4);
+uint64_t sweep_upper_bound(uint64_t largest_cache, uint64_t floor, uint64_t limit,
+                           uint64_t cache_multiple) {
+  uint64_t want = std::max(floor, largest_cache * cache_multiple);
   uint64_t p2 = 1;
   while (p2 < want) p2 <<= 1;
   return std::min(p2, limit);

@@ -173,6 +173,14 @@ TEST(SweepUpperBound, FourTimesLargestCacheRoundedUp) {
   EXPECT_EQ(sweep_upper_bound(6 * MiB, 1 * MiB, 1ull << 40), 32 * MiB);    // 24 -> 32
 }
 
+// --quick's latency sweep: twice the largest cache. The H200's 60 MiB L2 -> 128 MiB, which
+// still leaves device memory two points per doubling past the L2's far half.
+TEST(SweepUpperBound, QuickUsesTwiceTheLargestCache) {
+  EXPECT_EQ(sweep_upper_bound(60 * MiB, 64 * MiB, 1ull << 40, 2), 128 * MiB);
+  EXPECT_EQ(sweep_upper_bound(50 * MiB, 1 * MiB, 1ull << 40, 2), 128 * MiB);  // 100 -> 128
+  EXPECT_EQ(sweep_upper_bound(2 * MiB, 64 * MiB, 1ull << 40, 2), 64 * MiB);   // the floor
+}
+
 TEST(SweepUpperBound, FloorWinsWhenLarger) {
   EXPECT_EQ(sweep_upper_bound(1 * MiB, 64 * MiB, 1ull << 40), 64 * MiB);
   EXPECT_EQ(sweep_upper_bound(1 * MiB, 100 * MiB, 1ull << 40), 128 * MiB);

@@ -40,6 +40,7 @@ ChasePlan plan_chase(uint64_t lines, uint64_t stride, const ChaseBudget& budget)
 
 // The sweep's upper end: at least 4x the largest cache the device reports and at least
 // `floor`, rounded up to a power of two, but never above `limit`.
-uint64_t sweep_upper_bound(uint64_t largest_cache, uint64_t floor, uint64_t limit);
+uint64_t sweep_upper_bound(uint64_t largest_cache, uint64_t floor, uint64_t limit,
+                           uint64_t cache_multiple = 4);
 
 }  // namespace gd
