@@ -383,7 +383,7 @@ int main(int argc, char** argv) {
                   "Footprints per factor of two before refinement (default 4)");
   run->add_option("--repeats", ra.repeats, "Timed repeats per point (default 5)");
   run->add_option("--hops", ra.hops, "Dependent loads per timed repeat (default 8192)");
-  run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA devices only)");
+  run->add_flag("--tlb", ra.tlb, "Run the TLB sweep (default on CUDA and CPU devices)");
   run->add_flag("--no-tlb", ra.no_tlb, "Skip the TLB sweep");
   run->add_option("--tlb-max-footprint", ra.tlb_max,
                   "Largest TLB-sweep footprint (default 160G, at most the free memory less 8G)");

@@ -29,11 +29,61 @@ uint64_t default_stride(MemPath p, const DeviceInfo& info) {
   return 128;
 }
 
-// Chains are fully random unless `latency.page` asks for page-grouped ones. On a CPU through
-// PoCL (2026-11-23, a loaded 2-core VM) 4 KiB grouping removed ~25 ns of page walks from the
-// memory plateau but smeared the 48 KiB L1 edge down to 24-38 KiB (the within-page order
-// lets the L2 streamer prefetch into it), so it is not the default yet: see NOTES.md.
-uint64_t default_page_bytes(const DeviceInfo&) { return 0; }
+// A CPU device (PoCL and the like): its caches are physically indexed behind 4 KiB pages.
+bool is_cpu(const DeviceInfo& info) {
+  auto t = info.extra.find("device_type");
+  return t != info.extra.end() && t->second.find("CPU") != std::string::npos;
+}
+
+// On a CPU the cache paths chase page-grouped chains: every line of a 64 KiB group (16 pages)
+// in random order before the next group, groups in random order. A fully random chain misses
+// the first-level TLB on almost every load once the footprint passes its reach (~400 KiB on
+// this project's Zen 5 VM), and those page walks read as cache levels (47 KiB, 512 KiB,
+// 861 KiB, 4 MiB, 16 MiB through PoCL). Why 64 KiB and not 4 KiB (measured through PoCL,
+// 2026-11-23, results/NOTES.md issue 9 part 5): with a single page per group the page's
+// lines come in a dense burst that the spatial prefetchers learn, so the L2 plateau read
+// 2.6 ns instead of 4.0 ns, memory 70 ns instead of 140 ns, and the L1 edge sometimes smeared
+// down to 28 KiB; over 16 pages the burst is sparse enough that the curve matches the random
+// chain's (4.0 ns) while the group still needs only 16 TLB entries, far inside any L1 TLB.
+// GPUs keep fully random chains: the H200 and H100 show no TLB step within 60 GiB, so there
+// is nothing to remove there, and grouping would change what the GPU's L2 hashing and
+// sector prefetch see, which cannot be checked without a GPU.
+constexpr uint64_t kCpuGroupBytes = 64 << 10;
+uint64_t default_page_bytes(const DeviceInfo& info) { return is_cpu(info) ? kCpuGroupBytes : 0; }
+
+// The TLB sweep of a device: one line per page, so that every hop needs a translation of
+// its own. GPUs: strides of 2 MiB and up (their pages are 2 MiB or larger), footprints from
+// 2 MiB to most of the memory. CPUs: 4 KiB pages; the stride is a page and a line, so that
+// line k sits k lines into its page and the lines spread over every set of the caches (a
+// stride of exactly 4 KiB puts every line in one L1 set, and the L1's 12 ways would read as
+// a 48 KiB "TLB"). From 16 pages to 64 MiB, 4x the reach of a 4096-entry L2 TLB.
+constexpr uint64_t kCpuPageBytes = 4096;
+constexpr uint64_t kCpuTlbMaxFootprint = 64ull << 20;
+struct TlbPlan {
+  std::vector<uint64_t> strides;
+  uint64_t max_footprint = 0;
+  std::optional<uint64_t> min_bytes;
+  uint64_t min_pages = 1;
+  uint64_t min_footprint(uint64_t stride) const {
+    return min_bytes ? *min_bytes : min_pages * stride;
+  }
+};
+
+TlbPlan tlb_plan(const LatencyOptions& opt, const DeviceInfo& info) {
+  TlbPlan p;
+  if (is_cpu(info)) {
+    p.strides = {kCpuPageBytes + default_stride(MemPath::global, info)};
+    p.max_footprint = opt.tlb_max_footprint.value_or(kCpuTlbMaxFootprint);
+    p.min_pages = 16;
+  } else {
+    p.strides = {2ull << 20, 32ull << 20, 512ull << 20, 2ull << 30};
+    p.max_footprint = opt.tlb_max_footprint.value_or(160ull << 30);
+    p.min_bytes = 2ull << 20;
+  }
+  if (!opt.tlb_strides.empty()) p.strides = opt.tlb_strides;
+  if (opt.tlb_min_footprint) p.min_bytes = opt.tlb_min_footprint;
+  return p;
+}
 
 // What the level names of a path are made of.
 struct PathKind {
@@ -273,6 +323,59 @@ void name_l2_parts(std::vector<Level>& levels, int first_cache_level, bool reach
 
 }  // namespace
 
+void name_tlb_levels_by_lines(CurveResult& tlb, uint64_t line_bytes,
+                              const std::vector<Level>& caches) {
+  if (tlb.levels.size() < 2 || tlb.stride_bytes == 0) return;
+  // The cache whose capacity a step's line footprint lands on, if any. A step is a cache's
+  // when its bracket, scaled to lines, overlaps that cache's capacity widened by 25 % (the
+  // two curves are measured apart and each edge is only located to 1/8 of a doubling).
+  auto cache_of = [&](const Level& l) -> const Level* {
+    if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) return nullptr;
+    const double scale = double(line_bytes) / double(tlb.stride_bytes);
+    const double lo = double(*l.capacity_lo_bytes) * scale;
+    const double hi = double(*l.capacity_hi_bytes) * scale;
+    for (const Level& c : caches)
+      if (c.capacity_bytes && lo <= 1.25 * double(*c.capacity_bytes) &&
+          hi >= double(*c.capacity_bytes) / 1.25)
+        return &c;
+    return nullptr;
+  };
+  // Level k's plateau is reached through the step at the end of level k-1: a TLB step gives
+  // the next TLB level (or the page walk, for the last), a cache step keeps the TLB level
+  // and says which cache the lines have moved to.
+  std::vector<std::string> names(tlb.levels.size());
+  int tlb_level = 1;
+  std::string where;  // the cache the lines have left, once one has been passed
+  names[0] = "L1 TLB";
+  bool any_cache_step = false;
+  for (std::size_t k = 1; k < tlb.levels.size(); ++k) {
+    const bool last = k + 1 == tlb.levels.size();
+    if (const Level* c = cache_of(tlb.levels[k - 1])) {
+      where = c->name + " missed";
+      any_cache_step = true;
+    } else {
+      ++tlb_level;
+      if (last) {
+        names[k] = where.empty() ? "page walk" : "page walk, " + where;
+        continue;
+      }
+    }
+    names[k] = "L" + std::to_string(tlb_level) + " TLB" + (where.empty() ? "" : ", " + where);
+  }
+  if (!any_cache_step) return;  // assign_levels' names stand
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    tlb.levels[k].name = names[k];
+    // A plateau that ends at a cache step ends there because of the cache: that is not the
+    // TLB level's reach (the bracket stays, for the record).
+    if (cache_of(tlb.levels[k])) tlb.levels[k].capacity_bytes.reset();
+  }
+  if (!tlb.note.empty()) tlb.note += "; ";
+  tlb.note += "one " + format_bytes(double(line_bytes)) + " line per page: a step where the " +
+              "lines' own footprint (footprint x " + format_bytes(double(line_bytes)) + " / " +
+              format_bytes(double(tlb.stride_bytes)) +
+              ") passes a cache level of the global path is that cache, not a TLB";
+}
+
 std::vector<MemPath> default_paths(const DeviceInfo& info) {
   if (is_cuda(info))
     return {MemPath::global,  MemPath::l2,       MemPath::readonly,
@@ -422,15 +525,17 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       progress.note(line);
     }
 
-    const bool tlb = opt.tlb.value_or(is_cuda(info));
+    const bool cpu = is_cpu(info);
+    const bool tlb = opt.tlb.value_or(is_cuda(info) || cpu);
     if (tlb && !stop) {
       const MemPath path = dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
+      const TlbPlan tp = tlb_plan(opt, info);
       // Sized once, before the first stride: the buffer it takes stays allocated and
       // would shrink the free memory seen by the strides after it.
-      uint64_t tlb_hi = std::min(opt.tlb_max_footprint, dev.max_footprint(path));
+      uint64_t tlb_hi = std::min(tp.max_footprint, dev.max_footprint(path));
       if (auto free = dev.free_memory())
         tlb_hi = std::min(tlb_hi, *free > opt.tlb_free_margin ? *free - opt.tlb_free_margin : 0);
-      for (uint64_t stride : opt.tlb_strides) {
+      for (uint64_t stride : tp.strides) {
         const std::string key = "stride_" + std::to_string(stride);
         CurveResult& curve = out.tlb[key];
         const uint64_t hi = tlb_hi;
@@ -438,13 +543,19 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
           curve.status = {"skipped", "not enough memory for a TLB sweep at this stride"};
           continue;
         }
-        const auto grid = log_spaced_footprints(std::max(stride, opt.tlb_min_footprint), hi,
+        const auto grid = log_spaced_footprints(std::max(stride, tp.min_footprint(stride)), hi,
                                                 opt.points_per_doubling, stride);
         LatencyOptions o = opt;
         o.budget.largest_cache_bytes = 1ull
                                        << 40;  // every line fits the caches: always a full pass
         sweep_curve(dev, path, stride, grid, o, "tlb " + format_bytes(double(stride)),
                     {"tlb", 1, ""}, std::nullopt, progress, stop, curve);
+        // On a CPU one line per page soon outgrows the L1 cache as well as the L1 TLB
+        // (768 lines of a 48 KiB L1 at 3 MiB), and that step must not read as a TLB level.
+        auto global = out.paths.find(to_string(MemPath::global));
+        if (cpu && global != out.paths.end())
+          name_tlb_levels_by_lines(curve, default_stride(MemPath::global, info),
+                                   global->second.levels);
         progress.note("latency tlb stride " + format_bytes(double(stride)) + ": " +
                       std::to_string(curve.levels.size()) + " levels in " +
                       format_fixed(curve.wall_seconds, 1) + " s");

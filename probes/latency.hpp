@@ -29,13 +29,15 @@ struct LatencyOptions {
   std::optional<uint64_t> page_bytes;
   ChaseBudget budget;
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
-  std::optional<bool> tlb;  // default: on for CUDA devices
+  std::optional<bool> tlb;  // default: on for CUDA and CPU devices
   // Several strides: the reach grows with the stride until the stride passes the page size.
-  std::vector<uint64_t> tlb_strides = {2ull << 20, 32ull << 20, 512ull << 20, 2ull << 30};
-  uint64_t tlb_min_footprint = 2ull << 20;
+  // Empty: per device, these on GPUs; on a CPU one 4 KiB page and a line (see latency.cpp).
+  std::vector<uint64_t> tlb_strides;
+  std::optional<uint64_t> tlb_min_footprint;  // default 2M on GPUs, 16 strides on a CPU
   // At most this, and never more than the free memory less a margin: the larger the sweep,
-  // the larger the reach it can find (an H200 shows no TLB step up to 64 GiB).
-  uint64_t tlb_max_footprint = 160ull << 30;
+  // the larger the reach it can find (an H200 shows no TLB step up to 64 GiB). Default 160G,
+  // 64M on a CPU (4x the reach of a 4096-entry TLB of 4 KiB pages).
+  std::optional<uint64_t> tlb_max_footprint;
   uint64_t tlb_free_margin = 8ull << 30;
   // Seconds one path's sweep may take (gpudissect/budget.hpp): the largest footprints are
   // skipped, with the estimate as the reason, when they would take it past. An H200 path
@@ -67,5 +69,12 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
                    std::optional<uint64_t> largest_cache,
                    const std::string& scratch_name = "on-chip");
+
+// On a CPU a TLB sweep walks one line_bytes line per page, so its lines fill the caches too:
+// renames the levels of `tlb` (as assign_levels named them) where a step's line footprint
+// lands on the capacity of one of `caches` (the global path's levels): that step is the
+// cache's, the TLB level stays, and only the other steps number TLB levels.
+void name_tlb_levels_by_lines(CurveResult& tlb, uint64_t line_bytes,
+                              const std::vector<Level>& caches);
 
 }  // namespace gd

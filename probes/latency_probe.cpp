@@ -42,14 +42,16 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         {"points_per_doubling", "4", "footprints per factor of two before refinement"},
         {"repeats", "5", "timed repeats per point (--repeats)"},
         {"hops", "8192", "dependent loads per timed repeat (--hops)"},
-        {"page", "0",
-         "chains visit every line of a page before the next page (bytes, e.g. 4K "
-         "on a CPU to keep page walks out of the cache levels; 0: fully random)"},
+        {"page", "",
+         "chains visit every line of a group of pages before the next group (bytes; "
+         "default 64K on CPU devices, to keep page walks out of the cache levels, 0 on "
+         "GPUs; 0: fully random)"},
         {"quick", "0", "a first look: global path only, fewer points and repeats, no TLB sweep"},
         {"budget", "15", "seconds per path's sweep; larger footprints are skipped past it"},
-        {"tlb", "", "run the TLB sweep: 1/0 (default: on CUDA devices; --tlb / --no-tlb)"},
-        {"tlb_max_footprint", "160G",
-         "largest TLB-sweep footprint, at most the free memory less 8G (--tlb-max-footprint)"},
+        {"tlb", "", "run the TLB sweep: 1/0 (default: on CUDA and CPU devices; --tlb / --no-tlb)"},
+        {"tlb_max_footprint", "",
+         "largest TLB-sweep footprint, at most the free memory less 8G (default 160G, 64M "
+         "on CPU devices; --tlb-max-footprint)"},
     };
   }
 

@@ -1,6 +1,7 @@
 // Pointer-chase chains: Sattolo cycles, the single-cycle check, and walking a chain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -181,4 +182,36 @@ TEST(PageGroupedCycle, RandomInsidePagesAndAcrossThem) {
   EXPECT_GT(same_page, 64 * 60);  // but almost every hop stays in its page
   EXPECT_THROW(gd::page_grouped_cycle(0, 8), std::invalid_argument);
   EXPECT_THROW(gd::page_grouped_cycle(8, 0), std::invalid_argument);
+}
+
+// The CPU default of the latency probe: 64 B lines grouped by 64 KiB (1024 lines, 16 pages
+// of 4 KiB), the last group partial. Each group's lines come as one run in the cycle, and
+// a run touches only its group's 16 pages: the TLB never needs more entries than that
+// within a group, however large the footprint.
+TEST(PageGroupedCycle, SixteenPageGroupsAreRunsOverSixteenPages) {
+  const uint32_t per_group = 1024, n = 10 * per_group + 100;
+  const auto next = gd::page_grouped_cycle(n, per_group, 3);
+  ASSERT_TRUE(gd::is_single_cycle(next));
+  // Walk the cycle from the start of a run (a hop that changes group lands on one).
+  uint32_t at = 0;
+  while (next[at] / per_group == at / per_group) at = next[at];
+  at = next[at];
+  std::vector<int> runs(11, 0);
+  std::vector<std::vector<bool>> pages(11, std::vector<bool>(16, false));
+  uint32_t group = at / per_group;
+  runs[group] = 1;
+  for (uint32_t k = 0; k < n; ++k) {
+    pages[at / per_group][(at % per_group) * 64 / 4096] = true;
+    const uint32_t to = next[at];
+    if (to / per_group != group) {
+      group = to / per_group;
+      ++runs[group];
+    }
+    at = to;
+  }
+  for (uint32_t g = 0; g < 11; ++g) {
+    EXPECT_EQ(runs[g], g == group ? 2 : 1) << g;  // the first run is counted again at the end
+    const int touched = static_cast<int>(std::count(pages[g].begin(), pages[g].end(), true));
+    EXPECT_EQ(touched, g < 10 ? 16 : 2) << g;  // 100 lines of the last group: 2 pages
+  }
 }

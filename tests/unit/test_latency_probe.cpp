@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <functional>
+#include <list>
+#include <unordered_map>
 
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
@@ -41,6 +43,17 @@ class FakeDevice final : public Device {
   uint64_t max_footprint(MemPath p) const override {
     return p == MemPath::shared ? 128 * KiB : 32 * GiB;
   }
+  // A CPU device through OpenCL (no clock): the device type is what the probe looks at.
+  void make_cpu(uint64_t reported_cache) {
+    info_.backend = "opencl";
+    info_.id = "opencl:0.0";
+    info_.name = "Fake CPU";
+    info_.extra["device_type"] = "CPU";
+    info_.l1_or_cacheline_bytes = 64;
+    info_.l2_bytes = reported_cache;
+  }
+  const ChaseRequest* last_request = nullptr;  // valid inside latency_of only
+
   ChaseTiming chase(const ChaseRequest& req) override {
     ++chases;
     if (fail_at_chase && chases == fail_at_chase) throw BackendError("illegal address (fake)");
@@ -48,7 +61,8 @@ class FakeDevice final : public Device {
     const uint64_t fp = req.footprint_bytes();
     if (fp > alloc_limit) throw AllocationFailed("fake: out of memory");
     ChaseTiming t;
-    const double cyc = latency(fp);
+    last_request = &req;
+    const double cyc = latency_of ? latency_of(req) : latency(fp);
     for (int r = 0; r < req.repeats; ++r) {
       t.cycles_per_hop.push_back(cyc);
       t.ns_per_hop.push_back(cyc / 1.5);
@@ -63,6 +77,8 @@ class FakeDevice final : public Device {
   int releases = 0;
 
   std::function<double(uint64_t)> latency = staircase;
+  // Where set, the latency of a whole request (it sees the chain), instead of `latency`.
+  std::function<double(const ChaseRequest&)> latency_of;
   uint64_t alloc_limit = UINT64_MAX;
   int fail_at_chase = 0;
   int stop_after = 0;
@@ -265,6 +281,139 @@ TEST(LatencyProbe, TlbSweepFindsReachAndMissCost) {
   ASSERT_TRUE(t.levels[1].step_cycles);
   EXPECT_DOUBLE_EQ(*t.levels[1].step_cycles, 60);
   EXPECT_TRUE(t.note.empty());
+}
+
+// A least-recently-used set of pages: true on a hit.
+class LruPages {
+ public:
+  explicit LruPages(std::size_t n) : n_(n) {}
+  bool touch(uint64_t page) {
+    auto it = where_.find(page);
+    const bool hit = it != where_.end();
+    if (hit) order_.erase(it->second);
+    order_.push_front(page);
+    where_[page] = order_.begin();
+    if (order_.size() > n_) where_.erase(order_.back()), order_.pop_back();
+    return hit;
+  }
+
+ private:
+  std::size_t n_;
+  std::list<uint64_t> order_;
+  std::unordered_map<uint64_t, std::list<uint64_t>::iterator> where_;
+};
+
+// A CPU behind 4 KiB pages, in ns: L1 48 KiB (1.3), L2 1 MiB (4), memory (140) by the lines'
+// own footprint (64 B each, whatever the stride), plus what translation costs, from LRU
+// TLBs walked along the chain: 96 entries (free), 4096 entries (2 ns), else a walk (30 ns).
+// A fully random chain misses the small TLB on almost every hop past 96 pages; a grouped
+// one only when it enters a group.
+double cpu_latency(const ChaseRequest& r) {
+  const auto& next = *r.next;
+  const uint64_t lines = next.size();
+  const double line_fp = double(lines) * 64;
+  const double cache = line_fp <= 48 * KiB ? 1.3 : line_fp <= 1 * MiB ? 4.0 : 140.0;
+  LruPages l1(96), l2(4096);
+  const uint64_t hops = std::min<uint64_t>(lines, 1 << 16);
+  double walks = 0;
+  uint32_t at = 0;
+  for (int lap = 0; lap < 2; ++lap)
+    for (uint64_t h = 0; h < hops; ++h, at = next[at]) {
+      const uint64_t page = uint64_t(at) * r.stride_bytes / 4096;
+      const bool hit1 = l1.touch(page), hit2 = l2.touch(page);
+      if (lap == 1 && !hit1) walks += hit2 ? 2 : 30;
+    }
+  return cache + walks / double(hops);
+}
+
+TEST(LatencyProbeCpu, GroupedChainsShowTheCachesAloneAndTlbLevelsApart) {
+  FakeDevice dev;
+  dev.make_cpu(1 * MiB);
+  dev.latency_of = cpu_latency;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({MemPath::global});
+  o.max_footprint = 8 * MiB;
+  o.tlb.reset();  // the CPU default: on
+  run_latency(dev, o, progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  const CurveResult& c = out.paths.at("global");
+  ASSERT_EQ(c.levels.size(), 3u);
+  EXPECT_EQ(c.levels[0].name, "L1");
+  EXPECT_EQ(c.levels[1].name, "L2");
+  EXPECT_EQ(c.levels[2].name, "device memory");
+  const uint64_t capacity[] = {48 * KiB, 1 * MiB};
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(c.levels[k].capacity_lo_bytes && c.levels[k].capacity_hi_bytes);
+    EXPECT_LE(*c.levels[k].capacity_lo_bytes, capacity[k]);
+    EXPECT_GT(*c.levels[k].capacity_hi_bytes, capacity[k]);
+  }
+  // The TLB sweep: a page and a line per hop, 16 pages to 64 MiB. Its lines pass the L1 at
+  // 768 pages (3 MiB): that step is named as the L1's, and the TLB levels around it keep
+  // their numbers.
+  ASSERT_EQ(out.tlb.size(), 1u);
+  const CurveResult& t = out.tlb.at("stride_4160");
+  EXPECT_EQ(t.points.front().footprint_bytes, 16 * 4160u);
+  EXPECT_LE(t.points.back().footprint_bytes, 64 * MiB);
+  ASSERT_EQ(t.levels.size(), 4u);
+  EXPECT_EQ(t.levels[0].name, "L1 TLB");
+  EXPECT_EQ(t.levels[1].name, "L2 TLB");
+  EXPECT_EQ(t.levels[2].name, "L2 TLB, L1 missed");
+  EXPECT_EQ(t.levels[3].name, "page walk, L1 missed");
+  ASSERT_TRUE(t.levels[0].capacity_bytes);
+  EXPECT_LE(*t.levels[0].capacity_lo_bytes, 96 * 4160u);
+  EXPECT_GT(*t.levels[0].capacity_hi_bytes, 96 * 4160u);
+  EXPECT_FALSE(t.levels[1].capacity_bytes);  // ended by the L1 cache, not by a TLB
+  ASSERT_TRUE(t.levels[2].capacity_bytes);
+  EXPECT_LE(*t.levels[2].capacity_lo_bytes, 4096 * 4160u);
+  EXPECT_GT(*t.levels[2].capacity_hi_bytes, 4096 * 4160u);
+  EXPECT_NE(t.note.find("not a TLB"), std::string::npos) << t.note;
+}
+
+TEST(LatencyProbeCpu, FullyRandomChainsReadPageWalksAsCacheLevels) {
+  // The failure the grouping removes: with latency.page=0 the L1 TLB's reach (384 KiB)
+  // ends the L2 plateau long before the L2 is full.
+  FakeDevice dev;
+  dev.make_cpu(1 * MiB);
+  dev.latency_of = cpu_latency;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({MemPath::global});
+  o.max_footprint = 8 * MiB;
+  o.page_bytes = 0;
+  run_latency(dev, o, progress, stop, out);
+  const CurveResult& c = out.paths.at("global");
+  ASSERT_GE(c.levels.size(), 3u);
+  ASSERT_TRUE(c.levels[1].capacity_lo_bytes);
+  EXPECT_LT(*c.levels[1].capacity_lo_bytes, 512 * KiB);
+}
+
+TEST(LatencyProbeCpu, GpusKeepFullyRandomChainsAndTheirTlbStrides) {
+  FakeDevice dev;  // a CUDA device
+  bool grouped = false;
+  dev.latency_of = [&](const ChaseRequest& r) {
+    // A grouped chain's first hop stays inside its 64 KiB group far more often than chance.
+    if (r.next->size() >= 4096) {
+      uint32_t same = 0;
+      for (uint32_t i = 0; i < 4096; ++i)
+        same += uint64_t((*r.next)[i]) * r.stride_bytes / (64 * KiB) ==
+                uint64_t(i) * r.stride_bytes / (64 * KiB);
+      grouped = grouped || same > 2048;
+    }
+    return staircase(r.footprint_bytes());
+  };
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LatencyProbeResult out;
+  auto o = small({MemPath::global});
+  o.tlb.reset();
+  o.tlb_max_footprint = 64 * MiB;
+  run_latency(dev, o, progress, stop, out);
+  EXPECT_FALSE(grouped);
+  EXPECT_EQ(out.tlb.size(), 4u);
+  EXPECT_TRUE(out.tlb.count("stride_2097152"));
 }
 
 TEST(LatencyProbe, FlatTlbCurveSaysTheReachExceedsTheSweep) {

@@ -1,0 +1,182 @@
+// The latency probe's global path on a CPU OpenCL device (PoCL in CI), at the real sizes:
+// the L1d and L2 it finds are checked against what Linux reports for cpu0 in
+// /sys/devices/system/cpu/cpu0/cache. Skipped, with the reason, where there is no OpenCL
+// CPU device or /sys says nothing; GD_REQUIRE_OPENCL=1 (CI) turns those skips into failures.
+//
+// Run serially (tests/CMakeLists.txt): the two vCPUs of the test machine share their L2
+// (measured: a 512 KiB loop on cpu1 makes the chase on cpu0 miss its L2 from 450 KiB), so
+// another test running beside this one shrinks the L2 it can see.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpudissect/device.hpp"
+#include "gpudissect/sweep.hpp"
+#include "gpudissect/units.hpp"
+#include "latency.hpp"
+#include "opencl_backend.hpp"
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
+
+bool required() {
+  const char* v = std::getenv("GD_REQUIRE_OPENCL");
+  return v && std::string(v) == "1";
+}
+
+// A skip where skipping is allowed, a failure under GD_REQUIRE_OPENCL=1.
+#define GD_SKIP_OR_FAIL(why)                                     \
+  do {                                                           \
+    if (required()) FAIL() << (why) << " (GD_REQUIRE_OPENCL=1)"; \
+    GTEST_SKIP() << (why);                                       \
+  } while (0)
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+// "48K" -> 49152; nullopt when the file is absent or says something else.
+std::optional<uint64_t> parse_size(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  std::size_t used = 0;
+  uint64_t v = 0;
+  try {
+    v = std::stoull(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const std::string unit = s.substr(used);
+  if (unit == "K") return v * KiB;
+  if (unit == "M") return v * MiB;
+  if (unit.empty()) return v;
+  return std::nullopt;
+}
+
+// The size of cpu0's cache of this level and type ("Data", "Unified"), from /sys.
+std::optional<uint64_t> sys_cache(int level, const std::string& type) {
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string lv = read_line(dir + "level");
+    if (lv.empty()) continue;
+    if (lv == std::to_string(level) && read_line(dir + "type") == type)
+      return parse_size(read_line(dir + "size"));
+  }
+  return std::nullopt;
+}
+
+// The first CPU-type OpenCL device; null with the reason when there is none.
+std::unique_ptr<gd::Device> open_cpu_device(std::string* why) {
+  const auto entries = gd::opencl::enumerate(why);
+  if (entries.empty()) {
+    if (why->empty()) *why = "no OpenCL device";
+    return nullptr;
+  }
+  for (const auto& e : entries) {
+    int p = 0, d = 0;
+    if (std::sscanf(e.id.c_str(), "opencl:%d.%d", &p, &d) != 2) continue;
+    try {
+      auto dev = gd::opencl::open(p, d);
+      auto t = dev->info().extra.find("device_type");
+      if (t != dev->info().extra.end() && t->second.find("CPU") != std::string::npos) return dev;
+    } catch (const std::exception& ex) {
+      *why += std::string(" cannot open ") + e.id + ": " + ex.what() + ";";
+    }
+  }
+  *why = "no OpenCL device of CPU type (PoCL provides one):" + *why;
+  return nullptr;
+}
+
+std::string describe(const gd::CurveResult& c) {
+  std::ostringstream s;
+  for (const gd::Level& l : c.levels) {
+    s << l.name << " ";
+    if (l.capacity_lo_bytes && l.capacity_hi_bytes)
+      s << gd::format_bytes(double(*l.capacity_lo_bytes)) << ".."
+        << gd::format_bytes(double(*l.capacity_hi_bytes));
+    else
+      s << "-";
+    s << " " << l.latency_ns.value_or(NAN) << " ns; ";
+  }
+  return s.str();
+}
+
+// Within one refinement step: the capacity bracket [lo, hi] reaches to within 2^(1/8) of
+// the size on either side.
+bool within_one_step(const gd::Level& l, uint64_t size) {
+  if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) return false;
+  return double(*l.capacity_lo_bytes) <= double(size) * gd::kCapacityResolution &&
+         double(*l.capacity_hi_bytes) * gd::kCapacityResolution >= double(size);
+}
+
+TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
+  const auto l1 = sys_cache(1, "Data");
+  const auto l2 = sys_cache(2, "Unified");
+  if (!l1 || !l2)
+    GD_SKIP_OR_FAIL("/sys/devices/system/cpu/cpu0/cache names no L1 Data and L2 Unified size");
+  std::string why;
+  auto dev = open_cpu_device(&why);
+  if (!dev) GD_SKIP_OR_FAIL(why);
+
+  gd::LatencyOptions opt;  // the probe's own defaults (64 KiB page groups on a CPU) ...
+  opt.paths = {gd::MemPath::global};
+  opt.min_footprint = 8 * KiB;
+  opt.max_footprint = 4 * *l2;  // ... up to well past the L2, not to 256 MiB
+  opt.tlb = false;
+
+  // A loaded machine (another process on the other vCPU, whose L2 this one shares) shrinks
+  // the L2 the chase sees; a run that fails is repeated, up to three in all, and the
+  // failure message shows every run.
+  std::string runs;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    gd::NullProgress progress;
+    std::atomic<bool> stop{false};
+    gd::LatencyProbeResult out;
+    gd::run_latency(*dev, opt, progress, stop, out);
+    const gd::CurveResult& c = out.paths.at("global");
+    runs += "run " + std::to_string(attempt) + ": " + describe(c) + "\n";
+    // Cache levels below 4 MiB: L1 and L2 only (no page-walk step among them).
+    std::vector<const gd::Level*> below;
+    for (const gd::Level& l : c.levels)
+      if (l.capacity_lo_bytes && *l.capacity_lo_bytes < 4 * MiB) below.push_back(&l);
+    if (below.size() != 2) continue;
+    // L1d: within one refinement step of /sys.
+    if (!within_one_step(*below[0], *l1)) continue;
+    // L2: the plateau ends where the first of the L2's 16 page colours overflows (physically
+    // indexed behind 4 KiB pages placed at random: 55-75 % of the size, NOTES.md issue 9
+    // part 5), and the curve leaves the L2 latency for good past the size. Asserted: the
+    // plateau ends between half the size and the size, and at twice the size the latency is
+    // at least twice the L2's.
+    const gd::Level& L2 = *below[1];
+    if (double(*L2.capacity_lo_bytes) < 0.5 * double(*l2)) continue;
+    if (double(*L2.capacity_lo_bytes) > double(*l2) * gd::kCapacityResolution) continue;
+    std::optional<double> beyond;
+    for (const auto& p : c.points)
+      if (p.status == "ok" && p.ns && p.footprint_bytes >= 2 * *l2) {
+        beyond = p.ns->median;
+        break;
+      }
+    if (!beyond || !L2.latency_ns || *beyond < 2 * *L2.latency_ns) continue;
+    std::printf("L1d %s and L2 %s (/sys) found on attempt %d:\n%s",
+                gd::format_bytes(double(*l1)).c_str(), gd::format_bytes(double(*l2)).c_str(),
+                attempt, runs.c_str());
+    return;
+  }
+  FAIL() << "L1d " << gd::format_bytes(double(*l1)) << " and L2 " << gd::format_bytes(double(*l2))
+         << " (/sys) not found in three runs:\n"
+         << runs;
+}
+
+}  // namespace
