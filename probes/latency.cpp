@@ -356,11 +356,11 @@ void name_tlb_levels_by_lines(CurveResult& tlb, uint64_t line_bytes,
     } else {
       ++tlb_level;
       if (last) {
-        names[k] = where.empty() ? "page walk" : "page walk, " + where;
+        names[k] = where.empty() ? "page walk" : "page walk (" + where + ")";
         continue;
       }
     }
-    names[k] = "L" + std::to_string(tlb_level) + " TLB" + (where.empty() ? "" : ", " + where);
+    names[k] = "L" + std::to_string(tlb_level) + " TLB" + (where.empty() ? "" : " (" + where + ")");
   }
   if (!any_cache_step) return;  // assign_levels' names stand
   for (std::size_t k = 0; k < names.size(); ++k) {

@@ -3,6 +3,8 @@
 # Usage: scripts/install-deps.sh && scripts/test.sh
 #   BUILD_DIR, JOBS, GD_REQUIRE_CUDA, GD_CMAKE_ARGS, GD_CUDA_ARCH: as for scripts/build.sh
 #   (JOBS defaults to 2 here: the test machines have 2 cores)
+#   GD_REQUIRE_OPENCL=1  the PoCL CPU-cache test fails instead of skipping when there is no
+#   OpenCL CPU device or /sys names no cache sizes (CI sets it; GD_REQUIRE_BROWSER likewise)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}

@@ -133,49 +133,54 @@ TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
   gd::LatencyOptions opt;  // the probe's own defaults (64 KiB page groups on a CPU) ...
   opt.paths = {gd::MemPath::global};
   opt.min_footprint = 8 * KiB;
-  opt.max_footprint = 4 * *l2;  // ... up to well past the L2, not to 256 MiB
+  // ... up to 16x the L2 (not to 256 MiB): far enough past the L2 for a plateau beyond it
+  // (to 4x only, a loaded machine's L3-or-memory flapping left no level after the L2).
+  opt.max_footprint = 16 * *l2;
+  opt.budget.repeats = 9;  // medians of 9: a preempted repeat (a 4 ms tick) does not move it
   opt.tlb = false;
 
   // A loaded machine (another process on the other vCPU, whose L2 this one shares) shrinks
-  // the L2 the chase sees; a run that fails is repeated, up to three in all, and the
-  // failure message shows every run.
+  // the L2 the chase sees; a run that fails is repeated, up to five in all (about a second
+  // each), and the failure message shows every run.
   std::string runs;
-  for (int attempt = 1; attempt <= 3; ++attempt) {
+  for (int attempt = 1; attempt <= 5; ++attempt) {
     gd::NullProgress progress;
     std::atomic<bool> stop{false};
     gd::LatencyProbeResult out;
     gd::run_latency(*dev, opt, progress, stop, out);
     const gd::CurveResult& c = out.paths.at("global");
     runs += "run " + std::to_string(attempt) + ": " + describe(c) + "\n";
-    // Cache levels below 4 MiB: L1 and L2 only (no page-walk step among them).
-    std::vector<const gd::Level*> below;
-    for (const gd::Level& l : c.levels)
-      if (l.capacity_lo_bytes && *l.capacity_lo_bytes < 4 * MiB) below.push_back(&l);
-    if (below.size() != 2) continue;
+    if (c.levels.size() < 3) continue;  // L1, L2 and what lies past the L2
+    const gd::Level& L1 = c.levels[0];
+    const gd::Level& L2 = c.levels[1];
     // L1d: within one refinement step of /sys.
-    if (!within_one_step(*below[0], *l1)) continue;
-    // L2: the plateau ends where the first of the L2's 16 page colours overflows (physically
-    // indexed behind 4 KiB pages placed at random: 55-75 % of the size, NOTES.md issue 9
-    // part 5), and the curve leaves the L2 latency for good past the size. Asserted: the
-    // plateau ends between half the size and the size, and at twice the size the latency is
-    // at least twice the L2's.
-    const gd::Level& L2 = *below[1];
-    if (double(*L2.capacity_lo_bytes) < 0.5 * double(*l2)) continue;
+    if (!within_one_step(L1, *l1)) continue;
+    // L2: its plateau ends where the first of its 16 page colours overflows (physically
+    // indexed behind 4 KiB pages placed at random, and shared with the other vCPU: 35-75 %
+    // of the size measured, NOTES.md issue 9 part 5), and the curve leaves the L2 latency for
+    // good past the size. Asserted: the plateau ends between 0.4x and 1x the size (within
+    // one step), at twice the size the latency is at least twice the L2's, and the level
+    // after the L2 is a real one, at least twice its latency: the page-walk steps a fully
+    // random chain shows between them (+10-40 %, at 724-861 KiB here) would fail that.
+    if (!L2.capacity_lo_bytes || !L2.latency_ns) continue;
+    if (double(*L2.capacity_lo_bytes) < 0.4 * double(*l2)) continue;
     if (double(*L2.capacity_lo_bytes) > double(*l2) * gd::kCapacityResolution) continue;
+    const gd::Level& past = c.levels[2];
+    if (!past.latency_ns || *past.latency_ns < 2 * *L2.latency_ns) continue;
     std::optional<double> beyond;
     for (const auto& p : c.points)
       if (p.status == "ok" && p.ns && p.footprint_bytes >= 2 * *l2) {
         beyond = p.ns->median;
         break;
       }
-    if (!beyond || !L2.latency_ns || *beyond < 2 * *L2.latency_ns) continue;
+    if (!beyond || *beyond < 2 * *L2.latency_ns) continue;
     std::printf("L1d %s and L2 %s (/sys) found on attempt %d:\n%s",
                 gd::format_bytes(double(*l1)).c_str(), gd::format_bytes(double(*l2)).c_str(),
                 attempt, runs.c_str());
     return;
   }
   FAIL() << "L1d " << gd::format_bytes(double(*l1)) << " and L2 " << gd::format_bytes(double(*l2))
-         << " (/sys) not found in three runs:\n"
+         << " (/sys) not found in five runs:\n"
          << runs;
 }
 

@@ -359,8 +359,8 @@ TEST(LatencyProbeCpu, GroupedChainsShowTheCachesAloneAndTlbLevelsApart) {
   ASSERT_EQ(t.levels.size(), 4u);
   EXPECT_EQ(t.levels[0].name, "L1 TLB");
   EXPECT_EQ(t.levels[1].name, "L2 TLB");
-  EXPECT_EQ(t.levels[2].name, "L2 TLB, L1 missed");
-  EXPECT_EQ(t.levels[3].name, "page walk, L1 missed");
+  EXPECT_EQ(t.levels[2].name, "L2 TLB (L1 missed)");
+  EXPECT_EQ(t.levels[3].name, "page walk (L1 missed)");
   ASSERT_TRUE(t.levels[0].capacity_bytes);
   EXPECT_LE(*t.levels[0].capacity_lo_bytes, 96 * 4160u);
   EXPECT_GT(*t.levels[0].capacity_hi_bytes, 96 * 4160u);
