@@ -371,7 +371,7 @@ TEST(LatencyProbeCpu, GroupedChainsShowTheCachesAloneAndTlbLevelsApart) {
   EXPECT_NE(t.note.find("not a TLB"), std::string::npos) << t.note;
 }
 
-TEST(LatencyProbeCpu, FullyRandomChainsReadPageWalksAsCacheLevels) {
+TEST(LatencyProbeCpu, FullyRandomChainsEndTheL2PlateauAtTheTlbReach) {
   // The failure the grouping removes: with latency.page=0 the L1 TLB's reach (384 KiB)
   // ends the L2 plateau long before the L2 is full.
   FakeDevice dev;
