@@ -8,6 +8,9 @@
 #ifdef GD_HAVE_OPENCL
 #include "opencl_backend.hpp"
 #endif
+#ifdef GD_HAVE_VULKAN
+#include "vulkan_backend.hpp"
+#endif
 
 namespace gd::cli {
 
@@ -18,6 +21,9 @@ std::string backends_built() {
 #endif
 #ifdef GD_HAVE_OPENCL
   s += s.empty() ? "opencl" : ", opencl";
+#endif
+#ifdef GD_HAVE_VULKAN
+  s += s.empty() ? "vulkan" : ", vulkan";
 #endif
   return s.empty() ? "none" : s;
 }
@@ -34,6 +40,11 @@ std::string version_text() {
 #endif
 #ifndef GD_HAVE_OPENCL
   s += "OpenCL: not built (no OpenCL at configure time)\n";
+#endif
+#ifdef GD_HAVE_VULKAN
+  s += "Vulkan loader: " + vulkan::loader_version() + " (shaders embedded as SPIR-V)\n";
+#else
+  s += "Vulkan: not built (no Vulkan loader or glslangValidator at configure time)\n";
 #endif
   return s;
 }
@@ -60,6 +71,16 @@ Listing list_devices() {
 #else
   l.notes.push_back("OpenCL: backend not built");
 #endif
+#ifdef GD_HAVE_VULKAN
+  {
+    std::string why;
+    auto v = vulkan::enumerate(&why);
+    if (v.empty()) l.notes.push_back(why.empty() ? "Vulkan: no device" : why);
+    l.devices.insert(l.devices.end(), v.begin(), v.end());
+  }
+#else
+  l.notes.push_back("Vulkan: backend not built");
+#endif
   return l;
 }
 
@@ -81,7 +102,8 @@ std::unique_ptr<Device> open_device(const std::string& id) {
     }
     return open_device(l.devices.front().id);
   }
-  static const std::regex kCuda(R"(cuda:(\d+))"), kOpenCL(R"(opencl:(\d+)(?:\.(\d+))?)");
+  static const std::regex kCuda(R"(cuda:(\d+))"), kOpenCL(R"(opencl:(\d+)(?:\.(\d+))?)"),
+      kVulkan(R"(vulkan:(\d+))");
   std::smatch m;
   if (std::regex_match(id, m, kCuda)) {
 #ifdef GD_HAVE_CUDA
@@ -105,8 +127,19 @@ std::unique_ptr<Device> open_device(const std::string& id) {
     throw UsageError("this gpudissect was built without the OpenCL backend");
 #endif
   }
-  throw UsageError("malformed device '" + id + "': use cuda:N or opencl:P.D (valid devices: " +
-                   valid_ids(list_devices()) + ")");
+  if (std::regex_match(id, m, kVulkan)) {
+#ifdef GD_HAVE_VULKAN
+    const Listing l = list_devices();
+    for (const auto& d : l.devices)
+      if (d.id == id) return vulkan::open(std::stoi(m[1]));
+    throw UsageError("unknown device '" + id + "'; valid devices: " + valid_ids(l));
+#else
+    throw UsageError("this gpudissect was built without the Vulkan backend");
+#endif
+  }
+  throw UsageError(
+      "malformed device '" + id +
+      "': use cuda:N, opencl:P.D or vulkan:N (valid devices: " + valid_ids(list_devices()) + ")");
 }
 
 }  // namespace gd::cli

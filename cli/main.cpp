@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
   run->add_option("probes", ra.probes,
                   "Probes to run (default: all). Valid: " + join(probe_names()));
   run->add_option("-d,--device", ra.device,
-                  "cuda:N or opencl:P.D (default: first CUDA GPU, else first OpenCL device)");
+                  "cuda:N, opencl:P.D or vulkan:N (default: first CUDA GPU, else first OpenCL device, else first Vulkan device)");
   run->add_option("-p,--path", ra.paths,
                   "Memory paths, comma separated (CUDA: global,l2,readonly,texture,constant,"
                   "shared; OpenCL: global,constant,local,image). Default: all of the device's")

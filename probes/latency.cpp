@@ -380,6 +380,8 @@ std::vector<MemPath> default_paths(const DeviceInfo& info) {
   if (is_cuda(info))
     return {MemPath::global,  MemPath::l2,       MemPath::readonly,
             MemPath::texture, MemPath::constant, MemPath::shared};
+  if (info.backend == "vulkan")  // workgroup memory is GLSL's `shared`
+    return {MemPath::global, MemPath::constant, MemPath::shared, MemPath::image};
   return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
 }
 

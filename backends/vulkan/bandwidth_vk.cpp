@@ -1,0 +1,234 @@
+// Vulkan kernels of the bandwidth probe: streams (read/write/copy through storage buffers)
+// and workgroup memory at a stride, timed with timestamp queries. Byte counts, layouts and
+// checks are gpudissect/bandwidth.hpp's, as on CUDA and OpenCL. No SM clock is given here,
+// so the probe reports GB/s and no bytes per clock (never from an assumed clock).
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "vulkan_probes.hpp"
+
+namespace gd::vulkan {
+
+namespace {
+
+// stream_common.glsl: 256 invocations x 4 uvec4s per step.
+constexpr uint64_t kWorkgroup = 256, kUnroll = 4, kChunkBytes = kWorkgroup * kUnroll * 16;
+constexpr uint32_t kSharedBytes = 16384;  // shared_read.comp's array
+constexpr uint32_t kSumGroups = 64;       // workgroups of the (untimed) fill and sum
+
+// The push constants of every stream shader (stream_common.glsl's Layout block).
+struct StreamPush {
+  uint32_t chunks, groups, chunks_per_group, passes;
+};
+
+uint32_t narrow(uint64_t v, const char* what) {
+  if (v > std::numeric_limits<uint32_t>::max())
+    throw BackendError(std::string("stream: ") + what + " (" + std::to_string(v) +
+                       ") does not fit the shader's 32-bit counter");
+  return static_cast<uint32_t>(v);
+}
+
+constexpr VkDescriptorType kStorage = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+
+class VulkanBandwidth final : public BandwidthKernels {
+ public:
+  VulkanBandwidth(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {
+    const auto& limits = ctx.facts().props.limits;
+    max_buffer_ = limits.maxStorageBufferRange;
+    if (ctx.facts().max_allocation_bytes)
+      max_buffer_ = std::min<uint64_t>(max_buffer_, ctx.facts().max_allocation_bytes);
+    shared_ok_ = limits.maxComputeSharedMemorySize >= kSharedBytes + kWorkgroup * 4;
+    read_ = ctx.pipeline("stream_read", {kStorage, kStorage}, sizeof(StreamPush));
+    write_ = ctx.pipeline("stream_write", {kStorage}, sizeof(StreamPush));
+    copy_ = ctx.pipeline("stream_copy", {kStorage, kStorage}, sizeof(StreamPush));
+    fill_ = ctx.pipeline("buffer_fill", {kStorage}, sizeof(uint32_t));
+    sum_ = ctx.pipeline("buffer_sum", {kStorage, kStorage}, sizeof(StreamPush));
+    sum_word_ = ctx.buffer(4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  }
+
+  uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunkBytes; }
+
+  // Four workgroups per SM where the SM count is known (NVIDIA); otherwise a fixed grid:
+  // 64 on a CPU driver (lavapipe runs workgroups on its worker threads), 1024 elsewhere.
+  int stream_blocks() const override {
+    if (info_.compute_units > 0) return info_.compute_units * 4;
+    return ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 1024;
+  }
+
+  Support supports(BwOp, BwLoad load) const override {
+    if (load == BwLoad::cached) return Support::yes();
+    return Support::no(
+        "GLSL has no cache operators or bulk copies; the Vulkan backend streams "
+        "through storage buffers with plain loads only");
+  }
+
+  StreamTiming stream(const StreamRequest& r) override {
+    const Support s = supports(r.op, r.load);
+    if (!s.ok) throw BackendError("stream: " + s.reason);
+    if (r.blocks > 0) throw BackendError("stream: Vulkan cannot place workgroups on chosen SMs");
+    if (r.repeats < 1) throw BackendError("stream: bad repeat count");
+    StreamTiming t;
+    t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunkBytes);
+    const StreamLayout& l = t.layout;
+    const uint64_t bytes = l.buffer_bytes();
+    if (bytes > max_buffer_)
+      throw AllocationFailed("a " + std::to_string(bytes) +
+                             "-byte buffer is above maxStorageBufferRange / "
+                             "maxMemoryAllocationSize (" +
+                             std::to_string(max_buffer_) + " bytes)");
+    const StreamPush push{narrow(l.chunks, "chunks"), narrow(l.blocks, "workgroups"),
+                          narrow(l.chunks_per_block, "chunks per workgroup"),
+                          narrow(r.passes, "passes")};
+    if (r.op != BwOp::write) prepare_source(bytes);
+    if (r.op != BwOp::read) grow(destination_, bytes);
+
+    const Pipeline* pipeline = nullptr;
+    std::vector<Binding> bindings;
+    switch (r.op) {
+      case BwOp::read:
+        pipeline = read_.get();
+        bindings = {{&source_, 0}, {&sum_word_, 0}};
+        break;
+      case BwOp::write:
+        pipeline = write_.get();
+        bindings = {{&destination_, 0}};
+        break;
+      case BwOp::copy:
+        pipeline = copy_.get();
+        bindings = {{&source_, 0}, {&destination_, 0}};
+        break;
+    }
+    zero_sum();
+    int launches = 0;
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
+      const double ns =
+          ctx_.dispatch(*pipeline, bindings, &push, sizeof push, static_cast<uint32_t>(l.blocks));
+      if (rep >= 0) t.seconds.push_back(ns * 1e-9);
+      ++launches;
+    }
+    if (r.op == BwOp::read) {
+      const uint32_t want = stream_read_checksum(l, r.passes) * uint32_t(launches);
+      const uint32_t got = read_sum();
+      if (got != want)
+        t.check_error = "read checksum " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": loads were lost";
+    } else {
+      const uint32_t got = sum_of(destination_, bytes);
+      const uint32_t want = stream_written_checksum(l, r.passes);
+      if (got != want)
+        t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": stores were lost";
+    }
+    return t;
+  }
+
+  Support supports_shared() const override {
+    if (!shared_ok_) return Support::no("less than 17 KiB of workgroup memory");
+    return Support::yes();
+  }
+
+  SharedTiming shared(const SharedRequest& r) override {
+    if (r.width_bytes != 4 && r.width_bytes != 8 && r.width_bytes != 16)
+      throw BackendError("shared: width must be 4, 8 or 16 bytes");
+    if (!shared_ok_) throw BackendError("shared: " + supports_shared().reason);
+    SharedTiming t;
+    SharedLayout& l = t.layout;
+    l.blocks = uint64_t(std::max(8, info_.compute_units)) * 2;
+    l.threads = kWorkgroup;
+    l.width_bytes = r.width_bytes;
+    l.stride = r.stride;
+    l.elements = kSharedBytes / r.width_bytes;
+    l.loads_per_iteration = 8;
+    l.iterations = r.iterations ? r.iterations : 2048;
+    // shared_read.comp reads its four values from the stream push-constant block.
+    const StreamPush push{l.elements, l.stride, narrow(l.iterations, "iterations"), 0};
+    auto& pipeline = shared_[r.width_bytes];
+    if (!pipeline)
+      pipeline = ctx_.pipeline("shared_read_" + std::to_string(r.width_bytes), {kStorage},
+                               sizeof(StreamPush));
+    zero_sum();
+    int launches = 0;
+    for (int rep = -1; rep < r.repeats; ++rep) {
+      const double ns = ctx_.dispatch(*pipeline, {{&sum_word_, 0}}, &push, sizeof push,
+                                      static_cast<uint32_t>(l.blocks));
+      if (rep >= 0) t.seconds.push_back(ns * 1e-9);
+      ++launches;
+    }
+    const uint32_t want = shared_checksum(l) * uint32_t(launches), got = read_sum();
+    if (got != want)
+      t.check_error =
+          "workgroup-memory checksum " + std::to_string(got) + ", expected " + std::to_string(want);
+    return t;
+  }
+
+  Support supports_scaling() const override {
+    return Support::no("Vulkan cannot place workgroups on chosen SMs");
+  }
+
+  Support supports_host(bool) const override {
+    return Support::no("host-link transfers are not measured by the Vulkan backend yet");
+  }
+  HostTiming host(const HostRequest&) override {
+    throw BackendError("host-link transfers are not measured by the Vulkan backend yet");
+  }
+
+  std::optional<std::string> instruction(const std::string& kind) override {
+    // SPIR-V, not the machine's ISA: name the GLSL access instead.
+    if (kind.rfind("shared.", 0) == 0) return "shared " + kind.substr(7) + "-byte load";
+    if (kind.rfind("read", 0) == 0) return "storage-buffer uvec4 load";
+    if (kind.rfind("write", 0) == 0) return "storage-buffer uvec4 store";
+    if (kind.rfind("copy", 0) == 0) return "storage-buffer uvec4 load + store";
+    return std::nullopt;
+  }
+
+ private:
+  void grow(Buffer& b, uint64_t bytes) {
+    if (b && b.size() >= bytes) return;
+    b.reset();
+    b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  }
+
+  void zero_sum() {
+    const uint32_t zero = 0;
+    ctx_.upload(sum_word_, &zero, 4);
+  }
+
+  uint32_t read_sum() {
+    uint32_t got = 0;
+    ctx_.download(sum_word_, &got, 4);
+    return got;
+  }
+
+  // The source holds word i = i; refilled only when it grows.
+  void prepare_source(uint64_t bytes) {
+    if (source_ && source_.size() >= bytes) return;
+    grow(source_, bytes);
+    const uint32_t words = narrow(source_.size() / 4, "words");
+    ctx_.dispatch(*fill_, {{&source_, 0}}, &words, sizeof words, kSumGroups);
+  }
+
+  // The trusted sum of a buffer's first `bytes` bytes.
+  uint32_t sum_of(const Buffer& b, uint64_t bytes) {
+    zero_sum();
+    const StreamPush push{narrow(bytes / 16, "vectors"), 0, 0, 0};
+    ctx_.dispatch(*sum_, {{&b, 0}, {&sum_word_, 0}}, &push, sizeof push, kSumGroups);
+    return read_sum();
+  }
+
+  Context& ctx_;
+  DeviceInfo info_;
+  uint64_t max_buffer_ = 0;
+  bool shared_ok_ = false;
+  std::unique_ptr<Pipeline> read_, write_, copy_, fill_, sum_;
+  std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
+  Buffer source_, destination_, sum_word_;
+};
+
+}  // namespace
+
+std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info) {
+  return std::make_unique<VulkanBandwidth>(ctx, info);
+}
+
+}  // namespace gd::vulkan

@@ -1,0 +1,23 @@
+#version 450
+// Pointer chase through a storage buffer (the global path). One invocation walks the chain:
+// every load depends on the one before it, so the time per hop is the load-to-use latency.
+//
+// Layout (written by the host): line i lies at byte offset i * stride; its first uint holds
+// the uint index of the next line, so a hop is idx = words[idx]. The shader starts at
+// `start`, makes `hops` hops and stores the element reached, so the loads cannot be
+// optimised away and the host checks where the walk ended.
+//
+// Built twice: with GD_CLOCK (VK_KHR_shader_clock: the loop is also timed in shader clock
+// ticks) and without, for devices that lack the extension.
+#extension GL_GOOGLE_include_directive : require
+#include "chase_common.glsl"
+
+layout(local_size_x = 1) in;
+layout(std430, set = 0, binding = 0) readonly buffer Chain { uint words[]; } chain;
+
+void main() {
+  uint idx = params.start;
+  const uvec2 before = gd_clock();
+  for (uint h = 0; h < params.hops; ++h) idx = chain.words[idx];
+  gd_store_result(idx, before);
+}

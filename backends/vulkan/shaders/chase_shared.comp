@@ -1,0 +1,24 @@
+#version 450
+// Pointer chase through workgroup (shared) memory. The workgroup copies the chain (kWords
+// uints, a specialization constant, so the array has the chain's size) from a storage
+// buffer into shared memory, then invocation 0 walks it. The copy is inside the timed
+// dispatch; the host cancels it by taking the difference of two dispatches of N and 2N hops.
+#extension GL_GOOGLE_include_directive : require
+#include "chase_common.glsl"
+
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint kWords = 1;
+layout(std430, set = 0, binding = 0) readonly buffer Chain { uint words[]; } chain;
+
+shared uint chain_copy[kWords];
+
+void main() {
+  for (uint i = gl_LocalInvocationID.x; i < kWords; i += gl_WorkGroupSize.x)
+    chain_copy[i] = chain.words[i];
+  barrier();
+  if (gl_LocalInvocationID.x != 0) return;
+  uint idx = params.start;
+  const uvec2 before = gd_clock();
+  for (uint h = 0; h < params.hops; ++h) idx = chain_copy[idx];
+  gd_store_result(idx, before);
+}

@@ -1,0 +1,564 @@
+// The Vulkan layer of the backend: instance, device facts, buffers, pipelines and one timed
+// dispatch at a time (every call waits for its work, so one command buffer, one fence and
+// one descriptor pool, reset before each use, are all it needs).
+#include "vulkan_context.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "gpudissect/units.hpp"
+#include "vulkan_shaders.hpp"
+
+namespace gd::vulkan {
+
+std::string result_name(VkResult r) {
+  switch (r) {
+#define GD_VK_RESULT(x) \
+  case x:               \
+    return #x;
+    GD_VK_RESULT(VK_SUCCESS)
+    GD_VK_RESULT(VK_NOT_READY)
+    GD_VK_RESULT(VK_TIMEOUT)
+    GD_VK_RESULT(VK_INCOMPLETE)
+    GD_VK_RESULT(VK_ERROR_OUT_OF_HOST_MEMORY)
+    GD_VK_RESULT(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    GD_VK_RESULT(VK_ERROR_INITIALIZATION_FAILED)
+    GD_VK_RESULT(VK_ERROR_DEVICE_LOST)
+    GD_VK_RESULT(VK_ERROR_MEMORY_MAP_FAILED)
+    GD_VK_RESULT(VK_ERROR_LAYER_NOT_PRESENT)
+    GD_VK_RESULT(VK_ERROR_EXTENSION_NOT_PRESENT)
+    GD_VK_RESULT(VK_ERROR_FEATURE_NOT_PRESENT)
+    GD_VK_RESULT(VK_ERROR_INCOMPATIBLE_DRIVER)
+    GD_VK_RESULT(VK_ERROR_TOO_MANY_OBJECTS)
+    GD_VK_RESULT(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    GD_VK_RESULT(VK_ERROR_FRAGMENTED_POOL)
+    GD_VK_RESULT(VK_ERROR_OUT_OF_POOL_MEMORY)
+    GD_VK_RESULT(VK_ERROR_INVALID_SHADER_NV)
+#undef GD_VK_RESULT
+    default:
+      return "VkResult " + std::to_string(static_cast<int>(r));
+  }
+}
+
+void check(VkResult r, const std::string& what) {
+  if (r == VK_SUCCESS) return;
+  const std::string msg = what + " failed: " + result_name(r);
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    throw AllocationFailed(msg);
+  throw BackendError(msg);
+}
+
+// ---- instance ----
+
+std::shared_ptr<Instance> Instance::create() {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "gpudissect";
+  app.apiVersion = VK_API_VERSION_1_1;  // physical-device features2/properties2 are core
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  auto inst = std::shared_ptr<Instance>(new Instance);
+  check(vkCreateInstance(&ci, nullptr, &inst->instance_), "vkCreateInstance");
+  return inst;
+}
+
+Instance::~Instance() {
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+std::vector<VkPhysicalDevice> Instance::physical_devices() const {
+  uint32_t n = 0;
+  check(vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> v(n);
+  if (n) check(vkEnumeratePhysicalDevices(instance_, &n, v.data()), "vkEnumeratePhysicalDevices");
+  v.resize(n);
+  return v;
+}
+
+// ---- facts ----
+
+namespace {
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> ext(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data()) != VK_SUCCESS) return false;
+  for (const auto& e : ext)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+const char* kCudaOnly =
+    "CUDA-only path; Vulkan has global (storage buffer), constant (uniform buffer), shared "
+    "(workgroup memory) and image (uniform texel buffer)";
+
+}  // namespace
+
+Facts query_facts(VkPhysicalDevice pd, int index) {
+  Facts f;
+  f.index = index;
+  const bool sm_builtins = has_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceMaintenance3Properties m3{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  if (sm_builtins) m3.pNext = &sm;
+  // Driver name and version string: core in Vulkan 1.2, else VK_KHR_driver_properties.
+  VkPhysicalDeviceProperties basic{};
+  vkGetPhysicalDeviceProperties(pd, &basic);
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  const bool driver_props = basic.apiVersion >= VK_API_VERSION_1_2 ||
+                            has_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+  if (driver_props) {
+    driver.pNext = m3.pNext;
+    m3.pNext = &driver;
+  }
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &m3;
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  if (driver_props) {
+    f.driver_name = driver.driverName;
+    f.driver_info = driver.driverInfo;
+  }
+  f.props = p2.properties;
+  f.max_allocation_bytes = m3.maxMemoryAllocationSize;
+  if (sm_builtins && sm.shaderSMCount > 0) f.sm_count = sm.shaderSMCount;
+
+  if (has_extension(pd, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderClockFeaturesKHR clock{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &clock;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.shader_clock = clock.shaderSubgroupClock == VK_TRUE;
+  }
+
+  vkGetPhysicalDeviceMemoryProperties(pd, &f.memory);
+  for (uint32_t h = 0; h < f.memory.memoryHeapCount; ++h)
+    if (f.memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      f.device_local_bytes = std::max<uint64_t>(f.device_local_bytes, f.memory.memoryHeaps[h].size);
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> families(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+  for (uint32_t q = 0; q < nq; ++q)
+    if (families[q].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      f.compute_queue_family = q;
+      f.timestamp_valid_bits = families[q].timestampValidBits;
+      break;
+    }
+
+  VkFormatProperties fmt{};
+  vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32_UINT, &fmt);
+  f.texel_r32ui = (fmt.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  return f;
+}
+
+std::string Facts::device_type() const {
+  switch (props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "CPU";
+    default:
+      return "other";
+  }
+}
+
+std::string Facts::api_version() const {
+  return "Vulkan " + std::to_string(VK_API_VERSION_MAJOR(props.apiVersion)) + "." +
+         std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(props.apiVersion));
+}
+
+Support Facts::timing() const {
+  if (!compute_queue_family) return Support::no("the device has no compute queue");
+  if (timestamp_valid_bits == 0)
+    return Support::no("the compute queue family " + std::to_string(*compute_queue_family) +
+                       " has timestampValidBits = 0 (timestampComputeAndGraphics = " +
+                       (props.limits.timestampComputeAndGraphics ? "true" : "false") +
+                       "): no timestamp queries, so nothing can be timed");
+  if (!(props.limits.timestampPeriod > 0))
+    return Support::no("the device reports timestampPeriod = 0");
+  return Support::yes();
+}
+
+Support Facts::supports(MemPath p) const {
+  switch (p) {
+    case MemPath::global:
+    case MemPath::constant:
+    case MemPath::shared:
+      break;
+    case MemPath::image:
+      if (!texel_r32ui)
+        return Support::no("VK_FORMAT_R32_UINT cannot be a uniform texel buffer on this device");
+      break;
+    case MemPath::local:
+      return Support::no("OpenCL-only name; Vulkan's workgroup memory is the shared path");
+    case MemPath::l2:
+    case MemPath::readonly:
+    case MemPath::texture:
+      return Support::no(kCudaOnly);
+  }
+  return timing();
+}
+
+uint64_t Facts::max_footprint(MemPath p) const {
+  const uint64_t alloc = max_allocation_bytes ? max_allocation_bytes : UINT64_MAX;
+  switch (p) {
+    case MemPath::global: {
+      uint64_t limit = std::min<uint64_t>(props.limits.maxStorageBufferRange, alloc);
+      if (device_local_bytes) limit = std::min(limit, device_local_bytes / 2);
+      return limit;
+    }
+    case MemPath::constant:
+      // chase_uniform.comp declares 64 KiB.
+      return std::min<uint64_t>(props.limits.maxUniformBufferRange, 64 * 1024);
+    case MemPath::shared:
+      return props.limits.maxComputeSharedMemorySize;
+    case MemPath::image:
+      return texel_r32ui
+                 ? std::min<uint64_t>(uint64_t(props.limits.maxTexelBufferElements) * 4, alloc)
+                 : 0;
+    default:
+      return 0;
+  }
+}
+
+std::string Facts::summary() const {
+  std::string s = device_type() + ", " + api_version();
+  if (device_local_bytes) s += ", " + format_bytes(static_cast<double>(device_local_bytes));
+  s += shader_clock ? ", shader clock" : ", no shader clock";
+  const Support t = timing();
+  if (!t.ok) s += ", cannot time: " + t.reason;
+  return s;
+}
+
+// ---- buffers and pipelines ----
+
+Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    device_ = std::exchange(o.device_, VK_NULL_HANDLE);
+    buffer_ = std::exchange(o.buffer_, VK_NULL_HANDLE);
+    memory_ = std::exchange(o.memory_, VK_NULL_HANDLE);
+    view_ = std::exchange(o.view_, VK_NULL_HANDLE);
+    size_ = std::exchange(o.size_, 0);
+    mapped_ = std::exchange(o.mapped_, nullptr);
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (view_) vkDestroyBufferView(device_, view_, nullptr);
+  if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
+  if (memory_) vkFreeMemory(device_, memory_, nullptr);  // unmaps too
+  view_ = VK_NULL_HANDLE;
+  buffer_ = VK_NULL_HANDLE;
+  memory_ = VK_NULL_HANDLE;
+  size_ = 0;
+  mapped_ = nullptr;
+}
+
+Pipeline::~Pipeline() {
+  if (pipeline) vkDestroyPipeline(device, pipeline, nullptr);
+  if (layout) vkDestroyPipelineLayout(device, layout, nullptr);
+  if (set_layout) vkDestroyDescriptorSetLayout(device, set_layout, nullptr);
+  if (module) vkDestroyShaderModule(device, module, nullptr);
+}
+
+std::vector<uint32_t> shader_words(const std::string& name) {
+  for (const auto& m : shaders::all)
+    if (name == m.name) return {m.words, m.words + m.count};
+  throw BackendError("no embedded SPIR-V module named " + name);
+}
+
+// ---- context ----
+
+Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts)
+    : instance_(std::move(instance)), physical_(pd), facts_(facts) {
+  if (!facts_.compute_queue_family) throw BackendError("the device has no compute queue");
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = *facts_.compute_queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  // The shader clock is a feature to enable, not only an extension to name.
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  const char* extensions[] = {VK_KHR_SHADER_CLOCK_EXTENSION_NAME};
+  if (facts_.shader_clock) {
+    clock.shaderSubgroupClock = VK_TRUE;
+    dci.pNext = &clock;
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = extensions;
+  }
+  check(vkCreateDevice(pd, &dci, nullptr, &device_), "vkCreateDevice");
+  vkGetDeviceQueue(device_, *facts_.compute_queue_family, 0, &queue_);
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = *facts_.compute_queue_family;
+  check(vkCreateCommandPool(device_, &pci, nullptr, &pool_), "vkCreateCommandPool");
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  check(vkAllocateCommandBuffers(device_, &cai, &cmd_), "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
+  if (facts_.timing().ok) {
+    VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qpi.queryCount = 2;
+    check(vkCreateQueryPool(device_, &qpi, nullptr, &timestamps_), "vkCreateQueryPool");
+  }
+  const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8},
+                                        {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, 4},
+                                        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4}};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = 1;
+  dpi.poolSizeCount = 3;
+  dpi.pPoolSizes = sizes;
+  check(vkCreateDescriptorPool(device_, &dpi, nullptr, &descriptors_), "vkCreateDescriptorPool");
+}
+
+Context::~Context() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  if (descriptors_) vkDestroyDescriptorPool(device_, descriptors_, nullptr);
+  if (timestamps_) vkDestroyQueryPool(device_, timestamps_, nullptr);
+  if (fence_) vkDestroyFence(device_, fence_, nullptr);
+  if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel) {
+  if (bytes == 0) throw BackendError("a Vulkan buffer cannot be empty");
+  const std::string what =
+      format_bytes(static_cast<double>(bytes)) + " (" + std::to_string(bytes) + " bytes)";
+  if (facts_.max_allocation_bytes && bytes > facts_.max_allocation_bytes)
+    throw AllocationFailed("cannot allocate " + what + ": above maxMemoryAllocationSize (" +
+                           format_bytes(static_cast<double>(facts_.max_allocation_bytes)) + ")");
+  Buffer b;
+  b.device_ = device_;
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = bytes;
+  bci.usage = usage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer_), "vkCreateBuffer of " + what);
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
+  const VkMemoryPropertyFlags want =
+      where == Memory::device
+          ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+          : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  std::optional<uint32_t> type;
+  for (uint32_t t = 0; t < facts_.memory.memoryTypeCount && !type; ++t)
+    if ((req.memoryTypeBits & (1u << t)) &&
+        (facts_.memory.memoryTypes[t].propertyFlags & want) == want)
+      type = t;
+  // A device without a DEVICE_LOCAL type for this buffer (none seen) still runs from any.
+  for (uint32_t t = 0; t < facts_.memory.memoryTypeCount && !type && where == Memory::device; ++t)
+    if (req.memoryTypeBits & (1u << t)) type = t;
+  if (!type) throw BackendError("no suitable memory type for a buffer of " + what);
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = *type;
+  check(vkAllocateMemory(device_, &mai, nullptr, &b.memory_), "vkAllocateMemory of " + what);
+  check(vkBindBufferMemory(device_, b.buffer_, b.memory_, 0), "vkBindBufferMemory");
+  if (where == Memory::host)
+    check(vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &b.mapped_), "vkMapMemory");
+  if (texel) {
+    VkBufferViewCreateInfo vci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+    vci.buffer = b.buffer_;
+    vci.format = VK_FORMAT_R32_UINT;
+    vci.range = VK_WHOLE_SIZE;
+    check(vkCreateBufferView(device_, &vci, nullptr, &b.view_), "vkCreateBufferView");
+  }
+  b.size_ = bytes;
+  return b;
+}
+
+namespace {
+
+void begin(VkCommandBuffer cmd) {
+  check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+}
+
+// Each submission is waited for before the next, but a fence orders execution only: this
+// barrier makes every earlier write (shader, copy, host) visible to what follows.
+void full_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  mb.dstAccessMask =
+      VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
+                       0, nullptr, 0, nullptr);
+}
+
+}  // namespace
+
+void Context::submit_and_wait(const char* what) {
+  check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  check(vkQueueSubmit(queue_, 1, &si, fence_), std::string("vkQueueSubmit (") + what + ")");
+  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX),
+        std::string("waiting for ") + what);
+}
+
+void Context::upload(const Buffer& dst, const void* data, uint64_t bytes) {
+  Buffer staging = buffer(bytes, 0, Memory::host);
+  std::memcpy(staging.mapped(), data, bytes);
+  begin(cmd_);
+  full_barrier(cmd_);
+  const VkBufferCopy region{0, 0, bytes};
+  vkCmdCopyBuffer(cmd_, staging.get(), dst.get(), 1, &region);
+  full_barrier(cmd_);
+  submit_and_wait("an upload");
+}
+
+void Context::download(const Buffer& src, void* data, uint64_t bytes) {
+  Buffer staging = buffer(bytes, 0, Memory::host);
+  begin(cmd_);
+  full_barrier(cmd_);
+  const VkBufferCopy region{0, 0, bytes};
+  vkCmdCopyBuffer(cmd_, src.get(), staging.get(), 1, &region);
+  full_barrier(cmd_);
+  submit_and_wait("a download");
+  std::memcpy(data, staging.mapped(), bytes);
+}
+
+std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
+                                            const std::vector<VkDescriptorType>& bindings,
+                                            uint32_t push_bytes,
+                                            const std::vector<uint32_t>& spec) {
+  auto p = std::make_unique<Pipeline>();
+  p->device = device_;
+  p->bindings = bindings;
+  const std::vector<uint32_t> words = shader_words(shader);
+  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  smi.codeSize = words.size() * 4;
+  smi.pCode = words.data();
+  check(vkCreateShaderModule(device_, &smi, nullptr, &p->module),
+        "vkCreateShaderModule(" + shader + ")");
+
+  std::vector<VkDescriptorSetLayoutBinding> lb(bindings.size());
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    lb[i].binding = static_cast<uint32_t>(i);
+    lb[i].descriptorType = bindings[i];
+    lb[i].descriptorCount = 1;
+    lb[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo sli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  sli.bindingCount = static_cast<uint32_t>(lb.size());
+  sli.pBindings = lb.data();
+  check(vkCreateDescriptorSetLayout(device_, &sli, nullptr, &p->set_layout),
+        "vkCreateDescriptorSetLayout");
+
+  const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &p->set_layout;
+  pli.pushConstantRangeCount = push_bytes ? 1 : 0;
+  pli.pPushConstantRanges = &push;
+  check(vkCreatePipelineLayout(device_, &pli, nullptr, &p->layout), "vkCreatePipelineLayout");
+
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (std::size_t i = 0; i < spec.size(); ++i)
+    entries[i] = {static_cast<uint32_t>(i), static_cast<uint32_t>(i * 4), 4};
+  VkSpecializationInfo si{};
+  si.mapEntryCount = static_cast<uint32_t>(entries.size());
+  si.pMapEntries = entries.data();
+  si.dataSize = spec.size() * 4;
+  si.pData = spec.data();
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cpi.stage.module = p->module;
+  cpi.stage.pName = "main";
+  cpi.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+  cpi.layout = p->layout;
+  check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &p->pipeline),
+        "vkCreateComputePipelines(" + shader + ")");
+  return p;
+}
+
+double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
+                         uint32_t push_bytes, uint32_t groups) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  if (bindings.size() != p.bindings.size())
+    throw BackendError("dispatch: " + std::to_string(bindings.size()) + " bindings given, the " +
+                       "pipeline has " + std::to_string(p.bindings.size()));
+  check(vkResetDescriptorPool(device_, descriptors_, 0), "vkResetDescriptorPool");
+  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dai.descriptorPool = descriptors_;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &p.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(vkAllocateDescriptorSets(device_, &dai, &set), "vkAllocateDescriptorSets");
+  std::vector<VkDescriptorBufferInfo> infos(bindings.size());
+  std::vector<VkBufferView> views(bindings.size());
+  std::vector<VkWriteDescriptorSet> writes(bindings.size());
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    const Buffer& b = *bindings[i].buffer;
+    VkWriteDescriptorSet& w = writes[i];
+    w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = static_cast<uint32_t>(i);
+    w.descriptorCount = 1;
+    w.descriptorType = p.bindings[i];
+    if (p.bindings[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+      if (!b.view_) throw BackendError("dispatch: a texel binding needs a buffer with a view");
+      views[i] = b.view_;
+      w.pTexelBufferView = &views[i];
+    } else {
+      infos[i] = {b.get(), 0, bindings[i].range ? bindings[i].range : VK_WHOLE_SIZE};
+      w.pBufferInfo = &infos[i];
+    }
+  }
+  vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+  begin(cmd_);
+  full_barrier(cmd_);
+  vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  if (push_bytes)
+    vkCmdPushConstants(cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  vkCmdDispatch(cmd_, groups, 1, 1);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+  full_barrier(cmd_);
+  submit_and_wait("a dispatch");
+
+  uint64_t ticks[2] = {0, 0};
+  check(vkGetQueryPoolResults(device_, timestamps_, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  // Only the low timestampValidBits bits count; the difference is taken modulo that width.
+  const uint32_t bits = facts_.timestamp_valid_bits;
+  const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+  const uint64_t elapsed = (ticks[1] - ticks[0]) & mask;
+  return static_cast<double>(elapsed) * facts_.props.limits.timestampPeriod;
+}
+
+}  // namespace gd::vulkan

@@ -1,0 +1,154 @@
+// The small Vulkan layer the backend's kernels share: one instance, one compute queue,
+// buffers, compute pipelines from the embedded SPIR-V, and a dispatch timed by timestamp
+// queries. Only backends/vulkan includes it (it pulls in vulkan.h).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpudissect/device.hpp"
+
+namespace gd::vulkan {
+
+std::string result_name(VkResult r);
+// Throws AllocationFailed for out-of-memory results (the probe skips the point) and
+// BackendError for anything else; `what` names the call and what it was for.
+void check(VkResult r, const std::string& what);
+
+// The loader's instance, shared by enumeration and every device opened from it.
+class Instance {
+ public:
+  // Throws BackendError when there is no loader or no instance can be made.
+  static std::shared_ptr<Instance> create();
+  ~Instance();
+  VkInstance get() const { return instance_; }
+  std::vector<VkPhysicalDevice> physical_devices() const;
+
+ private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+};
+
+// What the API says about one physical device, read once; `list` and the device share it.
+struct Facts {
+  int index = 0;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  std::optional<uint32_t> compute_queue_family;  // the first family with compute
+  uint32_t timestamp_valid_bits = 0;             // of that family
+  bool shader_clock = false;                     // VK_KHR_shader_clock with shaderSubgroupClock
+  std::optional<uint32_t> sm_count;              // VK_NV_shader_sm_builtins
+  uint64_t device_local_bytes = 0;               // the largest DEVICE_LOCAL heap
+  uint64_t max_allocation_bytes = 0;             // VkPhysicalDeviceMaintenance3Properties
+  bool texel_r32ui = false;                      // R32_UINT usable as a uniform texel buffer
+  std::string driver_name, driver_info;          // VkPhysicalDeviceDriverProperties, where offered
+
+  std::string id() const { return "vulkan:" + std::to_string(index); }
+  std::string device_type() const;
+  std::string api_version() const;
+  // Timing needs timestamps on the compute queue; everything is refused without them.
+  Support timing() const;
+  Support supports(MemPath p) const;
+  uint64_t max_footprint(MemPath p) const;
+  std::string summary() const;
+};
+
+Facts query_facts(VkPhysicalDevice pd, int index);
+
+// A buffer and its own memory allocation.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept;
+  Buffer& operator=(Buffer&& o) noexcept;
+  ~Buffer() { reset(); }
+  void reset();
+  VkBuffer get() const { return buffer_; }
+  uint64_t size() const { return size_; }
+  void* mapped() const { return mapped_; }  // host-visible buffers only
+  explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
+
+ private:
+  friend class Context;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  VkBufferView view_ = VK_NULL_HANDLE;  // R32_UINT view, for uniform texel buffers
+  uint64_t size_ = 0;
+  void* mapped_ = nullptr;
+  friend struct Binding;
+};
+
+// A compute pipeline: one module, its descriptor set layout (bindings 0..n-1 of the given
+// types) and push constants.
+struct Pipeline {
+  VkDevice device = VK_NULL_HANDLE;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::vector<VkDescriptorType> bindings;
+  Pipeline() = default;
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+  ~Pipeline();
+};
+
+// One descriptor of a dispatch: a buffer (storage or uniform) or a texel-buffer view.
+struct Binding {
+  const Buffer* buffer = nullptr;
+  uint64_t range = 0;  // 0: the whole buffer
+};
+
+// The embedded SPIR-V module of that name; throws BackendError when there is none.
+std::vector<uint32_t> shader_words(const std::string& name);
+
+class Context {
+ public:
+  Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Facts& facts() const { return facts_; }
+  VkDevice device() const { return device_; }
+
+  enum class Memory { device, host };  // device-local, or host-visible and coherent
+  // usage: VK_BUFFER_USAGE_* bits; transfer src/dst are always added. texel: also make an
+  // R32_UINT view for a uniform texel buffer.
+  Buffer buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel = false);
+  // Through a host-visible staging buffer and a copy on the queue.
+  void upload(const Buffer& dst, const void* data, uint64_t bytes);
+  void download(const Buffer& src, void* data, uint64_t bytes);
+
+  // spec: specialization constants 0..n-1 (uint32).
+  std::unique_ptr<Pipeline> pipeline(const std::string& shader,
+                                     const std::vector<VkDescriptorType>& bindings,
+                                     uint32_t push_bytes, const std::vector<uint32_t>& spec = {});
+  // Records, submits and waits for one dispatch; returns the nanoseconds between the
+  // timestamps written before and after it.
+  double dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
+                  uint32_t push_bytes, uint32_t groups);
+
+ private:
+  void submit_and_wait(const char* what);
+
+  std::shared_ptr<Instance> instance_;
+  VkPhysicalDevice physical_;
+  Facts facts_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool timestamps_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
+};
+
+}  // namespace gd::vulkan

@@ -1,0 +1,395 @@
+// The Vulkan backend: device discovery and the pointer chase through a storage buffer
+// (global), a uniform buffer (constant), workgroup memory (shared) and a uniform texel
+// buffer (image), timed with timestamp queries; cycles from VK_KHR_shader_clock where the
+// device has it, none otherwise.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpudissect/units.hpp"
+#include "vulkan_backend.hpp"
+#include "vulkan_context.hpp"
+#include "vulkan_probes.hpp"
+
+namespace gd::vulkan {
+
+namespace {
+
+std::string vendor_name(uint32_t id) {
+  switch (id) {
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x1002:
+      return "AMD";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x106B:
+      return "Apple";
+    case 0x10005:
+      return "Mesa";
+    default: {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%04X", id);
+      return std::string("vendor ") + hex;
+    }
+  }
+}
+
+// What one chase dispatch leaves in its result buffer (chase_common.glsl's Result block).
+struct ChaseResult {
+  uint32_t end;
+  uint32_t pad;
+  uint32_t clock_before[2];
+  uint32_t clock_after[2];
+};
+
+uint64_t clock_ticks(const ChaseResult& r) {
+  const uint64_t before = r.clock_before[0] | (uint64_t(r.clock_before[1]) << 32);
+  const uint64_t after = r.clock_after[0] | (uint64_t(r.clock_after[1]) << 32);
+  return after - before;
+}
+
+// One launch's times: nanoseconds from the timestamps, ticks of the shader clock.
+struct LaunchTime {
+  double ns = 0;
+  uint64_t ticks = 0;
+};
+
+// The largest hop count one dispatch takes (the shader's counter is a uint); longer walks
+// are split into several dispatches.
+constexpr uint64_t kMaxHopsPerDispatch = 1ull << 30;
+
+class VulkanDevice final : public Device {
+ public:
+  VulkanDevice(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts)
+      : facts_(facts), ctx_(std::move(instance), pd, facts) {
+    fill_info();
+    result_ =
+        ctx_.buffer(sizeof(ChaseResult), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::host);
+  }
+
+  ~VulkanDevice() override {
+    kernel_sets_.clear();  // before the context they borrow
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  Support supports(MemPath p) const override { return facts_.supports(p); }
+  uint64_t max_footprint(MemPath p) const override { return facts_.max_footprint(p); }
+  void release_memory() override { buffers_.clear(); }
+
+  KernelSet* kernel_set(const std::string& probe) override {
+    auto have = kernel_sets_.find(probe);
+    if (have != kernel_sets_.end()) return have->second.get();
+    const auto& factories = kernel_factories();
+    auto f = factories.find(probe);
+    if (f == factories.end() || !facts_.timing().ok) return nullptr;
+    return (kernel_sets_[probe] = f->second(ctx_, info_)).get();
+  }
+
+  std::optional<std::string> timed_instruction(MemPath p) override {
+    // SPIR-V, not the machine's ISA: Vulkan gives no portable way to read the latter.
+    switch (p) {
+      case MemPath::global:
+        return "SPIR-V OpLoad (StorageBuffer)";
+      case MemPath::constant:
+        return "SPIR-V OpLoad (Uniform)";
+      case MemPath::shared:
+        return "SPIR-V OpLoad (Workgroup)";
+      case MemPath::image:
+        return "SPIR-V OpImageFetch (uniform texel buffer)";
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // The shader clock against the timestamps: a one-line chain walked for ~1M hops.
+  std::optional<ClockSample> sample_clock() override {
+    if (!facts_.shader_clock || !facts_.timing().ok) return std::nullopt;
+    const std::vector<uint32_t> self_loop = {0};
+    ChaseRequest r;
+    r.next = &self_loop;
+    r.stride_bytes = 64;
+    r.hops_per_repeat = 1 << 20;
+    r.repeats = 1;
+    const ChaseTiming t = chase(r);
+    if (!t.clock_mhz) return std::nullopt;
+    const double window_us = t.ns_per_hop.front() * 2.0 * double(r.hops_per_repeat) * 1e-3;
+    return ClockSample{*t.clock_mhz, window_us};
+  }
+
+  // Hop accounting, as on OpenCL: one launch of warmup_hops (skipped when 0), then for each
+  // repeat one launch of N = hops_per_repeat hops and one of 2N, each starting where the
+  // previous one ended; the difference of the two is the time of N hops with the launch and
+  // any copy into shared memory cancelled. hops_walked = warmup + repeats * 3N.
+  ChaseTiming chase(const ChaseRequest& req) override {
+    validate(req);
+    const Support s = supports(req.path);
+    if (!s.ok)
+      throw BackendError("the " + to_string(req.path) + " path is not supported on " + info_.name +
+                         ": " + s.reason);
+    const uint64_t bytes = req.footprint_bytes();
+    const uint64_t limit = max_footprint(req.path);
+    if (bytes > limit)
+      throw AllocationFailed("a " + format_bytes(static_cast<double>(bytes)) + " chain (" +
+                             std::to_string(bytes) + " bytes) exceeds the " + to_string(req.path) +
+                             " limit of " + format_bytes(static_cast<double>(limit)) + " on " +
+                             info_.name);
+
+    const uint64_t words_per_line = req.stride_bytes / 4;
+    std::vector<uint32_t> image(bytes / 4, 0);
+    for (std::size_t i = 0; i < req.next->size(); ++i)
+      image[i * words_per_line] = static_cast<uint32_t>((*req.next)[i] * words_per_line);
+    Buffer& chain = buffer_for(req.path, bytes);
+    ctx_.upload(chain, image.data(), bytes);
+
+    const Pipeline& pipeline = pipeline_for(req.path, bytes);
+    Walk walk{req.path, pipeline, chain, words_per_line, req.next->size()};
+    uint32_t idx = 0;  // line 0
+    if (req.warmup_hops > 0) run(walk, idx, req.warmup_hops);
+
+    ChaseTiming t;
+    std::vector<double> cycles, mhz;
+    bool clock_sane = facts_.shader_clock;
+    const uint64_t n = req.hops_per_repeat;
+    for (int r = 0; r < req.repeats; ++r) {
+      const LaunchTime once = run(walk, idx, n);
+      const LaunchTime twice = run(walk, idx, 2 * n);
+      // When noise in the fixed cost is larger than N hops take, the difference can come out
+      // zero or negative; t(2N)/(2N), an upper bound, is then the honest fallback.
+      double ns = (twice.ns - once.ns) / static_cast<double>(n);
+      if (!(ns > 0)) ns = twice.ns / static_cast<double>(2 * n);
+      t.ns_per_hop.push_back(ns);
+      if (clock_sane) {
+        // The clock is read inside the shader around the loop only, so the ticks of N hops
+        // are twice.ticks - once.ticks without any launch cost. A difference that is not
+        // positive means the clock did not count the loop: no cycles at all, never a guess.
+        if (twice.ticks <= once.ticks) {
+          clock_sane = false;
+          continue;
+        }
+        const double dticks = static_cast<double>(twice.ticks - once.ticks);
+        cycles.push_back(dticks / static_cast<double>(n));
+        if (twice.ns > once.ns) mhz.push_back(dticks / (twice.ns - once.ns) * 1e3);
+      }
+    }
+    if (clock_sane) {
+      t.cycles_per_hop = cycles;
+      if (!mhz.empty()) {
+        std::sort(mhz.begin(), mhz.end());
+        t.clock_mhz = mhz[mhz.size() / 2];
+      }
+    }
+    t.end_line = static_cast<uint32_t>(idx / words_per_line);
+    t.hops_walked = req.warmup_hops + static_cast<uint64_t>(req.repeats) * 3 * n;
+    return t;
+  }
+
+ private:
+  struct Walk {
+    MemPath path;
+    const Pipeline& pipeline;
+    const Buffer& chain;
+    uint64_t words_per_line;
+    std::size_t lines;
+  };
+
+  static void validate(const ChaseRequest& req) {
+    if (!req.next || req.next->empty())
+      throw std::invalid_argument("chase: the request has no chain");
+    if (req.stride_bytes < 4 || req.stride_bytes % 4 != 0)
+      throw std::invalid_argument("chase: stride must be a positive multiple of 4 bytes, not " +
+                                  std::to_string(req.stride_bytes));
+    if (req.hops_per_repeat == 0) throw std::invalid_argument("chase: hops_per_repeat is 0");
+    if (req.repeats < 1) throw std::invalid_argument("chase: repeats must be at least 1");
+    if (req.footprint_bytes() / 4 > std::numeric_limits<uint32_t>::max())
+      throw std::invalid_argument("chase: footprint too large for 32-bit element indices");
+    const std::size_t n = req.next->size();
+    for (uint32_t v : *req.next)
+      if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
+  }
+
+  // The chain of a path lives in a buffer that grows to the largest footprint seen. The
+  // uniform buffer is always the whole 64 KiB block chase_uniform.comp declares (or the
+  // device's limit), so the shader's block is backed by memory throughout.
+  Buffer& buffer_for(MemPath p, uint64_t bytes) {
+    Buffer& b = buffers_[p];
+    if (b && b.size() >= bytes) return b;
+    b.reset();
+    switch (p) {
+      case MemPath::constant:
+        b = ctx_.buffer(max_footprint(p), VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+                        Context::Memory::device);
+        break;
+      case MemPath::image:
+        b = ctx_.buffer(bytes, VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, Context::Memory::device,
+                        true);
+        break;
+      default:
+        b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+    }
+    return b;
+  }
+
+  // One pipeline per path; the shared path's array is sized to the chain (a specialization
+  // constant), so it has one per footprint.
+  const Pipeline& pipeline_for(MemPath p, uint64_t bytes) {
+    const uint32_t shared_words = p == MemPath::shared ? static_cast<uint32_t>(bytes / 4) : 0;
+    auto key = std::make_pair(p, shared_words);
+    auto have = pipelines_.find(key);
+    if (have != pipelines_.end()) return *have->second;
+    std::string shader;
+    VkDescriptorType chain_type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    switch (p) {
+      case MemPath::global:
+        shader = "chase_global";
+        break;
+      case MemPath::constant:
+        shader = "chase_uniform";
+        chain_type = VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+        break;
+      case MemPath::shared:
+        shader = "chase_shared";
+        break;
+      case MemPath::image:
+        shader = "chase_texel";
+        chain_type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+        break;
+      default:
+        throw BackendError("no chase shader for the " + to_string(p) + " path");
+    }
+    if (facts_.shader_clock) shader += "_clock";
+    std::vector<uint32_t> spec;
+    if (p == MemPath::shared) spec.push_back(shared_words);
+    auto made = ctx_.pipeline(shader, {chain_type, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+                              2 * sizeof(uint32_t), spec);
+    return *(pipelines_[key] = std::move(made));
+  }
+
+  // `hops` hops from element idx, in dispatches of at most kMaxHopsPerDispatch; idx becomes
+  // the element reached.
+  LaunchTime run(const Walk& w, uint32_t& idx, uint64_t hops) {
+    LaunchTime total;
+    while (hops > 0) {
+      const uint64_t now = std::min(hops, kMaxHopsPerDispatch);
+      const uint32_t push[2] = {idx, static_cast<uint32_t>(now)};
+      auto* out = static_cast<ChaseResult*>(result_.mapped());
+      *out = ChaseResult{0xFFFFFFFFu, 0, {0, 0}, {0, 0}};
+      uint64_t range = 0;
+      if (w.path == MemPath::constant) range = w.chain.size();
+      total.ns +=
+          ctx_.dispatch(w.pipeline, {{&w.chain, range}, {&result_, 0}}, push, sizeof push, 1);
+      const ChaseResult got = *out;
+      // The next launch starts here: an index that is not a line start would read out of
+      // bounds, so stop rather than go on.
+      if (got.end % w.words_per_line != 0 || got.end / w.words_per_line >= w.lines)
+        throw BackendError("chase shader (" + to_string(w.path) + ") ended at element " +
+                           std::to_string(got.end) + ", which is not the start of one of the " +
+                           std::to_string(w.lines) + " lines");
+      total.ticks += clock_ticks(got);
+      idx = got.end;
+      hops -= now;
+    }
+    return total;
+  }
+
+  void fill_info() {
+    const Facts& f = facts_;
+    const auto& limits = f.props.limits;
+    info_.backend = "vulkan";
+    info_.id = f.id();
+    info_.name = f.props.deviceName;
+    info_.vendor = vendor_name(f.props.vendorID);
+    // Vulkan has no count of compute units; NVIDIA's VK_NV_shader_sm_builtins gives the SMs.
+    info_.compute_units = f.sm_count ? static_cast<int>(*f.sm_count) : 0;
+    if (f.device_local_bytes) info_.memory_bytes = f.device_local_bytes;
+    info_.shared_per_block_bytes = limits.maxComputeSharedMemorySize;
+    info_.constant_bytes = limits.maxUniformBufferRange;
+    info_.compute_capability = f.api_version();
+    info_.driver_version =
+        f.driver_info.empty() ? std::to_string(f.props.driverVersion) : f.driver_info;
+    info_.toolkit_version = "Vulkan loader " + loader_version();
+    info_.extra["device_type"] = f.device_type();
+    info_.extra["driver_name"] = f.driver_name;
+    info_.extra["compute_units"] = f.sm_count ? "VK_NV_shader_sm_builtins shaderSMCount"
+                                              : "not reported by Vulkan (0 = unknown)";
+    info_.extra["timestamp_period_ns"] = std::to_string(limits.timestampPeriod);
+    info_.extra["timestamp_valid_bits"] = std::to_string(f.timestamp_valid_bits);
+    info_.extra["timestamp_compute_and_graphics"] =
+        limits.timestampComputeAndGraphics ? "true" : "false";
+    info_.extra["timing"] = f.timing().ok ? "timestamp queries" : "none: " + f.timing().reason;
+    info_.extra["shader_clock"] = f.shader_clock
+                                      ? "VK_KHR_shader_clock (subgroup clock): cycles are its ticks"
+                                      : "no VK_KHR_shader_clock: no cycles";
+    info_.extra["max_allocation_bytes"] = std::to_string(f.max_allocation_bytes);
+    info_.extra["max_storage_buffer_range"] = std::to_string(limits.maxStorageBufferRange);
+    info_.extra["max_texel_buffer_elements"] = std::to_string(limits.maxTexelBufferElements);
+    info_.extra["image_path"] = f.supports(MemPath::image).ok
+                                    ? "yes (R32_UINT uniform texel buffer)"
+                                    : "no: " + f.supports(MemPath::image).reason;
+  }
+
+  Facts facts_;
+  Context ctx_;
+  DeviceInfo info_;
+  Buffer result_;
+  std::map<MemPath, Buffer> buffers_;
+  std::map<std::pair<MemPath, uint32_t>, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
+};
+
+}  // namespace
+
+std::string loader_version() {
+  uint32_t v = 0;
+  if (vkEnumerateInstanceVersion(&v) != VK_SUCCESS) return "unknown";
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::vector<DeviceEntry> enumerate(std::string* why) {
+  auto say = [&](std::string s) {
+    if (why) *why = std::move(s);
+  };
+  std::vector<DeviceEntry> out;
+  try {
+    const auto instance = Instance::create();
+    const auto devices = instance->physical_devices();
+    if (devices.empty()) {
+      say("Vulkan: no physical device (is a driver installed, e.g. mesa-vulkan-drivers?)");
+      return {};
+    }
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const Facts f = query_facts(devices[i], static_cast<int>(i));
+      DeviceEntry e;
+      e.id = f.id();
+      e.name = f.props.deviceName;
+      e.summary = f.summary();
+      for (MemPath p : all_mem_paths()) e.paths.emplace_back(p, f.supports(p));
+      out.push_back(std::move(e));
+    }
+  } catch (const std::exception& e) {
+    say(std::string("Vulkan: ") + e.what() + " (is a driver installed, e.g. mesa-vulkan-drivers?)");
+  }
+  return out;
+}
+
+std::unique_ptr<Device> open(int index) {
+  const auto instance = Instance::create();
+  const auto devices = instance->physical_devices();
+  if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
+    throw BackendError("no Vulkan device " + std::to_string(index) + " (" +
+                       std::to_string(devices.size()) + " devices)");
+  const Facts f = query_facts(devices[index], index);
+  return std::make_unique<VulkanDevice>(instance, devices[index], f);
+}
+
+}  // namespace gd::vulkan

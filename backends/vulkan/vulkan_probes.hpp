@@ -1,0 +1,22 @@
+// Factories of the Vulkan kernels behind each probe; each lives in its own file and is
+// created on first use by the VulkanDevice, through kernel_factories().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "gpudissect/bandwidth.hpp"
+#include "gpudissect/device.hpp"
+#include "vulkan_context.hpp"
+
+namespace gd::vulkan {
+
+// The context is borrowed from the VulkanDevice, which outlives the kernels it creates.
+std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info);
+
+// Probe name -> factory of its kernel set: the one table a new probe's kernels join.
+using KernelFactory = std::unique_ptr<KernelSet> (*)(Context& ctx, const DeviceInfo& info);
+const std::map<std::string, KernelFactory>& kernel_factories();
+
+}  // namespace gd::vulkan
