@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "vulkan_probes.hpp"
 
@@ -19,8 +20,11 @@ constexpr uint32_t kSumGroups = 64;       // workgroups of the (untimed) fill an
 
 // The push constants of every stream shader (stream_common.glsl's Layout block).
 struct StreamPush {
-  uint32_t chunks, groups, chunks_per_group, passes;
+  uint32_t chunks, groups, chunks_per_group, first_pass, pass_count;
 };
+// Loop iterations a stream shader spends outside its pass loop (the reduction), kept free
+// under llvmpipe's limit.
+constexpr uint64_t kLoopHeadroom = 64;
 
 uint32_t narrow(uint64_t v, const char* what) {
   if (v > std::numeric_limits<uint32_t>::max())
@@ -49,11 +53,13 @@ class VulkanBandwidth final : public BandwidthKernels {
 
   uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunkBytes; }
 
-  // Four workgroups per SM where the SM count is known (NVIDIA); otherwise a fixed grid:
-  // 64 on a CPU driver (lavapipe runs workgroups on its worker threads), 1024 elsewhere.
+  // Four workgroups per SM where the SM count is known (NVIDIA); on a CPU driver four per
+  // host core (lavapipe runs workgroups on one worker thread per core); 1024 elsewhere.
   int stream_blocks() const override {
     if (info_.compute_units > 0) return info_.compute_units * 4;
-    return ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 64 : 1024;
+    if (ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+      return 4 * static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+    return 1024;
   }
 
   Support supports(BwOp, BwLoad load) const override {
@@ -77,9 +83,20 @@ class VulkanBandwidth final : public BandwidthKernels {
                              "-byte buffer is above maxStorageBufferRange / "
                              "maxMemoryAllocationSize (" +
                              std::to_string(max_buffer_) + " bytes)");
-    const StreamPush push{narrow(l.chunks, "chunks"), narrow(l.blocks, "workgroups"),
-                          narrow(l.chunks_per_block, "chunks per workgroup"),
-                          narrow(r.passes, "passes")};
+    narrow(r.passes, "passes");
+    // One launch is one dispatch, except on llvmpipe where its passes are split into as few
+    // dispatches as keep every invocation under the loop limit (passes x chunks per group
+    // iterations); the launch's time is then the sum of theirs.
+    uint64_t passes_per_dispatch = r.passes;
+    if (const auto limit = ctx_.facts().loop_iteration_limit) {
+      // Per pass: the pass loop's own iteration, and per chunk the chunk loop's and, where
+      // the compiler kept them, the two unroll loops' (1 + 2 x 4).
+      const uint64_t per_pass = 1 + (1 + 2 * kUnroll) * std::max<uint64_t>(1, l.chunks_per_block);
+      if (per_pass + kLoopHeadroom > *limit)
+        throw AllocationFailed("a buffer of " + std::to_string(bytes) +
+                               " bytes needs more loop iterations per pass than llvmpipe allows");
+      passes_per_dispatch = std::min(r.passes, (*limit - kLoopHeadroom) / per_pass);
+    }
     if (r.op != BwOp::write) prepare_source(bytes);
     if (r.op != BwOp::read) grow(destination_, bytes);
 
@@ -102,8 +119,15 @@ class VulkanBandwidth final : public BandwidthKernels {
     zero_sum();
     int launches = 0;
     for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
-      const double ns =
-          ctx_.dispatch(*pipeline, bindings, &push, sizeof push, static_cast<uint32_t>(l.blocks));
+      double ns = 0;
+      for (uint64_t first = 0; first < r.passes; first += passes_per_dispatch) {
+        const StreamPush push{
+            narrow(l.chunks, "chunks"), narrow(l.blocks, "workgroups"),
+            narrow(l.chunks_per_block, "chunks per workgroup"), static_cast<uint32_t>(first),
+            static_cast<uint32_t>(std::min(passes_per_dispatch, r.passes - first))};
+        ns +=
+            ctx_.dispatch(*pipeline, bindings, &push, sizeof push, static_cast<uint32_t>(l.blocks));
+      }
       if (rep >= 0) t.seconds.push_back(ns * 1e-9);
       ++launches;
     }
@@ -141,8 +165,12 @@ class VulkanBandwidth final : public BandwidthKernels {
     l.elements = kSharedBytes / r.width_bytes;
     l.loads_per_iteration = 8;
     l.iterations = r.iterations ? r.iterations : 2048;
-    // shared_read.comp reads its four values from the stream push-constant block.
-    const StreamPush push{l.elements, l.stride, narrow(l.iterations, "iterations"), 0};
+    // On llvmpipe the loop limit caps the iterations (9 loop iterations each, counting the
+    // 8 loads' loop, and the fill's); the layout says how many ran, so the bytes count right.
+    if (const auto limit = ctx_.facts().loop_iteration_limit)
+      l.iterations = std::min<uint64_t>(l.iterations, (*limit - kLoopHeadroom - 64) / 9);
+    // shared_read.comp reads its values from the stream push-constant block.
+    const StreamPush push{l.elements, l.stride, narrow(l.iterations, "iterations"), 0, 0};
     auto& pipeline = shared_[r.width_bytes];
     if (!pipeline)
       pipeline = ctx_.pipeline("shared_read_" + std::to_string(r.width_bytes), {kStorage},
@@ -205,14 +233,21 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (source_ && source_.size() >= bytes) return;
     grow(source_, bytes);
     const uint32_t words = narrow(source_.size() / 4, "words");
-    ctx_.dispatch(*fill_, {{&source_, 0}}, &words, sizeof words, kSumGroups);
+    ctx_.dispatch(*fill_, {{&source_, 0}}, &words, sizeof words, groups_for(words));
+  }
+
+  // Workgroups of the fill and sum shaders over `items` items: at least kSumGroups, and
+  // enough that no invocation loops more than 16384 times (llvmpipe's loop limit).
+  static uint32_t groups_for(uint64_t items) {
+    const uint64_t per_pass = kWorkgroup * 16384;
+    return static_cast<uint32_t>(std::max<uint64_t>(kSumGroups, (items + per_pass - 1) / per_pass));
   }
 
   // The trusted sum of a buffer's first `bytes` bytes.
   uint32_t sum_of(const Buffer& b, uint64_t bytes) {
     zero_sum();
-    const StreamPush push{narrow(bytes / 16, "vectors"), 0, 0, 0};
-    ctx_.dispatch(*sum_, {{&b, 0}, {&sum_word_, 0}}, &push, sizeof push, kSumGroups);
+    const StreamPush push{narrow(bytes / 16, "vectors"), 0, 0, 0, 0};
+    ctx_.dispatch(*sum_, {{&b, 0}, {&sum_word_, 0}}, &push, sizeof push, groups_for(bytes / 16));
     return read_sum();
   }
 

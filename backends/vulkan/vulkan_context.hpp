@@ -40,12 +40,16 @@ struct Facts {
   VkPhysicalDeviceMemoryProperties memory{};
   std::optional<uint32_t> compute_queue_family;  // the first family with compute
   uint32_t timestamp_valid_bits = 0;             // of that family
-  bool shader_clock = false;                     // VK_KHR_shader_clock with shaderSubgroupClock
-  std::optional<uint32_t> sm_count;              // VK_NV_shader_sm_builtins
-  uint64_t device_local_bytes = 0;               // the largest DEVICE_LOCAL heap
-  uint64_t max_allocation_bytes = 0;             // VkPhysicalDeviceMaintenance3Properties
-  bool texel_r32ui = false;                      // R32_UINT usable as a uniform texel buffer
-  std::string driver_name, driver_info;          // VkPhysicalDeviceDriverProperties, where offered
+  bool shader_clock = false;             // VK_KHR_shader_clock with shaderSubgroupClock, and used
+  std::string shader_clock_note;         // why a clock the device offers is not used
+  std::optional<uint32_t> sm_count;      // VK_NV_shader_sm_builtins
+  uint64_t device_local_bytes = 0;       // the largest DEVICE_LOCAL heap
+  uint64_t max_allocation_bytes = 0;     // VkPhysicalDeviceMaintenance3Properties
+  bool texel_r32ui = false;              // R32_UINT usable as a uniform texel buffer
+  std::string driver_name, driver_info;  // VkPhysicalDeviceDriverProperties, where offered
+  // llvmpipe (lavapipe) ends a shader's loops after this many iterations in all (Mesa's
+  // LP_MAX_TGSI_LOOP_ITERATIONS); kernels split their work to stay under it. None elsewhere.
+  std::optional<uint64_t> loop_iteration_limit;
 
   std::string id() const { return "vulkan:" + std::to_string(index); }
   std::string device_type() const;

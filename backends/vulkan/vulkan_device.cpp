@@ -64,9 +64,10 @@ struct LaunchTime {
   uint64_t ticks = 0;
 };
 
-// The largest hop count one dispatch takes (the shader's counter is a uint); longer walks
-// are split into several dispatches.
-constexpr uint64_t kMaxHopsPerDispatch = 1ull << 30;
+// The largest hop count one dispatch takes: 32768 iterations of the shader's 32-hop loop body,
+// under llvmpipe's limit of 65535 loop iterations per shader (chase_common.glsl). Longer
+// walks are split into several dispatches.
+constexpr uint64_t kMaxHopsPerDispatch = 1ull << 20;
 
 class VulkanDevice final : public Device {
  public:
@@ -181,10 +182,12 @@ class VulkanDevice final : public Device {
         if (twice.ns > once.ns) mhz.push_back(dticks / (twice.ns - once.ns) * 1e3);
       }
     }
-    if (clock_sane) {
-      t.cycles_per_hop = cycles;
-      if (!mhz.empty()) {
-        std::sort(mhz.begin(), mhz.end());
+    // Repeats whose clock rates disagree by more than 2x did not count the same thing: no
+    // cycles then either.
+    if (clock_sane && mhz.size() == cycles.size()) {
+      std::sort(mhz.begin(), mhz.end());
+      if (mhz.back() <= 2 * mhz.front()) {
+        t.cycles_per_hop = cycles;
         t.clock_mhz = mhz[mhz.size() / 2];
       }
     }

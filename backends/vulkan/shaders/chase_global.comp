@@ -18,6 +18,6 @@ layout(std430, set = 0, binding = 0) readonly buffer Chain { uint words[]; } cha
 void main() {
   uint idx = params.start;
   const uvec2 before = gd_clock();
-  for (uint h = 0; h < params.hops; ++h) idx = chain.words[idx];
+  GD_WALK(idx, chain.words[idx]);
   gd_store_result(idx, before);
 }

@@ -19,6 +19,6 @@ void main() {
   if (gl_LocalInvocationID.x != 0) return;
   uint idx = params.start;
   const uvec2 before = gd_clock();
-  for (uint h = 0; h < params.hops; ++h) idx = chain_copy[idx];
+  GD_WALK(idx, chain_copy[idx]);
   gd_store_result(idx, before);
 }

@@ -11,6 +11,6 @@ layout(set = 0, binding = 0) uniform usamplerBuffer chain;
 void main() {
   uint idx = params.start;
   const uvec2 before = gd_clock();
-  for (uint h = 0; h < params.hops; ++h) idx = texelFetch(chain, int(idx)).x;
+  GD_WALK(idx, texelFetch(chain, int(idx)).x);
   gd_store_result(idx, before);
 }

@@ -13,6 +13,6 @@ layout(std140, set = 0, binding = 0) uniform Chain { uvec4 vecs[4096]; } chain;
 void main() {
   uint idx = params.start;
   const uvec2 before = gd_clock();
-  for (uint h = 0; h < params.hops; ++h) idx = chain.vecs[idx >> 2][idx & 3u];
+  GD_WALK(idx, chain.vecs[idx >> 2][idx & 3u]);
   gd_store_result(idx, before);
 }

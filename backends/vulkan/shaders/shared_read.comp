@@ -35,9 +35,9 @@ uint shared_word(uint i) {
 
 void main() {
   // Reuses the stream push constants: chunks = elements, groups = stride,
-  // chunks_per_group = iterations, passes = zero.
+  // chunks_per_group = iterations, first_pass = zero.
   const uint elements = layout_.chunks, stride = layout_.groups;
-  const uint iterations = layout_.chunks_per_group, zero = layout_.passes;
+  const uint iterations = layout_.chunks_per_group, zero = layout_.first_pass;
   const uint t = gl_LocalInvocationID.x;
   for (uint e = t; e < elements; e += GD_WG) {
     ELEMENT v;

@@ -13,7 +13,8 @@ layout(push_constant) uniform Layout {
   uint chunks;
   uint groups;
   uint chunks_per_group;
-  uint passes;
+  uint first_pass;
+  uint pass_count;
 } layout_;
 
 // With fewer chunks than groups each group re-reads chunk g mod chunks, else group g moves
@@ -23,6 +24,12 @@ uint first_element() {
   const uint chunk = layout_.chunks <= layout_.groups ? g % layout_.chunks : g;
   return chunk * GD_CHUNK + gl_LocalInvocationID.x;
 }
+
+// The passes first_pass .. first_pass + pass_count - 1. The host splits a launch into several
+// dispatches only on llvmpipe (lavapipe), which ends a shader's loops after 65535 iterations
+// in all; elsewhere one dispatch makes every pass.
+#define GD_FOR_EACH_PASS(p) \
+  for (uint p = layout_.first_pass; p < layout_.first_pass + layout_.pass_count; ++p)
 
 shared uint partial_sums[GD_WG];
 

@@ -10,7 +10,7 @@ layout(std430, set = 0, binding = 1) writeonly buffer Destination { uvec4 destin
 void main() {
   const uint start = first_element();
   const uint step = layout_.groups * GD_CHUNK;
-  for (uint p = 0; p < layout_.passes; ++p) {
+  GD_FOR_EACH_PASS(p) {
     uint e = start;
     for (uint j = 0; j < layout_.chunks_per_group; ++j, e += step) {
       uvec4 v[GD_UNROLL];

@@ -11,7 +11,7 @@ void main() {
   uint acc = 0;
   const uint start = first_element();
   const uint step = layout_.groups * GD_CHUNK;
-  for (uint p = 0; p < layout_.passes; ++p) {
+  GD_FOR_EACH_PASS(p) {
     uint e = start;
     for (uint j = 0; j < layout_.chunks_per_group; ++j, e += step) {
       uvec4 v[GD_UNROLL];

@@ -9,7 +9,7 @@ layout(std430, set = 0, binding = 0) writeonly buffer Destination { uvec4 destin
 void main() {
   const uint start = first_element();
   const uint step = layout_.groups * GD_CHUNK;
-  for (uint p = 0; p < layout_.passes; ++p) {
+  GD_FOR_EACH_PASS(p) {
     uint e = start;
     for (uint j = 0; j < layout_.chunks_per_group; ++j, e += step)
       for (int u = 0; u < GD_UNROLL; ++u) {

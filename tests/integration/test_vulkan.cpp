@@ -1,0 +1,403 @@
+// The real Vulkan backend on the first Vulkan device (Mesa's lavapipe on the CPU in CI).
+// Skipped, with the reason, where there is no Vulkan device; with GD_REQUIRE_VULKAN=1 (CI)
+// a missing device is a failure instead, so a driver that silently went missing shows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "atomics.hpp"
+#include "bandwidth.hpp"
+#include "compute.hpp"
+#include "frontend.hpp"
+#include "gpudissect/bandwidth.hpp"
+#include "gpudissect/chain.hpp"
+#include "gpudissect/device.hpp"
+#include "latency.hpp"
+#include "vulkan_backend.hpp"
+#include "vulkan_shaders.hpp"
+
+namespace {
+
+using gd::ChaseRequest;
+using gd::ChaseTiming;
+using gd::MemPath;
+
+constexpr uint64_t kStride = 64;
+constexpr uint64_t kHops = 20000;
+constexpr uint64_t kWarmup = 1000;
+constexpr int kRepeats = 3;
+
+bool vulkan_required() {
+  const char* v = std::getenv("GD_REQUIRE_VULKAN");
+  return v && std::string(v) == "1";
+}
+
+// The first device, opened once for the whole program; null with the reason when none.
+gd::Device* first_device(std::string* why) {
+  static std::string reason;
+  static std::unique_ptr<gd::Device> dev = [] {
+    std::unique_ptr<gd::Device> d;
+    const auto entries = gd::vulkan::enumerate(&reason);
+    if (entries.empty()) {
+      if (reason.empty()) reason = "no Vulkan device";
+      return d;
+    }
+    try {
+      d = gd::vulkan::open(0);
+    } catch (const std::exception& e) {
+      reason = std::string("cannot open vulkan:0: ") + e.what();
+    }
+    return d;
+  }();
+  *why = reason;
+  return dev.get();
+}
+
+#define GD_REQUIRE_DEVICE(dev)                                                          \
+  std::string why_;                                                                     \
+  gd::Device* dev = first_device(&why_);                                                \
+  if (!dev && vulkan_required())                                                        \
+    FAIL() << "GD_REQUIRE_VULKAN=1 but no Vulkan device: " << why_                      \
+           << " (scripts/install-deps.sh installs mesa-vulkan-drivers, i.e. lavapipe)"; \
+  if (!dev) GTEST_SKIP() << "no Vulkan device: " << why_;
+
+uint64_t expected_hops(const ChaseRequest& r) {
+  return r.warmup_hops + r.repeats * r.hops_per_repeat * 3;
+}
+
+uint32_t expected_end(const std::vector<uint32_t>& next, const ChaseRequest& r) {
+  return gd::walk(next, 0, expected_hops(r));
+}
+
+ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops) {
+  ChaseRequest r;
+  r.path = p;
+  r.next = &next;
+  r.stride_bytes = kStride;
+  r.warmup_hops = kWarmup;
+  r.hops_per_repeat = hops;
+  r.repeats = kRepeats;
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool has_shader_clock(const gd::Device& dev) {
+  return dev.info().extra.at("shader_clock").rfind("VK_KHR_shader_clock", 0) == 0;
+}
+
+void expect_sane(const gd::Device& dev, const ChaseTiming& t, const std::string& what) {
+  ASSERT_EQ(t.ns_per_hop.size(), static_cast<std::size_t>(kRepeats)) << what;
+  for (double ns : t.ns_per_hop) {
+    EXPECT_GT(ns, 0.0) << what;
+    EXPECT_LT(ns, 10000.0) << what;
+  }
+  // Cycles only where the device has a shader clock, never otherwise.
+  if (!has_shader_clock(dev)) {
+    EXPECT_TRUE(t.cycles_per_hop.empty()) << what;
+    EXPECT_FALSE(t.clock_mhz.has_value()) << what;
+  }
+  for (double c : t.cycles_per_hop) EXPECT_GT(c, 0.0) << what;
+}
+
+// ---- shaders: compiled at build time and embedded ----
+
+TEST(VulkanShaders, EveryModuleIsEmbeddedSpirv) {
+  ASSERT_GT(std::size(gd::vulkan::shaders::all), 0u);
+  for (const auto& m : gd::vulkan::shaders::all) {
+    ASSERT_GE(m.count, 5u) << m.name << ": shorter than a SPIR-V header";
+    EXPECT_EQ(m.words[0], 0x07230203u) << m.name << ": no SPIR-V magic number";
+    const uint32_t major = (m.words[1] >> 16) & 0xFF, minor = (m.words[1] >> 8) & 0xFF;
+    // --target-env vulkan1.1: SPIR-V 1.3 at most.
+    EXPECT_EQ(major, 1u) << m.name;
+    EXPECT_LE(minor, 3u) << m.name;
+    EXPECT_GT(m.words[3], 0u) << m.name << ": id bound 0";
+  }
+}
+
+TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
+  std::vector<std::string> names;
+  for (const auto& m : gd::vulkan::shaders::all) names.push_back(m.name);
+  for (const char* want :
+       {"chase_global", "chase_global_clock", "chase_uniform", "chase_uniform_clock",
+        "chase_shared", "chase_shared_clock", "chase_texel", "chase_texel_clock", "stream_read",
+        "stream_write", "stream_copy", "buffer_fill", "buffer_sum", "shared_read_4",
+        "shared_read_8", "shared_read_16"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+}
+
+// ---- discovery ----
+
+TEST(VulkanEnumerate, ListsDevicesWithPathsAndReasons) {
+  std::string why;
+  const auto entries = gd::vulkan::enumerate(&why);
+  if (entries.empty() && vulkan_required()) FAIL() << "GD_REQUIRE_VULKAN=1: " << why;
+  if (entries.empty()) GTEST_SKIP() << "no Vulkan device: " << why;
+  EXPECT_EQ(entries[0].id, "vulkan:0");
+  EXPECT_FALSE(entries[0].name.empty());
+  EXPECT_FALSE(entries[0].summary.empty());
+  ASSERT_EQ(entries[0].paths.size(), gd::all_mem_paths().size());
+  for (const auto& [path, support] : entries[0].paths) {
+    if (path == MemPath::l2 || path == MemPath::readonly || path == MemPath::texture) {
+      EXPECT_FALSE(support.ok) << gd::to_string(path);
+      EXPECT_NE(support.reason.find("CUDA-only"), std::string::npos) << support.reason;
+    }
+    if (path == MemPath::local) {
+      EXPECT_FALSE(support.ok);
+      EXPECT_NE(support.reason.find("shared"), std::string::npos) << support.reason;
+    }
+    if (!support.ok) EXPECT_FALSE(support.reason.empty()) << gd::to_string(path);
+  }
+}
+
+TEST(VulkanOpen, MissingDeviceThrows) {
+  try {
+    gd::vulkan::open(99);
+    FAIL() << "open(99) did not throw";
+  } catch (const gd::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("99"), std::string::npos) << e.what();
+  }
+}
+
+TEST(VulkanDevice, InfoIsSane) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto& info = dev->info();
+  EXPECT_EQ(info.backend, "vulkan");
+  EXPECT_EQ(info.id, "vulkan:0");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_NE(info.compute_capability.find("Vulkan"), std::string::npos);
+  EXPECT_NE(info.toolkit_version.find("Vulkan loader"), std::string::npos);
+  for (const char* key : {"timing", "shader_clock", "timestamp_period_ns", "timestamp_valid_bits",
+                          "compute_units", "image_path"})
+    EXPECT_TRUE(info.extra.count(key)) << key;
+  EXPECT_FALSE(dev->telemetry().has_value());
+  // A clock sample only where the shader clock is used (not on lavapipe: see its reason).
+  const auto clock = dev->sample_clock();
+  if (!has_shader_clock(*dev)) EXPECT_FALSE(clock.has_value());
+  if (clock) EXPECT_GT(clock->mhz, 0.0);
+}
+
+// ---- the chase ----
+
+TEST(VulkanDevice, PathsVulkanLacksAreRefusedWithAReason) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(16);
+  for (MemPath p : {MemPath::l2, MemPath::readonly, MemPath::texture, MemPath::local}) {
+    const auto s = dev->supports(p);
+    EXPECT_FALSE(s.ok) << gd::to_string(p);
+    EXPECT_FALSE(s.reason.empty()) << gd::to_string(p);
+    EXPECT_THROW(dev->chase(request(p, next)), gd::BackendError) << gd::to_string(p);
+  }
+}
+
+TEST(VulkanChase, EverySupportedPathWalksTheChain) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(16 * 1024 / kStride);
+  int ran = 0;
+  for (MemPath p : gd::all_mem_paths()) {
+    if (!dev->supports(p).ok) continue;
+    ASSERT_GE(dev->max_footprint(p), 16u * 1024) << gd::to_string(p);
+    const auto req = request(p, next);
+    const ChaseTiming t = dev->chase(req);
+    expect_sane(*dev, t, gd::to_string(p));
+    EXPECT_EQ(t.end_line, expected_end(next, req)) << gd::to_string(p);
+    EXPECT_EQ(t.hops_walked, expected_hops(req)) << gd::to_string(p);
+    ++ran;
+  }
+  EXPECT_GE(ran, 3);  // global, constant, shared at least
+}
+
+TEST(VulkanChase, ReusedBufferGivesTheRightEnd) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto big = gd::sattolo_cycle(64 * 1024 / kStride, 1);
+  const auto small = gd::sattolo_cycle(8 * 1024 / kStride, 2);
+  for (MemPath p : gd::all_mem_paths()) {
+    if (!dev->supports(p).ok || dev->max_footprint(p) < 64 * 1024) continue;
+    const auto rb = request(p, big, 1000);
+    EXPECT_EQ(dev->chase(rb).end_line, expected_end(big, rb)) << gd::to_string(p);
+    const auto rs = request(p, small, 1000);
+    EXPECT_EQ(dev->chase(rs).end_line, expected_end(small, rs)) << gd::to_string(p);
+  }
+}
+
+TEST(VulkanChase, EndLineDetectsAWrongWalk) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto a = gd::sattolo_cycle(256, 11);
+  const auto b = gd::sattolo_cycle(256, 12);
+  const auto req = request(MemPath::global, a);
+  const uint64_t total = expected_hops(req);
+  const auto t = dev->chase(req);
+  EXPECT_EQ(t.end_line, gd::walk(a, 0, total));
+  EXPECT_NE(t.end_line, gd::walk(b, 0, total));
+  EXPECT_NE(t.end_line, gd::walk(a, 0, total - 1));
+}
+
+TEST(VulkanChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
+  GD_REQUIRE_DEVICE(dev);
+  int tried = 0;
+  for (MemPath p : {MemPath::shared, MemPath::constant}) {
+    const uint64_t limit = dev->max_footprint(p);
+    if (!dev->supports(p).ok || limit == 0 || limit / kStride > (1u << 22)) continue;
+    const auto next = gd::sattolo_cycle(static_cast<uint32_t>(limit / kStride + 1));
+    EXPECT_THROW(dev->chase(request(p, next, 100)), gd::AllocationFailed) << gd::to_string(p);
+    ++tried;
+  }
+  EXPECT_EQ(tried, 2);
+}
+
+TEST(VulkanChase, RejectsABadRequest) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto next = gd::sattolo_cycle(64);
+  auto r = request(MemPath::global, next);
+  r.stride_bytes = 6;
+  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+  r = request(MemPath::global, next);
+  r.next = nullptr;
+  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+}
+
+// The backend-neutral level detector finds the CPU's caches through lavapipe: at least two
+// levels on the global path between 4 KiB and 32 MiB, the last one clearly slower (memory or
+// a last-level cache against L1).
+TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::LatencyOptions opt;
+  opt.paths = {MemPath::global, MemPath::shared};
+  opt.min_footprint = 4 * 1024;
+  opt.max_footprint = 32ull << 20;
+  opt.default_floor = 32ull << 20;
+  opt.points_per_doubling = 2;
+  opt.max_refine_rounds = 1;
+  opt.tlb = false;
+  opt.budget.hops_per_repeat = 4096;
+  opt.budget.repeats = 3;
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::LatencyProbeResult out;
+  gd::run_latency(*dev, opt, progress, stop, out);
+  ASSERT_TRUE(out.paths.count("global"));
+  const auto& global = out.paths.at("global");
+  for (const auto& pt : global.points)
+    EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes << ": " << pt.reason;
+  ASSERT_GE(global.levels.size(), 2u) << "no cache level found through Vulkan";
+  const auto& first = global.levels.front();
+  const auto& last = global.levels.back();
+  ASSERT_TRUE(first.capacity_bytes.has_value());
+  EXPECT_GE(*first.capacity_bytes, 8u * 1024);
+  ASSERT_TRUE(first.latency_ns && last.latency_ns);
+  EXPECT_GT(*last.latency_ns, 1.5 * *first.latency_ns);
+  ASSERT_TRUE(out.paths.count("shared"));
+  EXPECT_FALSE(out.paths.at("shared").points.empty());
+}
+
+TEST(VulkanChase, MemoryIsSlowerThanL1) {
+  GD_REQUIRE_DEVICE(dev);
+  const uint64_t big_bytes = 64ull << 20;
+  if (dev->max_footprint(MemPath::global) < big_bytes)
+    GTEST_SKIP() << "device cannot hold a 64 MiB chain";
+  const auto small = gd::sattolo_cycle(16 * 1024 / kStride);
+  const auto big = gd::sattolo_cycle(static_cast<uint32_t>(big_bytes / kStride));
+  const auto ts = dev->chase(request(MemPath::global, small));
+  const auto tb = dev->chase(request(MemPath::global, big));
+  EXPECT_GE(median(tb.ns_per_hop), 1.5 * median(ts.ns_per_hop));
+}
+
+// ---- bandwidth ----
+
+double gbps(const gd::StreamTiming& t, gd::BwOp op, uint64_t passes) {
+  const double bytes = static_cast<double>(gd::stream_traffic(op, t.layout, passes).total());
+  return bytes / median(t.seconds) * 1e-9;
+}
+
+TEST(VulkanBandwidth, StreamsAreCheckedAndSane) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  for (gd::BwOp op : {gd::BwOp::read, gd::BwOp::write, gd::BwOp::copy}) {
+    gd::StreamRequest r;
+    r.op = op;
+    r.buffer_bytes = 1 << 20;
+    r.passes = 4;
+    r.repeats = 3;
+    const auto t = k->stream(r);
+    EXPECT_TRUE(t.check_error.empty()) << gd::to_string(op) << ": " << t.check_error;
+    ASSERT_EQ(t.seconds.size(), 3u);
+    const double g = gbps(t, op, r.passes);
+    // Positive, and below anything a CPU or GPU of today reaches (10 TB/s).
+    EXPECT_GT(g, 0.01) << gd::to_string(op);
+    EXPECT_LT(g, 10000.0) << gd::to_string(op);
+  }
+  gd::SharedRequest s;
+  s.width_bytes = 16;
+  s.iterations = 64;
+  s.repeats = 2;
+  const auto st = k->shared(s);
+  EXPECT_TRUE(st.check_error.empty()) << st.check_error;
+  ASSERT_EQ(st.seconds.size(), 2u);
+  for (double sec : st.seconds) EXPECT_GT(sec, 0.0);
+}
+
+// More passes than llvmpipe runs loop iterations in one shader (65535): the backend splits
+// the launch there, and every pass is still made (the checksums count them).
+TEST(VulkanBandwidth, ManyPassesAreAllMade) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  for (gd::BwOp op : {gd::BwOp::read, gd::BwOp::copy}) {
+    gd::StreamRequest r;
+    r.op = op;
+    r.buffer_bytes = 16 * 1024;
+    r.passes = 8000;  // over 65535 / 10 loop iterations per pass: two dispatches there
+    r.repeats = 1;
+    const auto t = k->stream(r);
+    EXPECT_TRUE(t.check_error.empty()) << gd::to_string(op) << ": " << t.check_error;
+  }
+}
+
+TEST(VulkanBandwidth, WhatVulkanCannotDoIsUnsupportedWithAReason) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  for (gd::BwLoad load : {gd::BwLoad::l2_only, gd::BwLoad::readonly, gd::BwLoad::texture,
+                          gd::BwLoad::no_allocate, gd::BwLoad::bulk}) {
+    const auto s = k->supports(gd::BwOp::read, load);
+    EXPECT_FALSE(s.ok) << gd::to_string(load);
+    EXPECT_FALSE(s.reason.empty()) << gd::to_string(load);
+  }
+  EXPECT_FALSE(k->supports_scaling().ok);
+  EXPECT_FALSE(k->supports_host(true).ok);
+  EXPECT_FALSE(k->supports_host(true).reason.empty());
+  gd::StreamRequest r;
+  r.blocks = 1;
+  r.buffer_bytes = 1 << 16;
+  EXPECT_THROW(k->stream(r), gd::BackendError);
+}
+
+// Probes without Vulkan kernels say so, with the reason, and measure nothing.
+TEST(VulkanProbe, ProbesWithoutKernelsAreUnsupported) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::ComputeProbeResult compute;
+  gd::run_compute(*dev, gd::ComputeOptions{}, progress, stop, compute);
+  EXPECT_EQ(compute.status.status, "unsupported");
+  EXPECT_NE(compute.status.reason.find("vulkan"), std::string::npos) << compute.status.reason;
+  gd::AtomicsProbeResult atomics;
+  gd::run_atomics(*dev, gd::AtomicsOptions{}, progress, stop, atomics);
+  EXPECT_EQ(atomics.status.status, "unsupported");
+  EXPECT_FALSE(atomics.status.reason.empty());
+  gd::FrontendProbeResult frontend;
+  gd::run_frontend(*dev, gd::FrontendOptions{}, progress, stop, frontend);
+  EXPECT_EQ(frontend.status.status, "unsupported");
+  EXPECT_FALSE(frontend.status.reason.empty());
+}
+
+}  // namespace
