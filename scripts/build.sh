@@ -4,6 +4,8 @@
 #   BUILD_DIR=dir   build folder (default: build)
 #   JOBS=N          parallel build jobs (default: the number of cores)
 #   GD_REQUIRE_CUDA=1  fail when nvcc exists but the CUDA backend was not built (CI sets it)
+#   GD_REQUIRE_VULKAN=1  fail when the Vulkan backend was not built (CI sets it: it installs
+#                      the loader, glslangValidator and lavapipe)
 #   GD_CMAKE_ARGS="..."  extra arguments for the first configure (word-split)
 #   GD_CUDA_ARCH=NN  the GPU architecture to build CUDA kernels for (default 90: Hopper)
 #   GD_BUILD_TESTS=ON  also build the test suite (scripts/test.sh sets it; the main job
@@ -17,6 +19,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 GD_REQUIRE_CUDA=${GD_REQUIRE_CUDA:-0}
+GD_REQUIRE_VULKAN=${GD_REQUIRE_VULKAN:-0}
 GD_BUILD_TESTS=${GD_BUILD_TESTS:-OFF}
 
 [[ -d /usr/local/cuda/bin ]] && export PATH=/usr/local/cuda/bin:$PATH
@@ -71,4 +74,8 @@ if [[ -n $nvcc && $version != *"backends: cuda, opencl"* ]]; then
   [[ $GD_REQUIRE_CUDA == 1 ]] && die "$msg"
   echo "build.sh: WARNING: $msg" >&2
 fi
-
+if [[ $version != *"backends: "*vulkan* ]]; then
+  msg="the Vulkan backend was not built (no Vulkan loader/headers or glslangValidator at configure time; see $BUILD_DIR/configure.log)"
+  [[ $GD_REQUIRE_VULKAN == 1 ]] && die "$msg"
+  echo "build.sh: note: $msg" >&2
+fi

@@ -14,6 +14,9 @@ set -euo pipefail
 # the recommended font packages.
 # libopenmpi-dev, openmpi-bin: `gpudissect fleet` gathers over MPI (optional at build time:
 # without them fleet runs the ranks of one node as local processes); CI runs it under mpirun.
+# libvulkan-dev, glslang-tools, mesa-vulkan-drivers, spirv-tools, vulkan-tools: the Vulkan
+# backend (the loader, the GLSL -> SPIR-V compiler run at build time, lavapipe, the CPU
+# driver its tests run on, spirv-val for the compiled shaders, vulkaninfo for CI's log).
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
 PACKAGES=(
@@ -24,6 +27,7 @@ PACKAGES=(
   gnuplot-nox python3
   chromium poppler-utils fonts-dejavu-core
   libopenmpi-dev openmpi-bin
+  libvulkan-dev glslang-tools mesa-vulkan-drivers spirv-tools vulkan-tools
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds gpudissect (scripts/build.sh) and runs every test: the README's test command.
 # Usage: scripts/install-deps.sh && scripts/test.sh
-#   BUILD_DIR, JOBS, GD_REQUIRE_CUDA, GD_CMAKE_ARGS, GD_CUDA_ARCH: as for scripts/build.sh
+#   BUILD_DIR, JOBS, GD_REQUIRE_CUDA, GD_REQUIRE_VULKAN, GD_CMAKE_ARGS, GD_CUDA_ARCH: as for
+#   scripts/build.sh; GD_REQUIRE_VULKAN=1 also makes the Vulkan tests fail, not skip, where
+#   no Vulkan device (lavapipe) or spirv-val is found
 #   (JOBS defaults to 2 here: the test machines have 2 cores)
 #   GD_REQUIRE_OPENCL=1  the PoCL CPU-cache test fails instead of skipping when there is no
 #   OpenCL CPU device or /sys names no cache sizes (CI sets it; GD_REQUIRE_BROWSER likewise)

@@ -159,6 +159,60 @@ else
   not_ok "bad input writes no files" "found: $left"
 fi
 
+# ---------------------------------------------------------------- Vulkan (lavapipe in CI)
+# Where the Vulkan backend is built: it lists its devices as vulkan:N, refuses an unknown
+# one with exit 2, and measures on vulkan:0 (a small latency + bandwidth run), while the
+# probes it has no kernels for come back unsupported with the reason. GD_REQUIRE_VULKAN=1
+# (CI) makes a build without it, or no device, a failure instead of a skip.
+gd --version
+if grep -qE '^backends: .*vulkan' "$tmp/out"; then
+  gd list
+  if grep -q '^vulkan:0 ' "$tmp/out"; then
+    ok "list: exit 0, lists vulkan:0 ($(grep -A1 '^vulkan:0 ' "$tmp/out" | tail -1 | sed 's/^ *//'))"
+    check "unknown device vulkan:9: exit 2, names the valid devices" 2 \
+      "vulkan:9" "valid devices" "vulkan:0" -- run latency --device vulkan:9
+    vk_dir=$tmp/vk
+    check "run latency bandwidth compute on vulkan:0: exit 0" 0 "wrote:" -- \
+      run latency bandwidth compute --device vulkan:0 --path global,shared --max-footprint 1M \
+      --repeats 3 --hops 4096 --option bandwidth.quick=1 --option bandwidth.max_footprint=2M \
+      --option bandwidth.budget=4 --out-dir "$vk_dir" --no-html
+    vk_json=$(ls "$vk_dir"/*.json 2>/dev/null | head -1)
+    if [[ -n $vk_json ]] && python3 - "$vk_json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = []
+if j["device"]["backend"] != "vulkan": bad.append("device.backend is not vulkan")
+p = j["probes"]
+g = p["latency"]["paths"]["global"]
+if g["status"] != "ok" or not g["levels"]: bad.append("global path: no levels")
+if p["latency"]["paths"]["shared"]["status"] != "ok": bad.append("shared path not ok")
+if p["bandwidth"]["status"] != "ok": bad.append("bandwidth not ok: %r" % p["bandwidth"]["status"])
+c = p["compute"]
+if c["status"] != "unsupported" or "vulkan" not in c.get("reason", ""):
+    bad.append("compute: want unsupported with a reason naming vulkan, got %r" % c)
+for f in j.get("figures", []):
+    if f["id"].startswith("bandwidth.") and f["status"] == "ok" and not f["value"]["median"] > 0:
+        bad.append("figure %s is not positive" % f["id"])
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+    then
+      ok "vulkan:0 run: JSON names the backend, global levels found, compute unsupported with a reason"
+    else
+      not_ok "vulkan:0 run: JSON names the backend, global levels found, compute unsupported with a reason" \
+        "json: ${vk_json:-none written}"
+    fi
+  elif [[ ${GD_REQUIRE_VULKAN:-0} == 1 ]]; then
+    not_ok "list: exit 0, lists vulkan:0" "GD_REQUIRE_VULKAN=1 but no Vulkan device is listed"
+  else
+    skip "list: exit 0, lists vulkan:0" "no Vulkan device (install mesa-vulkan-drivers)"
+  fi
+elif [[ ${GD_REQUIRE_VULKAN:-0} == 1 ]]; then
+  not_ok "--version: the Vulkan backend is built" "GD_REQUIRE_VULKAN=1 but --version names no vulkan"
+else
+  skip "the Vulkan backend" "not built"
+fi
+
 # ---------------------------------------------------------------- unwritable outputs
 # They must fail before measuring: no progress line about a point, no device opened.
 touch "$tmp/regular"
