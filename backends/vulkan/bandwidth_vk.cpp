@@ -43,6 +43,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (ctx.facts().max_allocation_bytes)
       max_buffer_ = std::min<uint64_t>(max_buffer_, ctx.facts().max_allocation_bytes);
     shared_ok_ = limits.maxComputeSharedMemorySize >= kSharedBytes + kWorkgroup * 4;
+    timing_ = ctx.facts().timing();  // without timestamps nothing here can be timed
     read_ = ctx.pipeline("stream_read", {kStorage, kStorage}, sizeof(StreamPush));
     write_ = ctx.pipeline("stream_write", {kStorage}, sizeof(StreamPush));
     copy_ = ctx.pipeline("stream_copy", {kStorage, kStorage}, sizeof(StreamPush));
@@ -63,6 +64,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   }
 
   Support supports(BwOp, BwLoad load) const override {
+    if (!timing_.ok) return timing_;
     if (load == BwLoad::cached) return Support::yes();
     return Support::no(
         "GLSL has no cache operators or bulk copies; the Vulkan backend streams "
@@ -148,6 +150,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   }
 
   Support supports_shared() const override {
+    if (!timing_.ok) return timing_;
     if (!shared_ok_) return Support::no("less than 17 KiB of workgroup memory");
     return Support::yes();
   }
@@ -255,6 +258,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   DeviceInfo info_;
   uint64_t max_buffer_ = 0;
   bool shared_ok_ = false;
+  Support timing_;
   std::unique_ptr<Pipeline> read_, write_, copy_, fill_, sum_;
   std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
   Buffer source_, destination_, sum_word_;
