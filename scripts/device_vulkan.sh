@@ -9,23 +9,25 @@
 #   glslang-tools   glslangValidator, statically linked against glslang (needs only libc
 #                   and libstdc++): compiles the shaders at build time
 #   libvulkan-dev   vulkan/vulkan.h and the libvulkan.so link
-#   libvulkan1      the loader, unpacked to / when the machine has none (device README)
-#   libglvnd0       libGLdispatch.so.0, which NVIDIA's ICD library needs, likewise
+#   libvulkan1 libglvnd0 libegl1 libopengl0 libgl1 libglx0 libgles2
+#                   the loaders the device README's verified Vulkan recipe unpacks to / in
+#                   every run (NVIDIA's ICD lives in libGLX_nvidia, which needs glvnd)
 # plus what every device build needs (DEVICE.md: CLI11, nlohmann-json, OpenCL headers).
 set -uo pipefail
 OUT=${OUT:-/tmp/gd-out}
 mkdir -p "$OUT" /tmp/gd/results
 exec > >(tee "$OUT/log.txt") 2>&1
 
-for p in glslang-tools libvulkan-dev libvulkan1 libglvnd0 libcli11-dev nlohmann-json3-dev; do
+loaders=(libvulkan1 libglvnd0 libegl1 libopengl0 libgl1 libglx0 libgles2)
+for p in glslang-tools libvulkan-dev "${loaders[@]}" libcli11-dev nlohmann-json3-dev; do
   compgen -G ".devdeps/${p}_*.deb" >/dev/null || { echo "FAILED: .devdeps has no ${p}_*.deb"; exit 1; }
 done
 for f in .devdeps/*.deb; do dpkg -x "$f" /opt/devdeps; done
-# The loader and libGLdispatch go to / (only those: unpacking others there can break the
-# image), where the dynamic linker and NVIDIA's ICD find them.
-if ! ldconfig -p | grep -q 'libvulkan.so.1 '; then dpkg -x .devdeps/libvulkan1_*.deb /; fi
-if ! ldconfig -p | grep -q 'libGLdispatch.so.0 '; then dpkg -x .devdeps/libglvnd0_*.deb /; fi
+# The loaders go to / (only those: unpacking other packages there can break the image),
+# where the dynamic linker and NVIDIA's ICD find them.
+for p in "${loaders[@]}"; do dpkg -x .devdeps/${p}_*.deb /; done
 ldconfig
+ldconfig -p | grep -q 'libvulkan.so.1 ' || { echo "FAILED: no libvulkan.so.1 after unpacking the loader"; exit 1; }
 # NVIDIA's driver manifest: registered where the loader does not look by default.
 if [[ -z ${VK_DRIVER_FILES:-} ]]; then
   for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
