@@ -6,6 +6,7 @@ const ProbeRegistry& probe_registry() {
   static const ProbeRegistry registry = [] {
     ProbeRegistry r;
     r.add(make_latency_probe());
+    r.add(make_memory_probe());
     r.add(make_bandwidth_probe());
     r.add(make_compute_probe());
     r.add(make_frontend_probe());

@@ -13,6 +13,7 @@
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/frontend.hpp"
+#include "gpudissect/memory.hpp"
 
 namespace gd::cuda {
 
@@ -24,6 +25,8 @@ std::unique_ptr<AtomicsKernels> make_atomics_kernels(int device, cudaStream_t st
                                                      const DeviceInfo& info);
 std::unique_ptr<FrontendKernels> make_frontend_kernels(int device, cudaStream_t stream,
                                                        const DeviceInfo& info);
+std::unique_ptr<MemoryKernels> make_memory_kernels(int device, cudaStream_t stream,
+                                                   const DeviceInfo& info);
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);

@@ -16,6 +16,7 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
       {ComputeKernels::kProbe, make<make_compute_kernels>},
       {AtomicsKernels::kProbe, make<make_atomics_kernels>},
       {FrontendKernels::kProbe, make<make_frontend_kernels>},
+      {MemoryKernels::kProbe, make<make_memory_kernels>},
   };
   return table;
 }

@@ -1,0 +1,253 @@
+// The memory probe's CUDA kernels: a chase by lane 0 of each warp of one block, each warp on
+// its own chain, through ld.global.ca / .nc / .cg or this file's own __constant__ bank, in a
+// kernel whose shared-memory carve-out preference and dynamic shared memory are set per launch
+// (the attribute persists on the function, so every launch sets it, the default included).
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chase_kernels.cuh"
+#include "cuda_probes.hpp"
+#include "cuda_util.hpp"
+#include "gpudissect/memory.hpp"
+
+namespace gd::cuda {
+
+namespace {
+
+constexpr std::size_t kConstBytes = 65536;  // one constant bank: this translation unit's own
+__constant__ uint32_t c_mem[kConstBytes / 4];
+
+struct MemArgs {
+  const unsigned long long* starts;  // per warp: an address (global) or a byte offset (constant)
+  unsigned long long* out;           // per warp: 2 * repeats (cycles, ns), then the end position
+  unsigned long long warmup, hops;
+  int repeats;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Inline PTX fixes the cache operator; each hop's address is the last hop's value, so the
+// loads are strictly serial and none can be dropped (the end position is checked).
+struct HopCa {
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long p) const {
+    unsigned long long v;
+    asm volatile("ld.global.ca.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+  }
+};
+struct HopNc {
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long p) const {
+    unsigned long long v;
+    asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+  }
+};
+struct HopCg {
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long p) const {
+    unsigned long long v;
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+  }
+};
+struct HopConst {
+  // A byte offset into the bank: LDC with a register offset.
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long off) const {
+    return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(c_mem) +
+                                              static_cast<uint32_t>(off));
+  }
+};
+
+template <class Hop>
+__device__ __forceinline__ void chase_warp(const MemArgs& a) {
+  // Lane 0 of every warp walks; the other lanes leave (one request per hop, as a warp of 32
+  // threads all on one address would make).
+  if ((threadIdx.x & 31) != 0) return;
+  const unsigned w = threadIdx.x >> 5;
+  Hop hop;
+  unsigned long long p = a.starts[w];
+  for (unsigned long long i = 0; i < a.warmup; ++i) p = hop(p);
+  unsigned long long* out = a.out + static_cast<unsigned long long>(w) * (2 * a.repeats + 1);
+  for (int r = 0; r < a.repeats; ++r) {
+    const unsigned long long t0 = global_ns();
+    const long long c0 = clock64();
+    unsigned long long i = 0;
+    for (; i + 16 <= a.hops; i += 16) {
+#pragma unroll
+      for (int u = 0; u < 16; ++u) p = hop(p);
+    }
+    for (; i < a.hops; ++i) p = hop(p);
+    const long long c1 = clock64();
+    const unsigned long long t1 = global_ns();
+    out[2 * r] = static_cast<unsigned long long>(c1 - c0);
+    out[2 * r + 1] = t1 - t0;
+  }
+  out[2 * a.repeats] = p;
+}
+
+// One kernel per load so each has its own name in the SASS (the timed instruction is read
+// from it).
+__global__ void mem_chase_ca(MemArgs a) { chase_warp<HopCa>(a); }
+__global__ void mem_chase_nc(MemArgs a) { chase_warp<HopNc>(a); }
+__global__ void mem_chase_cg(MemArgs a) { chase_warp<HopCg>(a); }
+__global__ void mem_chase_const(MemArgs a) { chase_warp<HopConst>(a); }
+
+const void* kernel_of(MemLoad l) {
+  switch (l) {
+    case MemLoad::ca:
+      return reinterpret_cast<const void*>(&mem_chase_ca);
+    case MemLoad::nc:
+      return reinterpret_cast<const void*>(&mem_chase_nc);
+    case MemLoad::cg:
+      return reinterpret_cast<const void*>(&mem_chase_cg);
+    case MemLoad::constant:
+      return reinterpret_cast<const void*>(&mem_chase_const);
+  }
+  return nullptr;
+}
+
+std::string fragment_of(MemLoad l) {
+  return "mem_chase_" + (l == MemLoad::constant ? std::string("const") : to_string(l));
+}
+
+class CudaMemory final : public MemoryKernels {
+ public:
+  CudaMemory(int device, cudaStream_t stream, const DeviceInfo& info)
+      : device_(device), stream_(stream), info_(info) {}
+
+  Support supports(const std::string&) override { return Support::yes(); }
+  uint64_t constant_bank_bytes() const override { return kConstBytes; }
+
+  MemChaseTiming chase(const MemChaseRequest& r) override {
+    if (!r.next || r.next->empty()) throw BackendError("memory chase: empty chain");
+    if (r.warps < 1 || r.warps > 32 || static_cast<int>(r.starts.size()) != r.warps)
+      throw BackendError("memory chase: " + std::to_string(r.warps) + " warps, " +
+                         std::to_string(r.starts.size()) + " starts");
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    MemChaseTiming t;
+    const void* fn = kernel_of(r.load);
+    const uint64_t lines = r.next->size();
+    std::vector<unsigned long long> starts(r.warps);
+    char* base = nullptr;
+    if (r.load == MemLoad::constant) {
+      if (lines * r.stride_bytes > kConstBytes || r.stride_bytes % 4 != 0)
+        throw BackendError("constant chase: " + std::to_string(lines * r.stride_bytes) +
+                           " bytes at stride " + std::to_string(r.stride_bytes) +
+                           " does not fit the 64 KiB bank");
+      std::vector<uint32_t> image(kConstBytes / 4, 0);
+      for (uint64_t i = 0; i < lines; ++i)
+        image[i * r.stride_bytes / 4] = static_cast<uint32_t>((*r.next)[i] * r.stride_bytes);
+      check(cudaMemcpyToSymbolAsync(c_mem, image.data(), kConstBytes, 0, cudaMemcpyHostToDevice,
+                                    stream_),
+            "uploading the constant chain");
+      for (int w = 0; w < r.warps; ++w) starts[w] = r.starts[w] * r.stride_bytes;
+    } else {
+      if (r.stride_bytes < 8 || r.stride_bytes % 8 != 0)
+        throw BackendError("memory chase: stride must be a multiple of 8 bytes");
+      base = static_cast<char*>(chain_.get(lines * r.stride_bytes, "memory chase chain"));
+      auto* next = static_cast<uint32_t*>(next_.get(lines * 4, "memory chase next"));
+      check(cudaMemcpyAsync(next, r.next->data(), lines * 4, cudaMemcpyHostToDevice, stream_),
+            "copying the chain");
+      fill_pointer_chain(base, next, static_cast<uint32_t>(lines), r.stride_bytes, stream_);
+      check(cudaGetLastError(), "filling the chain");
+      for (int w = 0; w < r.warps; ++w)
+        starts[w] = reinterpret_cast<unsigned long long>(base + r.starts[w] * r.stride_bytes);
+      if (r.flush_l2) {
+        // Writes allocate in L2 (the point of coherence): three times its size evicts the chain.
+        const uint64_t l2 = info_.l2_bytes.value_or(64ull << 20);
+        check(cudaMemsetAsync(flush_.get(3 * l2, "L2 flush buffer"), 0x5a, 3 * l2, stream_),
+              "flushing L2");
+      }
+    }
+    // The split: preference (-1 is the driver default, so an earlier point's setting does not
+    // linger) and the dynamic shared memory limit, both attributes of the function.
+    check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               r.carveout_percent >= 0 ? r.carveout_percent : -1),
+          "cudaFuncSetAttribute (carveout)");
+    const int max_dynamic = static_cast<int>(std::max<uint64_t>(r.dynamic_shared_bytes, 48 * 1024));
+    check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic),
+          "cudaFuncSetAttribute (dynamic shared memory)");
+    // Read back what the API says of this split: blocks of 7 KiB dynamic (+ the reservation)
+    // that fit one SM.
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, 32, kCarveoutProbeBlockBytes) ==
+        cudaSuccess)
+      t.api_probe_blocks = blocks;
+    (void)cudaGetLastError();
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, fn) == cudaSuccess && attr.preferredShmemCarveout >= 0)
+      t.attr_carveout_percent = attr.preferredShmemCarveout;
+    int reserved = 0;
+    if (cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device_) ==
+        cudaSuccess)
+      t.reserved_per_block = static_cast<uint64_t>(reserved);
+    (void)cudaGetLastError();
+
+    auto* st = static_cast<unsigned long long*>(starts_.get(r.warps * 8, "chase starts"));
+    check(cudaMemcpyAsync(st, starts.data(), r.warps * 8, cudaMemcpyHostToDevice, stream_),
+          "copying the starts");
+    const std::size_t per_warp = 2 * r.repeats + 1;
+    auto* out = static_cast<unsigned long long*>(out_.get(r.warps * per_warp * 8, "chase out"));
+    MemArgs a{st, out, r.warmup_hops, r.hops_per_repeat, r.repeats};
+    void* args[] = {&a};
+    check(cudaLaunchKernel(fn, dim3(1), dim3(32 * r.warps), args, r.dynamic_shared_bytes, stream_),
+          "launching the memory chase");
+    std::vector<unsigned long long> host(r.warps * per_warp);
+    check(cudaMemcpyAsync(host.data(), out, host.size() * 8, cudaMemcpyDeviceToHost, stream_),
+          "reading the chase");
+    check(cudaStreamSynchronize(stream_), "running the memory chase");
+
+    double cyc = 0, ns = 0;
+    for (int w = 0; w < r.warps; ++w) {
+      const unsigned long long* o = host.data() + w * per_warp;
+      std::vector<double> v;
+      for (int k = 0; k < r.repeats; ++k) {
+        v.push_back(r.hops_per_repeat ? static_cast<double>(o[2 * k]) / r.hops_per_repeat : 0);
+        if (w == 0) {
+          cyc += static_cast<double>(o[2 * k]);
+          ns += static_cast<double>(o[2 * k + 1]);
+        }
+      }
+      t.cycles_per_hop.push_back(v);
+      const unsigned long long end = o[2 * r.repeats];
+      const unsigned long long off =
+          r.load == MemLoad::constant ? end : end - reinterpret_cast<unsigned long long>(base);
+      t.end_lines.push_back(static_cast<uint32_t>(off / r.stride_bytes));
+    }
+    if (ns > 0) t.clock_mhz = cyc / ns * 1000.0;
+    t.instruction = instruction(r.load);
+    return t;
+  }
+
+ private:
+  static std::string instruction(MemLoad l) {
+    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    const std::string frag = fragment_of(l);
+    for (const auto& [fn, op] : ops)
+      // "mem_chase_c" would match both ca and cg/const: the fragment must end the name part.
+      if (fn.find(frag + "E") != std::string::npos || fn.find(frag + "(") != std::string::npos ||
+          fn == frag)
+        return op.load;
+    return {};
+  }
+
+  int device_;
+  cudaStream_t stream_;
+  DeviceInfo info_;
+  DeviceBuffer chain_, next_, starts_, out_, flush_;
+};
+
+}  // namespace
+
+std::unique_ptr<MemoryKernels> make_memory_kernels(int device, cudaStream_t stream,
+                                                   const DeviceInfo& info) {
+  return std::make_unique<CudaMemory>(device, stream, info);
+}
+
+}  // namespace gd::cuda

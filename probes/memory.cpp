@@ -1,0 +1,488 @@
+#include "memory.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "gpudissect/chain.hpp"
+#include "gpudissect/options.hpp"
+#include "gpudissect/stats.hpp"
+#include "latency.hpp"
+
+namespace gd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t KiB = 1024;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// What every measurement shares: the kernels, the options, the budget and the clocks seen.
+struct Ctx {
+  MemoryKernels& k;
+  const MemoryOptions& opt;
+  Progress& progress;
+  const std::atomic<bool>& stop;
+  Clock::time_point t0;
+  std::vector<double> clocks;
+  bool over_budget() const { return seconds_since(t0) > opt.budget; }
+};
+
+// One chase: every warp's chain built, walked, its end checked against the host's walk.
+MemPoint measure(Ctx& c, MemChaseRequest req, const std::vector<uint32_t>& next, uint64_t footprint,
+                 MemCurve& curve) {
+  MemPoint p;
+  p.footprint_bytes = footprint;
+  req.next = &next;
+  const MemChaseTiming t = c.k.chase(req);
+  if (t.clock_mhz) {
+    c.clocks.push_back(*t.clock_mhz);
+    if (!curve.clock_mhz) curve.clock_mhz = t.clock_mhz;
+  }
+  if (curve.instruction.empty()) curve.instruction = t.instruction;
+  if (t.cycles_per_hop.size() != static_cast<std::size_t>(req.warps) ||
+      t.end_lines.size() != static_cast<std::size_t>(req.warps))
+    throw BackendError("the chase returned " + std::to_string(t.cycles_per_hop.size()) +
+                       " warps' timings for " + std::to_string(req.warps) + " warps");
+  const uint64_t hops = req.warmup_hops + req.hops_per_repeat * static_cast<uint64_t>(req.repeats);
+  for (int w = 0; w < req.warps; ++w) {
+    const uint32_t want = walk(next, req.starts[w], hops);
+    if (t.end_lines[w] != want) {
+      p.status = "error";
+      p.reason = "warp " + std::to_string(w) + " ended at line " + std::to_string(t.end_lines[w]) +
+                 ", the chain says " + std::to_string(want);
+      return p;
+    }
+  }
+  std::vector<double> per_repeat;
+  for (int r = 0; r < req.repeats; ++r) {
+    std::vector<double> v;
+    for (int w = 0; w < req.warps; ++w)
+      if (r < static_cast<int>(t.cycles_per_hop[w].size())) v.push_back(t.cycles_per_hop[w][r]);
+    if (!v.empty()) per_repeat.push_back(median(v));
+  }
+  for (int w = 0; w < req.warps; ++w)
+    if (!t.cycles_per_hop[w].empty()) p.warp_cycles.push_back(median(t.cycles_per_hop[w]));
+  if (per_repeat.empty()) {
+    p.status = "error";
+    p.reason = "no timing came back";
+    return p;
+  }
+  p.cycles = summarize(per_repeat);
+  return p;
+}
+
+// A random-chain point at `footprint` bytes per warp.
+MemPoint capacity_point(Ctx& c, const MemChaseRequest& base, uint64_t footprint, MemCurve& curve) {
+  const uint32_t lines =
+      static_cast<uint32_t>(std::max<uint64_t>(1, footprint / base.stride_bytes));
+  const auto next = disjoint_chains(lines, base.warps);
+  MemChaseRequest req = base;
+  req.starts.clear();
+  for (int w = 0; w < base.warps; ++w) req.starts.push_back(static_cast<uint32_t>(w) * lines);
+  // Two passes over the chain fill the cache (and settle its replacement); each timed repeat
+  // walks at least the whole chain, so every line is in every repeat.
+  req.warmup_hops = 2ULL * lines;
+  req.hops_per_repeat = std::max<uint64_t>(c.opt.hops, lines);
+  req.repeats = c.opt.repeats;
+  return measure(c, req, next, footprint, curve);
+}
+
+// Runs fn for one point, turning an exception into the point's status; a backend error other
+// than a failed allocation is rethrown after it is recorded.
+template <class F>
+MemPoint guarded_point(uint64_t footprint, F&& fn) {
+  try {
+    return fn();
+  } catch (const AllocationFailed& e) {
+    MemPoint p;
+    p.footprint_bytes = footprint;
+    p.status = "skipped";
+    p.reason = e.what();
+    return p;
+  }
+}
+
+// The capacity sweep: a coarse geometric grid that stops a few points past the first edge,
+// then evenly spaced points inside the edge's bracket.
+void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t hi,
+                    const std::string& what, MemCurve& curve) {
+  curve.load = base.load;
+  curve.warps = base.warps;
+  curve.stride_bytes = base.stride_bytes;
+  const auto grid = capacity_footprints(lo, hi, c.opt.points_per_doubling, base.stride_bytes);
+  std::vector<uint64_t> have;
+  int past = 0;
+  int i = 0;
+  for (uint64_t f : grid) {
+    if (c.stop) return;
+    if (c.over_budget()) {
+      curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
+      continue;
+    }
+    c.progress.step("memory", what, ++i, static_cast<int>(grid.size()),
+                    std::to_string(f / KiB) + " KiB");
+    curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
+    have.push_back(f);
+    if (curve.points.back().status == "error") {
+      curve.status = {"error", curve.points.back().reason};
+      return;
+    }
+    // Three points past the edge settle it: the rest of the grid would only measure the next
+    // level, which the latency probe maps.
+    const CapacityEstimate e = estimate_capacity(curve.points);
+    if (e.capacity_bytes && ++past >= 3) break;
+    if (!e.capacity_bytes) past = 0;
+  }
+  CapacityEstimate e = estimate_capacity(curve.points);
+  if (e.capacity_bytes && e.next_bytes && c.opt.refine > 0 && !c.stop && !c.over_budget()) {
+    for (uint64_t f : refine_footprints(*e.capacity_bytes, *e.next_bytes, c.opt.refine,
+                                        base.stride_bytes, have)) {
+      if (c.stop || c.over_budget()) break;
+      c.progress.step("memory", what + " (edge)", 0, 0, std::to_string(f / KiB) + " KiB");
+      curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
+      if (curve.points.back().status == "error") {
+        curve.status = {"error", curve.points.back().reason};
+        break;
+      }
+    }
+    std::sort(curve.points.begin(), curve.points.end(), [](const MemPoint& a, const MemPoint& b) {
+      return a.footprint_bytes < b.footprint_bytes;
+    });
+    e = estimate_capacity(curve.points);
+  }
+  curve.capacity = e;
+}
+
+void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
+  auto plan = carveout_plan(info);
+  if (c.opt.quick) {
+    // The default, the largest L1, an even split and the largest shared: the ends and the middle.
+    std::vector<CarveoutPoint> q;
+    for (std::size_t i = 0; i < plan.size(); ++i)
+      if (i == 0 || i == 1 || i == plan.size() / 2 + 1 || i + 1 == plan.size())
+        q.push_back(plan[i]);
+    plan = q;
+  }
+  const auto unified = unified_l1_bytes(info.compute_capability);
+  for (const CarveoutPoint& pt : plan) {
+    if (c.stop) return;
+    CarveoutResult r;
+    r.point = pt;
+    r.curve.key = "carveout." + (pt.shared_kib >= 0 ? std::to_string(pt.shared_kib)
+                                 : pt.percent >= 0  ? std::to_string(pt.percent) + "pct"
+                                                    : std::string("default"));
+    MemChaseRequest base;
+    base.load = MemLoad::ca;
+    base.carveout_percent = pt.percent;
+    base.dynamic_shared_bytes = pt.dynamic_shared_bytes;
+    base.stride_bytes = 128;
+    base.warps = 1;
+    // The API's view of the split, read once per point with this point's settings.
+    try {
+      std::vector<uint32_t> one{0};
+      MemChaseRequest probe = base;
+      probe.next = &one;
+      probe.starts = {0};
+      probe.hops_per_repeat = 1;
+      probe.repeats = 1;
+      const MemChaseTiming t = c.k.chase(probe);
+      r.api_probe_blocks = t.api_probe_blocks;
+      r.attr_carveout_percent = t.attr_carveout_percent;
+      if (t.api_probe_blocks)
+        r.api_shared_bytes = static_cast<uint64_t>(*t.api_probe_blocks) *
+                             (kCarveoutProbeBlockBytes + t.reserved_per_block.value_or(KiB));
+    } catch (const AllocationFailed& e) {
+      r.curve.status = {"skipped", e.what()};
+      out.carveouts.push_back(r);
+      continue;
+    }
+    capacity_curve(c, base, c.opt.min_footprint, c.opt.max_footprint, "L1 at " + pt.label(),
+                   r.curve);
+    if (unified && r.curve.capacity.capacity_bytes) {
+      // Capacity brackets the L1 from below: the split is at most unified - capacity, at least
+      // unified - next point.
+      r.implied_shared_bytes = *unified - std::min(*unified, *r.curve.capacity.capacity_bytes);
+      if (pt.shared_kib >= 0) {
+        const uint64_t aim = static_cast<uint64_t>(pt.shared_kib) * KiB;
+        const uint64_t lo =
+            *unified - std::min(*unified, r.curve.capacity.next_bytes.value_or(*unified));
+        const bool l1_ok = aim <= *r.implied_shared_bytes + 8 * KiB && aim + 8 * KiB >= lo;
+        const bool api_ok = !r.api_shared_bytes ||
+                            (*r.api_shared_bytes <= aim && aim < *r.api_shared_bytes + 8 * KiB);
+        r.agreement = l1_ok && api_ok ? "agrees" : "differs:";
+        if (!l1_ok)
+          r.agreement +=
+              " the L1 implies " + std::to_string(*r.implied_shared_bytes / KiB) + " KiB shared;";
+        if (!api_ok)
+          r.agreement +=
+              " the occupancy API implies " + std::to_string(*r.api_shared_bytes / KiB) + " KiB;";
+      }
+    }
+    out.carveouts.push_back(r);
+    if (r.curve.status.status == "error")
+      throw ProbeError("memory: " + r.curve.key + ": " + r.curve.status.reason);
+  }
+}
+
+void partition_part(Ctx& c, MemoryProbeResult& out) {
+  const int max_warps = c.opt.quick ? std::min(2, c.opt.max_warps) : c.opt.max_warps;
+  for (const auto& [path, load] : {std::pair<std::string, MemLoad>{"global", MemLoad::ca},
+                                   std::pair<std::string, MemLoad>{"readonly", MemLoad::nc}}) {
+    if (c.stop) return;
+    PartitionResult pr;
+    pr.path = path;
+    const Support s = c.k.supports("partition." + path);
+    if (!s.ok) {
+      pr.status = {"unsupported", s.reason};
+      out.partitions.push_back(pr);
+      continue;
+    }
+    std::vector<std::optional<uint64_t>> caps;
+    for (int n = 1; n <= max_warps && !c.stop; ++n) {
+      MemCurve curve;
+      curve.key = "partition." + path + "." + std::to_string(n);
+      MemChaseRequest base;
+      base.load = load;
+      base.carveout_percent = 0;  // the largest L1 the SM offers
+      base.warps = n;
+      base.stride_bytes = 128;
+      capacity_curve(c, base, c.opt.min_footprint / 2, c.opt.max_footprint,
+                     path + ", " + std::to_string(n) + " warps", curve);
+      caps.push_back(curve.capacity.capacity_bytes);
+      pr.by_warps.push_back(curve);
+      if (curve.status.status == "error") {
+        pr.status = curve.status;
+        out.partitions.push_back(pr);
+        throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
+      }
+    }
+    pr.verdict = partition_verdict(caps);
+    out.partitions.push_back(pr);
+  }
+}
+
+// A sequential walk at each stride, every hop on memory this launch has not touched yet (the
+// warm-up walks a region ahead of it, and L2 is flushed where L2 is the level measured).
+void granularity_part(Ctx& c, MemoryProbeResult& out) {
+  for (const std::string level : {"l1", "l2"}) {
+    if (c.stop) return;
+    GranularityResult g;
+    g.level = level;
+    g.curve.key = "granularity." + level;
+    const Support s = c.k.supports("granularity." + level);
+    if (!s.ok) {
+      g.status = {"unsupported", s.reason};
+      out.granularity.push_back(g);
+      continue;
+    }
+    MemChaseRequest base;
+    base.load = level == "l1" ? MemLoad::ca : MemLoad::cg;
+    base.carveout_percent = 0;
+    base.flush_l2 = level == "l2";
+    base.repeats = c.opt.repeats;
+    base.hops_per_repeat = c.opt.hops;
+    g.curve.load = base.load;
+    const std::vector<uint64_t> strides = {8, 16, 32, 64, 128, 256, 512};
+    int i = 0;
+    for (uint64_t st : strides) {
+      if (c.stop) return;
+      if (c.over_budget()) {
+        g.curve.points.push_back({st, std::nullopt, {}, "skipped", "over the probe's time budget"});
+        continue;
+      }
+      c.progress.step("memory", level + " fetch granularity", ++i, static_cast<int>(strides.size()),
+                      "stride " + std::to_string(st) + " B");
+      MemChaseRequest req = base;
+      req.stride_bytes = st;
+      // L1: the warm-up walks 512 KiB (twice the largest L1) ahead of the timed part, so no
+      // line the chain's writer left in this SM's L1 is still there. L2 is flushed instead.
+      req.warmup_hops = level == "l1" ? (512 * KiB) / st : 64;
+      const uint64_t lines = req.warmup_hops + req.hops_per_repeat * req.repeats + 1;
+      const auto next = sequential_chain(static_cast<uint32_t>(lines));
+      req.starts = {0};
+      g.curve.points.push_back(
+          guarded_point(st, [&] { return measure(c, req, next, st, g.curve); }));
+      if (g.curve.points.back().status == "error") {
+        g.status = {"error", g.curve.points.back().reason};
+        out.granularity.push_back(g);
+        throw ProbeError("memory: " + g.curve.key + ": " + g.status.reason);
+      }
+    }
+    g.estimate = estimate_granularity(g.curve.points);
+    out.granularity.push_back(g);
+  }
+}
+
+void constant_part(Ctx& c, MemoryProbeResult& out) {
+  const Support s = c.k.supports("constant");
+  if (!s.ok) {
+    out.constant_status = {"unsupported", s.reason};
+    return;
+  }
+  const uint64_t bank = c.k.constant_bank_bytes();
+  out.constant_bank_bytes = bank;
+  MemCurve curve;
+  curve.key = "constant";
+  MemChaseRequest base;
+  base.load = MemLoad::constant;
+  base.stride_bytes = 64;
+  // No early stop: past the 2 KiB constant L1 the next level is the one sought, so the sweep
+  // runs to the end of the bank (the estimate then finds the 2 KiB edge; the level after it
+  // is read from the points past it).
+  const auto grid =
+      capacity_footprints(1 * KiB, bank, c.opt.quick ? 2 : c.opt.points_per_doubling, 64);
+  int i = 0;
+  for (uint64_t f : grid) {
+    if (c.stop) break;
+    c.progress.step("memory", "constant", ++i, static_cast<int>(grid.size()),
+                    std::to_string(f / KiB) + " KiB");
+    curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
+    if (curve.points.back().status == "error") {
+      curve.status = {"error", curve.points.back().reason};
+      out.constant = curve;
+      throw ProbeError("memory: constant: " + curve.status.reason);
+    }
+  }
+  curve.load = MemLoad::constant;
+  curve.stride_bytes = 64;
+  curve.capacity = estimate_capacity(curve.points);
+  out.constant = curve;
+}
+
+template <class F>
+void part(Status& st, const std::atomic<bool>& stop, F&& fn) {
+  try {
+    fn();
+    if (stop && st.ok()) st = {"interrupted", "stopped by the user"};
+  } catch (const ProbeError& e) {
+    st = {"error", e.what()};
+    throw;
+  } catch (const AllocationFailed& e) {
+    st = {"skipped", e.what()};
+  } catch (const BackendError& e) {
+    st = {"error", e.what()};
+    throw ProbeError(std::string("memory: ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<OptionSpec> memory_option_specs() {
+  return {
+      {"quick", "0", "fewer carve-outs and warp counts, 2 points per doubling, 3 repeats"},
+      {"carveout", "1", "L1 capacity and latency under each shared-memory carve-out"},
+      {"partition", "1",
+       "1..max_warps warps of one block, one chain each: per-SM or per-partition caches"},
+      {"granularity", "1", "L1 and L2 fetch granularity (sector) by a stride sweep"},
+      {"constant", "1", "constant memory past its first level (the probe's own 64 KiB bank)"},
+      {"repeats", "5", "timed repeats per point"},
+      {"points_per_doubling", "4", "footprints per doubling of the capacity sweeps"},
+      {"refine", "6", "points added inside each capacity edge"},
+      {"min_footprint", "8K", "smallest footprint of the L1 sweeps"},
+      {"max_footprint", "384K", "largest footprint of the L1 sweeps (per warp)"},
+      {"max_warps", "4", "warps of the partition test"},
+      {"hops", "4096", "timed hops per repeat (at least the chain's lines)"},
+      {"budget", "60", "seconds; points past it are skipped"},
+  };
+}
+
+MemoryOptions parse_memory_options(const OptionValues& kv, const std::vector<OptionSpec>& specs) {
+  MemoryOptions o;
+  auto it = kv.find("quick");
+  if (it != kv.end() && options::flag("memory", "quick", it->second)) {
+    o.quick = true;
+    o.points_per_doubling = 2;
+    o.repeats = 3;
+    o.refine = 4;
+    o.budget = 20;
+  }
+  for (const auto& [k, v] : kv) {
+    if (k == "quick") continue;
+    if (k == "carveout")
+      o.carveout = options::flag("memory", k, v);
+    else if (k == "partition")
+      o.partition = options::flag("memory", k, v);
+    else if (k == "granularity")
+      o.granularity = options::flag("memory", k, v);
+    else if (k == "constant")
+      o.constant = options::flag("memory", k, v);
+    else if (k == "repeats")
+      o.repeats = options::integer("memory", k, v, 1, 50);
+    else if (k == "points_per_doubling")
+      o.points_per_doubling = options::integer("memory", k, v, 1, 16);
+    else if (k == "refine")
+      o.refine = options::integer("memory", k, v, 0, 32);
+    else if (k == "min_footprint")
+      o.min_footprint = options::bytes("memory", k, v);
+    else if (k == "max_footprint")
+      o.max_footprint = options::bytes("memory", k, v);
+    else if (k == "max_warps")
+      o.max_warps = options::integer("memory", k, v, 1, 32);
+    else if (k == "hops")
+      o.hops = static_cast<uint64_t>(options::integer("memory", k, v, 64, 1 << 20));
+    else if (k == "budget")
+      o.budget = options::integer("memory", k, v, 1, 3600);
+    else
+      options::unknown_key("memory", k, specs);
+  }
+  if (o.min_footprint < 1024 || o.max_footprint <= o.min_footprint)
+    throw std::invalid_argument(
+        "memory.min_footprint must be >= 1K and below memory.max_footprint");
+  return o;
+}
+
+void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
+                const std::atomic<bool>& stop, MemoryProbeResult& out) {
+  const auto t0 = Clock::now();
+  MemoryKernels* k = dev.kernels<MemoryKernels>();
+  if (!k) {
+    const std::string why = "the " + dev.info().backend +
+                            " backend has no memory-probe kernels (no carve-out control, cache "
+                            "operators or per-warp chase there)";
+    out.status = {"unsupported", why};
+    for (Status* s : {&out.carveout_status, &out.partition_status, &out.granularity_status,
+                      &out.constant_status})
+      *s = {"unsupported", why};
+    return;
+  }
+  Ctx c{*k, opt, progress, stop, t0, {}};
+  progress.time_left("memory", opt.budget);
+  auto finish = [&] {
+    out.wall_seconds = seconds_since(t0);
+    if (!c.clocks.empty()) out.clock_mhz = median(c.clocks);
+  };
+  auto run_part = [&](bool on, const char* name, Status& st, auto&& fn) {
+    if (stop) return;
+    if (!on) {
+      st = {"skipped", std::string("memory.") + name + "=0"};
+      return;
+    }
+    const Support s = k->supports(name);
+    if (!s.ok) {
+      st = {"unsupported", s.reason};
+      return;
+    }
+    try {
+      part(st, stop, fn);
+    } catch (...) {
+      out.status = st;
+      finish();
+      throw;
+    }
+  };
+  run_part(opt.carveout, "carveout", out.carveout_status,
+           [&] { carveout_part(c, dev.info(), out); });
+  run_part(opt.partition, "partition", out.partition_status, [&] { partition_part(c, out); });
+  run_part(opt.granularity, "granularity", out.granularity_status,
+           [&] { granularity_part(c, out); });
+  run_part(opt.constant, "constant", out.constant_status, [&] { constant_part(c, out); });
+  if (stop) out.status = {"interrupted", "stopped by the user"};
+  finish();
+}
+
+}  // namespace gd

@@ -1,0 +1,352 @@
+// The memory probe's report pieces: figures with stable ids, the terminal summary, one CSV of
+// every point, and an HTML section with a chart per part (latency against footprint or stride).
+#include "memory_report.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "charts.hpp"
+#include "gpudissect/units.hpp"
+
+namespace gd::report {
+
+namespace {
+
+constexpr uint64_t KiB = 1024;
+
+std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string status_text(const Status& s) {
+  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
+}
+
+std::string opt_bytes(const std::optional<uint64_t>& b) { return b ? format_bytes(*b) : "-"; }
+std::string opt_cycles(const std::optional<double>& c) { return c ? fmt(*c, 1) : "-"; }
+
+// "224 KiB (224..228 KiB)": the capacity and the first footprint past it.
+std::string capacity_text(const CapacityEstimate& e) {
+  if (!e.capacity_bytes) return "-";
+  std::string s = format_bytes(*e.capacity_bytes);
+  if (e.next_bytes) s += " (<" + format_bytes(*e.next_bytes) + ")";
+  return s;
+}
+
+std::string carveout_id(const CarveoutResult& c) {
+  if (c.point.shared_kib >= 0) return std::to_string(c.point.shared_kib);
+  if (c.point.percent >= 0) return std::to_string(c.point.percent) + "pct";
+  return "default";
+}
+
+Figure make(const std::string& id, const std::string& label, double v, const std::string& unit,
+            const std::string& instruction, const std::string& where, std::optional<double> mhz,
+            bool higher_is_better) {
+  Figure f;
+  f.id = id;
+  f.label = label;
+  f.value = single_value(v);
+  f.unit = unit;
+  f.instruction = instruction;
+  f.where = where;
+  f.clock_mhz = mhz;
+  f.higher_is_better = higher_is_better;
+  return f;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return o + "\"";
+}
+
+void csv_curve(std::ofstream& o, const std::string& part, const MemCurve& c) {
+  for (const auto& p : c.points)
+    o << part << "," << c.key << "," << to_string(c.load) << "," << c.warps << ","
+      << p.footprint_bytes << "," << (p.cycles ? fmt(p.cycles->median, 3) : "") << ","
+      << (p.cycles ? fmt(p.cycles->q1, 3) : "") << "," << (p.cycles ? fmt(p.cycles->q3, 3) : "")
+      << "," << p.status << "," << csv_escape(p.reason) << "\n";
+}
+
+// Latency curves on one chart: x in bytes (log2), y cycles per hop.
+std::string chart(SectionContext& ctx, const std::string& name, const std::string& title,
+                  const std::string& xlabel,
+                  const std::vector<std::pair<std::string, const MemCurve*>>& curves) {
+  if (!ctx.charts) return {};
+  std::ostringstream g;
+  int n = 0;
+  std::vector<std::string> plots;
+  for (const auto& [label, c] : curves) {
+    std::ostringstream d;
+    for (const auto& p : c->points)
+      if (p.cycles) d << p.footprint_bytes << " " << p.cycles->median << "\n";
+    if (d.str().empty()) continue;
+    g << "$d" << n << " << EOD\n" << d.str() << "EOD\n";
+    plots.push_back("$d" + std::to_string(n) + " using 1:2 with linespoints title " +
+                    detail::gnuplot_quote(label));
+    ++n;
+  }
+  if (plots.empty()) return {};
+  g << "set title " << detail::gnuplot_quote(title) << " noenhanced\n";
+  g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel 'cycles per load'\n"
+    << "set logscale x 2\nset grid\nset key top left box opaque noenhanced\nset yrange [0:*]\n";
+  g << "plot ";
+  for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", " : "") << plots[i];
+  g << "\n";
+  detail::ChartSpec spec;
+  spec.name = name;
+  spec.title = title;
+  spec.script = g.str();
+  const std::string fig = section_chart(spec, ctx);
+  return fig.empty() ? std::string() : "<h4>" + detail::html_escape(title) + "</h4>\n" + fig;
+}
+
+}  // namespace
+
+std::vector<Figure> memory_figures(const MemoryProbeResult& m) {
+  std::vector<Figure> f;
+  for (const auto& c : m.carveouts) {
+    const std::string id = "memory.carveout." + carveout_id(c);
+    std::string where = c.point.label();
+    if (c.api_shared_bytes)
+      where += "; occupancy API: " + format_bytes(*c.api_shared_bytes) + " shared";
+    if (c.curve.capacity.capacity_bytes)
+      f.push_back(make(id + ".l1_capacity", "L1 capacity, " + c.point.label(),
+                       static_cast<double>(*c.curve.capacity.capacity_bytes), "bytes",
+                       c.curve.instruction, where, c.curve.clock_mhz, true));
+    if (c.curve.capacity.plateau_cycles)
+      f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
+                       *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
+                       c.curve.clock_mhz, false));
+  }
+  for (const auto& p : m.partitions) {
+    for (const auto& c : p.by_warps)
+      if (c.capacity.capacity_bytes)
+        f.push_back(make(
+            "memory.partition." + p.path + ".capacity_" + std::to_string(c.warps) + "warps",
+            p.path + " cache capacity per warp, " + std::to_string(c.warps) + " warps of one block",
+            static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
+            std::to_string(c.warps) + " disjoint chains, one per warp", c.clock_mhz, true));
+  }
+  for (const auto& g : m.granularity)
+    if (g.estimate.bytes)
+      f.push_back(make("memory." + g.level + ".sector_bytes",
+                       (g.level == "l1" ? std::string("L1") : std::string("L2")) +
+                           " fetch granularity (bytes per miss)",
+                       static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
+                       "sequential walk, stride sweep", g.curve.clock_mhz, true));
+  if (m.constant) {
+    const MemCurve& c = *m.constant;
+    if (c.capacity.capacity_bytes)
+      f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
+                       static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
+                       "own 64 KiB bank", c.clock_mhz, true));
+    const CapacityEstimate n = next_level(c.points, c.capacity);
+    if (n.capacity_bytes)
+      f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
+                       static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
+                       "own 64 KiB bank", c.clock_mhz, true));
+    else if (n.plateau_cycles && !c.points.empty())
+      f.push_back(make("memory.constant.L1_5.capacity_min",
+                       "constant L1.5 capacity, lower bound (no step up to the bank's end)",
+                       static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,
+                       "own 64 KiB bank", c.clock_mhz, true));
+    if (n.plateau_cycles)
+      f.push_back(make("memory.constant.L1_5.latency", "constant L1.5 latency", *n.plateau_cycles,
+                       "cycles", c.instruction, "own 64 KiB bank", c.clock_mhz, false));
+  }
+  return f;
+}
+
+void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
+  os << "\nMemory probe: " << status_text(m.status) << ", " << fmt(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) os << ", SM clock " << fmt(*m.clock_mhz, 0) << " MHz";
+  os << "\n";
+  // A backend without the probe's kernels: the header line says why, once.
+  if (m.status.status == "unsupported") return;
+  if (!m.carveouts.empty()) {
+    os << "  L1 by carve-out (" << status_text(m.carveout_status) << ")\n";
+    char b[256];
+    std::snprintf(b, sizeof b, "  %-16s %-22s %10s %12s %12s  %s\n", "split", "L1 capacity",
+                  "cycles", "predicted", "API shared", "read back");
+    os << b;
+    for (const auto& c : m.carveouts) {
+      std::snprintf(
+          b, sizeof b, "  %-16s %-22s %10s %12s %12s  %s\n", c.point.label().c_str(),
+          capacity_text(c.curve.capacity).c_str(),
+          opt_cycles(c.curve.capacity.plateau_cycles).c_str(),
+          opt_bytes(c.point.predicted_l1_bytes).c_str(), opt_bytes(c.api_shared_bytes).c_str(),
+          c.agreement.empty() ? status_text(c.curve.status).c_str() : c.agreement.c_str());
+      os << b;
+    }
+  } else if (!m.carveout_status.ok()) {
+    os << "  carve-out: " << status_text(m.carveout_status) << "\n";
+  }
+  for (const auto& p : m.partitions) {
+    os << "  " << p.path << " path, warps of one block with disjoint chains: ";
+    if (!p.status.ok()) {
+      os << status_text(p.status) << "\n";
+      continue;
+    }
+    for (const auto& c : p.by_warps) os << c.warps << "w " << capacity_text(c.capacity) << "; ";
+    os << "-> " << (p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << " ("
+       << p.verdict.note << ")\n";
+  }
+  if (m.partitions.empty() && !m.partition_status.ok())
+    os << "  partitions: " << status_text(m.partition_status) << "\n";
+  for (const auto& g : m.granularity) {
+    os << "  " << (g.level == "l1" ? "L1" : "L2") << " fetch granularity: ";
+    if (!g.status.ok())
+      os << status_text(g.status);
+    else if (g.estimate.bytes)
+      os << *g.estimate.bytes << " B (" << opt_cycles(g.estimate.hit_cycles) << " -> "
+         << opt_cycles(g.estimate.miss_cycles) << " cycles)";
+    else
+      os << "undetermined: " << g.estimate.note;
+    os << "\n";
+  }
+  if (m.granularity.empty() && !m.granularity_status.ok())
+    os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
+  if (m.constant) {
+    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
+    os << "  constant: L1 " << capacity_text(m.constant->capacity) << " at "
+       << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; next level "
+       << (n.capacity_bytes   ? capacity_text(n)
+           : n.plateau_cycles ? ">= " + opt_bytes(m.constant->points.back().footprint_bytes)
+                              : std::string("-"))
+       << " at " << opt_cycles(n.plateau_cycles) << " cycles\n";
+  } else if (!m.constant_status.ok()) {
+    os << "  constant: " << status_text(m.constant_status) << "\n";
+  }
+}
+
+std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
+                                                    const MemoryProbeResult& m) {
+  std::vector<std::filesystem::path> files;
+  if (m.carveouts.empty() && m.partitions.empty() && m.granularity.empty() && !m.constant)
+    return files;
+  const auto f = dir / "memory_points.csv";
+  std::ofstream o(f);
+  o << "part,curve,load,warps,footprint_or_stride_bytes,cycles,q1,q3,status,reason\n";
+  for (const auto& c : m.carveouts) csv_curve(o, "carveout", c.curve);
+  for (const auto& p : m.partitions)
+    for (const auto& c : p.by_warps) csv_curve(o, "partition", c);
+  for (const auto& g : m.granularity) csv_curve(o, "granularity", g.curve);
+  if (m.constant) csv_curve(o, "constant", *m.constant);
+  files.push_back(f);
+  return files;
+}
+
+std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx) {
+  using detail::html_escape;
+  std::ostringstream h;
+  h << "<h2 id=\"memory\">Memory hierarchy details</h2>\n<p>Status: "
+    << html_escape(status_text(m.status)) << "; " << fmt(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) h << "; SM clock seen " << fmt(*m.clock_mhz, 0) << " MHz";
+  h << ". Every chase's end position is checked against the host's walk of the same chain.</p>\n";
+
+  h << "<h3>L1 against the shared-memory carve-out</h3>\n<p>One thread chases a random cycle of "
+       "128-byte lines through global memory in a kernel whose carve-out preference is set and "
+       "whose block asks for the shared memory that forces the split. Status: "
+    << html_escape(status_text(m.carveout_status)) << ".</p>\n";
+  if (!m.carveouts.empty()) {
+    h << "<table><tr><th>split</th><th>preference</th><th>dynamic shared</th><th>L1 capacity</th>"
+         "<th>cycles</th><th>predicted L1</th><th>occupancy API</th><th>read back</th></tr>\n";
+    for (const auto& c : m.carveouts)
+      h << "<tr><td>" << html_escape(c.point.label()) << "</td><td>"
+        << (c.point.percent >= 0 ? std::to_string(c.point.percent) + " %" : "-") << "</td><td>"
+        << format_bytes(c.point.dynamic_shared_bytes) << "</td><td>"
+        << html_escape(capacity_text(c.curve.capacity)) << "</td><td>"
+        << opt_cycles(c.curve.capacity.plateau_cycles) << "</td><td>"
+        << opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
+        << (c.api_probe_blocks
+                ? std::to_string(*c.api_probe_blocks) + " blocks = " + opt_bytes(c.api_shared_bytes)
+                : "-")
+        << "</td><td>"
+        << html_escape(c.agreement.empty() ? status_text(c.curve.status) : c.agreement)
+        << "</td></tr>\n";
+    h << "</table>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.carveouts) curves.push_back({c.point.label(), &c.curve});
+    h << chart(ctx, "memory_carveout", "L1 latency by footprint under each carve-out",
+               "footprint (bytes)", curves);
+  }
+
+  h << "<h3>Caches private to a scheduler partition?</h3>\n<p>1 to 4 warps of one block, each "
+       "chasing its own chain (footprint per warp on the x axis). A cache per SM shows each warp "
+       "1/n of it; a cache per partition keeps each warp's capacity. Status: "
+    << html_escape(status_text(m.partition_status)) << ".</p>\n";
+  for (const auto& p : m.partitions) {
+    h << "<p><b>" << html_escape(p.path) << "</b>: ";
+    if (!p.status.ok()) {
+      h << html_escape(status_text(p.status)) << "</p>\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < p.by_warps.size(); ++i) {
+      h << p.by_warps[i].warps << " warps: " << html_escape(capacity_text(p.by_warps[i].capacity))
+        << " per warp";
+      if (i < p.verdict.total_ratio.size() && p.verdict.total_ratio[i])
+        h << " (total x" << fmt(*p.verdict.total_ratio[i], 2) << ")";
+      h << "; ";
+    }
+    h << "verdict: <b>"
+      << html_escape(p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << "</b> ("
+      << html_escape(p.verdict.note) << ").</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : p.by_warps) curves.push_back({std::to_string(c.warps) + " warps", &c});
+    h << chart(ctx, "memory_partition_" + p.path, p.path + " path: latency by footprint per warp",
+               "footprint per warp (bytes)", curves);
+  }
+
+  h << "<h3>Fetch granularity</h3>\n<p>One thread walks memory sequentially at a stride; each new "
+       "sector misses, so the latency per load rises with the stride until the stride reaches the "
+       "bytes fetched per miss. L1: cached loads after a 512 KiB warm-up; L2: loads that bypass "
+       "L1, after L2 was flushed. Status: "
+    << html_escape(status_text(m.granularity_status)) << ".</p>\n<ul>\n";
+  for (const auto& g : m.granularity) {
+    h << "<li>" << (g.level == "l1" ? "L1" : "L2") << ": ";
+    if (!g.status.ok())
+      h << html_escape(status_text(g.status));
+    else if (g.estimate.bytes)
+      h << *g.estimate.bytes << " bytes (" << html_escape(g.curve.instruction) << ")";
+    else
+      h << "undetermined: " << html_escape(g.estimate.note);
+    h << "</li>\n";
+  }
+  h << "</ul>\n";
+  {
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& g : m.granularity)
+      if (!g.curve.points.empty())
+        curves.push_back({g.level == "l1" ? "L1 (ld.global.ca)" : "L2 (ld.global.cg)", &g.curve});
+    h << chart(ctx, "memory_granularity",
+               "Latency per load against the stride of a sequential walk", "stride (bytes)",
+               curves);
+  }
+
+  h << "<h3>Constant memory</h3>\n<p>Status: " << html_escape(status_text(m.constant_status))
+    << ".";
+  if (m.constant) {
+    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
+    h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
+      << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; the next level "
+      << html_escape(n.capacity_bytes   ? capacity_text(n)
+                     : n.plateau_cycles ? "holds at least " +
+                                              opt_bytes(m.constant->points.back().footprint_bytes) +
+                                              " (no step to the bank's end)"
+                                        : std::string("-"))
+      << " at " << opt_cycles(n.plateau_cycles) << " cycles.</p>\n";
+    h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
+               {{"LDC", &*m.constant}});
+  } else {
+    h << "</p>\n";
+  }
+  return h.str();
+}
+
+}  // namespace gd::report

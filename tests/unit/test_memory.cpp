@@ -1,0 +1,455 @@
+// The memory probe on the CPU: its plans, estimates and verdict on synthetic curves, and the
+// whole probe against a fake backend whose caches are known (an L1 of 256 KiB less the shared
+// carve-out, a read-only cache private to each partition, 32-byte L1 and 64-byte L2 fetches,
+// a 2 KiB constant L1 in front of a level larger than the bank).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "gpudissect/chain.hpp"
+#include "gpudissect/memory.hpp"
+#include "gpudissect/result.hpp"
+#include "latency.hpp"
+#include "memory.hpp"
+#include "progress.hpp"
+#include "registry.hpp"
+#include "sections.hpp"
+
+namespace gd {
+namespace {
+
+constexpr uint64_t KiB = 1024;
+
+DeviceInfo h100_like() {
+  DeviceInfo i;
+  i.backend = "fake";
+  i.id = "fake:0";
+  i.name = "fake";
+  i.compute_units = 2;
+  i.compute_capability = "9.0";
+  i.l2_bytes = 1 << 20;
+  return i;
+}
+
+MemPoint pt(uint64_t f, double c) {
+  MemPoint p;
+  p.footprint_bytes = f;
+  p.cycles = single_value(c);
+  return p;
+}
+
+// ---- plans ----
+
+TEST(MemoryPlan, CarveoutsOfHopper) {
+  const auto plan = carveout_plan(h100_like());
+  ASSERT_EQ(plan.size(), 11u);
+  EXPECT_EQ(plan[0].label(), "driver default");
+  EXPECT_EQ(plan[0].percent, -1);
+  EXPECT_FALSE(plan[0].predicted_l1_bytes);
+  const std::vector<int> shared = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+  const std::vector<int> percent = {0, 3, 7, 14, 28, 43, 57, 71, 85, 100};
+  for (std::size_t i = 0; i < shared.size(); ++i) {
+    const auto& p = plan[i + 1];
+    EXPECT_EQ(p.shared_kib, shared[i]);
+    EXPECT_EQ(p.percent, percent[i]);
+    // floor(percent x 228 KiB) lies below the split and above the one under it, so rounding
+    // up lands on it.
+    const double asked = p.percent / 100.0 * 228;
+    EXPECT_LE(asked, shared[i] + 1e-9);
+    if (i > 0) EXPECT_GT(asked, shared[i - 1]);
+    EXPECT_EQ(*p.predicted_l1_bytes, (256u - shared[i]) * KiB);
+    EXPECT_EQ(p.dynamic_shared_bytes, shared[i] ? (shared[i] - 1) * KiB : 0);
+  }
+  EXPECT_EQ(plan.back().label(), "228 KiB shared");
+  // The kernel's own shared memory comes off the forcing request.
+  EXPECT_EQ(carveout_plan(h100_like(), 512).back().dynamic_shared_bytes, 227 * KiB - 512);
+}
+
+TEST(MemoryPlan, UnknownDeviceGetsPercentagesWithoutPredictions) {
+  DeviceInfo i = h100_like();
+  i.compute_capability = "12.0";
+  const auto plan = carveout_plan(i);
+  ASSERT_EQ(plan.size(), 6u);
+  for (std::size_t k = 1; k < plan.size(); ++k) {
+    EXPECT_EQ(plan[k].shared_kib, -1);
+    EXPECT_EQ(plan[k].dynamic_shared_bytes, 0u);
+    EXPECT_FALSE(plan[k].predicted_l1_bytes);
+  }
+  EXPECT_EQ(plan[3].percent, 50);
+  EXPECT_EQ(plan[3].label(), "50 % carveout");
+  EXPECT_EQ(*unified_l1_bytes("8.0"), 192 * KiB);
+  EXPECT_FALSE(unified_l1_bytes("12.0"));
+}
+
+TEST(MemoryPlan, Footprints) {
+  const auto f = capacity_footprints(8 * KiB, 384 * KiB, 4, 128);
+  ASSERT_GE(f.size(), 20u);
+  EXPECT_EQ(f.front(), 8 * KiB);
+  EXPECT_EQ(f.back(), 384 * KiB);
+  for (std::size_t i = 1; i < f.size(); ++i) {
+    EXPECT_GT(f[i], f[i - 1]);
+    EXPECT_EQ(f[i] % 128, 0u);
+    EXPECT_LE(static_cast<double>(f[i]) / f[i - 1], 1.2);
+  }
+  const auto r = refine_footprints(200 * KiB, 240 * KiB, 4, 128, {208 * KiB});
+  ASSERT_EQ(r.size(), 3u);  // 208 KiB is already measured
+  for (uint64_t x : r) {
+    EXPECT_GT(x, 200 * KiB);
+    EXPECT_LT(x, 240 * KiB);
+    EXPECT_EQ(x % 128, 0u);
+  }
+  EXPECT_TRUE(refine_footprints(1024, 1024 + 128, 4, 128, {}).empty());
+}
+
+TEST(MemoryPlan, DisjointChainsAreOneCycleEachInTheirOwnLines) {
+  const uint32_t lines = 37;
+  const auto next = disjoint_chains(lines, 3);
+  ASSERT_EQ(next.size(), 3u * lines);
+  for (uint32_t w = 0; w < 3; ++w) {
+    std::vector<uint32_t> sub;
+    for (uint32_t i = 0; i < lines; ++i) {
+      const uint32_t n = next[w * lines + i];
+      ASSERT_GE(n, w * lines);
+      ASSERT_LT(n, (w + 1) * lines);
+      sub.push_back(n - w * lines);
+    }
+    EXPECT_TRUE(is_single_cycle(sub));
+  }
+  const auto s = sequential_chain(5);
+  EXPECT_EQ(s, (std::vector<uint32_t>{1, 2, 3, 4, 0}));
+}
+
+// ---- estimates ----
+
+TEST(MemoryEstimate, CapacityAtTheEdgeIgnoringOneSpike) {
+  std::vector<MemPoint> c;
+  for (uint64_t f : {16, 32, 64, 96, 128, 160, 192, 200, 208})
+    c.push_back(pt(f * KiB, f == 96 ? 60 : 33));  // one spike at 96 KiB
+  for (uint64_t f : {216, 224, 256, 320}) c.push_back(pt(f * KiB, 290));
+  const auto e = estimate_capacity(c);
+  ASSERT_TRUE(e.capacity_bytes);
+  EXPECT_EQ(*e.capacity_bytes, 208 * KiB);
+  EXPECT_EQ(*e.next_bytes, 216 * KiB);
+  EXPECT_DOUBLE_EQ(*e.plateau_cycles, 33);
+  EXPECT_DOUBLE_EQ(*e.beyond_cycles, 290);
+}
+
+TEST(MemoryEstimate, NoEdgeAndNoPlateauSayWhy) {
+  std::vector<MemPoint> flat;
+  for (uint64_t f : {1, 2, 4, 8}) flat.push_back(pt(f * KiB, 99));
+  const auto a = estimate_capacity(flat);
+  EXPECT_FALSE(a.capacity_bytes);
+  EXPECT_DOUBLE_EQ(*a.plateau_cycles, 99);
+  EXPECT_NE(a.note.find("never left"), std::string::npos);
+  std::vector<MemPoint> rising = {pt(1024, 30), pt(2048, 300), pt(4096, 310), pt(8192, 300)};
+  const auto b = estimate_capacity(rising);
+  EXPECT_FALSE(b.capacity_bytes);
+  EXPECT_FALSE(b.plateau_cycles);
+  EXPECT_NE(b.note.find("rises"), std::string::npos);
+  EXPECT_FALSE(estimate_capacity({pt(1024, 3)}).plateau_cycles);
+  // The level after a first edge: the constant L1 and the level behind it.
+  std::vector<MemPoint> k;
+  for (uint64_t f : {1, 2}) k.push_back(pt(f * KiB, 29));
+  k.push_back(pt(1536, 29));
+  for (uint64_t f : {3, 4, 8, 16, 32, 64}) k.push_back(pt(f * KiB, 99));
+  std::sort(k.begin(), k.end(),
+            [](auto& x, auto& y) { return x.footprint_bytes < y.footprint_bytes; });
+  const auto first = estimate_capacity(k);
+  EXPECT_EQ(*first.capacity_bytes, 2 * KiB);
+  const auto second = next_level(k, first);
+  EXPECT_FALSE(second.capacity_bytes);
+  EXPECT_DOUBLE_EQ(*second.plateau_cycles, 99);
+}
+
+TEST(MemoryEstimate, Granularity) {
+  std::vector<MemPoint> c;
+  for (uint64_t s : {8, 16, 32, 64, 128, 256})
+    c.push_back(pt(s, 30 + 270 * std::min(1.0, s / 32.0)));
+  auto g = estimate_granularity(c);
+  ASSERT_TRUE(g.bytes);
+  EXPECT_EQ(*g.bytes, 32u);
+  EXPECT_DOUBLE_EQ(*g.hit_cycles, 30 + 270 / 4.0);
+  std::vector<MemPoint> flat;
+  for (uint64_t s : {8, 16, 32, 64}) flat.push_back(pt(s, 300));
+  g = estimate_granularity(flat);
+  EXPECT_FALSE(g.bytes);
+  EXPECT_NE(g.note.find("does not rise"), std::string::npos);
+}
+
+TEST(MemoryEstimate, PartitionVerdict) {
+  const uint64_t c = 200 * KiB;
+  auto v = partition_verdict({c, c / 2, c / 3 + 1000, c / 4});
+  EXPECT_EQ(v.verdict, "per SM");
+  ASSERT_EQ(v.total_ratio.size(), 4u);
+  EXPECT_NEAR(*v.total_ratio[3], 1.0, 0.01);
+  v = partition_verdict({c, c, c - 4000, c});
+  EXPECT_EQ(v.verdict, "per partition");
+  EXPECT_NEAR(*v.total_ratio[1], 2.0, 0.01);
+  v = partition_verdict({c, c / 2, c});
+  EXPECT_EQ(v.verdict, "unclear");
+  v = partition_verdict({std::nullopt, c});
+  EXPECT_EQ(v.verdict, "");
+  v = partition_verdict({c});
+  EXPECT_EQ(v.verdict, "");
+}
+
+// ---- the probe on a fake backend ----
+
+class FakeMemory : public MemoryKernels {
+ public:
+  bool corrupt = false;  // return a wrong end position
+  int launches = 0;
+
+  Support supports(const std::string& part) override {
+    if (part == "partition.readonly" && no_readonly) return Support::no("no read-only path here");
+    return Support::yes();
+  }
+  uint64_t constant_bank_bytes() const override { return 64 * KiB; }
+  bool no_readonly = false;
+
+  // The split a launch gets: the preference rounded up to a split, raised to fit the block;
+  // the default 32 KiB.
+  static uint64_t shared_of(const MemChaseRequest& r) {
+    static const std::vector<uint64_t> splits = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+    uint64_t want = r.carveout_percent < 0 ? 32 : 0;
+    if (r.carveout_percent >= 0) {
+      const double k = r.carveout_percent / 100.0 * 228;
+      want = *std::lower_bound(splits.begin(), splits.end(),
+                               static_cast<uint64_t>(std::ceil(k - 1e-9)));
+    }
+    const uint64_t need =
+        r.dynamic_shared_bytes ? (r.dynamic_shared_bytes + KiB + KiB - 1) / KiB : 0;
+    const uint64_t kib = *std::lower_bound(splits.begin(), splits.end(), std::max(want, need));
+    return kib * KiB;
+  }
+
+  MemChaseTiming chase(const MemChaseRequest& r) override {
+    ++launches;
+    MemChaseTiming t;
+    const uint64_t shared = shared_of(r);
+    t.api_probe_blocks = static_cast<int>(shared / (8 * KiB));
+    t.reserved_per_block = KiB;
+    t.clock_mhz = 1800;
+    t.instruction = r.load == MemLoad::constant ? "LDC" : "LDG.E.64.STRONG.SM";
+    const uint64_t lines = r.next->size() / r.warps;
+    const uint64_t per_warp = lines * r.stride_bytes;
+    const bool sequential = r.next->size() > 4 && (*r.next)[0] == 1 && (*r.next)[1] == 2 &&
+                            (*r.next)[2] == 3 && (*r.next)[3] == 4;
+    double cyc = 0;
+    if (r.load == MemLoad::constant) {
+      cyc = per_warp <= 2 * KiB ? 29 : 99;
+    } else if (sequential) {
+      const double s = static_cast<double>(r.stride_bytes);
+      cyc = r.load == MemLoad::cg ? 300 + 400 * std::min(1.0, s / 64)
+                                  : 33 + 267 * std::min(1.0, s / 32);
+    } else if (r.load == MemLoad::nc) {
+      cyc = per_warp <= 16 * KiB ? 33 : 290;  // one 16 KiB cache per partition
+    } else {
+      const uint64_t l1 = 256 * KiB - shared;
+      cyc = per_warp * r.warps <= l1 ? 33 : 290;  // one cache per SM
+    }
+    const uint64_t hops = r.warmup_hops + r.hops_per_repeat * r.repeats;
+    for (int w = 0; w < r.warps; ++w) {
+      std::vector<double> v;
+      for (int k = 0; k < r.repeats; ++k) v.push_back(cyc * (1 + 0.001 * k));
+      t.cycles_per_hop.push_back(v);
+      t.end_lines.push_back(walk(*r.next, r.starts[w], hops) + (corrupt ? 1 : 0));
+    }
+    return t;
+  }
+};
+
+class FakeDevice : public Device {
+ public:
+  explicit FakeDevice(MemoryKernels* k) : k_(k), info_(h100_like()) {}
+  const DeviceInfo& info() const override { return info_; }
+  Support supports(MemPath) const override { return Support::no("fake"); }
+  uint64_t max_footprint(MemPath) const override { return 0; }
+  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
+  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
+  KernelSet* kernel_set(const std::string& p) override {
+    return p == MemoryKernels::kProbe ? k_ : nullptr;
+  }
+
+ private:
+  MemoryKernels* k_;
+  DeviceInfo info_;
+};
+
+MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {}) {
+  FakeDevice dev(&k);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  MemoryProbeResult out;
+  run_memory(dev, opt, progress, stop, out);
+  return out;
+}
+
+TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
+  FakeMemory k;
+  MemoryOptions opt;
+  opt.partition = opt.granularity = opt.constant = false;
+  const auto out = run_fake(k, opt);
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  EXPECT_TRUE(out.carveout_status.ok()) << out.carveout_status.reason;
+  ASSERT_EQ(out.carveouts.size(), 11u);
+  for (const auto& c : out.carveouts) {
+    ASSERT_TRUE(c.curve.capacity.capacity_bytes) << c.curve.key << " " << c.curve.capacity.note;
+    const uint64_t shared = c.point.shared_kib >= 0 ? c.point.shared_kib * KiB : 32 * KiB;
+    const uint64_t l1 = 256 * KiB - shared;
+    // The edge is bracketed: capacity <= L1 < next point, within a refinement step.
+    EXPECT_LE(*c.curve.capacity.capacity_bytes, l1) << c.curve.key;
+    EXPECT_GT(*c.curve.capacity.next_bytes, l1) << c.curve.key;
+    EXPECT_LE(*c.curve.capacity.next_bytes - *c.curve.capacity.capacity_bytes, l1 / 8)
+        << c.curve.key;
+    EXPECT_DOUBLE_EQ(std::round(*c.curve.capacity.plateau_cycles), 33);
+    EXPECT_EQ(*c.api_shared_bytes, shared / (8 * KiB) * 8 * KiB);
+    if (c.point.shared_kib >= 0) EXPECT_EQ(c.agreement, "agrees") << c.curve.key;
+  }
+  EXPECT_EQ(out.carveouts[0].curve.key, "carveout.default");
+  EXPECT_EQ(*out.carveouts[0].implied_shared_bytes / KiB / 8, 4u);  // the default's 32 KiB
+  EXPECT_GT(out.wall_seconds, 0);
+  EXPECT_DOUBLE_EQ(*out.clock_mhz, 1800);
+}
+
+TEST(MemoryProbe, PartitionsGranularityConstant) {
+  FakeMemory k;
+  MemoryOptions opt;
+  opt.carveout = false;
+  const auto out = run_fake(k, opt);
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_EQ(out.partitions.size(), 2u);
+  EXPECT_EQ(out.partitions[0].path, "global");
+  ASSERT_EQ(out.partitions[0].by_warps.size(), 4u);
+  EXPECT_EQ(out.partitions[0].verdict.verdict, "per SM") << out.partitions[0].verdict.note;
+  EXPECT_EQ(out.partitions[1].verdict.verdict, "per partition") << out.partitions[1].verdict.note;
+  ASSERT_EQ(out.granularity.size(), 2u);
+  EXPECT_EQ(*out.granularity[0].estimate.bytes, 32u);
+  EXPECT_EQ(*out.granularity[1].estimate.bytes, 64u);
+  ASSERT_TRUE(out.constant);
+  EXPECT_EQ(*out.constant->capacity.capacity_bytes, 2 * KiB);
+  EXPECT_EQ(*out.constant_bank_bytes, 64 * KiB);
+
+  // Figures, JSON both ways, every writer.
+  RunResult rr;
+  rr.put(out);
+  const Probe* p = probe_registry().find("memory");
+  ASSERT_NE(p, nullptr);
+  std::set<std::string> ids;
+  for (const auto& f : p->figures(rr)) {
+    ids.insert(f.id);
+    EXPECT_TRUE(f.value) << f.id;
+    EXPECT_FALSE(f.instruction.empty()) << f.id;
+  }
+  for (const char* id :
+       {"memory.partition.global.capacity_1warps", "memory.partition.global.capacity_4warps",
+        "memory.partition.readonly.capacity_2warps", "memory.l1.sector_bytes",
+        "memory.l2.sector_bytes", "memory.constant.L1.capacity",
+        "memory.constant.L1_5.capacity_min", "memory.constant.L1_5.latency"})
+    EXPECT_TRUE(ids.count(id)) << id;
+  const nlohmann::json j = p->to_json(rr.probes.at("memory"));
+  const std::any back = p->from_json(j);
+  EXPECT_EQ(p->to_json(back), j);
+  std::ostringstream os;
+  p->print_summary(os, rr);
+  EXPECT_NE(os.str().find("per partition"), std::string::npos);
+  report::SectionContext ctx;
+  const std::string html = p->html_section(rr, ctx);
+  EXPECT_NE(html.find("id=\"memory\""), std::string::npos);
+  EXPECT_NE(html.find("per SM"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / "gd_memory_csv";
+  std::filesystem::create_directories(dir);
+  const auto files = p->write_csv(dir, rr);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::filesystem::file_size(files[0]) > 100);
+}
+
+TEST(MemoryProbe, CarveoutFiguresAndJson) {
+  FakeMemory k;
+  MemoryOptions opt;
+  opt.quick = true;
+  opt.partition = opt.granularity = opt.constant = false;
+  opt.points_per_doubling = 2;
+  const auto out = run_fake(k, opt);
+  ASSERT_EQ(out.carveouts.size(), 4u);  // default, 0, the middle, 228 KiB
+  RunResult rr;
+  rr.put(out);
+  std::set<std::string> ids;
+  for (const auto& f : probe_registry().find("memory")->figures(rr)) ids.insert(f.id);
+  for (const char* id : {"memory.carveout.default.l1_capacity", "memory.carveout.0.l1_latency",
+                         "memory.carveout.228.l1_capacity"})
+    EXPECT_TRUE(ids.count(id)) << id;
+  const nlohmann::json j = out;
+  EXPECT_EQ(nlohmann::json(j.get<MemoryProbeResult>()), j);
+  EXPECT_FALSE(j["carveouts"][0].contains("predicted_l1_bytes"));  // absent, never null
+}
+
+TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
+  FakeMemory k;
+  k.corrupt = true;
+  MemoryOptions opt;
+  opt.partition = opt.granularity = opt.constant = false;
+  FakeDevice dev(&k);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  MemoryProbeResult out;
+  EXPECT_THROW(run_memory(dev, opt, progress, stop, out), ProbeError);
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.carveout_status.status, "error");
+  ASSERT_FALSE(out.carveouts.empty());
+  EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
+}
+
+TEST(MemoryProbe, UnsupportedPathsAndBackends) {
+  FakeMemory k;
+  k.no_readonly = true;
+  MemoryOptions opt;
+  opt.carveout = opt.granularity = opt.constant = false;
+  opt.max_warps = 2;
+  const auto out = run_fake(k, opt);
+  ASSERT_EQ(out.partitions.size(), 2u);
+  EXPECT_EQ(out.partitions[1].status.status, "unsupported");
+  EXPECT_EQ(out.granularity_status.status, "skipped");
+
+  FakeDevice none(nullptr);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  MemoryProbeResult r;
+  run_memory(none, MemoryOptions{}, progress, stop, r);
+  EXPECT_EQ(r.status.status, "unsupported");
+  EXPECT_EQ(r.constant_status.status, "unsupported");
+  RunResult rr;
+  rr.put(r);
+  EXPECT_TRUE(probe_registry().find("memory")->figures(rr).empty());
+}
+
+TEST(MemoryProbe, StopInterrupts) {
+  FakeMemory k;
+  FakeDevice dev(&k);
+  NullProgress progress;
+  std::atomic<bool> stop{true};
+  MemoryProbeResult out;
+  run_memory(dev, MemoryOptions{}, progress, stop, out);
+  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(k.launches, 0);
+}
+
+TEST(MemoryOptions, ParseAndReject) {
+  const auto specs = memory_option_specs();
+  auto o = parse_memory_options({{"quick", "1"}, {"repeats", "7"}}, specs);
+  EXPECT_TRUE(o.quick);
+  EXPECT_EQ(o.repeats, 7);  // an explicit key wins over quick's
+  EXPECT_EQ(o.points_per_doubling, 2);
+  o = parse_memory_options({{"max_footprint", "512K"}, {"partition", "0"}}, specs);
+  EXPECT_EQ(o.max_footprint, 512 * KiB);
+  EXPECT_FALSE(o.partition);
+  EXPECT_THROW(parse_memory_options({{"nosuch", "1"}}, specs), std::invalid_argument);
+  EXPECT_THROW(parse_memory_options({{"min_footprint", "1M"}}, specs), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gd
