@@ -140,10 +140,13 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
   }
   CapacityEstimate e = estimate_capacity(curve.points);
   if (e.capacity_bytes && e.next_bytes && c.opt.refine > 0 && !c.stop && !c.over_budget()) {
-    for (uint64_t f : refine_footprints(*e.capacity_bytes, *e.next_bytes, c.opt.refine,
-                                        base.stride_bytes, have)) {
+    const auto extra =
+        refine_footprints(*e.capacity_bytes, *e.next_bytes, c.opt.refine, base.stride_bytes, have);
+    int j = 0;
+    for (uint64_t f : extra) {
       if (c.stop || c.over_budget()) break;
-      c.progress.step("memory", what + " (edge)", 0, 0, std::to_string(f / KiB) + " KiB");
+      c.progress.step("memory", what + " (edge)", ++j, static_cast<int>(extra.size()),
+                      std::to_string(f / KiB) + " KiB");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
       if (curve.points.back().status == "error") {
         curve.status = {"error", curve.points.back().reason};
@@ -451,7 +454,6 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
     return;
   }
   Ctx c{*k, opt, progress, stop, t0, {}};
-  progress.time_left("memory", opt.budget);
   auto finish = [&] {
     out.wall_seconds = seconds_since(t0);
     if (!c.clocks.empty()) out.clock_mhz = median(c.clocks);

@@ -167,9 +167,18 @@ class CudaMemory final : public MemoryKernels {
     }
     // The split: preference (-1 is the driver default, so an earlier point's setting does not
     // linger) and the dynamic shared memory limit, both attributes of the function.
-    check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               r.carveout_percent >= 0 ? r.carveout_percent : -1),
-          "cudaFuncSetAttribute (carveout)");
+    if (r.carveout_percent >= 0) {
+      check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 r.carveout_percent),
+            "cudaFuncSetAttribute (carveout)");
+    } else {
+      // cudaSharedmemCarveoutDefault (-1). Should a driver refuse it, the function keeps what
+      // it had: the driver's default for the first launch of each kernel, which is where the
+      // probe asks for it (the carve-out part's first point).
+      (void)cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                 cudaSharedmemCarveoutDefault);
+      (void)cudaGetLastError();
+    }
     const int max_dynamic = static_cast<int>(std::max<uint64_t>(r.dynamic_shared_bytes, 48 * 1024));
     check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic),
           "cudaFuncSetAttribute (dynamic shared memory)");
