@@ -235,7 +235,8 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
 void partition_part(Ctx& c, MemoryProbeResult& out) {
   const int max_warps = c.opt.quick ? std::min(2, c.opt.max_warps) : c.opt.max_warps;
   for (const auto& [path, load] : {std::pair<std::string, MemLoad>{"global", MemLoad::ca},
-                                   std::pair<std::string, MemLoad>{"readonly", MemLoad::nc}}) {
+                                   std::pair<std::string, MemLoad>{"readonly", MemLoad::nc},
+                                   std::pair<std::string, MemLoad>{"texture", MemLoad::texture}}) {
     if (c.stop) return;
     PartitionResult pr;
     pr.path = path;
@@ -319,6 +320,32 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
     g.estimate = estimate_granularity(g.curve.points);
     out.granularity.push_back(g);
   }
+}
+
+// The L1's line (tag) size: the capacity a random chain sees at strides of 32 to 512 bytes
+// (largest L1: carve-out 0). The sweep reaches 4x the largest L1, where a 512-byte stride
+// over 2048 lines of 128 bytes would end.
+void line_part(Ctx& c, MemoryProbeResult& out) {
+  LineResult& lr = out.l1_line;
+  std::vector<std::pair<uint64_t, std::optional<uint64_t>>> caps;
+  for (uint64_t st : {32, 64, 128, 256, 512}) {
+    if (c.stop) return;
+    MemCurve curve;
+    curve.key = "line.l1." + std::to_string(st);
+    MemChaseRequest base;
+    base.load = MemLoad::ca;
+    base.carveout_percent = 0;
+    base.stride_bytes = st;
+    capacity_curve(c, base, std::max<uint64_t>(c.opt.min_footprint, 8 * st),
+                   4 * c.opt.max_footprint, "L1 line, stride " + std::to_string(st) + " B", curve);
+    caps.push_back({st, curve.capacity.capacity_bytes});
+    lr.by_stride.push_back(curve);
+    if (curve.status.status == "error") {
+      lr.status = curve.status;
+      throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
+    }
+  }
+  lr.estimate = estimate_line(caps);
 }
 
 void constant_part(Ctx& c, MemoryProbeResult& out) {
@@ -480,8 +507,10 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
   run_part(opt.carveout, "carveout", out.carveout_status,
            [&] { carveout_part(c, dev.info(), out); });
   run_part(opt.partition, "partition", out.partition_status, [&] { partition_part(c, out); });
-  run_part(opt.granularity, "granularity", out.granularity_status,
-           [&] { granularity_part(c, out); });
+  run_part(opt.granularity, "granularity", out.granularity_status, [&] {
+    granularity_part(c, out);
+    line_part(c, out);
+  });
   run_part(opt.constant, "constant", out.constant_status, [&] { constant_part(c, out); });
   if (stop) out.status = {"interrupted", "stopped by the user"};
   finish();

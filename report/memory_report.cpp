@@ -140,6 +140,12 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m) {
                            " fetch granularity (bytes per miss)",
                        static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
                        "sequential walk, stride sweep", g.curve.clock_mhz, true));
+  if (m.l1_line.estimate.bytes && !m.l1_line.by_stride.empty())
+    f.push_back(make("memory.l1.line_bytes", "L1 line (tag) size",
+                     static_cast<double>(*m.l1_line.estimate.bytes), "bytes",
+                     m.l1_line.by_stride.front().instruction,
+                     "capacity seen at strides of 32 to 512 bytes",
+                     m.l1_line.by_stride.front().clock_mhz, true));
   if (m.constant) {
     const MemCurve& c = *m.constant;
     if (c.capacity.capacity_bytes)
@@ -210,6 +216,15 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
       os << "undetermined: " << g.estimate.note;
     os << "\n";
   }
+  if (!m.l1_line.by_stride.empty()) {
+    os << "  L1 line (capacity by stride: ";
+    for (const auto& c : m.l1_line.by_stride)
+      os << c.stride_bytes << " B " << capacity_text(c.capacity) << "; ";
+    os << "): "
+       << (m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " B"
+                                    : "undetermined: " + m.l1_line.estimate.note)
+       << "\n";
+  }
   if (m.granularity.empty() && !m.granularity_status.ok())
     os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
   if (m.constant) {
@@ -237,6 +252,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
   for (const auto& p : m.partitions)
     for (const auto& c : p.by_warps) csv_curve(o, "partition", c);
   for (const auto& g : m.granularity) csv_curve(o, "granularity", g.curve);
+  for (const auto& c : m.l1_line.by_stride) csv_curve(o, "line", c);
   if (m.constant) csv_curve(o, "constant", *m.constant);
   files.push_back(f);
   return files;
@@ -326,6 +342,19 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
         curves.push_back({g.level == "l1" ? "L1 (ld.global.ca)" : "L2 (ld.global.cg)", &g.curve});
     h << chart(ctx, "memory_granularity",
                "Latency per load against the stride of a sequential walk", "stride (bytes)",
+               curves);
+  }
+
+  if (!m.l1_line.by_stride.empty()) {
+    h << "<p>L1 line (tag) size from the capacity a random chain sees at each stride (a line holds "
+         "one element once the stride passes it, so the capacity seen grows): "
+      << html_escape(m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " bytes"
+                                              : "undetermined: " + m.l1_line.estimate.note)
+      << ".</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.l1_line.by_stride)
+      curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+    h << chart(ctx, "memory_l1_line", "L1 latency by footprint at each stride", "footprint (bytes)",
                curves);
   }
 

@@ -15,8 +15,8 @@ namespace gd::report {
 
 // Ids: memory.carveout.<shared KiB|default|<p>pct>.{l1_capacity,l1_latency},
 // memory.partition.<path>.capacity_<n>warps (bytes per warp), memory.partition.<path>.l1_latency,
-// memory.{l1,l2}.sector_bytes (fetch granularity), memory.constant.L1.capacity,
-// memory.constant.L1_5.{capacity | capacity_min, latency}.
+// memory.{l1,l2}.sector_bytes (fetch granularity), memory.l1.line_bytes,
+// memory.constant.L1.capacity, memory.constant.L1_5.{capacity | capacity_min, latency}.
 std::vector<Figure> memory_figures(const MemoryProbeResult& m);
 void print_memory_summary(std::ostream& os, const MemoryProbeResult& m);
 std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,

@@ -64,13 +64,20 @@ struct HopConst {
   }
 };
 
+// A 32-bit element index through the texture path (the index of the next line's element).
+struct HopTex {
+  cudaTextureObject_t tex;
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long i) const {
+    return tex1Dfetch<uint32_t>(tex, static_cast<int>(i));
+  }
+};
+
 template <class Hop>
-__device__ __forceinline__ void chase_warp(const MemArgs& a) {
+__device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
   // Lane 0 of every warp walks; the other lanes leave (one request per hop, as a warp of 32
   // threads all on one address would make).
   if ((threadIdx.x & 31) != 0) return;
   const unsigned w = threadIdx.x >> 5;
-  Hop hop;
   unsigned long long p = a.starts[w];
   for (unsigned long long i = 0; i < a.warmup; ++i) p = hop(p);
   unsigned long long* out = a.out + static_cast<unsigned long long>(w) * (2 * a.repeats + 1);
@@ -93,10 +100,11 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a) {
 
 // One kernel per load so each has its own name in the SASS (the timed instruction is read
 // from it).
-__global__ void mem_chase_ca(MemArgs a) { chase_warp<HopCa>(a); }
-__global__ void mem_chase_nc(MemArgs a) { chase_warp<HopNc>(a); }
-__global__ void mem_chase_cg(MemArgs a) { chase_warp<HopCg>(a); }
-__global__ void mem_chase_const(MemArgs a) { chase_warp<HopConst>(a); }
+__global__ void mem_chase_ca(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopCa{}); }
+__global__ void mem_chase_nc(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopNc{}); }
+__global__ void mem_chase_cg(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopCg{}); }
+__global__ void mem_chase_const(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopConst{}); }
+__global__ void mem_chase_tex(MemArgs a, cudaTextureObject_t t) { chase_warp(a, HopTex{t}); }
 
 const void* kernel_of(MemLoad l) {
   switch (l) {
@@ -108,6 +116,8 @@ const void* kernel_of(MemLoad l) {
       return reinterpret_cast<const void*>(&mem_chase_cg);
     case MemLoad::constant:
       return reinterpret_cast<const void*>(&mem_chase_const);
+    case MemLoad::texture:
+      return reinterpret_cast<const void*>(&mem_chase_tex);
   }
   return nullptr;
 }
@@ -135,6 +145,14 @@ class CudaMemory final : public MemoryKernels {
     const uint64_t lines = r.next->size();
     std::vector<unsigned long long> starts(r.warps);
     char* base = nullptr;
+    cudaTextureObject_t tex = 0;
+    // The texture object lives for this chase only, whatever happens.
+    struct TexGuard {
+      cudaTextureObject_t* t;
+      ~TexGuard() {
+        if (*t) cudaDestroyTextureObject(*t);
+      }
+    } tex_guard{&tex};
     if (r.load == MemLoad::constant) {
       if (lines * r.stride_bytes > kConstBytes || r.stride_bytes % 4 != 0)
         throw BackendError("constant chase: " + std::to_string(lines * r.stride_bytes) +
@@ -147,6 +165,25 @@ class CudaMemory final : public MemoryKernels {
                                     stream_),
             "uploading the constant chain");
       for (int w = 0; w < r.warps; ++w) starts[w] = r.starts[w] * r.stride_bytes;
+    } else if (r.load == MemLoad::texture) {
+      if (r.stride_bytes < 4 || r.stride_bytes % 4 != 0)
+        throw BackendError("texture chase: stride must be a multiple of 4 bytes");
+      base = static_cast<char*>(chain_.get(lines * r.stride_bytes, "memory chase chain"));
+      auto* next = static_cast<uint32_t*>(next_.get(lines * 4, "memory chase next"));
+      check(cudaMemcpyAsync(next, r.next->data(), lines * 4, cudaMemcpyHostToDevice, stream_),
+            "copying the chain");
+      fill_index_chain(reinterpret_cast<uint32_t*>(base), next, static_cast<uint32_t>(lines),
+                       r.stride_bytes, stream_);
+      check(cudaGetLastError(), "filling the chain");
+      cudaResourceDesc res{};
+      res.resType = cudaResourceTypeLinear;
+      res.res.linear.devPtr = base;
+      res.res.linear.desc = cudaCreateChannelDesc<uint32_t>();
+      res.res.linear.sizeInBytes = lines * r.stride_bytes;
+      cudaTextureDesc td{};
+      td.readMode = cudaReadModeElementType;
+      check(cudaCreateTextureObject(&tex, &res, &td, nullptr), "cudaCreateTextureObject");
+      for (int w = 0; w < r.warps; ++w) starts[w] = r.starts[w] * (r.stride_bytes / 4);
     } else {
       if (r.stride_bytes < 8 || r.stride_bytes % 8 != 0)
         throw BackendError("memory chase: stride must be a multiple of 8 bytes");
@@ -204,7 +241,7 @@ class CudaMemory final : public MemoryKernels {
     const std::size_t per_warp = 2 * r.repeats + 1;
     auto* out = static_cast<unsigned long long*>(out_.get(r.warps * per_warp * 8, "chase out"));
     MemArgs a{st, out, r.warmup_hops, r.hops_per_repeat, r.repeats};
-    void* args[] = {&a};
+    void* args[] = {&a, &tex};
     check(cudaLaunchKernel(fn, dim3(1), dim3(32 * r.warps), args, r.dynamic_shared_bytes, stream_),
           "launching the memory chase");
     std::vector<unsigned long long> host(r.warps * per_warp);
@@ -225,9 +262,13 @@ class CudaMemory final : public MemoryKernels {
       }
       t.cycles_per_hop.push_back(v);
       const unsigned long long end = o[2 * r.repeats];
-      const unsigned long long off =
-          r.load == MemLoad::constant ? end : end - reinterpret_cast<unsigned long long>(base);
-      t.end_lines.push_back(static_cast<uint32_t>(off / r.stride_bytes));
+      // Back to a line: byte offsets (constant), element indices (texture), addresses (global).
+      const unsigned long long line =
+          r.load == MemLoad::constant ? end / r.stride_bytes
+          : r.load == MemLoad::texture
+              ? end / (r.stride_bytes / 4)
+              : (end - reinterpret_cast<unsigned long long>(base)) / r.stride_bytes;
+      t.end_lines.push_back(static_cast<uint32_t>(line));
     }
     if (ns > 0) t.clock_mhz = cyc / ns * 1000.0;
     t.instruction = instruction(r.load);

@@ -22,6 +22,8 @@ std::string to_string(MemLoad l) {
       return "cg";
     case MemLoad::constant:
       return "constant";
+    case MemLoad::texture:
+      return "texture";
   }
   return "?";
 }
@@ -29,7 +31,7 @@ std::string to_string(MemLoad l) {
 namespace {
 
 MemLoad parse_load(const std::string& s) {
-  for (MemLoad l : {MemLoad::ca, MemLoad::nc, MemLoad::cg, MemLoad::constant})
+  for (MemLoad l : {MemLoad::ca, MemLoad::nc, MemLoad::cg, MemLoad::constant, MemLoad::texture})
     if (to_string(l) == s) return l;
   throw nlohmann::json::other_error::create(501, "unknown load '" + s + "'", nullptr);
 }
@@ -237,6 +239,33 @@ GranularityEstimate estimate_granularity(const std::vector<MemPoint>& by_stride,
   return g;
 }
 
+LineEstimate estimate_line(
+    const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& by_stride) {
+  LineEstimate e;
+  std::vector<std::pair<uint64_t, uint64_t>> v;
+  for (const auto& [s, c] : by_stride)
+    if (c && *c > 0) v.push_back({s, *c});
+  std::sort(v.begin(), v.end());
+  if (v.size() < 2) {
+    e.note = "fewer than 2 strides with a capacity";
+    return e;
+  }
+  const double base = static_cast<double>(v.front().second);
+  bool grew = false;
+  for (const auto& [s, c] : v) grew = grew || c >= 1.6 * base;
+  if (!grew) {
+    e.note = "the capacity seen did not grow up to a " + std::to_string(v.back().first) +
+             "-byte stride: lines of at least that size, or a set index that folds the larger "
+             "strides onto fewer sets";
+    return e;
+  }
+  for (const auto& [s, c] : v) {
+    if (c > 1.25 * base) break;
+    e.bytes = s;
+  }
+  return e;
+}
+
 PartitionVerdict partition_verdict(const std::vector<std::optional<uint64_t>>& cap) {
   PartitionVerdict v;
   if (cap.empty() || !cap[0] || *cap[0] == 0) {
@@ -393,6 +422,13 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
     gs.push_back(e);
   }
   j["granularity"] = gs;
+  {
+    nlohmann::json l = {{"by_stride", r.l1_line.by_stride}};
+    jf::put_status(l, r.l1_line.status);
+    jf::put(l, "bytes", r.l1_line.estimate.bytes);
+    if (!r.l1_line.estimate.note.empty()) l["note"] = r.l1_line.estimate.note;
+    j["l1_line"] = l;
+  }
   if (r.constant) j["constant"] = *r.constant;
   jf::put(j, "constant_bank_bytes", r.constant_bank_bytes);
 }
@@ -458,6 +494,13 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
       }
       r.granularity.push_back(g);
     }
+  if (j.contains("l1_line")) {
+    const auto& l = j.at("l1_line");
+    r.l1_line.status = jf::get_status(l);
+    jf::get(l, "by_stride", r.l1_line.by_stride);
+    jf::get(l, "bytes", r.l1_line.estimate.bytes);
+    jf::get(l, "note", r.l1_line.estimate.note);
+  }
   if (j.contains("constant")) r.constant = j.at("constant").get<MemCurve>();
   jf::get(j, "constant_bank_bytes", r.constant_bank_bytes);
 }

@@ -180,6 +180,18 @@ TEST(MemoryEstimate, Granularity) {
   EXPECT_NE(g.note.find("does not rise"), std::string::npos);
 }
 
+TEST(MemoryEstimate, LineFromCapacityByStride) {
+  const uint64_t c = 256 * KiB;
+  auto e = estimate_line({{32, c}, {64, c - 4096}, {128, c}, {256, 2 * c}, {512, 4 * c}});
+  ASSERT_TRUE(e.bytes);
+  EXPECT_EQ(*e.bytes, 128u);
+  e = estimate_line({{32, c}, {64, c}, {128, c}, {256, c}, {512, c}});
+  EXPECT_FALSE(e.bytes);
+  EXPECT_NE(e.note.find("did not grow"), std::string::npos);
+  e = estimate_line({{32, c}, {64, std::nullopt}});
+  EXPECT_FALSE(e.bytes);
+}
+
 TEST(MemoryEstimate, PartitionVerdict) {
   const uint64_t c = 200 * KiB;
   auto v = partition_verdict({c, c / 2, c / 3 + 1000, c / 4});
@@ -249,8 +261,10 @@ class FakeMemory : public MemoryKernels {
     } else if (r.load == MemLoad::nc) {
       cyc = per_warp <= 16 * KiB ? 33 : 290;  // one 16 KiB cache per partition
     } else {
+      // One cache per SM of 128-byte lines: past a 128-byte stride each line holds one element.
       const uint64_t l1 = 256 * KiB - shared;
-      cyc = per_warp * r.warps <= l1 ? 33 : 290;  // one cache per SM
+      const uint64_t used = per_warp * r.warps * 128 / std::max<uint64_t>(128, r.stride_bytes);
+      cyc = used <= l1 ? 33 : 290;
     }
     const uint64_t hops = r.warmup_hops + r.hops_per_repeat * r.repeats;
     for (int w = 0; w < r.warps; ++w) {
@@ -322,8 +336,10 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   opt.carveout = false;
   const auto out = run_fake(k, opt);
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
-  ASSERT_EQ(out.partitions.size(), 2u);
+  ASSERT_EQ(out.partitions.size(), 3u);
   EXPECT_EQ(out.partitions[0].path, "global");
+  EXPECT_EQ(out.partitions[2].path, "texture");
+  EXPECT_EQ(out.partitions[2].verdict.verdict, "per SM") << out.partitions[2].verdict.note;
   ASSERT_EQ(out.partitions[0].by_warps.size(), 4u);
   EXPECT_EQ(out.partitions[0].verdict.verdict, "per SM") << out.partitions[0].verdict.note;
   EXPECT_EQ(out.partitions[1].verdict.verdict, "per partition") << out.partitions[1].verdict.note;
@@ -333,6 +349,9 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   ASSERT_TRUE(out.constant);
   EXPECT_EQ(*out.constant->capacity.capacity_bytes, 2 * KiB);
   EXPECT_EQ(*out.constant_bank_bytes, 64 * KiB);
+  ASSERT_EQ(out.l1_line.by_stride.size(), 5u);
+  ASSERT_TRUE(out.l1_line.estimate.bytes) << out.l1_line.estimate.note;
+  EXPECT_EQ(*out.l1_line.estimate.bytes, 128u);
 
   // Figures, JSON both ways, every writer.
   RunResult rr;
@@ -347,9 +366,10 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   }
   for (const char* id :
        {"memory.partition.global.capacity_1warps", "memory.partition.global.capacity_4warps",
-        "memory.partition.readonly.capacity_2warps", "memory.l1.sector_bytes",
-        "memory.l2.sector_bytes", "memory.constant.L1.capacity",
-        "memory.constant.L1_5.capacity_min", "memory.constant.L1_5.latency"})
+        "memory.partition.readonly.capacity_2warps", "memory.partition.texture.capacity_3warps",
+        "memory.l1.sector_bytes", "memory.l1.line_bytes", "memory.l2.sector_bytes",
+        "memory.constant.L1.capacity", "memory.constant.L1_5.capacity_min",
+        "memory.constant.L1_5.latency"})
     EXPECT_TRUE(ids.count(id)) << id;
   const nlohmann::json j = p->to_json(rr.probes.at("memory"));
   const std::any back = p->from_json(j);
@@ -411,8 +431,10 @@ TEST(MemoryProbe, UnsupportedPathsAndBackends) {
   opt.carveout = opt.granularity = opt.constant = false;
   opt.max_warps = 2;
   const auto out = run_fake(k, opt);
-  ASSERT_EQ(out.partitions.size(), 2u);
+  ASSERT_EQ(out.partitions.size(), 3u);
   EXPECT_EQ(out.partitions[1].status.status, "unsupported");
+  EXPECT_TRUE(out.partitions[2].status.ok());
+  EXPECT_EQ(out.partitions[2].by_warps.size(), 2u);
   EXPECT_EQ(out.granularity_status.status, "skipped");
 
   FakeDevice none(nullptr);

@@ -21,8 +21,9 @@ namespace gd {
 
 // The load a chase uses: `ca` caches in L1 (ld.global.ca), `nc` takes the read-only path
 // (ld.global.nc), `cg` bypasses L1 (ld.global.cg: L2 and beyond), `constant` walks the
-// probe's own __constant__ bank (LDC).
-enum class MemLoad { ca, nc, cg, constant };
+// probe's own __constant__ bank (LDC), `texture` fetches 32-bit element indices through a
+// texture object (tex1Dfetch).
+enum class MemLoad { ca, nc, cg, constant, texture };
 std::string to_string(MemLoad l);
 
 // One launch: a block of `warps` warps; lane 0 of warp w walks its own chain from line
@@ -62,7 +63,8 @@ class MemoryKernels : public KernelSet {
  public:
   static constexpr const char* kProbe = "memory";
   virtual ~MemoryKernels() = default;
-  // "carveout", "partition.global", "partition.readonly", "granularity.l1", "granularity.l2",
+  // "carveout", "partition", "partition.global", "partition.readonly", "partition.texture",
+  // "granularity", "granularity.l1", "granularity.l2",
   // "constant".
   virtual Support supports(const std::string& part) = 0;
   // Throws AllocationFailed or BackendError.
@@ -149,6 +151,19 @@ struct GranularityEstimate {
 GranularityEstimate estimate_granularity(const std::vector<MemPoint>& by_stride,
                                          double tolerance = 0.10);
 
+// The line (tag) size from capacities seen at several strides of a random chain: while the
+// stride is within a line, every byte of a line is used and the capacity seen is the data
+// array; past the line, each line holds one element, so the capacity seen grows with the
+// stride (as far as the set index spreads the lines). The line is the largest stride whose
+// capacity stays within 25 % of the smallest stride's, given that a larger stride's is at
+// least 1.6 times it; otherwise absent, with the reason.
+struct LineEstimate {
+  std::optional<uint64_t> bytes;
+  std::string note;
+};
+LineEstimate estimate_line(
+    const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& capacity_by_stride);
+
 // Per-SM or per-partition: the total capacity (warps x per-warp capacity) of each warp count
 // against one warp's. Scales ~n (each warp ~ the 1-warp capacity): "per partition"; stays
 // (per-warp capacity ~ 1/n): "per SM"; otherwise "unclear". nullopt ratios where missing.
@@ -186,7 +201,7 @@ struct CarveoutResult {
 };
 
 struct PartitionResult {
-  std::string path;  // "global" | "readonly"
+  std::string path;  // "global" | "readonly" | "texture"
   Status status;
   std::vector<MemCurve> by_warps;  // 1..4 warps
   PartitionVerdict verdict;
@@ -199,6 +214,12 @@ struct GranularityResult {
   GranularityEstimate estimate;
 };
 
+struct LineResult {
+  Status status;
+  std::vector<MemCurve> by_stride;  // L1 capacity curves, one per stride
+  LineEstimate estimate;
+};
+
 struct MemoryProbeResult {
   static constexpr const char* kProbe = "memory";
   Status status;
@@ -208,6 +229,7 @@ struct MemoryProbeResult {
   std::vector<CarveoutResult> carveouts;
   std::vector<PartitionResult> partitions;
   std::vector<GranularityResult> granularity;
+  LineResult l1_line;  // part of the granularity part
   std::optional<MemCurve> constant;
   std::optional<uint64_t> constant_bank_bytes;
 };
