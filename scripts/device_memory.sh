@@ -16,7 +16,8 @@ for run in 1 2; do
 done
 # The two runs' figures side by side (the second against the first, 3 % tolerance).
 ./build/gpudissect compare /tmp/gd/results/memory2/memory.json \
-  --baseline /tmp/gd/results/memory1/memory.json --tolerance 3% -o /tmp/gd/results/memory_repeat.html
+  --baseline /tmp/gd/results/memory1/memory.json --tolerance 3% -v \
+  --csv /tmp/gd/results/memory_repeat.csv
 echo "exit (compare): $?"
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv
 (cd /tmp/gd && tar czf "$OUT/out.tar.gz" results sass_memory.txt progress_memory*.log)

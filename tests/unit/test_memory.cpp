@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "gpudissect/chain.hpp"
+#include "gpudissect/compare.hpp"
 #include "gpudissect/memory.hpp"
 #include "gpudissect/result.hpp"
 #include "latency.hpp"
@@ -359,10 +360,14 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   const Probe* p = probe_registry().find("memory");
   ASSERT_NE(p, nullptr);
   std::set<std::string> ids;
+  const auto& units = known_units();
   for (const auto& f : p->figures(rr)) {
     ids.insert(f.id);
     EXPECT_TRUE(f.value) << f.id;
     EXPECT_FALSE(f.instruction.empty()) << f.id;
+    // What compare, baselines and fleets accept.
+    EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
+    EXPECT_NE(std::find(units.begin(), units.end(), f.unit), units.end()) << f.id << " " << f.unit;
   }
   for (const char* id :
        {"memory.partition.global.capacity_1warps", "memory.partition.global.capacity_4warps",
@@ -399,7 +404,10 @@ TEST(MemoryProbe, CarveoutFiguresAndJson) {
   RunResult rr;
   rr.put(out);
   std::set<std::string> ids;
-  for (const auto& f : probe_registry().find("memory")->figures(rr)) ids.insert(f.id);
+  for (const auto& f : probe_registry().find("memory")->figures(rr)) {
+    ids.insert(f.id);
+    EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
+  }
   for (const char* id : {"memory.carveout.default.l1_capacity", "memory.carveout.0.l1_latency",
                          "memory.carveout.228.l1_capacity"})
     EXPECT_TRUE(ids.count(id)) << id;
