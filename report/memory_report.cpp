@@ -151,20 +151,25 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m) {
     if (c.capacity.capacity_bytes)
       f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
                        static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
-                       "own 64 KiB bank", c.clock_mhz, true));
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
     const CapacityEstimate n = next_level(c.points, c.capacity);
     if (n.capacity_bytes)
       f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
                        static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
-                       "own 64 KiB bank", c.clock_mhz, true));
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
     else if (n.plateau_cycles && !c.points.empty())
       f.push_back(make("memory.constant.L1_5.capacity_min",
                        "constant L1.5 capacity, lower bound (no step up to the bank's end)",
                        static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,
-                       "own 64 KiB bank", c.clock_mhz, true));
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
     if (n.plateau_cycles)
       f.push_back(make("memory.constant.L1_5.latency", "constant L1.5 latency", *n.plateau_cycles,
-                       "cycles", c.instruction, "own 64 KiB bank", c.clock_mhz, false));
+                       "cycles", c.instruction,
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       false));
   }
   return f;
 }

@@ -19,6 +19,13 @@ namespace {
 
 constexpr std::size_t kConstBytes = 65536;  // one constant bank: this translation unit's own
 __constant__ uint32_t c_mem[kConstBytes / 4];
+// Past the 64 KiB bank, the chase goes on in the kernel's parameters (bank c[0x0]; 32764 bytes
+// of parameters per kernel since CUDA 12.1 on sm_70+), read in place through __grid_constant__:
+// constant memory the same caches serve, so a level larger than 64 KiB can still show its end.
+constexpr std::size_t kParamBytes = 31 * 1024;
+struct ParamBank {
+  uint32_t w[kParamBytes / 4];
+};
 
 struct MemArgs {
   const unsigned long long* starts;  // per warp: an address (global) or a byte offset (constant)
@@ -57,10 +64,17 @@ struct HopCg {
   }
 };
 struct HopConst {
-  // A byte offset into the bank: LDC with a register offset.
+  // A byte offset into the two banks laid end to end: below 64 KiB the __constant__ bank,
+  // above it the parameters. Each hop is ISETP + a predicated LDC c[0x3][R] or
+  // LDC c[0x0][R+base] (the same few cycles at every footprint, so the curve's steps are the
+  // caches').
+  const ParamBank* bank;
   __device__ __forceinline__ unsigned long long operator()(unsigned long long off) const {
-    return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(c_mem) +
-                                              static_cast<uint32_t>(off));
+    const uint32_t o = static_cast<uint32_t>(off);
+    if (o < kConstBytes)
+      return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(c_mem) + o);
+    return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(bank->w) +
+                                              (o - kConstBytes));
   }
 };
 
@@ -103,7 +117,10 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
 __global__ void mem_chase_ca(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopCa{}); }
 __global__ void mem_chase_nc(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopNc{}); }
 __global__ void mem_chase_cg(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopCg{}); }
-__global__ void mem_chase_const(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopConst{}); }
+__global__ void mem_chase_const(MemArgs a, cudaTextureObject_t,
+                                const __grid_constant__ ParamBank bank) {
+  chase_warp(a, HopConst{&bank});
+}
 __global__ void mem_chase_tex(MemArgs a, cudaTextureObject_t t) { chase_warp(a, HopTex{t}); }
 
 const void* kernel_of(MemLoad l) {
@@ -132,7 +149,7 @@ class CudaMemory final : public MemoryKernels {
       : device_(device), stream_(stream), info_(info) {}
 
   Support supports(const std::string&) override { return Support::yes(); }
-  uint64_t constant_bank_bytes() const override { return kConstBytes; }
+  uint64_t constant_bank_bytes() const override { return kConstBytes + kParamBytes; }
 
   MemChaseTiming chase(const MemChaseRequest& r) override {
     if (!r.next || r.next->empty()) throw BackendError("memory chase: empty chain");
@@ -154,16 +171,15 @@ class CudaMemory final : public MemoryKernels {
       }
     } tex_guard{&tex};
     if (r.load == MemLoad::constant) {
-      if (lines * r.stride_bytes > kConstBytes || r.stride_bytes % 4 != 0)
+      if (lines * r.stride_bytes > kConstBytes + kParamBytes || r.stride_bytes % 4 != 0)
         throw BackendError("constant chase: " + std::to_string(lines * r.stride_bytes) +
                            " bytes at stride " + std::to_string(r.stride_bytes) +
-                           " does not fit the 64 KiB bank");
-      std::vector<uint32_t> image(kConstBytes / 4, 0);
+                           " does not fit the 64 KiB bank and the parameters");
+      std::vector<uint32_t> image((kConstBytes + kParamBytes) / 4, 0);
       for (uint64_t i = 0; i < lines; ++i)
         image[i * r.stride_bytes / 4] = static_cast<uint32_t>((*r.next)[i] * r.stride_bytes);
-      check(cudaMemcpyToSymbolAsync(c_mem, image.data(), kConstBytes, 0, cudaMemcpyHostToDevice,
-                                    stream_),
-            "uploading the constant chain");
+      check(cudaMemcpyToSymbol(c_mem, image.data(), kConstBytes), "uploading the constant chain");
+      std::copy(image.begin() + kConstBytes / 4, image.end(), params_.w);
       for (int w = 0; w < r.warps; ++w) starts[w] = r.starts[w] * r.stride_bytes;
     } else if (r.load == MemLoad::texture) {
       if (r.stride_bytes < 4 || r.stride_bytes % 4 != 0)
@@ -241,7 +257,7 @@ class CudaMemory final : public MemoryKernels {
     const std::size_t per_warp = 2 * r.repeats + 1;
     auto* out = static_cast<unsigned long long*>(out_.get(r.warps * per_warp * 8, "chase out"));
     MemArgs a{st, out, r.warmup_hops, r.hops_per_repeat, r.repeats};
-    void* args[] = {&a, &tex};
+    void* args[] = {&a, &tex, &params_};  // the third only for the constant kernel
     check(cudaLaunchKernel(fn, dim3(1), dim3(32 * r.warps), args, r.dynamic_shared_bytes, stream_),
           "launching the memory chase");
     std::vector<unsigned long long> host(r.warps * per_warp);
@@ -291,6 +307,7 @@ class CudaMemory final : public MemoryKernels {
   cudaStream_t stream_;
   DeviceInfo info_;
   DeviceBuffer chain_, next_, starts_, out_, flush_;
+  ParamBank params_{};  // the constant chase's second bank, passed by value at launch
 };
 
 }  // namespace

@@ -221,7 +221,7 @@ class FakeMemory : public MemoryKernels {
     if (part == "partition.readonly" && no_readonly) return Support::no("no read-only path here");
     return Support::yes();
   }
-  uint64_t constant_bank_bytes() const override { return 64 * KiB; }
+  uint64_t constant_bank_bytes() const override { return 95 * KiB; }
   bool no_readonly = false;
 
   // The split a launch gets: the preference rounded up to a split, raised to fit the block;
@@ -349,7 +349,8 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   EXPECT_EQ(*out.granularity[1].estimate.bytes, 64u);
   ASSERT_TRUE(out.constant);
   EXPECT_EQ(*out.constant->capacity.capacity_bytes, 2 * KiB);
-  EXPECT_EQ(*out.constant_bank_bytes, 64 * KiB);
+  EXPECT_EQ(*out.constant_bank_bytes, 95 * KiB);
+  EXPECT_EQ(out.constant->points.back().footprint_bytes, 95 * KiB);
   ASSERT_EQ(out.l1_line.by_stride.size(), 5u);
   ASSERT_TRUE(out.l1_line.estimate.bytes) << out.l1_line.estimate.note;
   EXPECT_EQ(*out.l1_line.estimate.bytes, 128u);

@@ -21,8 +21,8 @@ namespace gd {
 
 // The load a chase uses: `ca` caches in L1 (ld.global.ca), `nc` takes the read-only path
 // (ld.global.nc), `cg` bypasses L1 (ld.global.cg: L2 and beyond), `constant` walks the
-// probe's own __constant__ bank (LDC), `texture` fetches 32-bit element indices through a
-// texture object (tex1Dfetch).
+// probe's own __constant__ bank and then its kernel parameters (LDC), `texture` fetches 32-bit
+// element indices through a texture object (tex1Dfetch).
 enum class MemLoad { ca, nc, cg, constant, texture };
 std::string to_string(MemLoad l);
 
@@ -69,7 +69,8 @@ class MemoryKernels : public KernelSet {
   virtual Support supports(const std::string& part) = 0;
   // Throws AllocationFailed or BackendError.
   virtual MemChaseTiming chase(const MemChaseRequest& r) = 0;
-  // Bytes of the probe's own __constant__ bank (64 KiB on CUDA).
+  // Bytes of constant memory the constant chase can span (CUDA: its own 64 KiB __constant__
+  // bank, then 31 KiB of kernel parameters, bank c[0x0]).
   virtual uint64_t constant_bank_bytes() const = 0;
 };
 
