@@ -348,6 +348,43 @@ void line_part(Ctx& c, MemoryProbeResult& out) {
   lr.estimate = estimate_line(caps);
 }
 
+// L1 associativity: N lines 256 KiB apart (the largest L1, carve-out 0: with a plain set
+// index every multiple of the set stride lands in one set) and 32 KiB apart.
+void ways_part(Ctx& c, MemoryProbeResult& out) {
+  WaysResult& wr = out.l1_ways;
+  for (uint64_t st : {256 * KiB, 32 * KiB}) {
+    MemCurve curve;
+    curve.key = "ways.l1." + std::to_string(st / KiB) + "K";
+    curve.load = MemLoad::ca;
+    curve.stride_bytes = st;
+    MemChaseRequest base;
+    base.load = MemLoad::ca;
+    base.carveout_percent = 0;
+    base.stride_bytes = st;
+    const auto counts = conflict_counts();
+    int i = 0;
+    for (int n : counts) {
+      if (c.stop) return;
+      const uint64_t f = static_cast<uint64_t>(n) * st;
+      if (c.over_budget()) {
+        curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
+        continue;
+      }
+      c.progress.step("memory", "L1 conflict chain, " + std::to_string(st / KiB) + " KiB apart",
+                      ++i, static_cast<int>(counts.size()), std::to_string(n) + " lines");
+      curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
+      if (curve.points.back().status == "error") {
+        wr.status = {"error", curve.points.back().reason};
+        wr.by_stride.push_back(curve);
+        throw ProbeError("memory: " + curve.key + ": " + wr.status.reason);
+      }
+    }
+    curve.capacity = estimate_capacity(curve.points);
+    wr.estimates.push_back(estimate_ways(curve.points, st));
+    wr.by_stride.push_back(curve);
+  }
+}
+
 void constant_part(Ctx& c, MemoryProbeResult& out) {
   const Support s = c.k.supports("constant");
   if (!s.ok) {
@@ -511,6 +548,7 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
   run_part(opt.granularity, "granularity", out.granularity_status, [&] {
     granularity_part(c, out);
     line_part(c, out);
+    ways_part(c, out);
   });
   run_part(opt.constant, "constant", out.constant_status, [&] { constant_part(c, out); });
   if (stop) out.status = {"interrupted", "stopped by the user"};

@@ -230,6 +230,19 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
                                     : "undetermined: " + m.l1_line.estimate.note)
        << "\n";
   }
+  if (!m.l1_ways.by_stride.empty()) {
+    os << "  L1 associativity (conflict chains): ";
+    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
+      const auto& c = m.l1_ways.by_stride[i];
+      os << format_bytes(c.stride_bytes) << " apart: ";
+      if (i < m.l1_ways.estimates.size() && m.l1_ways.estimates[i].ways)
+        os << *m.l1_ways.estimates[i].ways << " ways";
+      else if (i < m.l1_ways.estimates.size())
+        os << "undetermined (" << m.l1_ways.estimates[i].note << ")";
+      os << "; ";
+    }
+    os << "\n";
+  }
   if (m.granularity.empty() && !m.granularity_status.ok())
     os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
   if (m.constant) {
@@ -258,6 +271,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
     for (const auto& c : p.by_warps) csv_curve(o, "partition", c);
   for (const auto& g : m.granularity) csv_curve(o, "granularity", g.curve);
   for (const auto& c : m.l1_line.by_stride) csv_curve(o, "line", c);
+  for (const auto& c : m.l1_ways.by_stride) csv_curve(o, "ways", c);
   if (m.constant) csv_curve(o, "constant", *m.constant);
   files.push_back(f);
   return files;
@@ -361,6 +375,25 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
       curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
     h << chart(ctx, "memory_l1_line", "L1 latency by footprint at each stride", "footprint (bytes)",
                curves);
+  }
+
+  if (!m.l1_ways.by_stride.empty()) {
+    h << "<p>L1 associativity: N lines a fixed distance apart (with a plain set index all in one "
+         "set) stay hits while N is at most the ways. ";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
+      const auto& c = m.l1_ways.by_stride[i];
+      h << html_escape(format_bytes(c.stride_bytes)) << " apart: ";
+      if (i < m.l1_ways.estimates.size())
+        h << html_escape(m.l1_ways.estimates[i].ways
+                             ? std::to_string(*m.l1_ways.estimates[i].ways) + " ways"
+                             : "undetermined (" + m.l1_ways.estimates[i].note + ")");
+      h << ". ";
+      curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+    }
+    h << "</p>\n";
+    h << chart(ctx, "memory_l1_ways", "L1 conflict chains: latency by lines x distance",
+               "lines x distance (bytes)", curves);
   }
 
   h << "<h3>Constant memory</h3>\n<p>Status: " << html_escape(status_text(m.constant_status))

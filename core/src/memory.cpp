@@ -266,6 +266,30 @@ LineEstimate estimate_line(
   return e;
 }
 
+std::vector<int> conflict_counts() {
+  std::vector<int> v;
+  for (int n = 1; n <= 16; ++n) v.push_back(n);
+  for (int n : {20, 24, 28, 32, 36, 40, 48, 56, 64, 68, 72, 80, 96, 128}) v.push_back(n);
+  return v;
+}
+
+WaysEstimate estimate_ways(const std::vector<MemPoint>& curve, uint64_t stride) {
+  WaysEstimate w;
+  const CapacityEstimate e = estimate_capacity(curve);
+  if (e.capacity_bytes && stride > 0) {
+    w.ways = static_cast<int>(*e.capacity_bytes / stride);
+    return w;
+  }
+  uint64_t most = 0;
+  for (const auto& p : curve) most = std::max(most, p.footprint_bytes);
+  w.note = e.plateau_cycles
+               ? "no conflict step up to " + std::to_string(stride ? most / stride : 0) +
+                     " lines " + std::to_string(stride) +
+                     " bytes apart: a hashed set index, or more ways than that"
+               : e.note;
+  return w;
+}
+
 PartitionVerdict partition_verdict(const std::vector<std::optional<uint64_t>>& cap) {
   PartitionVerdict v;
   if (cap.empty() || !cap[0] || *cap[0] == 0) {
@@ -429,6 +453,19 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
     if (!r.l1_line.estimate.note.empty()) l["note"] = r.l1_line.estimate.note;
     j["l1_line"] = l;
   }
+  {
+    nlohmann::json w = {{"by_stride", r.l1_ways.by_stride}};
+    jf::put_status(w, r.l1_ways.status);
+    nlohmann::json es = nlohmann::json::array();
+    for (const auto& e : r.l1_ways.estimates) {
+      nlohmann::json x = nlohmann::json::object();
+      jf::put(x, "ways", e.ways);
+      if (!e.note.empty()) x["note"] = e.note;
+      es.push_back(x);
+    }
+    w["estimates"] = es;
+    j["l1_ways"] = w;
+  }
   if (r.constant) j["constant"] = *r.constant;
   jf::put(j, "constant_bank_bytes", r.constant_bank_bytes);
 }
@@ -500,6 +537,18 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
     jf::get(l, "by_stride", r.l1_line.by_stride);
     jf::get(l, "bytes", r.l1_line.estimate.bytes);
     jf::get(l, "note", r.l1_line.estimate.note);
+  }
+  if (j.contains("l1_ways")) {
+    const auto& w = j.at("l1_ways");
+    r.l1_ways.status = jf::get_status(w);
+    jf::get(w, "by_stride", r.l1_ways.by_stride);
+    if (w.contains("estimates"))
+      for (const auto& x : w.at("estimates")) {
+        WaysEstimate e;
+        jf::get(x, "ways", e.ways);
+        jf::get(x, "note", e.note);
+        r.l1_ways.estimates.push_back(e);
+      }
   }
   if (j.contains("constant")) r.constant = j.at("constant").get<MemCurve>();
   jf::get(j, "constant_bank_bytes", r.constant_bank_bytes);

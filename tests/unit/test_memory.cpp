@@ -193,6 +193,22 @@ TEST(MemoryEstimate, LineFromCapacityByStride) {
   EXPECT_FALSE(e.bytes);
 }
 
+TEST(MemoryEstimate, WaysFromConflictChains) {
+  const uint64_t st = 256 * KiB;
+  std::vector<MemPoint> c;
+  for (int n : conflict_counts()) c.push_back(pt(n * st, n <= 4 ? 33 : 280));
+  auto w = estimate_ways(c, st);
+  ASSERT_TRUE(w.ways);
+  EXPECT_EQ(*w.ways, 4);
+  std::vector<MemPoint> flat;
+  for (int n : conflict_counts()) flat.push_back(pt(n * st, 33));
+  w = estimate_ways(flat, st);
+  EXPECT_FALSE(w.ways);
+  EXPECT_NE(w.note.find("no conflict step up to 128 lines"), std::string::npos) << w.note;
+  EXPECT_EQ(conflict_counts().front(), 1);
+  EXPECT_EQ(conflict_counts().back(), 128);
+}
+
 TEST(MemoryEstimate, PartitionVerdict) {
   const uint64_t c = 200 * KiB;
   auto v = partition_verdict({c, c / 2, c / 3 + 1000, c / 4});
@@ -266,6 +282,8 @@ class FakeMemory : public MemoryKernels {
       const uint64_t l1 = 256 * KiB - shared;
       const uint64_t used = per_warp * r.warps * 128 / std::max<uint64_t>(128, r.stride_bytes);
       cyc = used <= l1 ? 33 : 290;
+      // 8 ways, a plain set index with a 32 KiB set stride: lines 32 KiB apart share a set.
+      if (r.stride_bytes >= 32 * KiB) cyc = lines <= 8 ? 33 : 290;
     }
     const uint64_t hops = r.warmup_hops + r.hops_per_repeat * r.repeats;
     for (int w = 0; w < r.warps; ++w) {
@@ -354,6 +372,11 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   ASSERT_EQ(out.l1_line.by_stride.size(), 5u);
   ASSERT_TRUE(out.l1_line.estimate.bytes) << out.l1_line.estimate.note;
   EXPECT_EQ(*out.l1_line.estimate.bytes, 128u);
+  ASSERT_EQ(out.l1_ways.estimates.size(), 2u);
+  for (const auto& e : out.l1_ways.estimates) {
+    ASSERT_TRUE(e.ways) << e.note;
+    EXPECT_EQ(*e.ways, 8);
+  }
 
   // Figures, JSON both ways, every writer.
   RunResult rr;

@@ -165,6 +165,20 @@ struct LineEstimate {
 LineEstimate estimate_line(
     const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& capacity_by_stride);
 
+// Associativity from conflict chains: N lines `stride` bytes apart (a multiple of the set
+// stride, so with a plain set index all N share one set) stay hits while N <= ways. The ways
+// are the plateau's end (estimate_capacity on footprint N x stride) over the stride; absent,
+// with the reason, where no step shows (a hashed set index spreads the lines, or the ways
+// exceed the largest N).
+struct WaysEstimate {
+  std::optional<int> ways;
+  std::string note;
+};
+WaysEstimate estimate_ways(const std::vector<MemPoint>& curve, uint64_t stride);
+// N of the conflict chains: 1..16, then steps to 128 (around 32 and 64 finely: 8 KiB or 4 KiB
+// ways, the granularity of the carve-out splits, would end there).
+std::vector<int> conflict_counts();
+
 // Per-SM or per-partition: the total capacity (warps x per-warp capacity) of each warp count
 // against one warp's. Scales ~n (each warp ~ the 1-warp capacity): "per partition"; stays
 // (per-warp capacity ~ 1/n): "per SM"; otherwise "unclear". nullopt ratios where missing.
@@ -221,6 +235,12 @@ struct LineResult {
   LineEstimate estimate;
 };
 
+struct WaysResult {
+  Status status;
+  std::vector<MemCurve> by_stride;      // footprint = N x stride
+  std::vector<WaysEstimate> estimates;  // one per curve
+};
+
 struct MemoryProbeResult {
   static constexpr const char* kProbe = "memory";
   Status status;
@@ -231,6 +251,7 @@ struct MemoryProbeResult {
   std::vector<PartitionResult> partitions;
   std::vector<GranularityResult> granularity;
   LineResult l1_line;  // part of the granularity part
+  WaysResult l1_ways;  // likewise
   std::optional<MemCurve> constant;
   std::optional<uint64_t> constant_bank_bytes;
 };
