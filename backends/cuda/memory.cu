@@ -178,7 +178,11 @@ class CudaMemory final : public MemoryKernels {
       std::vector<uint32_t> image((kConstBytes + kParamBytes) / 4, 0);
       for (uint64_t i = 0; i < lines; ++i)
         image[i * r.stride_bytes / 4] = static_cast<uint32_t>((*r.next)[i] * r.stride_bytes);
-      check(cudaMemcpyToSymbol(c_mem, image.data(), kConstBytes), "uploading the constant chain");
+      // On the chase's own stream, so the launch is ordered after the copy whatever kind of
+      // stream it is; `image` outlives it (the stream is synchronised before returning).
+      check(cudaMemcpyToSymbolAsync(c_mem, image.data(), kConstBytes, 0, cudaMemcpyHostToDevice,
+                                    stream_),
+            "uploading the constant chain");
       std::copy(image.begin() + kConstBytes / 4, image.end(), params_.w);
       for (int w = 0; w < r.warps; ++w) starts[w] = r.starts[w] * r.stride_bytes;
     } else if (r.load == MemLoad::texture) {
