@@ -210,17 +210,22 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
       // Capacity brackets the L1 from below: the split is at most unified - capacity, at least
       // unified - next point.
       r.implied_shared_bytes = *unified - std::min(*unified, *r.curve.capacity.capacity_bytes);
-      if (pt.shared_kib >= 0) {
+      const std::vector<int> fits =
+          splits_for_l1(info.compute_capability, *r.curve.capacity.capacity_bytes,
+                        r.curve.capacity.next_bytes.value_or(*r.curve.capacity.capacity_bytes));
+      std::string l1_says;
+      for (std::size_t i = 0; i < fits.size(); ++i)
+        l1_says += (i ? (i + 1 == fits.size() ? " or " : ", ") : "") + std::to_string(fits[i]);
+      l1_says = fits.empty() ? "no split the device offers" : "a " + l1_says + " KiB split";
+      if (pt.shared_kib < 0) {
+        r.agreement = "the L1 implies " + l1_says;
+      } else {
         const uint64_t aim = static_cast<uint64_t>(pt.shared_kib) * KiB;
-        const uint64_t lo =
-            *unified - std::min(*unified, r.curve.capacity.next_bytes.value_or(*unified));
-        const bool l1_ok = aim <= *r.implied_shared_bytes + 8 * KiB && aim + 8 * KiB >= lo;
+        const bool l1_ok = std::find(fits.begin(), fits.end(), pt.shared_kib) != fits.end();
         const bool api_ok = !r.api_shared_bytes ||
                             (*r.api_shared_bytes <= aim && aim < *r.api_shared_bytes + 8 * KiB);
         r.agreement = l1_ok && api_ok ? "agrees" : "differs:";
-        if (!l1_ok)
-          r.agreement +=
-              " the L1 implies " + std::to_string(*r.implied_shared_bytes / KiB) + " KiB shared;";
+        if (!l1_ok) r.agreement += " the L1 implies " + l1_says + ";";
         if (!api_ok)
           r.agreement +=
               " the occupancy API implies " + std::to_string(*r.api_shared_bytes / KiB) + " KiB;";

@@ -55,21 +55,36 @@ std::optional<uint64_t> unified_l1_bytes(const std::string& cc) {
   return std::nullopt;
 }
 
+std::vector<int> shared_splits(const std::string& cc) {
+  // The shared-memory capacities each compute capability offers (Programming Guide, same
+  // sections): the carveout percentage is of the largest.
+  if (cc == "9.0") return {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+  if (cc == "8.0" || cc == "8.7") return {0, 8, 16, 32, 64, 100, 132, 164};
+  if (cc == "8.6" || cc == "8.9") return {0, 8, 16, 32, 64, 100};
+  if (cc == "7.0" || cc == "7.2") return {0, 8, 16, 32, 64, 96};
+  return {};
+}
+
+std::vector<int> splits_for_l1(const std::string& cc, uint64_t capacity, uint64_t next,
+                               uint64_t slack) {
+  std::vector<int> v;
+  const auto unified = unified_l1_bytes(cc);
+  if (!unified) return v;
+  // The L1 lies in [capacity, next): the split in (unified - next, unified - capacity].
+  const double hi = static_cast<double>(*unified) - static_cast<double>(capacity) + slack;
+  const double lo = static_cast<double>(*unified) - static_cast<double>(next) - slack;
+  for (int k : shared_splits(cc)) {
+    const double b = static_cast<double>(k) * KiB;
+    if (b > lo && b <= hi) v.push_back(k);
+  }
+  return v;
+}
+
 std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static_shared) {
   std::vector<CarveoutPoint> plan;
   plan.push_back({});  // the driver's own choice, what the latency probe sees
-  // The shared-memory capacities each compute capability offers (Programming Guide, same
-  // sections): the carveout percentage is of the largest.
-  std::vector<int> splits;
   const std::string& cc = info.compute_capability;
-  if (cc == "9.0")
-    splits = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
-  else if (cc == "8.0" || cc == "8.7")
-    splits = {0, 8, 16, 32, 64, 100, 132, 164};
-  else if (cc == "8.6" || cc == "8.9")
-    splits = {0, 8, 16, 32, 64, 100};
-  else if (cc == "7.0" || cc == "7.2")
-    splits = {0, 8, 16, 32, 64, 96};
+  const std::vector<int> splits = shared_splits(cc);
   const auto unified = unified_l1_bytes(cc);
   if (splits.empty() || !unified) {
     for (int p : {0, 25, 50, 75, 100}) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -84,6 +86,16 @@ TEST(MemoryPlan, UnknownDeviceGetsPercentagesWithoutPredictions) {
   EXPECT_EQ(plan[3].label(), "50 % carveout");
   EXPECT_EQ(*unified_l1_bytes("8.0"), 192 * KiB);
   EXPECT_FALSE(unified_l1_bytes("12.0"));
+}
+
+TEST(MemoryPlan, SplitsReadBackFromTheL1) {
+  // Today's latency map on the H200: L1 plateau to 220416 bytes, next point 230144.
+  EXPECT_EQ(splits_for_l1("9.0", 220416, 230144), (std::vector<int>{32}));
+  // 256 vs 248 KiB cannot be told apart when the bracket spans both.
+  EXPECT_EQ(splits_for_l1("9.0", 246 * KiB, 258 * KiB), (std::vector<int>{0, 8}));
+  EXPECT_EQ(splits_for_l1("9.0", 27 * KiB, 29 * KiB), (std::vector<int>{228}));
+  EXPECT_TRUE(splits_for_l1("9.0", 150 * KiB, 151 * KiB).empty());  // between 100 and 132
+  EXPECT_TRUE(splits_for_l1("12.0", 100 * KiB, 110 * KiB).empty());
 }
 
 TEST(MemoryPlan, Footprints) {
@@ -329,6 +341,11 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
   const auto out = run_fake(k, opt);
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_TRUE(out.carveout_status.ok()) << out.carveout_status.reason;
+  if (std::getenv("GD_SHOW")) {
+    RunResult rr;
+    rr.put(out);
+    probe_registry().find("memory")->print_summary(std::cout, rr);
+  }
   ASSERT_EQ(out.carveouts.size(), 11u);
   for (const auto& c : out.carveouts) {
     ASSERT_TRUE(c.curve.capacity.capacity_bytes) << c.curve.key << " " << c.curve.capacity.note;
@@ -345,6 +362,7 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
   }
   EXPECT_EQ(out.carveouts[0].curve.key, "carveout.default");
   EXPECT_EQ(*out.carveouts[0].implied_shared_bytes / KiB / 8, 4u);  // the default's 32 KiB
+  EXPECT_EQ(out.carveouts[0].agreement, "the L1 implies a 32 KiB split");
   EXPECT_GT(out.wall_seconds, 0);
   EXPECT_DOUBLE_EQ(*out.clock_mhz, 1800);
 }
@@ -406,6 +424,7 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   std::ostringstream os;
   p->print_summary(os, rr);
   EXPECT_NE(os.str().find("per partition"), std::string::npos);
+  if (std::getenv("GD_SHOW")) std::cout << os.str();
   report::SectionContext ctx;
   const std::string html = p->html_section(rr, ctx);
   EXPECT_NE(html.find("id=\"memory\""), std::string::npos);

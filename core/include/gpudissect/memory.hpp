@@ -96,6 +96,13 @@ std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static
 // where not known.
 std::optional<uint64_t> unified_l1_bytes(const std::string& compute_capability);
 
+// The shared-memory splits of compute capability `cc` (KiB) that an L1 measured in [capacity,
+// next) leaves, with `slack` bytes either side for where a plateau's end is read: the split
+// the driver really chose, read back from the L1. Empty where the device's splits are unknown.
+std::vector<int> shared_splits(const std::string& cc);
+std::vector<int> splits_for_l1(const std::string& cc, uint64_t capacity, uint64_t next,
+                               uint64_t slack = 4096);
+
 // Footprints of a capacity sweep: `per_doubling` geometric points from lo to hi (both
 // included), multiples of `stride`, increasing, no repeats.
 std::vector<uint64_t> capacity_footprints(uint64_t lo, uint64_t hi, int per_doubling,
