@@ -21,7 +21,7 @@ class MemoryProbe final : public TypedProbe<MemoryOptions, MemoryProbeResult> {
   std::vector<OptionSpec> options() const override { return memory_option_specs(); }
   std::vector<Figure> figures(const RunResult& r) const override {
     const MemoryProbeResult* m = r.get<MemoryProbeResult>();
-    return m ? report::memory_figures(*m) : std::vector<Figure>{};
+    return m ? report::memory_figures(*m, r.device) : std::vector<Figure>{};
   }
   void print_summary(std::ostream& os, const RunResult& r) const override {
     if (const MemoryProbeResult* m = r.get<MemoryProbeResult>())

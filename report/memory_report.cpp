@@ -108,10 +108,20 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
 
 }  // namespace
 
-std::vector<Figure> memory_figures(const MemoryProbeResult& m) {
+std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device) {
   std::vector<Figure> f;
   for (const auto& c : m.carveouts) {
     const std::string id = "memory.carveout." + carveout_id(c);
+    if (c.point.shared_kib < 0 && c.point.percent < 0 && c.curve.capacity.capacity_bytes) {
+      const auto fits =
+          splits_for_l1(device.compute_capability, *c.curve.capacity.capacity_bytes,
+                        c.curve.capacity.next_bytes.value_or(*c.curve.capacity.capacity_bytes));
+      if (fits.size() == 1)
+        f.push_back(make(id + ".shared_bytes", "shared-memory split the driver chose by default",
+                         fits.front() * 1024.0, "bytes", c.curve.instruction,
+                         "read back from the L1 found (unified L1/shared less the L1)",
+                         c.curve.clock_mhz, true));
+    }
     std::string where = c.point.label();
     if (c.api_shared_bytes)
       where += "; occupancy API: " + format_bytes(*c.api_shared_bytes) + " shared";

@@ -17,7 +17,9 @@ namespace gd::report {
 // memory.partition.<path>.capacity_<n>warps (bytes per warp), memory.partition.<path>.l1_latency,
 // memory.{l1,l2}.sector_bytes (fetch granularity), memory.l1.line_bytes,
 // memory.constant.L1.capacity, memory.constant.L1_5.{capacity | capacity_min, latency}.
-std::vector<Figure> memory_figures(const MemoryProbeResult& m);
+// memory.carveout.default.shared_bytes: the split the driver chose by itself, where the L1 found
+// fits exactly one split of the device's compute capability.
+std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device);
 void print_memory_summary(std::ostream& os, const MemoryProbeResult& m);
 std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
                                                     const MemoryProbeResult& m);

@@ -445,12 +445,15 @@ TEST(MemoryProbe, CarveoutFiguresAndJson) {
   const auto out = run_fake(k, opt);
   ASSERT_EQ(out.carveouts.size(), 4u);  // default, 0, the middle, 228 KiB
   RunResult rr;
+  rr.device = h100_like();
   rr.put(out);
   std::set<std::string> ids;
   for (const auto& f : probe_registry().find("memory")->figures(rr)) {
     ids.insert(f.id);
     EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
+    if (f.id == "memory.carveout.default.shared_bytes") EXPECT_EQ(f.value->median, 32 * 1024);
   }
+  EXPECT_TRUE(ids.count("memory.carveout.default.shared_bytes"));
   for (const char* id : {"memory.carveout.default.l1_capacity", "memory.carveout.0.l1_latency",
                          "memory.carveout.228.l1_capacity"})
     EXPECT_TRUE(ids.count(id)) << id;
