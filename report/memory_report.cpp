@@ -2,6 +2,8 @@
 // every point, and an HTML section with a chart per part (latency against footprint or stride).
 #include "memory_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -80,7 +82,7 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
   if (!ctx.charts) return {};
   std::ostringstream g;
   int n = 0;
-  std::vector<std::string> plots;
+  std::vector<std::string> plots, labels;
   for (const auto& [label, c] : curves) {
     std::ostringstream d;
     for (const auto& p : c->points)
@@ -89,12 +91,44 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
     g << "$d" << n << " << EOD\n" << d.str() << "EOD\n";
     plots.push_back("$d" + std::to_string(n) + " using 1:2 with linespoints title " +
                     detail::gnuplot_quote(label));
+    labels.push_back(c->instruction.empty() ? label : label + ", " + c->instruction);
     ++n;
   }
   if (plots.empty()) return {};
-  g << "set title " << detail::gnuplot_quote(title) << " noenhanced\n";
+  // The instruction timed: in the title where every curve timed the same one, else in each
+  // curve's key.
+  std::string inst;
+  bool same = true;
+  for (const auto& [label, c] : curves) {
+    if (inst.empty()) inst = c->instruction;
+    same = same && (c->instruction.empty() || c->instruction == inst);
+  }
+  if (!same) inst.clear();
+  g << "set title " << detail::gnuplot_quote(inst.empty() ? title : title + " (" + inst + ")")
+    << " noenhanced\n";
+  // Binary byte labels at every doubling, as the latency charts have.
+  double lo = 1e300, hi = 0;
+  for (const auto& [label, c] : curves)
+    for (const auto& p : c->points)
+      if (p.cycles) {
+        lo = std::min(lo, static_cast<double>(p.footprint_bytes));
+        hi = std::max(hi, static_cast<double>(p.footprint_bytes));
+      }
+  if (hi > 0) {
+    g << "set xtics (";
+    bool first = true;
+    for (double x = std::exp2(std::floor(std::log2(lo))); x <= hi * 2; x *= 2) {
+      g << (first ? "" : ", ") << detail::gnuplot_quote(detail::axis_bytes_label(x)) << " " << x;
+      first = false;
+    }
+    g << ")\n";
+  }
   g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel 'cycles per load'\n"
     << "set logscale x 2\nset grid\nset key top left box opaque noenhanced\nset yrange [0:*]\n";
+  if (!same)  // the keys name each curve's instruction
+    for (std::size_t i = 0; i < plots.size(); ++i)
+      plots[i] = plots[i].substr(0, plots[i].rfind(" title ")) + " title " +
+                 detail::gnuplot_quote(labels[i]);
   g << "plot ";
   for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", " : "") << plots[i];
   g << "\n";

@@ -20,6 +20,7 @@
 #include "memory.hpp"
 #include "progress.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 #include "sections.hpp"
 
 namespace gd {
@@ -424,11 +425,27 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   std::ostringstream os;
   p->print_summary(os, rr);
   EXPECT_NE(os.str().find("per partition"), std::string::npos);
-  if (std::getenv("GD_SHOW")) std::cout << os.str();
+  if (std::getenv("GD_SHOW")) std::cout << os.str();  // GD_SHOW=<folder>: the summary too
   report::SectionContext ctx;
   const std::string html = p->html_section(rr, ctx);
   EXPECT_NE(html.find("id=\"memory\""), std::string::npos);
   EXPECT_NE(html.find("per SM"), std::string::npos);
+  // With gnuplot, every chart of the section renders (no failure note) and is inlined.
+  std::string why;
+  if (report::gnuplot_available(&why)) {
+    report::SectionContext charts;
+    charts.charts = true;
+    if (const char* show = std::getenv("GD_SHOW")) {  // PNGs to look at, in that folder
+      charts.png = true;
+      charts.png_dir = show;
+    }
+    const std::string with = p->html_section(rr, charts);
+    EXPECT_TRUE(charts.notes.empty()) << charts.notes.front();
+    std::size_t svgs = 0;
+    for (std::size_t at = with.find("<svg"); at != std::string::npos; at = with.find("<svg", at + 1))
+      ++svgs;
+    EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1);  // 3 partition paths, granularity, line, ways, constant
+  }
   const auto dir = std::filesystem::temp_directory_path() / "gd_memory_csv";
   std::filesystem::create_directories(dir);
   const auto files = p->write_csv(dir, rr);
