@@ -194,6 +194,13 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
       probe.hops_per_repeat = 1;
       probe.repeats = 1;
       const MemChaseTiming t = c.k.chase(probe);
+      // One line that points at itself: the walk must end where it began.
+      if (t.end_lines.size() != 1 || t.end_lines[0] != 0) {
+        r.curve.status = {
+            "error", "the carve-out launch of " + pt.label() + " did not walk its one-line chain"};
+        out.carveouts.push_back(r);
+        throw ProbeError("memory: " + r.curve.key + ": " + r.curve.status.reason);
+      }
       r.api_probe_blocks = t.api_probe_blocks;
       r.attr_carveout_percent = t.attr_carveout_percent;
       if (t.api_probe_blocks)

@@ -243,7 +243,8 @@ TEST(MemoryEstimate, PartitionVerdict) {
 
 class FakeMemory : public MemoryKernels {
  public:
-  bool corrupt = false;  // return a wrong end position
+  bool corrupt = false;      // return a wrong end position from chains of several lines
+  bool corrupt_all = false;  // ... and from the one-line carve-out launch too
   int launches = 0;
 
   Support supports(const std::string& part) override {
@@ -303,7 +304,8 @@ class FakeMemory : public MemoryKernels {
       std::vector<double> v;
       for (int k = 0; k < r.repeats; ++k) v.push_back(cyc * (1 + 0.001 * k));
       t.cycles_per_hop.push_back(v);
-      t.end_lines.push_back(walk(*r.next, r.starts[w], hops) + (corrupt ? 1 : 0));
+      const bool wrong = corrupt_all || (corrupt && r.next->size() > 1);
+      t.end_lines.push_back(walk(*r.next, r.starts[w], hops) + (wrong ? 1 : 0));
     }
     return t;
   }
@@ -442,7 +444,8 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
     const std::string with = p->html_section(rr, charts);
     EXPECT_TRUE(charts.notes.empty()) << charts.notes.front();
     std::size_t svgs = 0;
-    for (std::size_t at = with.find("<svg"); at != std::string::npos; at = with.find("<svg", at + 1))
+    for (std::size_t at = with.find("<svg"); at != std::string::npos;
+         at = with.find("<svg", at + 1))
       ++svgs;
     EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1);  // 3 partition paths, granularity, line, ways, constant
   }
@@ -493,6 +496,21 @@ TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
   EXPECT_EQ(out.carveout_status.status, "error");
   ASSERT_FALSE(out.carveouts.empty());
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
+}
+
+TEST(MemoryProbe, CarveoutLaunchThatDoesNotWalkFails) {
+  FakeMemory k;
+  k.corrupt_all = true;
+  MemoryOptions opt;
+  opt.partition = opt.granularity = opt.constant = false;
+  FakeDevice dev(&k);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  MemoryProbeResult out;
+  EXPECT_THROW(run_memory(dev, opt, progress, stop, out), ProbeError);
+  EXPECT_EQ(out.carveout_status.status, "error");
+  ASSERT_EQ(out.carveouts.size(), 1u);
+  EXPECT_NE(out.carveouts[0].curve.status.reason.find("did not walk"), std::string::npos);
 }
 
 TEST(MemoryProbe, UnsupportedPathsAndBackends) {
