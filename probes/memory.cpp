@@ -92,8 +92,8 @@ MemPoint capacity_point(Ctx& c, const MemChaseRequest& base, uint64_t footprint,
   return measure(c, req, next, footprint, curve);
 }
 
-// Runs fn for one point, turning an exception into the point's status; a backend error other
-// than a failed allocation is rethrown after it is recorded.
+// Runs fn for one point; memory that cannot be had skips the point with the reason, any other
+// backend error propagates (the part records it and the probe fails).
 template <class F>
 MemPoint guarded_point(uint64_t footprint, F&& fn) {
   try {
