@@ -162,7 +162,8 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
 }
 
 void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
-  auto plan = carveout_plan(info);
+  // The preference alone beside each forced split, except in quick mode.
+  auto plan = carveout_plan(info, 0, !c.opt.quick);
   if (c.opt.quick) {
     // The default, the largest L1, an even split and the largest shared: the ends and the middle.
     std::vector<CarveoutPoint> q;
@@ -176,9 +177,7 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
     if (c.stop) return;
     CarveoutResult r;
     r.point = pt;
-    r.curve.key = "carveout." + (pt.shared_kib >= 0 ? std::to_string(pt.shared_kib)
-                                 : pt.percent >= 0  ? std::to_string(pt.percent) + "pct"
-                                                    : std::string("default"));
+    r.curve.key = "carveout." + pt.key();
     MemChaseRequest base;
     base.load = MemLoad::ca;
     base.carveout_percent = pt.percent;

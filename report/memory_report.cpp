@@ -39,11 +39,7 @@ std::string capacity_text(const CapacityEstimate& e) {
   return s;
 }
 
-std::string carveout_id(const CarveoutResult& c) {
-  if (c.point.shared_kib >= 0) return std::to_string(c.point.shared_kib);
-  if (c.point.percent >= 0) return std::to_string(c.point.percent) + "pct";
-  return "default";
-}
+std::string carveout_id(const CarveoutResult& c) { return c.point.key(); }
 
 Figure make(const std::string& id, const std::string& label, double v, const std::string& unit,
             const std::string& instruction, const std::string& where, std::optional<double> mhz,
@@ -146,7 +142,7 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
   std::vector<Figure> f;
   for (const auto& c : m.carveouts) {
     const std::string id = "memory.carveout." + carveout_id(c);
-    if (c.point.shared_kib < 0 && c.point.percent < 0 && c.curve.capacity.capacity_bytes) {
+    if (c.point.key() == "default" && c.curve.capacity.capacity_bytes) {
       const auto fits =
           splits_for_l1(device.compute_capability, *c.curve.capacity.capacity_bytes,
                         c.curve.capacity.next_bytes.value_or(*c.curve.capacity.capacity_bytes));
@@ -227,12 +223,12 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   if (!m.carveouts.empty()) {
     os << "  L1 by carve-out (" << status_text(m.carveout_status) << ")\n";
     char b[256];
-    std::snprintf(b, sizeof b, "  %-16s %-22s %10s %12s %12s  %s\n", "split", "L1 capacity",
+    std::snprintf(b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", "split", "L1 capacity",
                   "cycles", "predicted", "API shared", "read back");
     os << b;
     for (const auto& c : m.carveouts) {
       std::snprintf(
-          b, sizeof b, "  %-16s %-22s %10s %12s %12s  %s\n", c.point.label().c_str(),
+          b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", c.point.label().c_str(),
           capacity_text(c.curve.capacity).c_str(),
           opt_cycles(c.curve.capacity.plateau_cycles).c_str(),
           opt_bytes(c.point.predicted_l1_bytes).c_str(), opt_bytes(c.api_shared_bytes).c_str(),

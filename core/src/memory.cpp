@@ -43,7 +43,13 @@ constexpr uint64_t KiB = 1024;
 std::string CarveoutPoint::label() const {
   if (shared_kib < 0 && percent < 0) return "driver default";
   if (shared_kib < 0) return std::to_string(percent) + " % carveout";
-  return std::to_string(shared_kib) + " KiB shared";
+  return std::to_string(shared_kib) + " KiB shared" + (preference_only ? ", preference only" : "");
+}
+
+std::string CarveoutPoint::key() const {
+  if (shared_kib < 0 && percent < 0) return "default";
+  if (shared_kib < 0) return std::to_string(percent) + "pct";
+  return std::to_string(shared_kib) + (preference_only ? ".hint" : "");
 }
 
 std::optional<uint64_t> unified_l1_bytes(const std::string& cc) {
@@ -80,7 +86,8 @@ std::vector<int> splits_for_l1(const std::string& cc, uint64_t capacity, uint64_
   return v;
 }
 
-std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static_shared) {
+std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static_shared,
+                                         bool hints) {
   std::vector<CarveoutPoint> plan;
   plan.push_back({});  // the driver's own choice, what the latency probe sees
   const std::string& cc = info.compute_capability;
@@ -106,6 +113,12 @@ std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static
     const uint64_t need = static_cast<uint64_t>(k) * KiB;
     c.dynamic_shared_bytes = need > KiB + static_shared ? need - KiB - static_shared : 0;
     c.predicted_l1_bytes = *unified - need;
+    if (hints && k > 0) {
+      CarveoutPoint h = c;
+      h.preference_only = true;
+      h.dynamic_shared_bytes = 0;
+      plan.push_back(h);
+    }
     plan.push_back(c);
   }
   return plan;
@@ -424,6 +437,7 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   for (const auto& c : r.carveouts) {
     nlohmann::json e = {{"shared_kib", c.point.shared_kib},
                         {"percent", c.point.percent},
+                        {"preference_only", c.point.preference_only},
                         {"dynamic_shared_bytes", c.point.dynamic_shared_bytes},
                         {"curve", c.curve}};
     jf::put(e, "predicted_l1_bytes", c.point.predicted_l1_bytes);
@@ -504,6 +518,7 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
       CarveoutResult c;
       e.at("shared_kib").get_to(c.point.shared_kib);
       e.at("percent").get_to(c.point.percent);
+      jf::get(e, "preference_only", c.point.preference_only);
       jf::get(e, "dynamic_shared_bytes", c.point.dynamic_shared_bytes);
       jf::get(e, "predicted_l1_bytes", c.point.predicted_l1_bytes);
       jf::get(e, "api_probe_blocks", c.api_probe_blocks);

@@ -69,6 +69,17 @@ TEST(MemoryPlan, CarveoutsOfHopper) {
     EXPECT_EQ(p.dynamic_shared_bytes, shared[i] ? (shared[i] - 1) * KiB : 0);
   }
   EXPECT_EQ(plan.back().label(), "228 KiB shared");
+  // With hints: each split above 0 also as its preference alone, just before the forced one.
+  const auto both = carveout_plan(h100_like(), 0, true);
+  ASSERT_EQ(both.size(), 20u);
+  EXPECT_FALSE(both[1].preference_only);  // 0 KiB: nothing to force, one row
+  EXPECT_TRUE(both[2].preference_only);
+  EXPECT_EQ(both[2].dynamic_shared_bytes, 0u);
+  EXPECT_EQ(both[2].percent, 3);
+  EXPECT_EQ(both[2].key(), "8.hint");
+  EXPECT_EQ(both[2].label(), "8 KiB shared, preference only");
+  EXPECT_EQ(both[3].key(), "8");
+  EXPECT_EQ(both[3].dynamic_shared_bytes, 7 * KiB);
   // The kernel's own shared memory comes off the forcing request.
   EXPECT_EQ(carveout_plan(h100_like(), 512).back().dynamic_shared_bytes, 227 * KiB - 512);
 }
@@ -256,10 +267,11 @@ class FakeMemory : public MemoryKernels {
 
   // The split a launch gets: the preference rounded up to a split, raised to fit the block;
   // the default 32 KiB.
-  static uint64_t shared_of(const MemChaseRequest& r) {
+  bool ignore_preference = false;  // a driver that keeps its 32 KiB default unless forced
+  uint64_t shared_of(const MemChaseRequest& r) const {
     static const std::vector<uint64_t> splits = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
-    uint64_t want = r.carveout_percent < 0 ? 32 : 0;
-    if (r.carveout_percent >= 0) {
+    uint64_t want = r.carveout_percent < 0 || ignore_preference ? 32 : 0;
+    if (r.carveout_percent >= 0 && !ignore_preference) {
       const double k = r.carveout_percent / 100.0 * 228;
       want = *std::lower_bound(splits.begin(), splits.end(),
                                static_cast<uint64_t>(std::ceil(k - 1e-9)));
@@ -349,7 +361,9 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
     rr.put(out);
     probe_registry().find("memory")->print_summary(std::cout, rr);
   }
-  ASSERT_EQ(out.carveouts.size(), 11u);
+  ASSERT_EQ(out.carveouts.size(), 20u);  // default, 0, then each split as a hint and forced
+  EXPECT_EQ(out.carveouts[2].curve.key, "carveout.8.hint");
+  EXPECT_EQ(out.carveouts[3].curve.key, "carveout.8");
   for (const auto& c : out.carveouts) {
     ASSERT_TRUE(c.curve.capacity.capacity_bytes) << c.curve.key << " " << c.curve.capacity.note;
     const uint64_t shared = c.point.shared_kib >= 0 ? c.point.shared_kib * KiB : 32 * KiB;
@@ -364,6 +378,22 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
     if (c.point.shared_kib >= 0) EXPECT_EQ(c.agreement, "agrees") << c.curve.key;
   }
   EXPECT_EQ(out.carveouts[0].curve.key, "carveout.default");
+  {
+    RunResult rr;
+    rr.device = h100_like();
+    rr.put(out);
+    std::set<std::string> ids;
+    for (const auto& f : probe_registry().find("memory")->figures(rr)) {
+      ids.insert(f.id);
+      EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
+    }
+    for (const char* id :
+         {"memory.carveout.228.hint.l1_capacity", "memory.carveout.228.l1_capacity",
+          "memory.carveout.8.hint.l1_latency", "memory.carveout.default.shared_bytes"})
+      EXPECT_TRUE(ids.count(id)) << id;
+    const nlohmann::json j = out;
+    EXPECT_EQ(nlohmann::json(j.get<MemoryProbeResult>()), j);
+  }
   EXPECT_EQ(*out.carveouts[0].implied_shared_bytes / KiB / 8, 4u);  // the default's 32 KiB
   EXPECT_EQ(out.carveouts[0].agreement, "the L1 implies a 32 KiB split");
   EXPECT_GT(out.wall_seconds, 0);
@@ -496,6 +526,22 @@ TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
   EXPECT_EQ(out.carveout_status.status, "error");
   ASSERT_FALSE(out.carveouts.empty());
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
+}
+
+TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
+  FakeMemory k;
+  k.ignore_preference = true;
+  MemoryOptions opt;
+  opt.partition = opt.granularity = opt.constant = false;
+  const auto out = run_fake(k, opt);
+  for (const auto& c : out.carveouts) {
+    if (c.point.shared_kib <= 32) continue;
+    SCOPED_TRACE(c.curve.key);
+    if (c.point.preference_only)
+      EXPECT_EQ(c.agreement.rfind("differs: the L1 implies a 32 KiB split", 0), 0u) << c.agreement;
+    else
+      EXPECT_EQ(c.agreement, "agrees");
+  }
 }
 
 TEST(MemoryProbe, CarveoutLaunchThatDoesNotWalkFails) {

@@ -84,14 +84,20 @@ struct CarveoutPoint {
   int percent = -1;
   uint64_t dynamic_shared_bytes = 0;
   std::optional<uint64_t> predicted_l1_bytes;
-  std::string label() const;  // "228 KiB shared" | "driver default"
+  // The preference alone (no dynamic shared memory): what the driver makes of the hint, beside
+  // the forced point of the same split.
+  bool preference_only = false;
+  std::string label() const;  // "228 KiB shared" | "228 KiB shared, preference only" | ...
+  std::string key() const;    // "228" | "228.hint" | "50pct" | "default"
 };
 // The splits of the device's compute capability (sm_90: 0, 8, 16, 32, 64, 100, 132, 164, 196,
 // 228 KiB of shared out of 256 KiB; sm_80: up to 164 of 192; sm_86/89: up to 100 of 128;
 // sm_70: up to 96 of 128), each with percent = floor(shared / max x 100) so that rounding up
 // lands on it, and dynamic shared = shared - reserved (1 KiB) - static; others: 0/25/50/75/100 %
-// with no forcing and no prediction. The driver's default first.
-std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static_shared = 0);
+// with no forcing and no prediction. The driver's default first. With `hints`, each split above
+// 0 comes twice: its preference alone, then the preference with the forcing dynamic shared.
+std::vector<CarveoutPoint> carveout_plan(const DeviceInfo& info, uint64_t static_shared = 0,
+                                         bool hints = false);
 // Unified L1 + shared per SM documented for a compute capability ("9.0" -> 256 KiB); nullopt
 // where not known.
 std::optional<uint64_t> unified_l1_bytes(const std::string& compute_capability);
