@@ -71,14 +71,20 @@ std::vector<int> shared_splits(const std::string& cc) {
   return {};
 }
 
+constexpr uint64_t kL1Shortfall = 8 * KiB;  // see splits_for_l1
+
 std::vector<int> splits_for_l1(const std::string& cc, uint64_t capacity, uint64_t next,
                                uint64_t slack) {
   std::vector<int> v;
   const auto unified = unified_l1_bytes(cc);
   if (!unified) return v;
-  // The L1 lies in [capacity, next): the split in (unified - next, unified - capacity].
+  // The L1 lies in [capacity, next), and the L1 a chase can fill is the unified size less the
+  // split less a shortfall: 2-7 KiB at every one of the ten splits on the H200 and H100
+  // (2026-11-23: 221 KiB seen under the 32 KiB split, 186 under 64, 21.1 under 228). So the
+  // split is in (unified - next - shortfall, unified - capacity].
   const double hi = static_cast<double>(*unified) - static_cast<double>(capacity) + slack;
-  const double lo = static_cast<double>(*unified) - static_cast<double>(next) - slack;
+  const double lo = static_cast<double>(*unified) - static_cast<double>(next) -
+                    static_cast<double>(kL1Shortfall) - slack;
   for (int k : shared_splits(cc)) {
     const double b = static_cast<double>(k) * KiB;
     if (b > lo && b <= hi) v.push_back(k);
