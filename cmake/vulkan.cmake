@@ -59,6 +59,17 @@ foreach(op IN LISTS GD_VK_COMPUTE_OPS)
     gd_vulkan_shader(compute_${op}_ilp${ilp} compute.comp -DGD_OP_${op} -DGD_ILP=${ilp})
   endforeach()
 endforeach()
+# The atomics probe: throughput on a storage buffer or workgroup memory, add or CAS, and the
+# CAS ping-pong through either.
+foreach(space global shared)
+  set(flag "")
+  if(space STREQUAL "shared")
+    set(flag -DGD_SHARED)
+  endif()
+  gd_vulkan_shader(atomics_${space}_add atomics.comp ${flag})
+  gd_vulkan_shader(atomics_${space}_cas atomics.comp ${flag} -DGD_CAS)
+  gd_vulkan_shader(atomics_pingpong_${space} atomics_pingpong.comp ${flag})
+endforeach()
 
 set(GD_VK_EMBED ${CMAKE_CURRENT_BINARY_DIR}/generated/vulkan_shaders.hpp)
 string(REPLACE ";" " " GD_VK_SPV_WORDS "${GD_VK_SPV_FILES}")  # one argument; the script splits it
@@ -71,6 +82,7 @@ add_custom_command(
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
   backends/vulkan/vulkan_device.cpp backends/vulkan/bandwidth_vk.cpp backends/vulkan/compute_vk.cpp
+  backends/vulkan/atomics_vk.cpp
   backends/vulkan/kernel_table.cpp ${GD_VK_EMBED})
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)

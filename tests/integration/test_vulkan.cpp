@@ -133,6 +133,10 @@ TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
         "stream_write", "stream_copy", "buffer_fill", "buffer_sum", "shared_read_4",
         "shared_read_8", "shared_read_16"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  for (const char* want :
+       {"atomics_global_add", "atomics_global_cas", "atomics_shared_add", "atomics_shared_cas",
+        "atomics_pingpong_global", "atomics_pingpong_shared"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   // The compute probe's modules: one per op and ILP (cmake/vulkan.cmake).
   for (const char* op :
        {"fp32_fma", "fp32_add", "fp32_mul", "fp64_fma", "fp64_add", "fp64_mul", "fp16x2_fma",
@@ -481,15 +485,63 @@ TEST(VulkanCompute, HostCheckReplaysTheChains) {
   EXPECT_THROW(k->run(mixed), gd::BackendError);
 }
 
+// ---- atomics ----
+
+// Buffer and workgroup atomicAdd / atomicCompSwap throughput at every contention pattern,
+// each launch's memory checked exactly by the host; what GLSL or the device cannot do
+// unsupported with the reason. lavapipe: no ping-pong (its loop limit cuts spin waits).
+TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::AtomicsProbeResult out;
+  const auto opt =
+      gd::parse_atomics_options({{"quick", "1"}, {"repeats", "2"}, {"round_trips", "64"}});
+  gd::run_atomics(*dev, opt, progress, stop, out);
+  ASSERT_FALSE(out.throughput.empty());
+  int measured = 0;
+  std::vector<std::string> seen;
+  for (const auto& [key, f] : out.throughput) {
+    SCOPED_TRACE(key);
+    seen.push_back(key);
+    if (f.status.status == "unsupported") {
+      EXPECT_FALSE(f.status.reason.empty());
+      continue;
+    }
+    ASSERT_TRUE(f.status.ok()) << f.status.reason;  // ok: the host check passed
+    ASSERT_TRUE(f.gops);
+    EXPECT_GT(f.gops->median, 1e-4);
+    EXPECT_FALSE(f.ops_per_clk_sm);  // no clock: unknown, not 0
+    ASSERT_TRUE(f.instruction);
+    EXPECT_EQ(f.instruction->rfind("SPIR-V OpAtomic", 0), 0u) << *f.instruction;
+    ++measured;
+  }
+  for (const char* want : {"global.add_i32.distinct", "global.cas_i32.distinct",
+                           "shared.add_i32.distinct", "shared.cas_i32.distinct"}) {
+    SCOPED_TRACE(want);
+    ASSERT_TRUE(out.throughput.count(want));
+    EXPECT_TRUE(out.throughput.at(want).status.ok()) << out.throughput.at(want).status.reason;
+  }
+  EXPECT_GE(measured, 4);
+  for (const auto& [key, l] : out.latency) {
+    SCOPED_TRACE(key);
+    if (l.status.status == "unsupported") EXPECT_FALSE(l.status.reason.empty());
+  }
+  auto* k = dev->kernels<gd::AtomicsKernels>();
+  ASSERT_TRUE(k);
+  EXPECT_FALSE(k->has_clock());
+  if (dev->info().name.find("llvmpipe") != std::string::npos) {
+    const auto s = k->supports(gd::PingPong::global_cas);
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.reason.find("llvmpipe"), std::string::npos) << s.reason;
+  }
+}
+
 // Probes without Vulkan kernels say so, with the reason, and measure nothing.
 TEST(VulkanProbe, ProbesWithoutKernelsAreUnsupported) {
   GD_REQUIRE_DEVICE(dev);
   gd::NullProgress progress;
   std::atomic<bool> stop{false};
-  gd::AtomicsProbeResult atomics;
-  gd::run_atomics(*dev, gd::AtomicsOptions{}, progress, stop, atomics);
-  EXPECT_EQ(atomics.status.status, "unsupported");
-  EXPECT_FALSE(atomics.status.reason.empty());
   gd::FrontendProbeResult frontend;
   gd::run_frontend(*dev, gd::FrontendOptions{}, progress, stop, frontend);
   EXPECT_EQ(frontend.status.status, "unsupported");
