@@ -463,7 +463,9 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
     EXPECT_GE(measured, 6);
 }
 
-// The host check sees a chain that ran a different number of steps: the replay is exact.
+// FP32, FP64 and INT32 chains are replayed step for step on the host, and the device's
+// words match the replay (so a lost or folded step would show); a launch reports the ops it
+// ran. ILPs without a module and mixed pairs are refused, not run wrongly.
 TEST(VulkanCompute, HostCheckReplaysTheChains) {
   GD_REQUIRE_DEVICE(dev);
   auto* k = dev->kernels<gd::ComputeKernels>();
@@ -478,7 +480,6 @@ TEST(VulkanCompute, HostCheckReplaysTheChains) {
     EXPECT_NE(t.check.find("host reference"), std::string::npos) << t.check;
     EXPECT_EQ(t.ops_per_thread, 3u * 64u);
   }
-  // Unknown ILPs and mixed pairs are refused, not run wrongly.
   gd::ComputeLaunch bad{"fp32.fma", "", 3};
   EXPECT_THROW(k->run(bad), gd::BackendError);
   gd::ComputeLaunch mixed{"fp32.fma", "int32.mad", 8};
