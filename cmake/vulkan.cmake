@@ -46,6 +46,30 @@ endforeach()
 foreach(width 4 8 16)
   gd_vulkan_shader(shared_read_${width} shared_read.comp -DGD_WIDTH=${width})
 endforeach()
+# The compute probe: one module per (op, ILP), compute.comp with -DGD_OP_<op> -DGD_ILP=<n>
+# (module compute_<op>_ilp<n>; op names with '_' for '.'). Separate modules rather than
+# specialization constants because an op's module declares its capabilities (Float64,
+# Float16, subgroup operations): a device that lacks one never loads that module. The list
+# must match GD_VK_COMPUTE_OPS in backends/vulkan/compute_vk.cpp.
+set(GD_VK_COMPUTE_OPS fp32_fma fp32_add fp32_mul fp64_fma fp64_add fp64_mul fp16x2_fma
+    fp16x2_add fp16x2_mul int32_add int32_mul int32_mad warp_shfl_idx warp_shfl_xor
+    warp_ballot warp_redux)
+foreach(op IN LISTS GD_VK_COMPUTE_OPS)
+  foreach(ilp 1 2 4 8)
+    gd_vulkan_shader(compute_${op}_ilp${ilp} compute.comp -DGD_OP_${op} -DGD_ILP=${ilp})
+  endforeach()
+endforeach()
+# The atomics probe: throughput on a storage buffer or workgroup memory, add or CAS, and the
+# CAS ping-pong through either.
+foreach(space global shared)
+  set(flag "")
+  if(space STREQUAL "shared")
+    set(flag -DGD_SHARED)
+  endif()
+  gd_vulkan_shader(atomics_${space}_add atomics.comp ${flag})
+  gd_vulkan_shader(atomics_${space}_cas atomics.comp ${flag} -DGD_CAS)
+  gd_vulkan_shader(atomics_pingpong_${space} atomics_pingpong.comp ${flag})
+endforeach()
 
 set(GD_VK_EMBED ${CMAKE_CURRENT_BINARY_DIR}/generated/vulkan_shaders.hpp)
 string(REPLACE ";" " " GD_VK_SPV_WORDS "${GD_VK_SPV_FILES}")  # one argument; the script splits it
@@ -57,7 +81,8 @@ add_custom_command(
   COMMENT "Embedding Vulkan SPIR-V modules")
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
-  backends/vulkan/vulkan_device.cpp backends/vulkan/bandwidth_vk.cpp
+  backends/vulkan/vulkan_device.cpp backends/vulkan/bandwidth_vk.cpp backends/vulkan/compute_vk.cpp
+  backends/vulkan/atomics_vk.cpp
   backends/vulkan/kernel_table.cpp ${GD_VK_EMBED})
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)

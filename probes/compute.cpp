@@ -76,15 +76,33 @@ class Runner {
     if (t.span_ns > 0)
       l.iters = std::max<uint64_t>(
           1, static_cast<uint64_t>(static_cast<double>(l.iters) * target_ms * 1e6 / t.span_ns));
-    std::vector<double> per_clk, mix_per_clk, per_s, lat, mhz;
+    // A launch's fixed cost makes the span less than proportional to the iterations (40 us a
+    // dispatch on lavapipe: 4 and 39 iterations of a chain took the same time), so the
+    // estimate above can fall short: rescale from the estimate's own span until it is at
+    // least half the target. Where the span is proportional (CUDA, a few us per launch
+    // against ms) the first check passes and nothing more runs.
+    for (int guard = 0; guard < 3; ++guard) {
+      t = k_.run(l);
+      if (!(t.span_ns > 0) || t.span_ns >= target_ms * 1e6 / 2) break;
+      l.iters = std::max<uint64_t>(
+          l.iters + 1, static_cast<uint64_t>(static_cast<double>(l.iters) *
+                                             std::min(64.0, target_ms * 1e6 / t.span_ns)));
+    }
+    std::vector<double> per_clk, mix_per_clk, per_s, lat, lat_ns, mhz;
+    // What the stopping rule watches: the per-clock figure, or where no clock is known at
+    // all (Vulkan on lavapipe) the rate per second or the latency in ns.
+    std::vector<double> watched;
     StoppingRule rule{static_cast<std::size_t>(opt_.repeats),
                       static_cast<std::size_t>(opt_.repeats) + 4, 0.01};
     std::string bad;
-    while (!rule.done(per_clk)) {
+    bool clockless = false;
+    while (!rule.done(watched)) {
       t = k_.run(l);
       if (!t.check_ok) bad = t.check;
       const double clk = t.clock_mhz ? *t.clock_mhz : info_.clock_mhz_reported.value_or(0);
       if (t.clock_mhz) mhz.push_back(*t.clock_mhz);
+      // No clock: per-clock figures are unknown, not 0; ops/s and ns stand alone.
+      clockless = !(clk > 0);
       const double cycles = t.span_ns * clk / 1000.0;
       const uint64_t per_thread =
           t.ops_per_thread ? t.ops_per_thread : ops_per_thread(a, l.ilp, l.iters, b ? &a : nullptr);
@@ -93,9 +111,15 @@ class Runner {
         // One block: the loop's own cycles over the dependent steps of one chain.
         const double steps = static_cast<double>(t.ops_per_thread ? t.ops_per_thread
                                                                   : ops_per_thread(a, 1, l.iters));
+        if (clockless) {
+          lat_ns.push_back(t.span_ns / steps);
+          watched.push_back(t.span_ns / steps);
+          continue;
+        }
         const double c = t.clock_mhz ? t.cycles_per_block : cycles;
         lat.push_back(c / steps);
         per_clk.push_back(c / steps);
+        watched.push_back(c / steps);
         continue;
       }
       // Per clock per SM: over the SMs' own cycles where the kernel recorded its per-SM
@@ -104,9 +128,10 @@ class Runner {
       // reading (1965 MHz, every other kernel 1976-1980) was below what its wall-clock rate
       // needs (1974 MHz at 64/clk/SM); a standalone FMNMX loop saw 1980 MHz and 63.8/clk/SM.
       const double sm_cycles = t.sm_cycles > 0 ? t.sm_cycles : t.sms * cycles;
-      per_clk.push_back(sm_cycles > 0 ? ops_a / sm_cycles : 0);
+      if (!clockless) per_clk.push_back(sm_cycles > 0 ? ops_a / sm_cycles : 0);
       per_s.push_back(t.span_ns > 0 ? ops_a / (t.span_ns * 1e-9) : 0);
-      if (b) {
+      watched.push_back(clockless ? per_s.back() : per_clk.back());
+      if (b && !clockless) {
         const double ops_b = static_cast<double>(ops_per_thread(*b, l.ilp, l.iters, &a)) *
                              static_cast<double>(t.threads);
         mix_per_clk.push_back(sm_cycles > 0 ? ops_b / sm_cycles : 0);
@@ -120,13 +145,16 @@ class Runner {
       // No clock in the kernel (OpenCL): per-clock figures rest on the driver's figure.
       f.clock_mhz = *info_.clock_mhz_reported;
       f.clock_source = "reported";
+    } else if (clockless) {
+      f.clock_source = "none";
     }
     if (latency_figure) {
-      f.latency_cycles = summarize(lat);
+      if (!lat.empty()) f.latency_cycles = summarize(lat);
+      if (!lat_ns.empty()) f.latency_ns = summarize(lat_ns);
     } else {
-      f.ops_per_clk_sm = summarize(per_clk);
+      if (!per_clk.empty()) f.ops_per_clk_sm = summarize(per_clk);
       f.ops_per_s = summarize(per_s);
-      if (b) f.mix_ops_per_clk_sm = summarize(mix_per_clk);
+      if (b && !mix_per_clk.empty()) f.mix_ops_per_clk_sm = summarize(mix_per_clk);
     }
     if (!bad.empty()) {
       f.status = {"error", "host check failed: " + bad};
@@ -251,7 +279,10 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
 // the figure is withheld with the reason, never reported as a rate.
 void withhold_impossible(ComputeFigure& f) {
   const bool too_fast = f.fraction_of_peak && *f.fraction_of_peak > 1.05;
-  const bool no_latency = f.latency_cycles && f.latency_cycles->median < 0.5;
+  // Without a clock (latency in ns only): a dependent step takes at least a cycle, and
+  // under 0.1 ns is a 10 GHz chain (a folded shuffle pair measured 0.06 ns on lavapipe).
+  const bool no_latency = (f.latency_cycles && f.latency_cycles->median < 0.5) ||
+                          (f.latency_ns && f.latency_ns->median < 0.1);
   if (!too_fast && !no_latency) return;
   if (!f.opcodes.empty() && !no_latency) {
     f.fraction_of_peak.reset();
@@ -259,9 +290,10 @@ void withhold_impossible(ComputeFigure& f) {
     return;
   }
   const std::string why =
-      too_fast
-          ? format_fixed(100 * *f.fraction_of_peak, 0) + "% of the architectural peak"
-          : "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op";
+      too_fast ? format_fixed(100 * *f.fraction_of_peak, 0) + "% of the architectural peak"
+      : f.latency_cycles
+          ? "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op"
+          : "a dependent chain of " + format_fixed(f.latency_ns->median, 4) + " ns per op";
   f.status = {"error", "measured " + why +
                            " with no machine code to check: the compiler most likely folded the "
                            "chain, so the figure is withheld"};
@@ -334,6 +366,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       continue;
     }
     f.ilp = op->warpgroup ? 1 : 8;
+    f.instruction = k->instruction(*op);
     guarded(f, [&] {
       ComputeLaunch tl{op->name, "", f.ilp};
       run.read_sass(f, tl);
@@ -343,6 +376,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       ll.latency = true;
       run.measure(lat, ll, opt.target_ms / 4, true);
       f.latency_cycles = lat.latency_cycles;
+      f.latency_ns = lat.latency_ns;
       // Per SASS instruction where ptxas fused or split the counted op.
       if (f.latency_cycles && f.sass_per_op && *f.sass_per_op > 0 && *f.sass_per_op < 1) {
         const double k = 1.0 / *f.sass_per_op;

@@ -52,8 +52,8 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       if (c.missing_instruction && f.status.ok())
         f.status = {"error", "the timed loop lacks the intended instruction"};
       // "FFMA x512" (the loop's count) -> "FFMA"
-      f.instruction =
-          c.opcodes.empty() ? "" : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
+      f.instruction = c.opcodes.empty() ? c.instruction
+                                        : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
       f.clock_mhz = c.clock_mhz;
       f.where =
           "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";
@@ -84,6 +84,17 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         l.instruction = f.instruction;
         l.clock_mhz = c.clock_mhz;
         l.where = "one warp, one dependent chain";
+        l.higher_is_better = false;
+        out.push_back(l);
+      } else if (c.latency_ns && f.status.ok()) {
+        // No clock known (Vulkan without a shader clock): the same chain in nanoseconds.
+        Figure l;
+        l.id = "compute." + c.op + ".latency";
+        l.label = c.label + " dependent latency";
+        l.unit = "ns";
+        l.value = *c.latency_ns;
+        l.instruction = f.instruction;
+        l.where = "one subgroup, one dependent chain (no clock: ns)";
         l.higher_is_better = false;
         out.push_back(l);
       }

@@ -29,7 +29,8 @@ std::string gpu_rate(const ComputeFigure& f) {
   if (!v) return "-";
   // A loop without the intended instruction has no rate of that instruction to state.
   if (f.missing_instruction) return "(flagged)";
-  return fmt(*v, f.klass == "tensor" ? 1 : 2) + " " + rate_unit(f);
+  // Below 0.1 tera (a CPU through lavapipe or PoCL) two decimals would print 0.00.
+  return fmt(*v, f.klass == "tensor" ? 1 : *v < 0.1 ? 4 : 2) + " " + rate_unit(f);
 }
 
 std::string spread(const std::optional<Summary>& s, int digits) {
@@ -40,7 +41,7 @@ std::string spread(const std::optional<Summary>& s, int digits) {
 }
 
 std::string first_opcode(const ComputeFigure& f) {
-  if (f.opcodes.empty()) return "-";
+  if (f.opcodes.empty()) return f.instruction.empty() ? "-" : f.instruction;
   std::string s = f.opcodes.front();
   for (std::size_t i = 1; i < f.opcodes.size() && i < 3; ++i) s += ", " + f.opcodes[i];
   return s;
@@ -53,6 +54,8 @@ std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
   if (f.clock_source == "reported")
     n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
+  if (f.clock_source == "none")
+    n += std::string(n.empty() ? "" : "; ") + "no clock: per clock unknown";
   if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
   if (max > 3 && n.size() > max) n = n.substr(0, max - 3) + "...";
   return n;
@@ -89,11 +92,14 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
       os << line;
       continue;
     }
-    std::snprintf(
-        line, sizeof line, "%-28s %-34s %16s %7s %18s %10s %s\n", f.label.c_str(),
-        first_opcode(f).substr(0, 34).c_str(), spread(f.ops_per_clk_sm, 1).c_str(),
-        f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1).c_str() : "-", gpu_rate(f).c_str(),
-        f.latency_cycles ? fmt(f.latency_cycles->median, 1).c_str() : "-", status_note(f).c_str());
+    std::snprintf(line, sizeof line, "%-28s %-34s %16s %7s %18s %10s %s\n", f.label.c_str(),
+                  first_opcode(f).substr(0, 34).c_str(), spread(f.ops_per_clk_sm, 1).c_str(),
+                  f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1).c_str() : "-",
+                  gpu_rate(f).c_str(),
+                  f.latency_cycles ? fmt(f.latency_cycles->median, 1).c_str()
+                  : f.latency_ns   ? (fmt(f.latency_ns->median, 2) + " ns").c_str()
+                                   : "-",
+                  status_note(f).c_str());
     os << line;
   }
   if (!c.mixed.empty()) {
@@ -209,10 +215,14 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     for (const auto& f : c.table) {
       std::string ops;
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
+      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
       h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << detail::html_escape(ops)
         << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
         << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
-        << gpu_rate(f) << "</td><td>" << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : "-")
+        << gpu_rate(f) << "</td><td>"
+        << (f.latency_cycles ? fmt(f.latency_cycles->median, 1)
+            : f.latency_ns   ? fmt(f.latency_ns->median, 2) + " ns"
+                             : "-")
         << "</td><td>" << detail::html_escape(status_note(f, 0)) << "</td></tr>\n";
     }
     h << "</table>\n";
@@ -223,6 +233,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     for (const auto& f : c.mixed) {
       std::string ops;
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
+      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
       h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << spread(f.ops_per_clk_sm, 1)
         << "</td><td>" << spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
         << "</td></tr>\n";

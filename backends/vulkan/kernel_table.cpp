@@ -1,5 +1,5 @@
 // The Vulkan backend's kernel sets, one line per probe that has kernels here. Probes without
-// a line (compute, atomics, frontend) report `unsupported`: "the vulkan backend has no ...
+// a line (frontend) report `unsupported`: "the vulkan backend has no ...
 // kernels".
 #include "vulkan_probes.hpp"
 
@@ -15,6 +15,8 @@ std::unique_ptr<KernelSet> make(Context& ctx, const DeviceInfo& info) {
 const std::map<std::string, KernelFactory>& kernel_factories() {
   static const std::map<std::string, KernelFactory> table = {
       {BandwidthKernels::kProbe, make<make_bandwidth_kernels>},
+      {ComputeKernels::kProbe, make<make_compute_kernels>},
+      {AtomicsKernels::kProbe, make<make_atomics_kernels>},
   };
   return table;
 }

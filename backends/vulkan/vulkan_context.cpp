@@ -114,9 +114,16 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     driver.pNext = m3.pNext;
     m3.pNext = &driver;
   }
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  subgroup.pNext = m3.pNext;
+  m3.pNext = &subgroup;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &m3;
   vkGetPhysicalDeviceProperties2(pd, &p2);
+  f.subgroup_size = subgroup.subgroupSize;
+  f.subgroup_operations = subgroup.supportedOperations;
+  f.subgroup_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   if (driver_props) {
     f.driver_name = driver.driverName;
     f.driver_info = driver.driverInfo;
@@ -133,6 +140,18 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     f2.pNext = &clock;
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     f.shader_clock = clock.shaderSubgroupClock == VK_TRUE;
+  }
+  {
+    // FP16 arithmetic through the extension only: the instance asks for Vulkan 1.1, so the
+    // 1.2 core feature struct is not ours to use.
+    VkPhysicalDeviceShaderFloat16Int8Features f16{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    const bool f16_ext = has_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    if (f16_ext) f2.pNext = &f16;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.shader_float64 = f2.features.shaderFloat64 == VK_TRUE;
+    f.shader_float16 = f16_ext && f16.shaderFloat16 == VK_TRUE;
   }
   // llvmpipe compiles the clock read to a plain call that LLVM may schedule across the
   // chase's loads: seen on lavapipe (Mesa 22.3), 2N hops often counted fewer ticks than N.
@@ -307,13 +326,28 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
   // The shader clock is a feature to enable, not only an extension to name.
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-  const char* extensions[] = {VK_KHR_SHADER_CLOCK_EXTENSION_NAME};
+  std::vector<const char*> extensions;
+  const void* chain = nullptr;
   if (facts_.shader_clock) {
     clock.shaderSubgroupClock = VK_TRUE;
-    dci.pNext = &clock;
-    dci.enabledExtensionCount = 1;
-    dci.ppEnabledExtensionNames = extensions;
+    chain = &clock;
+    extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
   }
+  // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
+  VkPhysicalDeviceShaderFloat16Int8Features f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  if (facts_.shader_float16) {
+    f16.shaderFloat16 = VK_TRUE;
+    f16.pNext = const_cast<void*>(chain);
+    chain = &f16;
+    extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  }
+  VkPhysicalDeviceFeatures features{};
+  features.shaderFloat64 = facts_.shader_float64 ? VK_TRUE : VK_FALSE;
+  dci.pEnabledFeatures = &features;
+  dci.pNext = chain;
+  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(pd, &dci, nullptr, &device_), "vkCreateDevice");
   vkGetDeviceQueue(device_, *facts_.compute_queue_family, 0, &queue_);
 

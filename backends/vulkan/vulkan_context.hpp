@@ -50,6 +50,14 @@ struct Facts {
   // llvmpipe (lavapipe) ends a shader's loops after this many iterations in all (Mesa's
   // LP_MAX_TGSI_LOOP_ITERATIONS); kernels split their work to stay under it. None elsewhere.
   std::optional<uint64_t> loop_iteration_limit;
+  // Arithmetic the compute probe's modules declare as capabilities; enabled on the device
+  // where offered, since a module that needs a feature not enabled must not be loaded.
+  bool shader_float64 = false;  // VkPhysicalDeviceFeatures::shaderFloat64
+  bool shader_float16 = false;  // VK_KHR_shader_float16_int8's shaderFloat16
+  // Vulkan 1.1 subgroups: the size, VK_SUBGROUP_FEATURE_* bits, and whether compute has them.
+  uint32_t subgroup_size = 0;
+  uint32_t subgroup_operations = 0;
+  bool subgroup_in_compute = false;
 
   std::string id() const { return "vulkan:" + std::to_string(index); }
   std::string device_type() const;

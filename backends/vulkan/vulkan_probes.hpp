@@ -6,7 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "gpudissect/atomics.hpp"
 #include "gpudissect/bandwidth.hpp"
+#include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "vulkan_context.hpp"
 
@@ -14,6 +16,8 @@ namespace gd::vulkan {
 
 // The context is borrowed from the VulkanDevice, which outlives the kernels it creates.
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info);
+std::unique_ptr<ComputeKernels> make_compute_kernels(Context& ctx, const DeviceInfo& info);
+std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(Context& ctx, const DeviceInfo& info);

@@ -792,6 +792,8 @@ void to_json(nlohmann::json& j, const ComputeFigure& f) {
   put(j, "peak_per_clk_sm", f.peak_per_clk_sm);
   put(j, "fraction_of_peak", f.fraction_of_peak);
   put(j, "latency_cycles", f.latency_cycles);
+  put(j, "latency_ns", f.latency_ns);
+  if (!f.instruction.empty()) j["instruction"] = f.instruction;
   put(j, "clock_mhz", f.clock_mhz);
   if (!f.clock_source.empty()) j["clock_source"] = f.clock_source;
   put(j, "sass_per_op", f.sass_per_op);
@@ -818,6 +820,8 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   get(j, "peak_per_clk_sm", f.peak_per_clk_sm);
   get(j, "fraction_of_peak", f.fraction_of_peak);
   get(j, "latency_cycles", f.latency_cycles);
+  get(j, "latency_ns", f.latency_ns);
+  f.instruction = j.value("instruction", "");
   get(j, "clock_mhz", f.clock_mhz);
   f.clock_source = j.value("clock_source", "");
   get(j, "sass_per_op", f.sass_per_op);

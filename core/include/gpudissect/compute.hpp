@@ -172,13 +172,16 @@ class ComputeKernels : public KernelSet {
  public:
   static constexpr const char* kProbe = "compute";
   virtual ~ComputeKernels() = default;
-  virtual std::string language() const = 0;  // "cuda" | "opencl"
+  virtual std::string language() const = 0;  // "cuda" | "opencl" | "glsl"
   virtual Support supports(const ComputeOp& op) = 0;
   // Compiles ahead (in parallel where the backend can) every (op, mix, ilps) listed.
   virtual void prepare(const std::vector<ComputeLaunch>&) {}
   virtual ComputeTiming run(const ComputeLaunch& l) = 0;
   // The timed loop's SASS, where the backend can read it.
   virtual LoopSass sass(const ComputeLaunch&) { return {}; }
+  // The instruction timed where no machine code is read (Vulkan: the SPIR-V op); empty
+  // where the SASS names it or nothing does.
+  virtual std::string instruction(const ComputeOp&) { return {}; }
 };
 
 // ---- result model ----
@@ -196,11 +199,16 @@ struct ComputeFigure {
   std::optional<double> peak_per_clk_sm;
   std::optional<double> fraction_of_peak;
   std::optional<Summary> latency_cycles;  // dependent chain, one warp
+  // The same in nanoseconds, only where no clock is known at all (Vulkan without a shader
+  // clock or a reported clock): cycles are then unknown, never 0.
+  std::optional<Summary> latency_ns;
   std::optional<double> clock_mhz;
-  // "measured" (clock64 against %globaltimer in the kernel) or "reported" (the driver's
-  // maximum clock, OpenCL: per-clock figures then assume the GPU ran at it).
+  // "measured" (clock64 against %globaltimer in the kernel), "reported" (the driver's
+  // maximum clock, OpenCL: per-clock figures then assume the GPU ran at it) or "none" (no
+  // clock: ops/s and ns only, no per-clock figure).
   std::string clock_source;
   std::vector<std::string> opcodes;       // loop opcodes, most frequent first ("FFMA x512")
+  std::string instruction;                // ComputeKernels::instruction, where no SASS
   std::optional<double> sass_per_op;      // intended SASS instructions per counted op
   bool missing_instruction = false;       // loop lacks the intended instruction
   std::optional<double> implied_latency;  // Little's law from the sweep
