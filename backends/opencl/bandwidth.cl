@@ -16,16 +16,19 @@
 // l-th contiguous 1/GD_WG of that range. A CPU runtime runs a work-group's items one after
 // another on one thread (the host side launches one group per compute unit on a CPU), so
 // each thread streams one contiguous range, as the host probe's threads do. Measured on PoCL
-// (results/NOTES.md, issue 11):
-// * no reduction through local memory: a kernel with a barrier makes PoCL put implicit
-//   barriers into its uniform inner loops and run the work-item loop inside them, so each
-//   16-byte load came with a work-item context save and restore (4-5x slower reads). Each
-//   item adds its own sum atomically instead (256 atomics per group and launch).
-// * the inner loops run from first to end, bounds that differ per item, so PoCL sees them as
-//   non-uniform and adds no implicit barrier; the one barrier ends a pass, so that every
-//   item of the group finishes pass p before any starts pass p + 1: a pass sweeps the whole
-//   footprint before any byte is touched again (without it each item re-read its own
-//   1/GD_WG of the range, from L2, in every pass).
+// 3.1 (results/NOTES.md, issue 11):
+// * the old CPU layout (item l: one 64-byte line of each of its group's chunks) had every
+//   item walk the group's range at a 128 KiB stride, a new page per line: 7 GB/s at 256 MiB
+//   with or without the kernel's barrier, 30-35 GB/s with contiguous ranges.
+// * the inner loops run from first to end, bounds that differ per item. With a bound the
+//   same for all items (0 .. n) PoCL adds an implicit barrier to the loop, since the kernel
+//   has barriers, and runs the work-item loop inside it: every 16-byte load then comes with
+//   a work-item context save and restore (5x slower: 4-5 against 24-31 GB/s at 256 MiB).
+// * the one barrier ends a pass, so every item of the group finishes pass p before any
+//   starts pass p + 1: a pass sweeps the whole footprint before any byte is touched again
+//   (without it each item re-read its own 1/GD_WG of the range, from L2, in every pass).
+// * each item adds its sum atomically (256 atomics a group and launch); the local-memory
+//   reduction measured the same here, and this keeps the kernel to the one barrier.
 #ifdef GD_CPU_LANES
 inline ulong cpu_first(ulong chunks, ulong groups, ulong cpb) {
   const ulong g = get_group_id(0);
@@ -66,7 +69,7 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
     for (ulong i = first; i < end; ++i) acc += buf[i];
     barrier(CLK_GLOBAL_MEM_FENCE);
   }
-  atomic_add(sum, acc.x + acc.y + acc.z + acc.w);  // one per item: no reduction (above)
+  atomic_add(sum, acc.x + acc.y + acc.z + acc.w);  // one per item (above)
 #else
   local uint scratch[GD_WG];
   uint acc = 0;
