@@ -5,16 +5,36 @@
 #define GD_UNROLL 4
 #define GD_CHUNK (GD_WG * GD_UNROLL)
 
-// Which elements of a chunk a work-item moves. On a GPU, vector u of work-item l is element
-// l + u * GD_WG: a work-group's loads of one step are contiguous (coalesced). A CPU runtime
-// (PoCL) runs a work-group's items one after another, each through all its chunks: with that
-// layout every 64-byte line was fetched four times, once per work-item touching it. With
-// GD_CPU_LANES work-item l moves elements l * GD_UNROLL .. + GD_UNROLL - 1 (one whole line)
-// instead. Every element is still moved exactly once per pass, so the byte counts and checks
-// (gpudissect/bandwidth.hpp) hold unchanged.
+// Which elements a work-item moves. On a GPU (the default), vector u of work-item l in a
+// chunk is element l + u * GD_WG: a work-group's loads of one step are contiguous (coalesced),
+// and group g moves chunks g, g + groups, ... (gd::stream_layout).
+//
+// GD_CPU_LANES (CPU devices such as PoCL) changes only the order, never the set of elements
+// moved per pass, so the byte counts and checks (gpudissect/bandwidth.hpp) hold unchanged:
+// group g moves the contiguous chunks g * cpb .. (g + 1) * cpb - 1 (every chunk still once per
+// pass; chunk g mod chunks where chunks <= groups, as on a GPU), and work-item l moves the
+// l-th contiguous 1/GD_WG of that range. A CPU runtime runs a work-group's items one after
+// another on one thread (the host side launches one group per compute unit on a CPU), so
+// each thread streams one contiguous range, as the host probe's threads do. Measured on PoCL
+// 3.1 (results/NOTES.md, issue 11):
+// * the old CPU layout (item l: one 64-byte line of each of its group's chunks) had every
+//   item walk the group's range at a 128 KiB stride, a new page per line: 7 GB/s at 256 MiB
+//   with or without the kernel's barrier, 30-35 GB/s with contiguous ranges.
+// * the inner loops run from first to end, bounds that differ per item. With a bound the
+//   same for all items (0 .. n) PoCL adds an implicit barrier to the loop, since the kernel
+//   has barriers, and runs the work-item loop inside it: every 16-byte load then comes with
+//   a work-item context save and restore (5x slower: 4-5 against 24-31 GB/s at 256 MiB).
+// * the one barrier ends a pass, so every item of the group finishes pass p before any
+//   starts pass p + 1: a pass sweeps the whole footprint before any byte is touched again
+//   (without it each item re-read its own 1/GD_WG of the range, from L2, in every pass).
+// * each item adds its sum atomically (256 atomics a group and launch); the local-memory
+//   reduction measured the same here, and this keeps the kernel to the one barrier.
 #ifdef GD_CPU_LANES
-#define GD_LANE(l) ((ulong)(l) * GD_UNROLL)
-#define GD_VEC(u) (u)
+inline ulong cpu_first(ulong chunks, ulong groups, ulong cpb) {
+  const ulong g = get_group_id(0);
+  const ulong c = chunks <= groups ? g % chunks : g * cpb;
+  return c * GD_CHUNK + get_local_id(0) * cpb * GD_UNROLL;
+}
 #else
 #define GD_LANE(l) ((ulong)(l))
 #define GD_VEC(u) ((u) * GD_WG)
@@ -42,6 +62,15 @@ inline void add_sum(global uint* sum, uint acc, local uint* scratch) {
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
     global const uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes,
     global uint* sum) {
+#ifdef GD_CPU_LANES
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  uint4 acc = 0;
+  for (ulong p = 0; p < passes; ++p) {
+    for (ulong i = first; i < end; ++i) acc += buf[i];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  atomic_add(sum, acc.x + acc.y + acc.z + acc.w);  // one per item (above)
+#else
   local uint scratch[GD_WG];
   uint acc = 0;
   const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
@@ -55,11 +84,22 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
     }
   }
   add_sum(sum, acc, scratch);
+#endif
 }
 
 // Pass p stores word i = i + p (gd::stream_written_checksum).
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
     global uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes) {
+#ifdef GD_CPU_LANES
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  for (ulong p = 0; p < passes; ++p) {
+    // The words (i * 4 + p) + 0..3 as a vector that steps by 4: built per store, the vector
+    // cost PoCL's code 3 shuffles a store, and shuffles, not memory, bounded the writes.
+    uint4 w = (uint4)((uint)(first * 4 + p)) + (uint4)(0, 1, 2, 3);
+    for (ulong i = first; i < end; ++i, w += (uint4)(4)) buf[i] = w;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+#else
   const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
@@ -70,11 +110,20 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
         buf[e + GD_VEC(u)] = (uint4)(w, w + 1, w + 2, w + 3);
       }
   }
+#endif
 }
 
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
     global const uint4* restrict src, global uint4* restrict dst, ulong chunks, ulong groups,
     ulong cpb, ulong passes) {
+#ifdef GD_CPU_LANES
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  for (ulong p = 0; p < passes; ++p) {
+    const uint pp = (uint)p;
+    for (ulong i = first; i < end; ++i) dst[i] = src[i] + (uint4)(pp);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+#else
   const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
   const ulong step = groups * GD_CHUNK;
   for (ulong p = 0; p < passes; ++p) {
@@ -86,6 +135,7 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
       for (int u = 0; u < GD_UNROLL; ++u) dst[e + GD_VEC(u)] = v[u] + (uint4)(pp);
     }
   }
+#endif
 }
 
 kernel void bw_fill(global uint* buf, ulong words) {
@@ -149,6 +199,15 @@ LOCAL_KERNEL(bw_local16, uint4, 4, v.x + v.y + v.z + v.w)
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_image_read(
     read_only image1d_buffer_t img, ulong chunks, ulong groups, ulong cpb, ulong passes,
     global uint* sum) {
+#ifdef GD_CPU_LANES
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  uint4 acc = 0;
+  for (ulong p = 0; p < passes; ++p) {
+    for (ulong i = first; i < end; ++i) acc += read_imageui(img, (int)i);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  atomic_add(sum, acc.x + acc.y + acc.z + acc.w);
+#else
   local uint scratch[GD_WG];
   uint acc = 0;
   const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
@@ -162,5 +221,6 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_image_read(
       }
   }
   add_sum(sum, acc, scratch);
+#endif
 }
 #endif

@@ -71,12 +71,12 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_ulong local = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
     local_ok_ = local >= kLocalBytes + kWg * 4;
-    // A CPU device runs a work-group's items one after another: give each item whole lines
-    // (bandwidth.cl, GD_CPU_LANES).
+    // A CPU device runs a work-group's items one after another on one thread: each item gets
+    // a contiguous range and each thread one work-group (bandwidth.cl, GD_CPU_LANES).
     cl_device_type type = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
-    const std::string base =
-        std::string("-cl-std=CL1.2") + ((type & CL_DEVICE_TYPE_CPU) ? " -DGD_CPU_LANES=1" : "");
+    cpu_ = (type & CL_DEVICE_TYPE_CPU) != 0;
+    const std::string base = std::string("-cl-std=CL1.2") + (cpu_ ? " -DGD_CPU_LANES=1" : "");
     // Images first; a compiler that rejects image1d_buffer_t gets the plain program.
     if (images) {
       build(base + " -DGD_IMAGES=1");
@@ -106,7 +106,12 @@ class OpenCLBandwidth final : public BandwidthKernels {
   }
 
   uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunk; }
-  int stream_blocks() const override { return std::max(1, info_.compute_units) * kGroupsPerCu; }
+  // A CPU: one work-group per compute unit (PoCL runs one per thread), so that all groups run
+  // at once and each pass of a stream kernel sweeps the whole footprint before the next
+  // (with 4 per unit, a group made all its passes over its quarter of a unit's share first).
+  int stream_blocks() const override {
+    return std::max(1, info_.compute_units) * (cpu_ ? 1 : kGroupsPerCu);
+  }
 
   Support supports(BwOp op, BwLoad load) const override {
     if (load == BwLoad::cached) return Support::yes();
@@ -397,7 +402,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
   uint64_t src_filled_ = 0;
   std::size_t image_texels_ = 0;
   cl_ulong max_alloc_ = 0;
-  bool image_ok_ = false, local_ok_ = false;
+  bool image_ok_ = false, local_ok_ = false, cpu_ = false;
 };
 
 }  // namespace

@@ -1,0 +1,184 @@
+// Kernels of the bandwidth probe (OpenCL C 1.2). The layouts, byte counts and checksums
+// are gpudissect/bandwidth.hpp's, as in the CUDA backend: block = work-group of GD_WG
+// work-items, each moving GD_UNROLL 16-byte vectors per step.
+#define GD_WG 256
+#define GD_UNROLL 4
+#define GD_CHUNK (GD_WG * GD_UNROLL)
+
+// Which elements of a chunk a work-item moves. On a GPU, vector u of work-item l is element
+// l + u * GD_WG: a work-group's loads of one step are contiguous (coalesced). A CPU runtime
+// (PoCL) runs a work-group's items one after another, each through all its chunks: with that
+// layout every 64-byte line was fetched four times, once per work-item touching it. With
+// GD_CPU_LANES work-item l moves elements l * GD_UNROLL .. + GD_UNROLL - 1 (one whole line)
+// instead. Every element is still moved exactly once per pass, so the byte counts and checks
+// (gpudissect/bandwidth.hpp) hold unchanged.
+#ifdef GD_CPU_LANES
+#define GD_LANE(l) ((ulong)(l) * GD_UNROLL)
+#define GD_VEC(u) (u)
+#else
+#define GD_LANE(l) ((ulong)(l))
+#define GD_VEC(u) ((u) * GD_WG)
+#endif
+
+// gd::stream_layout: with fewer chunks than groups each group re-reads chunk g mod chunks,
+// else group g moves chunks g, g + groups, ...
+inline ulong first_chunk(ulong chunks, ulong groups) {
+  const ulong g = get_group_id(0);
+  return chunks <= groups ? g % chunks : g;
+}
+
+// One atomic per work-group: the group's sum goes through local memory first.
+inline void add_sum(global uint* sum, uint acc, local uint* scratch) {
+  const uint l = get_local_id(0);
+  scratch[l] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = GD_WG / 2; s > 0; s >>= 1) {
+    if (l < s) scratch[l] += scratch[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l == 0) atomic_add(sum, scratch[0]);
+}
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
+    global const uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes,
+    global uint* sum) {
+  local uint scratch[GD_WG];
+  uint acc = 0;
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
+  const ulong step = groups * GD_CHUNK;
+  for (ulong p = 0; p < passes; ++p) {
+    ulong e = start;
+    for (ulong j = 0; j < cpb; ++j, e += step) {
+      uint4 v[GD_UNROLL];
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + GD_VEC(u)];
+      for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+  }
+  add_sum(sum, acc, scratch);
+}
+
+// Pass p stores word i = i + p (gd::stream_written_checksum).
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
+    global uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes) {
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
+  const ulong step = groups * GD_CHUNK;
+  for (ulong p = 0; p < passes; ++p) {
+    ulong e = start;
+    for (ulong j = 0; j < cpb; ++j, e += step)
+      for (int u = 0; u < GD_UNROLL; ++u) {
+        const uint w = (uint)((e + GD_VEC(u)) * 4 + p);
+        buf[e + GD_VEC(u)] = (uint4)(w, w + 1, w + 2, w + 3);
+      }
+  }
+}
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
+    global const uint4* restrict src, global uint4* restrict dst, ulong chunks, ulong groups,
+    ulong cpb, ulong passes) {
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
+  const ulong step = groups * GD_CHUNK;
+  for (ulong p = 0; p < passes; ++p) {
+    ulong e = start;
+    const uint pp = (uint)p;
+    for (ulong j = 0; j < cpb; ++j, e += step) {
+      uint4 v[GD_UNROLL];
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = src[e + GD_VEC(u)];
+      for (int u = 0; u < GD_UNROLL; ++u) dst[e + GD_VEC(u)] = v[u] + (uint4)(pp);
+    }
+  }
+}
+
+kernel void bw_fill(global uint* buf, ulong words) {
+  for (ulong i = get_global_id(0); i < words; i += get_global_size(0)) buf[i] = (uint)i;
+}
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_sum(global const uint4* buf,
+                                                                       ulong vecs,
+                                                                       global uint* sum) {
+  local uint scratch[GD_WG];
+  uint acc = 0;
+  for (ulong i = get_global_id(0); i < vecs; i += get_global_size(0)) {
+    const uint4 v = buf[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  add_sum(sum, acc, scratch);
+}
+
+// gd::shared_word: the local array's fill.
+inline uint shared_word(uint i) {
+  uint x = i * 0x9E3779B1u + 0x7F4A7C15u;
+  x ^= x >> 16;
+  x *= 0x85EBCA6Bu;
+  x ^= x >> 13;
+  return x;
+}
+
+// Local memory at a stride (gd::shared_element): element (t*stride + k*33) mod elements,
+// the top element bit flipped on odd iterations. `zero` is 0 at run time; adding
+// (acc & zero) to every index keeps a compiler from merging re-reads of the unchanged
+// array across iterations (see the CUDA kernel for what ptxas did without it).
+#define GD_LOCAL_BYTES 16384
+#define LOCAL_KERNEL(NAME, T, WORDS, SUMV)                                                     \
+  kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void NAME(                        \
+      uint elements, uint stride, uint iterations, uint zero, global uint* sum) {             \
+    local T arr[GD_LOCAL_BYTES / sizeof(T)];                                                  \
+    local uint scratch[GD_WG];                                                                \
+    local uint* words = (local uint*)arr;                                                     \
+    for (uint w = get_local_id(0); w < elements * WORDS; w += GD_WG) words[w] = shared_word(w); \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+    const uint t = get_local_id(0);                                                           \
+    uint idx[8];                                                                              \
+    for (int k = 0; k < 8; ++k) idx[k] = (t * stride + k * 33u) & (elements - 1);             \
+    uint acc = 0, dz = 0;                                                                     \
+    for (uint it = 0; it < iterations; ++it) {                                                \
+      const uint flip = (it & 1) ? elements / 2 : 0;                                          \
+      for (int k = 0; k < 8; ++k) {                                                           \
+        const T v = arr[(idx[k] ^ flip) + dz];                                                \
+        acc += SUMV;                                                                          \
+      }                                                                                       \
+      dz = acc & zero;                                                                        \
+    }                                                                                         \
+    add_sum(sum, acc, scratch);                                                               \
+  }
+LOCAL_KERNEL(bw_local4, uint, 1, v)
+LOCAL_KERNEL(bw_local8, uint2, 2, v.x + v.y)
+LOCAL_KERNEL(bw_local16, uint4, 4, v.x + v.y + v.z + v.w)
+
+#ifdef GD_IMAGES
+// The texture path: an image1d_buffer over the source buffer, texels of 4 x uint32.
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_image_read(
+    read_only image1d_buffer_t img, ulong chunks, ulong groups, ulong cpb, ulong passes,
+    global uint* sum) {
+  local uint scratch[GD_WG];
+  uint acc = 0;
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
+  const ulong step = groups * GD_CHUNK;
+  for (ulong p = 0; p < passes; ++p) {
+    ulong e = start;
+    for (ulong j = 0; j < cpb; ++j, e += step)
+      for (int u = 0; u < GD_UNROLL; ++u) {
+        const uint4 v = read_imageui(img, (int)(e + GD_VEC(u)));
+        acc += v.x + v.y + v.z + v.w;
+      }
+  }
+  add_sum(sum, acc, scratch);
+}
+#endif
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read_nobar(
+    global const uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes,
+    global uint* sum) {
+  uint acc = 0;
+  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
+  const ulong step = groups * GD_CHUNK;
+  for (ulong p = 0; p < passes; ++p) {
+    ulong e = start;
+    for (ulong j = 0; j < cpb; ++j, e += step) {
+      uint4 v[GD_UNROLL];
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + GD_VEC(u)];
+      for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+  }
+  atomic_add(sum, acc);
+}
+
