@@ -170,6 +170,24 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
       os << "  " << n << ": " << c.status.status << " (" << c.status.reason << ")\n";
     if (c.levels.empty()) continue;
     os << "  " << n << " plateaus:";
+    // The curve's first and last measured points. One level over a curve that falls by more
+    // than 20 % end to end is a slope, not a plateau (PoCL's read falls smoothly from ~140 to
+    // ~40 GB/s and the level finder sees no step): its median would disagree with the
+    // table's device-memory figure, the last point, so the line says what the curve does.
+    const BandwidthPoint* first = nullptr;
+    const BandwidthPoint* last = nullptr;
+    for (const BandwidthPoint& pt : c.points)
+      if (pt.status == "ok" && pt.gbps) {
+        if (!first) first = &pt;
+        last = &pt;
+      }
+    if (c.levels.size() == 1 && first && last && first != last &&
+        first->gbps->median > 1.2 * last->gbps->median) {
+      os << " none, falling from " << fixed(first->gbps->median, 0) << " GB/s at "
+         << format_bytes(first->x) << " to " << fixed(last->gbps->median, 0) << " GB/s at "
+         << format_bytes(last->x) << "\n";
+      continue;
+    }
     for (const BandwidthLevel& l : c.levels) {
       os << " " << l.name << " " << fixed(l.gbps, 0) << " GB/s";
       if (l.capacity_lo_bytes) os << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include "bandwidth.hpp"
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
+#include "sections.hpp"
 
 namespace gd {
 namespace {
@@ -470,8 +472,8 @@ namespace {
 // "L4", however many plateaus the curve shows.
 TEST(BandwidthLevels, DefaultNamesNeverL3) {
   const double l2 = 60.0 * (1 << 20);
-  BandwidthCurve c = synthetic({{2e6, 14000}, {8e6, 11000}, {40e6, 8400}, {1e30, 4550}},
-                               512.0 * (1 << 20));
+  BandwidthCurve c =
+      synthetic({{2e6, 14000}, {8e6, 11000}, {40e6, 8400}, {1e30, 4550}}, 512.0 * (1 << 20));
   assign_bandwidth_levels(c, 2, uint64_t(l2));
   ASSERT_GE(c.levels.size(), 3u);
   for (const BandwidthLevel& l : c.levels) {
@@ -603,6 +605,46 @@ TEST(BandwidthLevelsFromLatency, H200CommittedRun) {
   bool l1_read = false;
   for (const BandwidthFigure& f : bw.figures) l1_read = l1_read || f.name == "L1 read";
   EXPECT_TRUE(l1_read);
+}
+
+}  // namespace
+}  // namespace gd
+
+namespace gd {
+namespace {
+
+// A curve that falls smoothly end to end (PoCL's read after the contiguous CPU kernels: ~140
+// GB/s in cache to ~40 at 128 MiB, no step) gets one level from the level finder; its line
+// must not print that level's median as a plateau the table's device-memory figure (the last
+// point) contradicts, but the slope itself.
+TEST(BandwidthSummary, ASlopeIsNotAPlateau) {
+  BandwidthProbeResult b;
+  BandwidthCurve c;
+  c.x_unit = "footprint_bytes";
+  for (const auto& [x, g] : std::vector<std::pair<double, double>>{
+           {16384, 141}, {1 << 20, 110}, {16 << 20, 70}, {128 << 20, 44}}) {
+    BandwidthPoint p;
+    p.x = x;
+    p.gbps = Summary{g, g, g, g, g, 3};
+    c.points.push_back(p);
+  }
+  BandwidthLevel l;
+  l.name = "L1 to device memory (no step)";
+  l.gbps = 107;
+  c.levels.push_back(l);
+  b.footprint["read"] = c;
+  c.points.back().gbps = Summary{130, 130, 130, 130, 130, 3};  // flat: a plateau, printed as one
+  c.levels[0].name = "L1";
+  b.footprint["write"] = c;
+  RunResult r;
+  r.put(b);
+  std::ostringstream os;
+  gd::report::print_bandwidth_summary(os, r);
+  const std::string s = os.str();
+  EXPECT_NE(s.find("read plateaus: none, falling from 141 GB/s at 16 KiB to 44 GB/s at 128 MiB"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("write plateaus: L1 107 GB/s;"), std::string::npos) << s;
 }
 
 }  // namespace
