@@ -158,8 +158,11 @@ void chase_texture(cudaTextureObject_t tex, const ChaseArgs& a, cudaStream_t s) 
   chase_texture_kernel<<<1, 1, 0, s>>>(tex, a);
 }
 
-void upload_constant_chain(const uint32_t* host_image, std::size_t bytes) {
-  cudaMemcpyToSymbol(c_chain, host_image, bytes);
+// On the chase's own stream: a plain cudaMemcpyToSymbol from pageable memory may return
+// before the copy reaches the device, and the chase runs on a non-blocking stream that does
+// not wait for the legacy stream; in stream order the kernel cannot start before its chain.
+cudaError_t upload_constant_chain(const uint32_t* host_image, std::size_t bytes, cudaStream_t s) {
+  return cudaMemcpyToSymbolAsync(c_chain, host_image, bytes, 0, cudaMemcpyHostToDevice, s);
 }
 
 void chase_constant(const ChaseArgs& a, cudaStream_t s) {

@@ -4,9 +4,9 @@
 // which the host checks so no load can be dropped.
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 namespace gd::cuda {
 
@@ -32,7 +32,7 @@ void chase_texture(cudaTextureObject_t tex, const ChaseArgs& a, cudaStream_t s);
 
 // Constant bank: 64 KiB image of byte offsets, copied into the __constant__ array first.
 inline constexpr std::size_t kConstantChainBytes = 65536;
-void upload_constant_chain(const uint32_t* host_image, std::size_t bytes);
+cudaError_t upload_constant_chain(const uint32_t* host_image, std::size_t bytes, cudaStream_t s);
 void chase_constant(const ChaseArgs& a, cudaStream_t s);
 
 // Shared memory: `image` (device memory, `bytes` long) holds byte offsets; it is copied

@@ -190,8 +190,8 @@ class CudaDevice final : public Device {
           image[i * req.stride_bytes / 4] =
               static_cast<uint32_t>((*req.next)[i] * req.stride_bytes);
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-        upload_constant_chain(image.data(), kConstantChainBytes);
-        check(cudaGetLastError(), "copying the chain to constant memory");
+        check(upload_constant_chain(image.data(), kConstantChainBytes, stream_),
+              "copying the chain to constant memory");
         chase_constant(a, stream_);
         break;
       }
