@@ -8,16 +8,10 @@ mkdir -p "$OUT" /tmp/gd/results
 exec > >(tee "$OUT/log.txt") 2>&1
 for f in .devdeps/*.deb; do dpkg -x "$f" /opt/devdeps; done
 # With the Vulkan packages carried (scripts/device_vulkan.sh lists them) the build links the
-# Vulkan backend, so the binary needs libvulkan.so.1 at run time: the loader set goes to /
-# (the device README's recipe; only these packages), and NVIDIA's ICD is named.
+# Vulkan backend, so the binary needs libvulkan.so.1 at run time.
+source "$(dirname "${BASH_SOURCE[0]}")/device_vulkan_loader.sh"
 if compgen -G ".devdeps/libvulkan1_*.deb" > /dev/null; then
-  for p in libvulkan1 libglvnd0 libegl1 libopengl0 libgl1 libglx0 libgles2; do
-    for f in .devdeps/${p}_*.deb; do [[ -f $f ]] && dpkg -x "$f" /; done
-  done
-  ldconfig
-  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json; do
-    [[ -f $icd && -z ${VK_DRIVER_FILES:-} ]] && export VK_DRIVER_FILES=$icd
-  done
+  bring_vulkan_loader
 fi
 mkdir -p /tmp/ocl && echo libnvidia-opencl.so.1 > /tmp/ocl/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/ocl

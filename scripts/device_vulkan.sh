@@ -18,26 +18,13 @@ OUT=${OUT:-/tmp/gd-out}
 mkdir -p "$OUT" /tmp/gd/results
 exec > >(tee "$OUT/log.txt") 2>&1
 
-loaders=(libvulkan1 libglvnd0 libegl1 libopengl0 libgl1 libglx0 libgles2)
-for p in glslang-tools libvulkan-dev "${loaders[@]}" libcli11-dev nlohmann-json3-dev; do
+source "$(dirname "${BASH_SOURCE[0]}")/device_vulkan_loader.sh"
+for p in glslang-tools libvulkan-dev "${vulkan_loaders[@]}" libcli11-dev nlohmann-json3-dev; do
   compgen -G ".devdeps/${p}_*.deb" >/dev/null || { echo "FAILED: .devdeps has no ${p}_*.deb"; exit 1; }
 done
 for f in .devdeps/*.deb; do dpkg -x "$f" /opt/devdeps; done
-# The loaders go to / (only those: unpacking other packages there can break the image),
-# where the dynamic linker and NVIDIA's ICD find them.
-for p in "${loaders[@]}"; do dpkg -x .devdeps/${p}_*.deb /; done
-ldconfig
+bring_vulkan_loader
 ldconfig -p | grep -q 'libvulkan.so.1 ' || { echo "FAILED: no libvulkan.so.1 after unpacking the loader"; exit 1; }
-# NVIDIA's driver manifest: registered where the loader does not look by default.
-if [[ -z ${VK_DRIVER_FILES:-} ]]; then
-  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
-    /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json; do
-    if [[ -f $icd ]]; then
-      export VK_DRIVER_FILES=$icd
-      break
-    fi
-  done
-fi
 echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}"
 [[ -n ${VK_DRIVER_FILES:-} ]] && cat "$VK_DRIVER_FILES"
 /opt/devdeps/usr/bin/glslangValidator --version | head -1 || { echo "FAILED: glslangValidator does not run"; exit 1; }
