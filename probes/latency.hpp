@@ -25,7 +25,8 @@ struct LatencyOptions {
   std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;
   // Chains visit every line of a page before the next page (random inside and across
-  // pages) when this exceeds the stride; default off (fully random chains).
+  // pages) when this exceeds the stride; default 64 KiB groups on a CPU device, off (fully
+  // random chains) on GPUs (latency.cpp says why).
   std::optional<uint64_t> page_bytes;
   ChaseBudget budget;
   // TLB sweep: one line per page-sized stride, through the L2-only path where there is one.
