@@ -35,7 +35,8 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         {"min_instructions", "1024", "smallest loop body of the sweep, instructions"},
         {"max_instructions", "", "largest loop body (CUDA 131072 = 2 MiB; OpenCL 4096)"},
         {"points_per_doubling", "2", "sizes per doubling of the sweep"},
-        {"refine", "1", "extra sizes at each instruction-cache edge (1/8 doubling, edges <= 512 KiB)"},
+        {"refine", "1",
+         "extra sizes at each instruction-cache edge (1/8 doubling, edges <= 512 KiB)"},
         {"region_instructions", "16384", "code of each region in the partition test"},
         {"repeats", "5", "timed repeats per point (at least)"},
         {"launches", "200", "launch-latency samples"},
@@ -66,9 +67,11 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         f.label = l.name + " instruction cache capacity";
         f.unit = "bytes";
         f.value = single_value(static_cast<double>(*l.capacity_bytes));
+        if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
+          f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
         f.instruction = inst;
-        f.where = "loop code bytes (" + (p->code_bytes_source.empty() ? std::string("estimated")
-                                                                       : p->code_bytes_source) +
+        f.where = "loop code bytes (" +
+                  (p->code_bytes_source.empty() ? std::string("estimated") : p->code_bytes_source) +
                   ") where one warp's IPC leaves the plateau";
         f.status = p->icache_status;
         out.push_back(f);
@@ -108,8 +111,7 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
       f.status = p->launch_status;
       out.push_back(f);
     };
-    us("frontend.launch.latency", "launch latency: host call to kernel start",
-       p->launch_start_us,
+    us("frontend.launch.latency", "launch latency: host call to kernel start", p->launch_start_us,
        "empty kernel, " + (p->launch_start_source.empty() ? std::string("host call to kernel start")
                                                           : p->launch_start_source));
     us("frontend.launch.round_trip", "launch + synchronize round trip", p->launch_round_trip_us,
@@ -138,9 +140,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
       f.where = std::to_string(p->dispatch_blocks) + " blocks of " +
                 std::to_string(p->dispatch_block_threads) + " threads";
       if (p->sms > 0) {
-        f.per_sm_per_clk = p->clock_mhz ? std::optional<double>(p->dispatch_blocks_per_us->median /
-                                                                 *p->clock_mhz)
-                                        : std::nullopt;
+        f.per_sm_per_clk =
+            p->clock_mhz ? std::optional<double>(p->dispatch_blocks_per_us->median / *p->clock_mhz)
+                         : std::nullopt;
         f.per_sm_per_clk_unit = "blocks/clk (GPU-wide)";
       }
       f.clock_mhz = p->clock_mhz;

@@ -167,6 +167,9 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
           f.unit = "bytes";
           f.value = single_value(double(*l.capacity_bytes));
           f.higher_is_better = true;
+          // The edge lies between the last point on the plateau and the first past it.
+          if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
+            f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
           out.push_back(f);
         }
       }

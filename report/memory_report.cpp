@@ -56,6 +56,12 @@ Figure make(const std::string& id, const std::string& label, double v, const std
   return f;
 }
 
+// The relative step between a capacity and the first footprint past it (Figure::resolution).
+std::optional<double> edge_step(const CapacityEstimate& c) {
+  if (!c.capacity_bytes || !c.next_bytes || *c.capacity_bytes == 0) return std::nullopt;
+  return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
+}
+
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string o = "\"";
@@ -155,10 +161,12 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
     std::string where = c.point.label();
     if (c.api_shared_bytes)
       where += "; occupancy API: " + format_bytes(*c.api_shared_bytes) + " shared";
-    if (c.curve.capacity.capacity_bytes)
+    if (c.curve.capacity.capacity_bytes) {
       f.push_back(make(id + ".l1_capacity", "L1 capacity, " + c.point.label(),
                        static_cast<double>(*c.curve.capacity.capacity_bytes), "bytes",
                        c.curve.instruction, where, c.curve.clock_mhz, true));
+      f.back().resolution = edge_step(c.curve.capacity);
+    }
     if (c.curve.capacity.plateau_cycles)
       f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
                        *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
@@ -166,12 +174,14 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
   }
   for (const auto& p : m.partitions) {
     for (const auto& c : p.by_warps)
-      if (c.capacity.capacity_bytes)
+      if (c.capacity.capacity_bytes) {
         f.push_back(make(
             "memory.partition." + p.path + ".capacity_" + std::to_string(c.warps) + "warps",
             p.path + " cache capacity per warp, " + std::to_string(c.warps) + " warps of one block",
             static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
             std::to_string(c.warps) + " disjoint chains, one per warp", c.clock_mhz, true));
+        f.back().resolution = edge_step(c.capacity);
+      }
   }
   for (const auto& g : m.granularity)
     if (g.estimate.bytes) {
@@ -196,18 +206,21 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                      m.l1_line.by_stride.front().clock_mhz, true));
   if (m.constant) {
     const MemCurve& c = *m.constant;
-    if (c.capacity.capacity_bytes)
+    if (c.capacity.capacity_bytes) {
       f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
                        static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
                        "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
                        true));
+      f.back().resolution = edge_step(c.capacity);
+    }
     const CapacityEstimate n = next_level(c.points, c.capacity);
-    if (n.capacity_bytes)
+    if (n.capacity_bytes) {
       f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
                        static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
                        "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
                        true));
-    else if (n.plateau_cycles && !c.points.empty())
+      f.back().resolution = edge_step(n);
+    } else if (n.plateau_cycles && !c.points.empty())
       f.push_back(make("memory.constant.L1_5.capacity_min",
                        "constant L1.5 capacity, lower bound (no step up to the bank's end)",
                        static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,

@@ -830,12 +830,18 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
         const double change = (*c2 - *bv) / std::fabs(*bv);
         it.change = change;
         const double better = it.higher_is_better ? change : -change;
-        if (better < -tolerance - eps)
+        // A figure found between two points of a sweep (a capacity) cannot be told apart from
+        // one a step away: the coarser of the two runs' steps widens the tolerance.
+        const double step = std::max(f.resolution.value_or(0), bf.resolution.value_or(0));
+        const double allowed = std::max(tolerance, step);
+        if (better < -allowed - eps)
           it.verdict = Verdict::regressed;
-        else if (better > tolerance + eps)
+        else if (better > allowed + eps)
           it.verdict = Verdict::improved;
         else
           it.verdict = Verdict::within;
+        if (it.verdict == Verdict::within && std::fabs(better) > tolerance + eps)
+          it.reason = "within the measurement's step (" + fmt(100 * step, 1) + " %)";
       }
     }
     rep.items.push_back(std::move(it));

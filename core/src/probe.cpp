@@ -19,6 +19,7 @@ void to_json(nlohmann::json& j, const Figure& f) {
   if (!f.instruction.empty()) j["instruction"] = f.instruction;
   if (!f.where.empty()) j["where"] = f.where;
   put(j, "clock_mhz", f.clock_mhz);
+  put(j, "resolution", f.resolution);
   j["better"] = f.higher_is_better ? "higher" : "lower";
   put_status(j, f.status);
 }
@@ -33,6 +34,7 @@ void from_json(const nlohmann::json& j, Figure& f) {
   get(j, "instruction", f.instruction);
   get(j, "where", f.where);
   get(j, "clock_mhz", f.clock_mhz);
+  get(j, "resolution", f.resolution);
   std::string better = "higher";
   get(j, "better", better);
   f.higher_is_better = better != "lower";

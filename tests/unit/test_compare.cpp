@@ -327,6 +327,42 @@ TEST(Baseline, ToleranceEdges) {
   EXPECT_EQ(verdict_of(0, 5, true, 0.03), Verdict::not_comparable);
 }
 
+TEST(Baseline, CapacityWithinItsSweepStepIsNotFlagged) {
+  // The H200's quick run found the far L2 edge one point (2^(1/8)) below the full run's:
+  // 58.7 -> 53.8 MiB, -8.3 %, inside the 9.05 % between the bracket's two footprints.
+  auto cap = [](double mib, std::optional<double> step) {
+    Figure f = fig("latency.global.L2_far.capacity", mib * 1048576, "bytes", true);
+    f.resolution = step;
+    return f;
+  };
+  const double step = 0.0905077326652577;
+  auto verdict = [&](Figure b, Figure n, std::string* reason = nullptr) {
+    const BaselineReport r =
+        compare_baseline(input("GPU", 1, 1, {b}), input("GPU", 1, 1, {n}), 0.03);
+    if (reason) *reason = r.items.at(0).reason;
+    return r.items.at(0).verdict;
+  };
+  std::string why;
+  EXPECT_EQ(verdict(cap(58.7, step), cap(53.8, step), &why), Verdict::within);
+  EXPECT_NE(why.find("step (9.1 %)"), std::string::npos) << why;
+  // Either run's step counts (an old file without one against a new file with one).
+  EXPECT_EQ(verdict(cap(58.7, std::nullopt), cap(53.8, step)), Verdict::within);
+  EXPECT_EQ(verdict(cap(58.7, step), cap(53.8, std::nullopt)), Verdict::within);
+  // Two steps away is a change; without a step on either side, the tolerance alone.
+  EXPECT_EQ(verdict(cap(58.7, step), cap(49.3, step)), Verdict::regressed);
+  EXPECT_EQ(verdict(cap(58.7, std::nullopt), cap(53.8, std::nullopt)), Verdict::regressed);
+  EXPECT_EQ(verdict(cap(53.8, step), cap(53.8 * (1 + step), step)), Verdict::within);
+  EXPECT_EQ(verdict(cap(53.8, step), cap(53.8 * (1 + step) * 1.01, step)), Verdict::improved);
+  // Within the tolerance itself: no reason given.
+  EXPECT_EQ(verdict(cap(58.7, step), cap(58.0, step), &why), Verdict::within);
+  EXPECT_TRUE(why.empty()) << why;
+  // The step travels through the JSON.
+  nlohmann::json j = cap(58.7, step);
+  EXPECT_NEAR(j.at("resolution").get<double>(), step, 1e-15);
+  EXPECT_NEAR(*j.get<Figure>().resolution, step, 1e-15);
+  EXPECT_FALSE(nlohmann::json(cap(58.7, std::nullopt)).contains("resolution"));
+}
+
 TEST(Baseline, StatusAndMissingFigures) {
   const CompareInput base =
       input("GPU", 1, 1,

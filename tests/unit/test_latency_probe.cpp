@@ -10,6 +10,7 @@
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
 #include "latency.hpp"
+#include "registry.hpp"
 
 namespace {
 
@@ -148,6 +149,23 @@ TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
   // The memory the sweep kept is given back for the probes after it.
   EXPECT_EQ(dev.releases, 1);
   EXPECT_GT(out.wall_seconds, 0);
+  // Each capacity figure carries its bracket's width as its step (what compare --baseline
+  // allows it to move by), the other figures none.
+  RunResult r;
+  r.probes["latency"] = out;
+  int capacities = 0;
+  for (const Figure& f : collect_figures(r, probe_registry())) {
+    if (f.id.rfind("latency.global.", 0) != 0) continue;
+    if (f.unit == "bytes") {
+      ++capacities;
+      ASSERT_TRUE(f.resolution) << f.id;
+      EXPECT_GT(*f.resolution, 0) << f.id;
+      EXPECT_LE(*f.resolution, kCapacityResolution * 1.001 - 1) << f.id;
+    } else {
+      EXPECT_FALSE(f.resolution) << f.id;
+    }
+  }
+  EXPECT_EQ(capacities, 3);
 }
 
 TEST(LatencyProbe, ThePathThatSkipsL1StartsAtL2) {

@@ -24,6 +24,11 @@ struct Figure {
   std::string where;                     // curve and point it was taken from
   std::optional<double> clock_mhz;       // SM clock while it was measured
   bool higher_is_better = true;          // bandwidths and rates; false for latencies
+  // The measurement's own step, relative, where it is coarser than its noise: a capacity is
+  // found between two footprints of a sweep (2^(1/8) apart on the latency map), so 0.09 says
+  // that two runs finding it one point apart measured the same thing. compare --baseline
+  // never flags a change within it. Absent: no step beyond the repeats' spread.
+  std::optional<double> resolution;
   Status status;
 };
 
