@@ -81,7 +81,8 @@ std::string fleet_ecc(const FleetRank& r) {
   const std::string mode = extra(r, "ecc");
   if (mode.empty()) return "";
   std::string s = "ECC " + mode;
-  const std::string u = extra(r, "ecc_uncorrected_volatile"), c = extra(r, "ecc_corrected_volatile");
+  const std::string u = extra(r, "ecc_uncorrected_volatile"),
+                    c = extra(r, "ecc_corrected_volatile");
   if (!u.empty() || !c.empty())
     s += ", " + (u.empty() ? "?" : u) + " uncorrected / " + (c.empty() ? "?" : c) +
          " corrected errors";
@@ -94,14 +95,10 @@ bool is_alarming_throttle_reason(const std::string& reason) {
 }
 
 void to_json(nlohmann::json& j, const FleetRank& r) {
-  j = nlohmann::json{{"rank", r.rank},
-                     {"local_rank", r.local_rank},
-                     {"host", r.host},
-                     {"device_id", r.device_id},
-                     {"status", r.status.status},
-                     {"wall_seconds", r.wall_seconds},
-                     {"device", r.device},
-                     {"figures", r.figures}};
+  j = nlohmann::json{
+      {"rank", r.rank},           {"local_rank", r.local_rank}, {"host", r.host},
+      {"device_id", r.device_id}, {"status", r.status.status},  {"wall_seconds", r.wall_seconds},
+      {"device", r.device},       {"figures", r.figures}};
   if (!r.status.reason.empty()) j["reason"] = r.status.reason;
   if (!r.note.empty()) j["note"] = r.note;
   if (!r.injected.empty()) j["injected"] = r.injected;
@@ -170,23 +167,34 @@ bool apply_slow_injection(FleetRank& r, const std::string& figure, double factor
 
 std::string to_string(CellMark m) {
   switch (m) {
-    case CellMark::absent: return "absent";
-    case CellMark::failed: return "failed";
-    case CellMark::alone: return "alone";
-    case CellMark::near: return "near";
-    case CellMark::drift: return "drift";
-    case CellMark::outlier: return "outlier";
-    case CellMark::better: return "better";
+    case CellMark::absent:
+      return "absent";
+    case CellMark::failed:
+      return "failed";
+    case CellMark::alone:
+      return "alone";
+    case CellMark::near:
+      return "near";
+    case CellMark::drift:
+      return "drift";
+    case CellMark::outlier:
+      return "outlier";
+    case CellMark::better:
+      return "better";
   }
   return "?";
 }
 
 std::string to_string(GpuVerdict v) {
   switch (v) {
-    case GpuVerdict::healthy: return "healthy";
-    case GpuVerdict::outlier: return "outlier";
-    case GpuVerdict::regressed: return "regressed";
-    case GpuVerdict::failed: return "failed";
+    case GpuVerdict::healthy:
+      return "healthy";
+    case GpuVerdict::outlier:
+      return "outlier";
+    case GpuVerdict::regressed:
+      return "regressed";
+    case GpuVerdict::failed:
+      return "failed";
   }
   return "?";
 }
@@ -234,12 +242,14 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       if (v && f.unit == rep.rows[row_of.at(f.id)].unit) {
         c.value = v;
         c.mark = CellMark::near;
+        FleetRow& row = rep.rows[row_of.at(f.id)];
+        row.resolution = std::max(row.resolution, f.resolution.value_or(0));
       } else {
         c.mark = CellMark::failed;
-        c.reason = !f.status.ok() ? f.status.status +
-                                        (f.status.reason.empty() ? "" : ": " + f.status.reason)
-                   : v            ? "unit " + f.unit + " differs from the fleet's"
-                                  : "no value";
+        c.reason = !f.status.ok()
+                       ? f.status.status + (f.status.reason.empty() ? "" : ": " + f.status.reason)
+                   : v ? "unit " + f.unit + " differs from the fleet's"
+                       : "no value";
       }
     }
   }
@@ -277,15 +287,17 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       c.median = fleet_median(others);
       c.mad = fleet_mad(others);
       const double med = *c.median, x = *c.value;
-      const double scale =
-          std::max(kMadToSigma * *c.mad, options.noise_floor * std::fabs(med));
-      if (scale > 0) c.z = (x - med) / scale;
-      else c.z = (x == med) ? 0.0 : (x > med ? HUGE_VAL : -HUGE_VAL);
+      const double scale = std::max(kMadToSigma * *c.mad, options.noise_floor * std::fabs(med));
+      if (scale > 0)
+        c.z = (x - med) / scale;
+      else
+        c.z = (x == med) ? 0.0 : (x > med ? HUGE_VAL : -HUGE_VAL);
       if (med != 0) c.deviation = (x - med) / std::fabs(med);
       const double worse_z = row.higher_is_better ? -*c.z : *c.z;
       const double worse_dev =
           c.deviation ? (row.higher_is_better ? -*c.deviation : *c.deviation) : 0.0;
-      const bool beyond_dev = !c.deviation || std::fabs(*c.deviation) > options.min_deviation;
+      const bool beyond_dev =
+          !c.deviation || std::fabs(*c.deviation) > std::max(options.min_deviation, row.resolution);
       if (worse_z > options.threshold && beyond_dev && worse_dev >= 0) {
         c.mark = CellMark::outlier;
         c.flags = true;
@@ -317,7 +329,8 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     }
     // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA ids
     // are not used: with one visible GPU per task every rank's is cuda:0).
-    if (!fleet_bus_id(r).empty()) same_gpu[{r.host, fleet_bus_id(r)}].push_back(r.rank);
+    if (!fleet_bus_id(r).empty())
+      same_gpu[{r.host, fleet_bus_id(r)}].push_back(r.rank);
     else if (r.device.backend != "cuda" && !r.device_id.empty())
       same_gpu[{r.host, r.device_id}].push_back(r.rank);
     g.reasons = reasons[i];
@@ -358,10 +371,14 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
   }
   auto order = [](GpuVerdict v) {
     switch (v) {
-      case GpuVerdict::failed: return 0;
-      case GpuVerdict::outlier: return 1;
-      case GpuVerdict::regressed: return 2;
-      case GpuVerdict::healthy: return 3;
+      case GpuVerdict::failed:
+        return 0;
+      case GpuVerdict::outlier:
+        return 1;
+      case GpuVerdict::regressed:
+        return 2;
+      case GpuVerdict::healthy:
+        return 3;
     }
     return 4;
   };

@@ -113,6 +113,36 @@ TEST(Fleet, MinimumDeviationAndNoiseFloor) {
   EXPECT_EQ(analyse_fleet(ranks, o).exit_code(), 0);
 }
 
+TEST(Fleet, CapacityOneSweepStepOffIsNotAnOutlier) {
+  // Identical GPUs find the far L2 edge at 58.7 MiB; one finds it a point lower on the
+  // 2^(1/8) grid (-8.3 %, past the 5 % minimum deviation): the same cache, not a sick GPU.
+  // Two points lower (-16 %) is.
+  const double step = 0.0905077326652577, mib = 1048576;
+  std::vector<FleetRank> ranks;
+  for (int k = 0; k < 5; ++k) {
+    ranks.push_back(gpu(k, 1000));
+    ranks.back().figures.push_back(
+        fig("latency.global.L2_far.capacity", 58.7 * mib, true, "bytes"));
+    ranks.back().figures.back().resolution = step;
+  }
+  ranks[1].figures.back().value = single_value(58.7 * mib / (1 + step));
+  ranks[3].figures.back().value = single_value(58.7 * mib / (1 + step) / (1 + step));
+  const FleetReport rep = analyse_fleet(ranks, FleetOptions{});
+  const FleetRow* row = nullptr;
+  for (const auto& r : rep.rows)
+    if (r.id == "latency.global.L2_far.capacity") row = &r;
+  ASSERT_TRUE(row);
+  EXPECT_NEAR(row->resolution, step, 1e-15);
+  EXPECT_NE(row->cells[1].mark, CellMark::outlier);
+  EXPECT_EQ(row->cells[3].mark, CellMark::outlier);
+  EXPECT_EQ(verdict_of(rep, 1).verdict, GpuVerdict::healthy);
+  EXPECT_EQ(verdict_of(rep, 3).verdict, GpuVerdict::outlier);
+  // Without the step the one-point GPU would be flagged: the test depends on it.
+  for (auto& r : ranks) r.figures.back().resolution.reset();
+  const FleetReport without = analyse_fleet(ranks, FleetOptions{});
+  EXPECT_EQ(verdict_of(without, 1).verdict, GpuVerdict::outlier);
+}
+
 TEST(Fleet, TwoGpusJudgeEachOther) {
   std::vector<FleetRank> ranks = {gpu(0, 1000), gpu(1, 1000)};
   EXPECT_EQ(analyse_fleet(ranks, {}).exit_code(), 0);
@@ -193,8 +223,8 @@ TEST(Fleet, InjectionSpecs) {
   EXPECT_DOUBLE_EQ(s.factor, 0.5);
   EXPECT_EQ(parse_fleet_injection("fail:3").rank, 3);
   EXPECT_EQ(parse_fleet_injection("hang:0").kind, "hang");
-  for (const char* bad : {"slow:1:x", "slow:a:x:1", "slow:1:x:-2", "fail", "fail:x", "boom:1",
-                          "slow:1::2"})
+  for (const char* bad :
+       {"slow:1:x", "slow:a:x:1", "slow:1:x:-2", "fail", "fail:x", "boom:1", "slow:1::2"})
     EXPECT_THROW(parse_fleet_injection(bad), std::invalid_argument) << bad;
 }
 

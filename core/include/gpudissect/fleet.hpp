@@ -93,9 +93,9 @@ bool apply_slow_injection(FleetRank& r, const std::string& figure, double factor
 // ---- the analysis ----
 
 struct FleetOptions {
-  double threshold = 3.5;       // robust z
-  double min_deviation = 0.05;  // relative distance from the median, as a fraction
-  double noise_floor = 0.01;    // smallest scale, relative to the median
+  double threshold = 3.5;                    // robust z
+  double min_deviation = 0.05;               // relative distance from the median, as a fraction
+  double noise_floor = 0.01;                 // smallest scale, relative to the median
   std::optional<double> baseline_tolerance;  // set: judge each GPU against the baseline too
 };
 
@@ -125,7 +125,10 @@ struct FleetRow {
   std::string id, label, unit;
   bool higher_is_better = true;
   std::optional<double> median, mad;  // of all GPUs' values (what the table's footer shows)
-  std::vector<FleetCell> cells;       // one per rank, in FleetReport::ranks order
+  // The coarsest step any GPU's figure states (Figure::resolution, capacities): a GPU within
+  // it of the median is not an outlier, however tight the others agree.
+  double resolution = 0;
+  std::vector<FleetCell> cells;  // one per rank, in FleetReport::ranks order
 };
 
 enum class GpuVerdict { healthy, outlier, regressed, failed };
@@ -143,9 +146,9 @@ struct FleetGpu {
 struct FleetReport {
   std::vector<FleetRank> ranks;  // by rank
   FleetOptions options;
-  std::vector<FleetRow> rows;  // figure ids in first-seen order
-  std::vector<FleetGpu> gpus;  // one per rank: the unhealthy first (failed, outlier,
-                               // regressed), then the healthy, each group by rank
+  std::vector<FleetRow> rows;      // figure ids in first-seen order
+  std::vector<FleetGpu> gpus;      // one per rank: the unhealthy first (failed, outlier,
+                                   // regressed), then the healthy, each group by rank
   std::vector<std::string> notes;  // caveats a reader needs (a fleet of two, a GPU twice ...)
   int unhealthy() const;
   // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it).
