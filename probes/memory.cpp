@@ -58,12 +58,19 @@ MemPoint measure(Ctx& c, MemChaseRequest req, const std::vector<uint32_t>& next,
       return p;
     }
   }
+  // Per repeat, the mean over the warps: the cost of a load over all n chains together, so the
+  // curve leaves the plateau when the n chains' total outgrows a cache they share, even where
+  // some warps still hit (a median over 2 or 4 warps would follow the ones that hit).
   std::vector<double> per_repeat;
   for (int r = 0; r < req.repeats; ++r) {
-    std::vector<double> v;
+    double sum = 0;
+    int n = 0;
     for (int w = 0; w < req.warps; ++w)
-      if (r < static_cast<int>(t.cycles_per_hop[w].size())) v.push_back(t.cycles_per_hop[w][r]);
-    if (!v.empty()) per_repeat.push_back(median(v));
+      if (r < static_cast<int>(t.cycles_per_hop[w].size())) {
+        sum += t.cycles_per_hop[w][r];
+        ++n;
+      }
+    if (n) per_repeat.push_back(sum / n);
   }
   for (int w = 0; w < req.warps; ++w)
     if (!t.cycles_per_hop[w].empty()) p.warp_cycles.push_back(median(t.cycles_per_hop[w]));

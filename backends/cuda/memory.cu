@@ -88,28 +88,39 @@ struct HopTex {
 
 template <class Hop>
 __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
-  // Lane 0 of every warp walks; the other lanes leave (one request per hop, as a warp of 32
-  // threads all on one address would make).
-  if ((threadIdx.x & 31) != 0) return;
+  // Lane 0 of every warp walks (one request per hop, as a warp of 32 threads all on one
+  // address would make); the other lanes only take part in the barriers.
+  const bool walker = (threadIdx.x & 31) == 0;
   const unsigned w = threadIdx.x >> 5;
   unsigned long long p = a.starts[w];
-  for (unsigned long long i = 0; i < a.warmup; ++i) p = hop(p);
   unsigned long long* out = a.out + static_cast<unsigned long long>(w) * (2 * a.repeats + 1);
+  // The warps start every repeat together (a barrier outside the timed part). Without it, on
+  // the partition test's n warps sharing one cache, a warp that falls behind at the edge
+  // keeps missing while the others finish and leave, then runs on alone with the whole cache,
+  // and its later repeats read as hits: n warps seemed to hold more than the SM has (totals
+  // of 256-321 KiB per warp x n in the H200 runs of 2026-11-23). With it, every repeat is
+  // timed with all n chains live at its start. One warp: the barriers cost nothing timed.
+  if (walker)
+    for (unsigned long long i = 0; i < a.warmup; ++i) p = hop(p);
+  __syncthreads();
   for (int r = 0; r < a.repeats; ++r) {
-    const unsigned long long t0 = global_ns();
-    const long long c0 = clock64();
-    unsigned long long i = 0;
-    for (; i + 16 <= a.hops; i += 16) {
+    if (walker) {
+      const unsigned long long t0 = global_ns();
+      const long long c0 = clock64();
+      unsigned long long i = 0;
+      for (; i + 16 <= a.hops; i += 16) {
 #pragma unroll
-      for (int u = 0; u < 16; ++u) p = hop(p);
+        for (int u = 0; u < 16; ++u) p = hop(p);
+      }
+      for (; i < a.hops; ++i) p = hop(p);
+      const long long c1 = clock64();
+      const unsigned long long t1 = global_ns();
+      out[2 * r] = static_cast<unsigned long long>(c1 - c0);
+      out[2 * r + 1] = t1 - t0;
     }
-    for (; i < a.hops; ++i) p = hop(p);
-    const long long c1 = clock64();
-    const unsigned long long t1 = global_ns();
-    out[2 * r] = static_cast<unsigned long long>(c1 - c0);
-    out[2 * r + 1] = t1 - t0;
+    __syncthreads();
   }
-  out[2 * a.repeats] = p;
+  if (walker) out[2 * a.repeats] = p;
 }
 
 // One kernel per load so each has its own name in the SASS (the timed instruction is read

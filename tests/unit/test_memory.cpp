@@ -264,6 +264,9 @@ class FakeMemory : public MemoryKernels {
  public:
   bool corrupt = false;      // return a wrong end position from chains of several lines
   bool corrupt_all = false;  // ... and from the one-line carve-out launch too
+  // Past the shared L1, only the last warp misses (it fell behind and lost its lines) while
+  // the others keep hitting: the cache is still one per SM.
+  bool last_warp_takes_the_misses = false;
   int launches = 0;
 
   Support supports(const std::string& part) override {
@@ -323,7 +326,11 @@ class FakeMemory : public MemoryKernels {
     const uint64_t hops = r.warmup_hops + r.hops_per_repeat * r.repeats;
     for (int w = 0; w < r.warps; ++w) {
       std::vector<double> v;
-      for (int k = 0; k < r.repeats; ++k) v.push_back(cyc * (1 + 0.001 * k));
+      double c = cyc;
+      if (last_warp_takes_the_misses && r.load == MemLoad::ca && !sequential && cyc > 33 &&
+          r.stride_bytes < 32 * KiB)
+        c = w == r.warps - 1 ? 290 * r.warps : 33;  // the same misses, all on one warp
+      for (int k = 0; k < r.repeats; ++k) v.push_back(c * (1 + 0.001 * k));
       t.cycles_per_hop.push_back(v);
       const bool wrong = corrupt_all || (corrupt && r.next->size() > 1);
       t.end_lines.push_back(walk(*r.next, r.starts[w], hops) + (wrong ? 1 : 0));
@@ -495,6 +502,24 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   const auto files = p->write_csv(dir, rr);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(std::filesystem::file_size(files[0]) > 100);
+}
+
+TEST(MemoryProbe, PartitionCurveCountsEveryWarpsMisses) {
+  // One cache per SM whose misses all land on one warp of n: the curve is the mean over the
+  // warps, so it still leaves the plateau where the n chains outgrow the cache (a median
+  // over 3 or 4 warps would follow the warps that hit and call the cache per partition).
+  FakeMemory k;
+  k.last_warp_takes_the_misses = true;
+  MemoryOptions opt;
+  opt.carveout = false;
+  const auto out = run_fake(k, opt);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_EQ(out.partitions[0].path, "global");
+  ASSERT_EQ(out.partitions[0].by_warps.size(), 4u);
+  EXPECT_EQ(out.partitions[0].verdict.verdict, "per SM") << out.partitions[0].verdict.note;
+  const auto& four = out.partitions[0].by_warps[3];
+  ASSERT_TRUE(four.capacity.capacity_bytes);
+  EXPECT_LT(*four.capacity.capacity_bytes, 80 * KiB);
 }
 
 TEST(MemoryProbe, CarveoutFiguresAndJson) {
