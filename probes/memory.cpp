@@ -288,6 +288,9 @@ void partition_part(Ctx& c, MemoryProbeResult& out) {
   }
 }
 
+// Bytes each timed repeat of the L1 granularity walk covers, at every stride.
+constexpr uint64_t kGranularityRepeatBytes = 256 * KiB;
+
 // A sequential walk at each stride, every hop on memory this launch has not touched yet (the
 // warm-up walks a region ahead of it, and L2 is flushed where L2 is the level measured).
 void granularity_part(Ctx& c, MemoryProbeResult& out) {
@@ -324,6 +327,14 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
       // L1: the warm-up walks 512 KiB (twice the largest L1) ahead of the timed part, so no
       // line the chain's writer left in this SM's L1 is still there. L2 is flushed instead.
       req.warmup_hops = level == "l1" ? (512 * KiB) / st : 64;
+      if (level == "l1") {
+        // Every L1 miss an L2 hit: the whole chain read through L2 first, and each repeat over
+        // the same 256 KiB whatever the stride (a fixed hop count spanned 160 KiB at 8 B and
+        // 10 MiB at 512 B, so the misses of large strides went further: three H200 runs read
+        // 256, 32 and 64 B).
+        req.l2_prefetch = true;
+        req.hops_per_repeat = std::max<uint64_t>(64, kGranularityRepeatBytes / st);
+      }
       const uint64_t lines = req.warmup_hops + req.hops_per_repeat * req.repeats + 1;
       const auto next = sequential_chain(static_cast<uint32_t>(lines));
       req.starts = {0};

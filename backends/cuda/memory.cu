@@ -32,6 +32,8 @@ struct MemArgs {
   unsigned long long* out;           // per warp: 2 * repeats (cycles, ns), then the end position
   unsigned long long warmup, hops;
   int repeats;
+  // Read through L2 only before the walk (MemChaseRequest::l2_prefetch); 0 bytes: none.
+  unsigned long long prefetch_base, prefetch_bytes;
 };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -100,6 +102,15 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
   // and its later repeats read as hits: n warps seemed to hold more than the SM has (totals
   // of 256-321 KiB per warp x n in the H200 runs of 2026-11-23). With it, every repeat is
   // timed with all n chains live at its start. One warp: the barriers cost nothing timed.
+  if (a.prefetch_bytes && w == 0) {
+    // One 8-byte load per 32-byte sector, warp 0's lanes side by side; volatile, so kept.
+    for (unsigned long long off = (threadIdx.x & 31) * 32ull; off < a.prefetch_bytes;
+         off += 32ull * 32) {
+      unsigned long long v;
+      asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(a.prefetch_base + off) : "memory");
+    }
+  }
+  __syncthreads();
   if (walker)
     for (unsigned long long i = 0; i < a.warmup; ++i) p = hop(p);
   __syncthreads();
@@ -271,7 +282,11 @@ class CudaMemory final : public MemoryKernels {
           "copying the starts");
     const std::size_t per_warp = 2 * r.repeats + 1;
     auto* out = static_cast<unsigned long long*>(out_.get(r.warps * per_warp * 8, "chase out"));
-    MemArgs a{st, out, r.warmup_hops, r.hops_per_repeat, r.repeats};
+    MemArgs a{st, out, r.warmup_hops, r.hops_per_repeat, r.repeats, 0, 0};
+    if (r.l2_prefetch && base) {
+      a.prefetch_base = reinterpret_cast<unsigned long long>(base);
+      a.prefetch_bytes = lines * r.stride_bytes;
+    }
     void* args[] = {&a, &tex, &params_};  // the third only for the constant kernel
     check(cudaLaunchKernel(fn, dim3(1), dim3(32 * r.warps), args, r.dynamic_shared_bytes, stream_),
           "launching the memory chase");

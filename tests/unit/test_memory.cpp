@@ -267,6 +267,12 @@ class FakeMemory : public MemoryKernels {
   // Past the shared L1, only the last warp misses (it fell behind and lost its lines) while
   // the others keep hitting: the cache is still one per SM.
   bool last_warp_takes_the_misses = false;
+  struct Seen {
+    MemLoad load;
+    uint64_t stride, hops;
+    bool l2_prefetch, sequential;
+  };
+  std::vector<Seen> seen;  // every launch's request, in order
   int launches = 0;
 
   Support supports(const std::string& part) override {
@@ -305,6 +311,7 @@ class FakeMemory : public MemoryKernels {
     const uint64_t per_warp = lines * r.stride_bytes;
     const bool sequential = r.next->size() > 4 && (*r.next)[0] == 1 && (*r.next)[1] == 2 &&
                             (*r.next)[2] == 3 && (*r.next)[3] == 4;
+    seen.push_back({r.load, r.stride_bytes, r.hops_per_repeat, r.l2_prefetch, sequential});
     double cyc = 0;
     if (r.load == MemLoad::constant) {
       cyc = per_warp <= 2 * KiB ? 29 : 99;
@@ -502,6 +509,31 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   const auto files = p->write_csv(dir, rr);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(std::filesystem::file_size(files[0]) > 100);
+}
+
+TEST(MemoryProbe, L1GranularityWalksTheSameBytesFromL2AtEveryStride) {
+  FakeMemory k;
+  MemoryOptions opt;
+  opt.carveout = false;
+  const auto out = run_fake(k, opt);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  int l1 = 0, l2 = 0;
+  for (const auto& s : k.seen) {
+    if (!s.sequential) {
+      EXPECT_FALSE(s.l2_prefetch);  // the random chains: no change
+      continue;
+    }
+    if (s.load == MemLoad::ca) {
+      ++l1;
+      EXPECT_TRUE(s.l2_prefetch) << "stride " << s.stride;
+      EXPECT_EQ(s.hops * s.stride, 256 * KiB) << "stride " << s.stride;
+    } else if (s.load == MemLoad::cg) {
+      ++l2;
+      EXPECT_FALSE(s.l2_prefetch);  // the L2 walk misses to device memory on purpose
+    }
+  }
+  EXPECT_EQ(l1, 7);
+  EXPECT_EQ(l2, 7);
 }
 
 TEST(MemoryProbe, PartitionCurveCountsEveryWarpsMisses) {

@@ -41,6 +41,10 @@ struct MemChaseRequest {
   uint64_t warmup_hops = 0, hops_per_repeat = 0;
   int repeats = 5;
   bool flush_l2 = false;  // evict the chain from L2 after writing it (a buffer of 3 x L2 written)
+  // Before the walk, read every 32-byte sector of the chain's buffer through L2 only (CUDA:
+  // ld.global.cg by warp 0's lanes), so each L1 miss of the timed walk is an L2 hit rather than
+  // an L2 hit or a device-memory access depending on where the chain landed.
+  bool l2_prefetch = false;
 };
 
 struct MemChaseTiming {
