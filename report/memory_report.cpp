@@ -41,6 +41,26 @@ std::string capacity_text(const CapacityEstimate& e) {
 
 std::string carveout_id(const CarveoutResult& c) { return c.point.key(); }
 
+// "L1 TLB 32 MiB..36 MiB at 300 cycles; L2 TLB ... +100; page walk 900 (+500)".
+std::string tlb_text(const TlbResult& t) {
+  if (!t.status.ok()) return status_text(t.status);
+  if (t.levels.size() == 1) return "flat at " + fmt(t.levels[0].cycles, 0) + " cycles; " + t.note;
+  std::string s;
+  for (std::size_t i = 0; i < t.levels.size(); ++i) {
+    const TlbLevel& l = t.levels[i];
+    const bool last = i + 1 == t.levels.size();
+    s += (i ? "; " : "") +
+         (last && i > 0 ? std::string("past the last TLB") : "L" + std::to_string(i + 1) + " TLB");
+    if (l.reach_lo_bytes && l.reach_hi_bytes)
+      s += " reach " + format_bytes(double(*l.reach_lo_bytes)) + ".." +
+           format_bytes(double(*l.reach_hi_bytes));
+    s += " at " + fmt(l.cycles, 0) + " cycles";
+    if (l.step_cycles) s += " (+" + fmt(*l.step_cycles, 0) + ")";
+  }
+  if (!t.note.empty()) s += (s.empty() ? "" : "; ") + t.note;
+  return s;
+}
+
 Figure make(const std::string& id, const std::string& label, double v, const std::string& unit,
             const std::string& instruction, const std::string& where, std::optional<double> mhz,
             bool higher_is_better) {
@@ -232,6 +252,28 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                        "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
                        false));
   }
+  // TLB levels behind chunk-mapped memory: the reach of each (where it ends) and the cost of
+  // missing it (the next level's step). The last level is past every TLB (page walks).
+  for (const auto& t : m.tlb) {
+    if (t.mapping != "chunks" || !t.status.ok()) continue;
+    for (std::size_t i = 0; i + 1 < t.levels.size(); ++i) {
+      const TlbLevel& l = t.levels[i];
+      const std::string id = "memory.tlb.L" + std::to_string(i + 1);
+      const std::string where = "one line per 2 MiB chunk, chunk-mapped memory, L2-resident";
+      if (l.reach_lo_bytes) {
+        f.push_back(make(id + ".reach", "L" + std::to_string(i + 1) + " TLB reach (2 MiB pages)",
+                         double(*l.reach_lo_bytes), "bytes", t.curve.instruction, where,
+                         t.curve.clock_mhz, true));
+        if (l.reach_hi_bytes && *l.reach_lo_bytes > 0)
+          f.back().resolution = double(*l.reach_hi_bytes) / double(*l.reach_lo_bytes) - 1;
+      }
+      if (t.levels[i + 1].step_cycles)
+        f.push_back(make(id + ".miss_cycles",
+                         "L" + std::to_string(i + 1) + " TLB miss cost (cycles added)",
+                         *t.levels[i + 1].step_cycles, "cycles", t.curve.instruction, where,
+                         t.curve.clock_mhz, false));
+    }
+  }
   return f;
 }
 
@@ -317,12 +359,17 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   } else if (!m.constant_status.ok()) {
     os << "  constant: " << status_text(m.constant_status) << "\n";
   }
+  for (const auto& t : m.tlb)
+    os << "  TLB, " << (t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation")
+       << ": " << tlb_text(t) << "\n";
+  if (m.tlb.empty() && !m.tlb_status.ok()) os << "  TLB: " << status_text(m.tlb_status) << "\n";
 }
 
 std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
                                                     const MemoryProbeResult& m) {
   std::vector<std::filesystem::path> files;
-  if (m.carveouts.empty() && m.partitions.empty() && m.granularity.empty() && !m.constant)
+  if (m.carveouts.empty() && m.partitions.empty() && m.granularity.empty() && !m.constant &&
+      m.tlb.empty())
     return files;
   const auto f = dir / "memory_points.csv";
   std::ofstream o(f);
@@ -334,6 +381,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
   for (const auto& c : m.l1_line.by_stride) csv_curve(o, "line", c);
   for (const auto& c : m.l1_ways.by_stride) csv_curve(o, "ways", c);
   if (m.constant) csv_curve(o, "constant", *m.constant);
+  for (const auto& t : m.tlb) csv_curve(o, "tlb", t.curve);
   files.push_back(f);
   return files;
 }
@@ -474,6 +522,22 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
   } else {
     h << "</p>\n";
   }
+
+  h << "<h3>TLB</h3>\n<p>One thread chases one line per 2 MiB, in random order, through L2 "
+       "only (every line fits the L2, so a rise is address translation, not data), over memory "
+       "mapped from separate 2 MiB physical chunks (no translation can cover two), and over one "
+       "ordinary allocation beside it, whose pages the driver chooses. Status: "
+    << html_escape(status_text(m.tlb_status)) << ".</p>\n<ul>\n";
+  std::vector<std::pair<std::string, const MemCurve*>> tlb_curves;
+  for (const auto& t : m.tlb) {
+    const std::string label =
+        t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation";
+    h << "<li>" << html_escape(label) << ": " << html_escape(tlb_text(t)) << "</li>\n";
+    if (!t.curve.points.empty()) tlb_curves.push_back({label, &t.curve});
+  }
+  h << "</ul>\n";
+  h << chart(ctx, "memory_tlb", "TLB: latency by footprint, one line per 2 MiB",
+             "footprint (bytes)", tlb_curves);
   return h.str();
 }
 

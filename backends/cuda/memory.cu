@@ -2,10 +2,13 @@
 // its own chain, through ld.global.ca / .nc / .cg or this file's own __constant__ bank, in a
 // kernel whose shared-memory carve-out preference and dynamic shared memory are set per launch
 // (the attribute persists on the function, so every launch sets it, the default included).
+#include <cuda.h>  // the virtual-memory API's types; its functions come through the runtime
+
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "chase_kernels.cuh"
@@ -161,6 +164,135 @@ const void* kernel_of(MemLoad l) {
   return nullptr;
 }
 
+// The driver's virtual-memory API (cuMemCreate, cuMemMap ...) reached through the runtime's
+// entry-point query, so the binary does not link libcuda; null where the driver lacks it.
+struct Vmm {
+  decltype(&::cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&::cuMemCreate) create = nullptr;
+  decltype(&::cuMemRelease) release = nullptr;
+  decltype(&::cuMemAddressReserve) reserve = nullptr;
+  decltype(&::cuMemAddressFree) free = nullptr;
+  decltype(&::cuMemMap) map = nullptr;
+  decltype(&::cuMemUnmap) unmap = nullptr;
+  decltype(&::cuMemSetAccess) access = nullptr;
+  std::string missing;  // the first symbol not found, or empty
+  static const Vmm& get() {
+    static const Vmm v = [] {
+      Vmm m;
+      auto load = [&](const char* name, auto& fn) {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !p) {
+          (void)cudaGetLastError();
+          if (m.missing.empty()) m.missing = name;
+          return;
+        }
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      };
+      load("cuMemGetAllocationGranularity", m.granularity);
+      load("cuMemCreate", m.create);
+      load("cuMemRelease", m.release);
+      load("cuMemAddressReserve", m.reserve);
+      load("cuMemAddressFree", m.free);
+      load("cuMemMap", m.map);
+      load("cuMemUnmap", m.unmap);
+      load("cuMemSetAccess", m.access);
+      return m;
+    }();
+    return v;
+  }
+};
+
+// Device memory mapped from separate physical allocations of `chunk` bytes each, side by side
+// in one reserved address range: no page table entry can span two chunks, whatever page sizes
+// the driver would pick for one large allocation. Grows by whole chunks; an out-of-memory
+// chunk becomes AllocationFailed (the point is skipped).
+class ChunkedBuffer {
+ public:
+  ChunkedBuffer() = default;
+  ChunkedBuffer(const ChunkedBuffer&) = delete;
+  ChunkedBuffer& operator=(const ChunkedBuffer&) = delete;
+  ~ChunkedBuffer() { release(); }
+
+  char* get(int device, uint64_t bytes, uint64_t chunk, uint64_t reserve_bytes) {
+    const Vmm& v = Vmm::get();
+    if (!v.missing.empty())
+      throw BackendError("the driver has no " + v.missing + " (CUDA virtual-memory API)");
+    if (chunk_ && chunk != chunk_) release();
+    if (!base_) {
+      CUmemAllocationProp prop{};
+      prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+      prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      prop.location.id = device;
+      size_t gran = 0;
+      drv(v.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "granularity");
+      if (gran == 0 || chunk % gran != 0)
+        throw BackendError("chunks of " + std::to_string(chunk) +
+                           " bytes are not a multiple of the allocation granularity " +
+                           std::to_string(gran));
+      reserved_ = (std::max(bytes, reserve_bytes) + chunk - 1) / chunk * chunk;
+      CUdeviceptr p = 0;
+      drv(v.reserve(&p, reserved_, chunk, 0, 0), "cuMemAddressReserve");
+      base_ = p;
+      chunk_ = chunk;
+      prop_ = prop;
+    }
+    if (bytes > reserved_)
+      throw AllocationFailed("chunk-mapped buffer of " + std::to_string(bytes) +
+                             " bytes: past the " + std::to_string(reserved_) + " reserved");
+    while (handles_.size() * chunk_ < bytes) {
+      CUmemGenericAllocationHandle h{};
+      const CUresult rc = v.create(&h, chunk_, &prop_, 0);
+      if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+        throw AllocationFailed("cuMemCreate: out of device memory after " +
+                               std::to_string(handles_.size()) + " chunks");
+      drv(rc, "cuMemCreate");
+      const CUdeviceptr at = base_ + handles_.size() * chunk_;
+      const CUresult mr = v.map(at, chunk_, 0, h, 0);
+      if (mr != CUDA_SUCCESS) {
+        v.release(h);
+        drv(mr, "cuMemMap");
+      }
+      CUmemAccessDesc acc{};
+      acc.location = prop_.location;
+      acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      const CUresult ar = v.access(at, chunk_, &acc, 1);
+      handles_.push_back(h);
+      drv(ar, "cuMemSetAccess");
+    }
+    return reinterpret_cast<char*>(base_);
+  }
+
+  void release() {
+    const Vmm& v = Vmm::get();
+    if (!base_ || !v.missing.empty()) return;
+    cudaDeviceSynchronize();  // nothing may still read the chunks
+    for (size_t i = 0; i < handles_.size(); ++i) {
+      v.unmap(base_ + i * chunk_, chunk_);
+      v.release(handles_[i]);
+    }
+    handles_.clear();
+    v.free(base_, reserved_);
+    base_ = 0;
+    reserved_ = 0;
+    chunk_ = 0;
+  }
+
+ private:
+  static void drv(CUresult rc, const char* what) {
+    if (rc == CUDA_SUCCESS) return;
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+      throw AllocationFailed(std::string(what) + ": out of memory");
+    throw BackendError(std::string(what) + " failed (CUresult " + std::to_string(int(rc)) + ")");
+  }
+  CUdeviceptr base_ = 0;
+  uint64_t reserved_ = 0, chunk_ = 0;
+  CUmemAllocationProp prop_{};
+  std::vector<CUmemGenericAllocationHandle> handles_;
+};
+
 std::string fragment_of(MemLoad l) {
   return "mem_chase_" + (l == MemLoad::constant ? std::string("const") : to_string(l));
 }
@@ -170,7 +302,17 @@ class CudaMemory final : public MemoryKernels {
   CudaMemory(int device, cudaStream_t stream, const DeviceInfo& info)
       : device_(device), stream_(stream), info_(info) {}
 
-  Support supports(const std::string&) override { return Support::yes(); }
+  Support supports(const std::string& part) override {
+    if (part == "tlb.chunks" && !Vmm::get().missing.empty())
+      return Support::no("the driver has no " + Vmm::get().missing +
+                         " (the CUDA virtual-memory API maps the chunks)");
+    return Support::yes();
+  }
+  // The TLB part's buffers (GiB of each) go back before the probes after this one.
+  void release_chunks() override {
+    chunked_.release();
+    chain_.release();
+  }
   uint64_t constant_bank_bytes() const override { return kConstBytes + kParamBytes; }
 
   MemChaseTiming chase(const MemChaseRequest& r) override {
@@ -229,7 +371,12 @@ class CudaMemory final : public MemoryKernels {
     } else {
       if (r.stride_bytes < 8 || r.stride_bytes % 8 != 0)
         throw BackendError("memory chase: stride must be a multiple of 8 bytes");
-      base = static_cast<char*>(chain_.get(lines * r.stride_bytes, "memory chase chain"));
+      // A chunk-mapped buffer reserves addresses for the whole device memory at once (nothing
+      // mapped), then maps chunks as the footprint grows.
+      base = r.chunk_bytes
+                 ? chunked_.get(device_, lines * r.stride_bytes, r.chunk_bytes,
+                                std::max<uint64_t>(info_.memory_bytes.value_or(0), 64ull << 30))
+                 : static_cast<char*>(chain_.get(lines * r.stride_bytes, "memory chase chain"));
       auto* next = static_cast<uint32_t*>(next_.get(lines * 4, "memory chase next"));
       check(cudaMemcpyAsync(next, r.next->data(), lines * 4, cudaMemcpyHostToDevice, stream_),
             "copying the chain");
@@ -337,7 +484,8 @@ class CudaMemory final : public MemoryKernels {
   cudaStream_t stream_;
   DeviceInfo info_;
   DeviceBuffer chain_, next_, starts_, out_, flush_;
-  ParamBank params_{};  // the constant chase's second bank, passed by value at launch
+  ChunkedBuffer chunked_;  // the TLB part's chunk-mapped chain
+  ParamBank params_{};     // the constant chase's second bank, passed by value at launch
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "gpudissect/chain.hpp"
 #include "gpudissect/figure.hpp"  // Summary <-> JSON
 #include "gpudissect/json_fields.hpp"
+#include "gpudissect/levels.hpp"
 
 namespace gd {
 
@@ -425,6 +426,24 @@ void from_json(const nlohmann::json& j, MemCurve& c) {
   jf::get(j, "clock_mhz", c.clock_mhz);
 }
 
+std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve) {
+  std::vector<CurvePoint> pts;
+  for (const MemPoint& p : curve)
+    if (p.status == "ok" && p.cycles && p.cycles->median > 0)
+      pts.push_back({double(p.footprint_bytes), p.cycles->median,
+                     (p.cycles->q3 - p.cycles->q1) / p.cycles->median});
+  std::vector<TlbLevel> out;
+  for (const DetectedLevel& d : detect_levels(pts)) {
+    TlbLevel l;
+    l.cycles = d.latency;
+    if (d.capacity_lo) l.reach_lo_bytes = static_cast<uint64_t>(*d.capacity_lo);
+    if (d.capacity_hi) l.reach_hi_bytes = static_cast<uint64_t>(*d.capacity_hi);
+    if (!out.empty()) l.step_cycles = l.cycles - out.back().cycles;
+    out.push_back(l);
+  }
+  return out;
+}
+
 void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   j = nlohmann::json::object();
   jf::put_status(j, r.status);
@@ -439,6 +458,7 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   part("partition", r.partition_status);
   part("granularity", r.granularity_status);
   part("constant", r.constant_status);
+  part("tlb", r.tlb_status);
   nlohmann::json cs = nlohmann::json::array();
   for (const auto& c : r.carveouts) {
     nlohmann::json e = {{"shared_kib", c.point.shared_kib},
@@ -503,6 +523,23 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   }
   if (r.constant) j["constant"] = *r.constant;
   jf::put(j, "constant_bank_bytes", r.constant_bank_bytes);
+  nlohmann::json ts = nlohmann::json::array();
+  for (const auto& t : r.tlb) {
+    nlohmann::json e = {{"mapping", t.mapping}, {"curve", t.curve}};
+    jf::put_status(e, t.status);
+    nlohmann::json ls = nlohmann::json::array();
+    for (const auto& l : t.levels) {
+      nlohmann::json x = {{"cycles", l.cycles}};
+      jf::put(x, "reach_lo_bytes", l.reach_lo_bytes);
+      jf::put(x, "reach_hi_bytes", l.reach_hi_bytes);
+      jf::put(x, "step_cycles", l.step_cycles);
+      ls.push_back(x);
+    }
+    e["levels"] = ls;
+    if (!t.note.empty()) e["note"] = t.note;
+    ts.push_back(e);
+  }
+  j["tlb"] = ts;
 }
 
 void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
@@ -518,6 +555,7 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
     part("partition", r.partition_status);
     part("granularity", r.granularity_status);
     part("constant", r.constant_status);
+    part("tlb", r.tlb_status);
   }
   if (j.contains("carveouts"))
     for (const auto& e : j.at("carveouts")) {
@@ -588,6 +626,24 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
   }
   if (j.contains("constant")) r.constant = j.at("constant").get<MemCurve>();
   jf::get(j, "constant_bank_bytes", r.constant_bank_bytes);
+  if (j.contains("tlb"))
+    for (const auto& e : j.at("tlb")) {
+      TlbResult t;
+      e.at("mapping").get_to(t.mapping);
+      t.status = jf::get_status(e);
+      e.at("curve").get_to(t.curve);
+      if (e.contains("levels"))
+        for (const auto& x : e.at("levels")) {
+          TlbLevel l;
+          x.at("cycles").get_to(l.cycles);
+          jf::get(x, "reach_lo_bytes", l.reach_lo_bytes);
+          jf::get(x, "reach_hi_bytes", l.reach_hi_bytes);
+          jf::get(x, "step_cycles", l.step_cycles);
+          t.levels.push_back(l);
+        }
+      jf::get(e, "note", t.note);
+      r.tlb.push_back(t);
+    }
 }
 
 }  // namespace gd

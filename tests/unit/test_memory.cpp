@@ -26,7 +26,7 @@
 namespace gd {
 namespace {
 
-constexpr uint64_t KiB = 1024;
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 DeviceInfo h100_like() {
   DeviceInfo i;
@@ -277,10 +277,14 @@ class FakeMemory : public MemoryKernels {
 
   Support supports(const std::string& part) override {
     if (part == "partition.readonly" && no_readonly) return Support::no("no read-only path here");
+    if (part == "tlb.chunks" && no_chunks) return Support::no("no virtual-memory API here");
     return Support::yes();
   }
   uint64_t constant_bank_bytes() const override { return 95 * KiB; }
   bool no_readonly = false;
+  bool no_chunks = false;
+  int chunk_releases = 0;
+  void release_chunks() override { ++chunk_releases; }
 
   // The split a launch gets: the preference rounded up to a split, raised to fit the block;
   // the default 32 KiB.
@@ -313,7 +317,14 @@ class FakeMemory : public MemoryKernels {
                             (*r.next)[2] == 3 && (*r.next)[3] == 4;
     seen.push_back({r.load, r.stride_bytes, r.hops_per_repeat, r.l2_prefetch, sequential});
     double cyc = 0;
-    if (r.load == MemLoad::constant) {
+    if (r.chunk_bytes) {
+      // Chunk-mapped: an L1 TLB of 16 entries (32 MiB of 2 MiB pages), an L2 TLB of 2048
+      // (4 GiB), then page walks. One line per page, all in L2 (300 cycles).
+      const uint64_t pages = r.next->size();
+      cyc = pages <= 16 ? 300 : pages <= 2048 ? 400 : 900;
+    } else if (r.load == MemLoad::cg && r.stride_bytes >= (2u << 20)) {
+      cyc = 300;  // one big allocation: pages far larger than 2 MiB, no step
+    } else if (r.load == MemLoad::constant) {
       cyc = per_warp <= 2 * KiB ? 29 : 99;
     } else if (sequential) {
       const double s = static_cast<double>(r.stride_bytes);
@@ -502,7 +513,8 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
     for (std::size_t at = with.find("<svg"); at != std::string::npos;
          at = with.find("<svg", at + 1))
       ++svgs;
-    EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1);  // 3 partition paths, granularity, line, ways, constant
+    // 3 partition paths, granularity, line, ways, constant, TLB
+    EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1 + 1);
   }
   const auto dir = std::filesystem::temp_directory_path() / "gd_memory_csv";
   std::filesystem::create_directories(dir);
@@ -534,6 +546,63 @@ TEST(MemoryProbe, L1GranularityWalksTheSameBytesFromL2AtEveryStride) {
   }
   EXPECT_EQ(l1, 7);
   EXPECT_EQ(l2, 7);
+}
+
+TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
+  FakeMemory k;
+  MemoryOptions opt;
+  opt.carveout = opt.partition = opt.granularity = opt.constant = false;
+  const auto out = run_fake(k, opt);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_TRUE(out.tlb_status.ok()) << out.tlb_status.reason;
+  ASSERT_EQ(out.tlb.size(), 2u);
+  const TlbResult& ch = out.tlb[0];
+  EXPECT_EQ(ch.mapping, "chunks");
+  ASSERT_EQ(ch.levels.size(), 3u) << ch.note;
+  // Reaches bracketed within a step of 32 MiB and 4 GiB; miss costs 100 and 500 cycles.
+  EXPECT_LE(*ch.levels[0].reach_lo_bytes, 32 * MiB);
+  EXPECT_GT(*ch.levels[0].reach_hi_bytes, 32 * MiB);
+  EXPECT_LE(*ch.levels[1].reach_lo_bytes, 4096 * MiB);
+  EXPECT_GT(*ch.levels[1].reach_hi_bytes, 4096 * MiB);
+  EXPECT_FALSE(ch.levels[2].reach_lo_bytes);
+  EXPECT_NEAR(ch.levels[0].cycles, 300, 1);
+  EXPECT_NEAR(*ch.levels[1].step_cycles, 100, 1);
+  EXPECT_NEAR(*ch.levels[2].step_cycles, 500, 1);
+  EXPECT_EQ(ch.curve.points.back().footprint_bytes, 16384 * MiB);
+  // The control: one allocation, no step, said in words.
+  const TlbResult& ml = out.tlb[1];
+  EXPECT_EQ(ml.mapping, "malloc");
+  EXPECT_EQ(ml.levels.size(), 1u);
+  EXPECT_NE(ml.note.find("no step up to 16 GiB"), std::string::npos) << ml.note;
+  EXPECT_EQ(k.chunk_releases, 1);  // the chunks are given back after the part
+  // Figures, and the JSON both ways.
+  RunResult rr;
+  rr.device = h100_like();
+  rr.put(out);
+  if (std::getenv("GD_SHOW")) probe_registry().find("memory")->print_summary(std::cout, rr);
+  std::map<std::string, double> fig;
+  for (const Figure& f : probe_registry().find("memory")->figures(rr))
+    if (f.value) fig[f.id] = f.value->median;
+  EXPECT_NEAR(fig.at("memory.tlb.L1.reach"), 32 * MiB, 4 * MiB);
+  EXPECT_NEAR(fig.at("memory.tlb.L2.reach"), 4096 * MiB, 512 * MiB);
+  EXPECT_NEAR(fig.at("memory.tlb.L1.miss_cycles"), 100, 1);
+  EXPECT_NEAR(fig.at("memory.tlb.L2.miss_cycles"), 500, 1);
+  const MemoryProbeResult back = nlohmann::json(out).get<MemoryProbeResult>();
+  ASSERT_EQ(back.tlb.size(), 2u);
+  EXPECT_EQ(back.tlb[0].levels.size(), 3u);
+  EXPECT_EQ(*back.tlb[0].levels[1].reach_hi_bytes, *ch.levels[1].reach_hi_bytes);
+  EXPECT_EQ(back.tlb[1].note, ml.note);
+  EXPECT_TRUE(back.tlb_status.ok());
+  // Quick leaves the part out; a backend without the mapping says why.
+  OptionValues q{{"quick", "1"}};
+  EXPECT_FALSE(parse_memory_options(q, memory_option_specs()).tlb);
+  FakeMemory k2;
+  k2.no_chunks = true;
+  const auto out2 = run_fake(k2, opt);
+  ASSERT_EQ(out2.tlb.size(), 2u);
+  EXPECT_EQ(out2.tlb[0].status.status, "unsupported");
+  EXPECT_NE(out2.tlb[0].status.reason.find("virtual-memory"), std::string::npos);
+  EXPECT_TRUE(out2.tlb[1].status.ok());
 }
 
 TEST(MemoryProbe, PartitionCurveCountsEveryWarpsMisses) {

@@ -45,6 +45,10 @@ struct MemChaseRequest {
   // ld.global.cg by warp 0's lanes), so each L1 miss of the timed walk is an L2 hit rather than
   // an L2 hit or a device-memory access depending on where the chain landed.
   bool l2_prefetch = false;
+  // > 0: the chain's buffer is mapped from separate physical allocations of this many bytes
+  // each (CUDA: cuMemCreate per chunk, cuMemMap side by side), so that no translation can
+  // cover more than one chunk; 0: one ordinary allocation (the driver picks its page sizes).
+  uint64_t chunk_bytes = 0;
 };
 
 struct MemChaseTiming {
@@ -69,13 +73,15 @@ class MemoryKernels : public KernelSet {
   virtual ~MemoryKernels() = default;
   // "carveout", "partition", "partition.global", "partition.readonly", "partition.texture",
   // "granularity", "granularity.l1", "granularity.l2",
-  // "constant".
+  // "constant", "tlb", "tlb.chunks", "tlb.malloc".
   virtual Support supports(const std::string& part) = 0;
   // Throws AllocationFailed or BackendError.
   virtual MemChaseTiming chase(const MemChaseRequest& r) = 0;
   // Bytes of constant memory the constant chase can span (CUDA: its own 64 KiB __constant__
   // bank, then 31 KiB of kernel parameters, bank c[0x0]).
   virtual uint64_t constant_bank_bytes() const = 0;
+  // Gives back the TLB part's buffers (many GiB: the chunk-mapped one and the chain's).
+  virtual void release_chunks() {}
 };
 
 // ---- plans ----
@@ -206,6 +212,17 @@ struct PartitionVerdict {
 };
 PartitionVerdict partition_verdict(const std::vector<std::optional<uint64_t>>& per_warp_capacity);
 
+// TLB levels of a chase with one line per page-sized stride (all lines fit the L2, so a rise
+// can only be translation): the latency map's level finder on (footprint, cycles). Each level:
+// its plateau latency and where it ends (absent for the last). `step_cycles`: the rise from the
+// level before (the miss cost of that TLB level).
+struct TlbLevel {
+  double cycles = 0;
+  std::optional<uint64_t> reach_lo_bytes, reach_hi_bytes;
+  std::optional<double> step_cycles;
+};
+std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve);
+
 // ---- result model ----
 
 struct MemCurve {
@@ -258,12 +275,20 @@ struct WaysResult {
   std::vector<WaysEstimate> estimates;  // one per curve
 };
 
+struct TlbResult {
+  std::string mapping;  // "chunks" (separate 2 MiB physical allocations) | "malloc" (one)
+  Status status;
+  MemCurve curve;  // footprint_bytes = pages x stride_bytes, one line per page
+  std::vector<TlbLevel> levels;
+  std::string note;  // e.g. no step within the sweep: every level's reach exceeds it
+};
+
 struct MemoryProbeResult {
   static constexpr const char* kProbe = "memory";
   Status status;
   double wall_seconds = 0;
   std::optional<double> clock_mhz;
-  Status carveout_status, partition_status, granularity_status, constant_status;
+  Status carveout_status, partition_status, granularity_status, constant_status, tlb_status;
   std::vector<CarveoutResult> carveouts;
   std::vector<PartitionResult> partitions;
   std::vector<GranularityResult> granularity;
@@ -271,6 +296,7 @@ struct MemoryProbeResult {
   WaysResult l1_ways;  // likewise
   std::optional<MemCurve> constant;
   std::optional<uint64_t> constant_bank_bytes;
+  std::vector<TlbResult> tlb;
 };
 
 void to_json(nlohmann::json& j, const MemPoint& p);
