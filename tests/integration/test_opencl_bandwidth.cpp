@@ -3,8 +3,10 @@
 // backend (checksums), and the numbers must be sane and consistent with each other.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <string>
 
 #include "bandwidth.hpp"
 #include "opencl_backend.hpp"
@@ -81,16 +83,25 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
     EXPECT_EQ(p.read_bytes, p.write_bytes);
     EXPECT_GT(p.read_bytes, 0u);
   }
-  // Bigger footprints are not faster than the smallest (cache-resident) ones, beyond noise
-  // (a CPU device is noisy: a factor 2).
+  // The largest footprint is not faster than the best of the smaller ones, beyond noise (a
+  // CPU device is noisy: a factor 2). The best of all of them, not of the three smallest: on
+  // PoCL the smallest buffers are not the fastest points of the curve (5 runs on a 2-vCPU
+  // machine at load 8-10: 16-64 KiB read 19-35 GB/s, 256 KiB 47-57, 2 MiB 21-34), so the
+  // 2 MiB point reached 0.75-1.37x the best of the three smallest (bound 2x; ctest -j2 once
+  // saw 9.9 against 6.5 GB/s), and 0.59-0.70x the best of the curve.
   const auto& rd = out.footprint["read"].points;
-  // The best of the three smallest points: under ctest -j2 on two cores one of them can
-  // lose its time slice (seen: 6.5 against 9.9 GB/s at the largest), the best of three not.
-  double small = 0;
-  for (std::size_t i = 0; i < rd.size() && i < 3; ++i)
-    if (rd[i].status == "ok" && rd[i].gbps) small = std::max(small, rd[i].gbps->median);
-  ASSERT_GT(small, 0);
-  EXPECT_LT(rd.back().gbps->median, 2.0 * small);
+  ASSERT_GE(rd.size(), 2u);
+  double best = 0;
+  std::string curve;  // shown on failure
+  for (std::size_t i = 0; i < rd.size(); ++i) {
+    if (rd[i].status != "ok" || !rd[i].gbps) continue;
+    curve += " " + std::to_string(static_cast<int>(rd[i].x / 1024)) +
+             "K:" + std::to_string(rd[i].gbps->median);
+    if (i + 1 < rd.size()) best = std::max(best, rd[i].gbps->median);
+  }
+  ASSERT_GT(best, 0);
+  ASSERT_TRUE(rd.back().gbps);
+  EXPECT_LT(rd.back().gbps->median, 2.0 * best) << "read GB/s:" << curve;
   if (out.footprint.count("read_image") && out.footprint["read_image"].status.ok())
     expect_sane(out.footprint["read_image"], "read_image");
   // SM placement is not possible: said, not faked.

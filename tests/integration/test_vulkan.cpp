@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -75,14 +76,15 @@ uint32_t expected_end(const std::vector<uint32_t>& next, const ChaseRequest& r) 
   return gd::walk(next, 0, expected_hops(r));
 }
 
-ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops) {
+ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops,
+                     int repeats = kRepeats) {
   ChaseRequest r;
   r.path = p;
   r.next = &next;
   r.stride_bytes = kStride;
   r.warmup_hops = kWarmup;
   r.hops_per_repeat = hops;
-  r.repeats = kRepeats;
+  r.repeats = repeats;
   return r;
 }
 
@@ -278,9 +280,44 @@ TEST(VulkanChase, RejectsABadRequest) {
   EXPECT_THROW(dev->chase(r), std::invalid_argument);
 }
 
+// What is wrong with the global curve's levels for the test below; empty when nothing is.
+std::string levels_problem(const gd::CurveResult& global) {
+  if (global.levels.size() < 2) return "fewer than two levels";
+  const auto& first = global.levels.front();
+  const auto& last = global.levels.back();
+  if (!first.capacity_bytes) return "the first level has no capacity";
+  if (*first.capacity_bytes < 8u * 1024) return "the first level ends below 8 KiB";
+  if (!first.latency_ns || !last.latency_ns) return "a level has no latency";
+  if (!(*last.latency_ns > 1.5 * *first.latency_ns))
+    return "the last level is not 1.5x slower than the first";
+  return "";
+}
+
+// One sweep as the failure message shows it: ns per hop at each footprint, then the levels.
+std::string describe_sweep(const gd::CurveResult& global) {
+  std::string s = "ns per hop:";
+  for (const auto& pt : global.points)
+    s += " " + std::to_string(pt.footprint_bytes / 1024) +
+         "K:" + (pt.ns ? std::to_string(static_cast<int>(pt.ns->median)) : "-");
+  s += "\n    levels:";
+  for (const auto& l : global.levels)
+    s += " " + l.name + " " +
+         (l.capacity_bytes ? std::to_string(*l.capacity_bytes / 1024) + "K" : "-") + " " +
+         (l.latency_ns ? std::to_string(*l.latency_ns) : "-") + " ns;";
+  return s;
+}
+
 // The backend-neutral level detector finds the CPU's caches through lavapipe: at least two
-// levels on the global path between 4 KiB and 32 MiB, the last one clearly slower (memory or
-// a last-level cache against L1).
+// levels on the global path between 4 KiB and 32 MiB, the first at least 8 KiB, the last one
+// clearly slower (memory or a last-level cache against L1).
+//
+// lavapipe's loop costs 4-8 ns a hop, which keeps its L1 and L2 within 1.5x of each other,
+// and under load the points past 2 MiB scatter by 2-5x (other processes share the L3 and
+// preempt the chase). With 2 points per doubling, 8 of 109 sweeps on a 2-vCPU machine at load
+// 10 found one level, or a last level at L2 latency (2026-11-23; 1 of 50 runs of this test
+// failed); with 4 points per doubling, the probe's default, 0 of 65 did (about 0.5 s more a
+// sweep). A sweep that still misses them is measured again, up to three in all, and the
+// failure shows every one: a broken backend or detector fails all three.
 TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
   GD_REQUIRE_DEVICE(dev);
   gd::LatencyOptions opt;
@@ -288,39 +325,34 @@ TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
   opt.min_footprint = 4 * 1024;
   opt.max_footprint = 32ull << 20;
   opt.default_floor = 32ull << 20;
-  opt.points_per_doubling = 2;
+  opt.points_per_doubling = 4;
   opt.max_refine_rounds = 1;
   opt.tlb = false;
   opt.budget.hops_per_repeat = 8192;
   opt.budget.repeats = 5;
-  gd::NullProgress progress;
-  std::atomic<bool> stop{false};
-  gd::LatencyProbeResult out;
-  gd::run_latency(*dev, opt, progress, stop, out);
-  // CI runs two tests at once on two cores (a headless browser among them): a sweep that a
-  // burst of load flattened is measured once more before the levels are judged.
-  if (out.paths.count("global") && out.paths.at("global").levels.size() < 2) {
-    out = {};
+  std::string runs;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    gd::NullProgress progress;
+    std::atomic<bool> stop{false};
+    gd::LatencyProbeResult out;
     gd::run_latency(*dev, opt, progress, stop, out);
+    ASSERT_TRUE(out.paths.count("global"));
+    ASSERT_TRUE(out.paths.count("shared"));
+    EXPECT_FALSE(out.paths.at("shared").points.empty());
+    const auto& global = out.paths.at("global");
+    for (const auto& pt : global.points)
+      EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes << ": " << pt.reason;
+    const std::string why = levels_problem(global);
+    runs += "  sweep " + std::to_string(attempt) + ": " + (why.empty() ? "ok" : why) + "\n    " +
+            describe_sweep(global) + "\n";
+    if (why.empty()) {
+      if (attempt > 1) std::printf("levels found on sweep %d:\n%s", attempt, runs.c_str());
+      return;
+    }
   }
-  ASSERT_TRUE(out.paths.count("global"));
-  const auto& global = out.paths.at("global");
-  for (const auto& pt : global.points)
-    EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes << ": " << pt.reason;
-  std::string curve;  // shown on failure
-  for (const auto& pt : global.points)
-    curve += " " + std::to_string(pt.footprint_bytes / 1024) +
-             "K:" + (pt.ns ? std::to_string(static_cast<int>(pt.ns->median)) : "-");
-  ASSERT_GE(global.levels.size(), 2u)
-      << "no cache level found through Vulkan; ns per hop:" << curve;
-  const auto& first = global.levels.front();
-  const auto& last = global.levels.back();
-  ASSERT_TRUE(first.capacity_bytes.has_value());
-  EXPECT_GE(*first.capacity_bytes, 8u * 1024);
-  ASSERT_TRUE(first.latency_ns && last.latency_ns);
-  EXPECT_GT(*last.latency_ns, 1.5 * *first.latency_ns);
-  ASSERT_TRUE(out.paths.count("shared"));
-  EXPECT_FALSE(out.paths.at("shared").points.empty());
+  FAIL() << "no two cache levels, the first >= 8 KiB and the last 1.5x slower, found through "
+            "Vulkan in three sweeps:\n"
+         << runs;
 }
 
 TEST(VulkanChase, MemoryIsSlowerThanL1) {
@@ -330,9 +362,17 @@ TEST(VulkanChase, MemoryIsSlowerThanL1) {
     GTEST_SKIP() << "device cannot hold a 64 MiB chain";
   const auto small = gd::sattolo_cycle(16 * 1024 / kStride);
   const auto big = gd::sattolo_cycle(static_cast<uint32_t>(big_bytes / kStride));
-  const auto ts = dev->chase(request(MemPath::global, small));
-  const auto tb = dev->chase(request(MemPath::global, big));
-  EXPECT_GE(median(tb.ns_per_hop), 1.5 * median(ts.ns_per_hop));
+  // Medians of 9 repeats, not 3: a 16 KiB launch of N hops takes ~75 us, so one that loses a
+  // time slice to a test on the other core (ctest -j2) reads ~100x slow, and two such in
+  // three make the median. Beside the PoCL bandwidth test, 2 of 110 runs with 3 repeats read
+  // 135 and 361 ns at 16 KiB (ratios 2.2 and 0.97: one failure); with 9, 0 of 85 (<= 10 ns).
+  constexpr int kMedianRepeats = 9;
+  const auto ts = dev->chase(request(MemPath::global, small, kHops, kMedianRepeats));
+  const auto tb = dev->chase(request(MemPath::global, big, kHops, kMedianRepeats));
+  ASSERT_EQ(ts.ns_per_hop.size(), static_cast<std::size_t>(kMedianRepeats));
+  ASSERT_EQ(tb.ns_per_hop.size(), static_cast<std::size_t>(kMedianRepeats));
+  const double l1 = median(ts.ns_per_hop), mem = median(tb.ns_per_hop);
+  EXPECT_GE(mem, 1.5 * l1) << "16 KiB: " << l1 << " ns/hop, 64 MiB: " << mem << " ns/hop";
 }
 
 // ---- bandwidth ----
