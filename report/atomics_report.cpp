@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "gpudissect/budget.hpp"  // unstable_note
 #include "gpudissect/units.hpp"
 
 namespace gd::report {
@@ -35,8 +36,10 @@ std::string csv_quote(const std::string& s) {
 std::string latency_text(const AtomicLatency& l) {
   if (!l.status.ok()) return l.status.status + " (" + l.status.reason + ")";
   std::string s;
-  if (l.cycles) s += fixed(l.cycles->median, 1) + " cycles";
-  if (l.ns) s += std::string(s.empty() ? "" : ", ") + fixed(l.ns->median, 1) + " ns";
+  if (l.cycles) s += fixed(l.cycles->median, 1) + " cycles" + unstable_note(*l.cycles);
+  if (l.ns)
+    s += std::string(s.empty() ? "" : ", ") + fixed(l.ns->median, 1) + " ns" +
+         (l.cycles ? std::string() : unstable_note(*l.ns));
   return s;
 }
 
@@ -50,7 +53,7 @@ std::string describe(const AtomicThroughput& t) {
 
 std::string gops_text(const AtomicThroughput& t) {
   if (!t.gops) return "-";
-  return fixed(t.gops->median, t.gops->median < 10 ? 2 : 1);
+  return fixed(t.gops->median, t.gops->median < 10 ? 2 : 1) + unstable_note(*t.gops);
 }
 
 std::string per_clk_text(const AtomicThroughput& t) {

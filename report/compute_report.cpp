@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "gpudissect/budget.hpp"  // unstable_note
 #include "sections.hpp"
 
 namespace gd::report {
@@ -37,6 +38,7 @@ std::string spread(const std::optional<Summary>& s, int digits) {
   if (!s) return "-";
   std::string r = fmt(s->median, digits);
   if (s->n > 1 && s->median != 0) r += " ±" + fmt(100.0 * s->iqr() / s->median / 2, 1) + "%";
+  if (is_unstable(*s)) r += " UNSTABLE";  // a spread over 10 %: not a result
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "gpudissect/budget.hpp"  // unstable_note
 #include "gpudissect/host_memory.hpp"
 #include "gpudissect/units.hpp"
 #include "sections.hpp"
@@ -18,8 +19,8 @@ void print_host_memory_summary(std::ostream& os, const RunResult& r) {
      << "): " << h->status.status << (h->status.reason.empty() ? "" : " (" + h->status.reason + ")")
      << ", " << format_fixed(h->wall_seconds, 1) << " s\n";
   for (const BandwidthFigure& f : h->figures)
-    os << "  " << f.name << "  " << format_fixed(f.gbps.median, 1) << " GB/s  (" << f.where
-       << ")\n";
+    os << "  " << f.name << "  " << format_fixed(f.gbps.median, 1) << " GB/s"
+       << unstable_note(f.gbps) << "  (" << f.where << ")\n";
   if (h->figures.empty() && h->status.ok())
     os << "  no footprint reached 4x the largest cache the OS reports: no memory figure\n";
 }

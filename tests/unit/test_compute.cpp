@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "compute.hpp"
 #include "gpudissect/compute.hpp"
@@ -328,8 +328,10 @@ TEST(ComputeSmWindows, WindowsPerSmInTheirOwnClock) {
   // counter near the 48-bit wrap (the windows never compare counters across SMs).
   const uint64_t wrap = uint64_t(1) << 48;
   std::vector<gd::BlockClock> b = {
-      {0, 1000, 5000, 10, 2510},  {0, 1100, 5000, 60, 2560},
-      {1, wrap - 50, 4000, 20, 2020}, {1, 30, 3000, 60, 1560},  // wrapped: starts 80 later
+      {0, 1000, 5000, 10, 2510},
+      {0, 1100, 5000, 60, 2560},
+      {1, wrap - 50, 4000, 20, 2020},
+      {1, 30, 3000, 60, 1560},  // wrapped: starts 80 later
   };
   const gd::SmWindows w = gd::sm_windows(b);
   EXPECT_EQ(w.sms, 2);
@@ -402,7 +404,8 @@ TEST(ComputeSass, SyncwarpCompiledToNopIsZeroCostNotFlagged) {
   gd::report::print_compute_summary(os, r);
   EXPECT_NE(os.str().find("0 (no instruction)"), std::string::npos) << os.str();
   EXPECT_EQ(os.str().find("FLAGGED"), std::string::npos) << os.str();
-  const gd::RunResult back = gd::run_result_from_json(gd::to_json(r, gd::probe_registry()), gd::probe_registry());
+  const gd::RunResult back =
+      gd::run_result_from_json(gd::to_json(r, gd::probe_registry()), gd::probe_registry());
   EXPECT_TRUE(back.get<gd::ComputeProbeResult>()->table.at(0).compiled_away);
   EXPECT_EQ(back.get<gd::ComputeProbeResult>()->table.at(0).note, f.note);
 }
@@ -422,4 +425,30 @@ TEST(ComputeSass, Fp8MmaSyncFlaggedWithTheEmulationExplained) {
     EXPECT_NE(f.status.reason.find("sm_90a"), std::string::npos) << f.status.reason;
     EXPECT_NE(f.status.reason.find("HMMA.16816"), std::string::npos) << f.status.reason;
   }
+}
+
+// A rate whose repeats spread over 10 % is marked in the table itself, not only in the list
+// of unstable figures after all summaries (issue 11: shown as unstable, not as a result).
+TEST(ComputeReport, UnstableRateIsMarkedInTheTable) {
+  gd::RunResult r;
+  r.put(gd::ComputeProbeResult{});
+  gd::ComputeFigure steady, noisy;
+  steady.op = "fp32.fma";
+  steady.label = "FP32 FMA";
+  steady.ops_per_clk_sm = gd::Summary{127.9, 127.8, 128.0, 127.7, 128.1, 5};
+  noisy.op = "fp64.fma";
+  noisy.label = "FP64 FMA";
+  // median, q1, q3, min, max, n: IQR 20 over 60 = 33 %.
+  noisy.ops_per_clk_sm = gd::Summary{60, 50, 70, 45, 75, 5};
+  r.get<gd::ComputeProbeResult>()->table = {steady, noisy};
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  std::string fp32, fp64;
+  std::istringstream lines(os.str());
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("FP32 FMA", 0) == 0) fp32 = l;
+    if (l.rfind("FP64 FMA", 0) == 0) fp64 = l;
+  }
+  EXPECT_NE(fp64.find("UNSTABLE"), std::string::npos) << os.str();
+  EXPECT_EQ(fp32.find("UNSTABLE"), std::string::npos) << os.str();
 }
