@@ -31,7 +31,7 @@ const std::vector<std::pair<std::string, std::string>>& curve_titles() {
 std::string topology_line(const Topology& t, const PairTopology& p) {
   std::string s = "GPU " + std::to_string(p.a) + " - GPU " + std::to_string(p.b) + ": ";
   if (p.nvlinks > 0)
-    s += "NV" + std::to_string(p.nvlinks);
+    s += "NV" + std::to_string(p.nvlinks) + (p.via_nvswitch ? " (through NVSwitches)" : "");
   else if (!p.pcie_path.empty())
     s += p.pcie_path;
   else

@@ -290,13 +290,25 @@ class CudaLinks final : public LinksKernels {
         p.a = int(a);
         p.b = int(b);
         const auto want = parse_pci_bus_id(t.gpus[b].pci_bus_id);
+        int direct = 0;
         if (links[a] && want)
           for (const auto& l : links[a]->nvlinks) {
             const auto got = parse_pci_bus_id(l.remote_pci_bus_id);
-            if (!got || !(*got == *want)) continue;
-            ++p.nvlinks;
+            if (l.remote_type == 2 || !got || !(*got == *want)) continue;
+            ++direct;
             if (!p.nvlink_version_nvml && l.version) p.nvlink_version_nvml = l.version;
           }
+        const int sw_a = switch_links(links[a]), sw_b = switch_links(links[b]);
+        const PairLinks pl = pair_nvlinks(
+            direct, sw_a, sw_b,
+            direct || !sw_a ? std::nullopt
+                            : nvml_nvlink_p2p(t.gpus[a].pci_bus_id, t.gpus[b].pci_bus_id));
+        p.nvlinks = pl.links;
+        p.via_nvswitch = pl.via_switch;
+        if (pl.via_switch && links[a])
+          for (const auto& l : links[a]->nvlinks)
+            if (l.remote_type == 2 && l.version && !p.nvlink_version_nvml)
+              p.nvlink_version_nvml = l.version;
         if (t.nvml.ok())
           if (auto level = nvml_common_ancestor(t.gpus[a].pci_bus_id, t.gpus[b].pci_bus_id))
             p.pcie_path = pcie_path_name(*level);
@@ -765,6 +777,12 @@ class CudaLinks final : public LinksKernels {
   }
 
  private:
+  static int switch_links(const std::optional<NvmlLinks>& l) {
+    int n = 0;
+    if (l)
+      for (const auto& k : l->nvlinks) n += k.remote_type == 2 ? 1 : 0;
+    return n;
+  }
   bool valid(int i) const { return i >= 0 && i < int(gpus_.size()); }
   Gpu& gpu(int i) {
     if (!valid(i)) throw BackendError("links: no GPU " + std::to_string(i));

@@ -17,6 +17,7 @@ using nvmlDevice = void*;
 constexpr int kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
 constexpr int kTemperatureGpu = 0;          // nvmlTemperatureSensors_t
 constexpr unsigned kMaxNvLinks = 18;        // NVML_NVLINK_MAX_LINKS
+constexpr int kP2pCapsNvlink = 2;           // NVML_P2P_CAPS_INDEX_NVLINK
 // nvmlPciInfo_t as NVML's API reference lays it out (the _v2 remote-PCI call fills it).
 struct PciInfo {
   char bus_id_legacy[16];
@@ -46,6 +47,8 @@ struct Api {
   nvmlReturn (*pcie_gen_max)(nvmlDevice, unsigned*) = nullptr;
   nvmlReturn (*pcie_width_max)(nvmlDevice, unsigned*) = nullptr;
   nvmlReturn (*common_ancestor)(nvmlDevice, nvmlDevice, int*) = nullptr;
+  nvmlReturn (*nvlink_remote_type)(nvmlDevice, unsigned, int*) = nullptr;
+  nvmlReturn (*p2p_status)(nvmlDevice, nvmlDevice, int, int*) = nullptr;
   bool ok = false;
   std::string why;
 };
@@ -90,6 +93,9 @@ Api& api() {
         reinterpret_cast<decltype(a.pcie_width_max)>(sym("nvmlDeviceGetMaxPcieLinkWidth"));
     a.common_ancestor =
         reinterpret_cast<decltype(a.common_ancestor)>(sym("nvmlDeviceGetTopologyCommonAncestor"));
+    a.nvlink_remote_type = reinterpret_cast<decltype(a.nvlink_remote_type)>(
+        sym("nvmlDeviceGetNvLinkRemoteDeviceType"));
+    a.p2p_status = reinterpret_cast<decltype(a.p2p_status)>(sym("nvmlDeviceGetP2PStatus"));
     if (!a.init || !a.by_pci || !a.clock) {
       a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetClockInfo";
       return;
@@ -192,9 +198,21 @@ std::optional<NvmlLinks> nvml_links(const std::string& pci_bus_id) {
       l.link = link;
       l.remote_pci_bus_id = pci.bus_id;
       if (a.nvlink_version && a.nvlink_version(dev, link, &v) == 0) l.version = v;
+      int type = 0;
+      if (a.nvlink_remote_type && a.nvlink_remote_type(dev, link, &type) == 0) l.remote_type = type;
       out.nvlinks.push_back(l);
     }
   return out;
+}
+
+std::optional<bool> nvml_nvlink_p2p(const std::string& pci_a, const std::string& pci_b) {
+  Api& a = api();
+  if (!a.ok || !a.p2p_status) return std::nullopt;
+  nvmlDevice da = nullptr, db = nullptr;
+  if (a.by_pci(pci_a.c_str(), &da) != 0 || a.by_pci(pci_b.c_str(), &db) != 0) return std::nullopt;
+  int status = 0;  // nvmlGpuP2PStatus_t: 0 OK
+  if (a.p2p_status(da, db, kP2pCapsNvlink, &status) != 0) return std::nullopt;
+  return status == 0;
 }
 
 std::optional<int> nvml_common_ancestor(const std::string& pci_a, const std::string& pci_b) {

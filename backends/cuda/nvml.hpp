@@ -32,12 +32,17 @@ struct NvmlLinks {
     unsigned link = 0;
     std::string remote_pci_bus_id;  // NVML's spelling, "00000000:19:00.0"
     std::optional<unsigned> version;
+    std::optional<int> remote_type;  // nvmlIntNvLinkDeviceType_t: 0 GPU, 1 IBM NPU, 2 NVSwitch
   };
   std::vector<NvLink> nvlinks;  // active ones only
 };
 std::optional<NvmlLinks> nvml_links(const std::string& pci_bus_id);
+// (A link whose remote_type is 2 ends on an NVSwitch: its remote PCI id is the switch's.)
 // nvmlGpuTopologyLevel_t of the closest common PCIe ancestor of two GPUs; nullopt where
 // NVML cannot tell.
+// nvmlDeviceGetP2PStatus for NVLink between two GPUs: true OK, false not; nullopt where NVML
+// cannot tell.
+std::optional<bool> nvml_nvlink_p2p(const std::string& pci_a, const std::string& pci_b);
 std::optional<int> nvml_common_ancestor(const std::string& pci_a, const std::string& pci_b);
 
 }  // namespace gd::cuda

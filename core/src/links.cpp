@@ -148,6 +148,13 @@ const LinkGpu* Topology::gpu(int index) const {
   return nullptr;
 }
 
+PairLinks pair_nvlinks(int direct, int switch_a, int switch_b, std::optional<bool> nvlink_p2p) {
+  if (direct > 0) return {direct, false};
+  if (switch_a > 0 && switch_b > 0 && nvlink_p2p.value_or(true))
+    return {std::min(switch_a, switch_b), true};
+  return {};
+}
+
 void derive_limits(Topology& t) {
   for (LinkGpu& g : t.gpus) {
     g.pcie_limit_gbps.reset();
@@ -173,7 +180,7 @@ void derive_limits(Topology& t) {
         p.limit_gbps = per * p.nvlinks;
         p.limit_basis = std::to_string(p.nvlinks) + " x NVLink " +
                         std::to_string(p.nvlink_generation) + " at " + format_fixed(per, 0) +
-                        " GB/s per direction";
+                        " GB/s per direction" + (p.via_nvswitch ? ", through NVSwitches" : "");
       } else {
         p.limit_basis = std::to_string(p.nvlinks) + " NVLinks of an unknown generation";
       }
@@ -616,6 +623,7 @@ void to_json(nlohmann::json& j, const PairTopology& p) {
   j = nlohmann::json{{"a", p.a}, {"b", p.b}, {"nvlinks", p.nvlinks}};
   put(j, "nvlink_version_nvml", p.nvlink_version_nvml);
   if (p.nvlink_generation) j["nvlink_generation"] = p.nvlink_generation;
+  if (p.via_nvswitch) j["via_nvswitch"] = true;
   if (!p.pcie_path.empty()) j["pcie_path"] = p.pcie_path;
   put(j, "limit_gbps", p.limit_gbps);
   if (!p.limit_basis.empty()) j["limit_basis"] = p.limit_basis;
@@ -627,6 +635,7 @@ void from_json(const nlohmann::json& j, PairTopology& p) {
   get(j, "nvlinks", p.nvlinks);
   get(j, "nvlink_version_nvml", p.nvlink_version_nvml);
   get(j, "nvlink_generation", p.nvlink_generation);
+  get(j, "via_nvswitch", p.via_nvswitch);
   get(j, "pcie_path", p.pcie_path);
   get(j, "limit_gbps", p.limit_gbps);
   get(j, "limit_basis", p.limit_basis);

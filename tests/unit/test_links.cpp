@@ -107,6 +107,23 @@ TEST(LinksTopology, WithoutNvlinkTheSlowerPcieLinkIsTheLimit) {
   EXPECT_NE(t.pair(1, 0)->limit_basis.find("Gen4"), std::string::npos);
 }
 
+TEST(LinksTopology, NvlinksDirectOrThroughNvswitches) {
+  EXPECT_EQ(pair_nvlinks(4, 0, 0, std::nullopt).links, 4);
+  EXPECT_FALSE(pair_nvlinks(4, 18, 18, true).via_switch);  // direct links win
+  // HGX: every GPU's 18 links end on NVSwitches.
+  const PairLinks hgx = pair_nvlinks(0, 18, 18, true);
+  EXPECT_EQ(hgx.links, 18);
+  EXPECT_TRUE(hgx.via_switch);
+  EXPECT_EQ(pair_nvlinks(0, 18, 12, std::nullopt).links, 12);  // NVML cannot tell: trusted
+  EXPECT_EQ(pair_nvlinks(0, 18, 18, false).links, 0);          // NVML says no NVLink P2P
+  EXPECT_EQ(pair_nvlinks(0, 18, 0, true).links, 0);            // b reaches no switch
+  Topology t = two_gpus(18, 6u, 5, 5);
+  t.pairs[0].via_nvswitch = true;
+  derive_limits(t);
+  EXPECT_DOUBLE_EQ(*t.pair(0, 1)->limit_gbps, 450);
+  EXPECT_NE(t.pair(0, 1)->limit_basis.find("through NVSwitches"), std::string::npos);
+}
+
 TEST(LinksTopology, NoPcieFactsNoLimit) {
   Topology t = two_gpus(0, std::nullopt, 4, 5);
   t.gpus[0].pcie_gen_max.reset();

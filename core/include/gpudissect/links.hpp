@@ -72,7 +72,8 @@ struct LinkGpu {
 // What joins two GPUs (a, b ordered; NVML reports each direction's links on its own GPU).
 struct PairTopology {
   int a = 0, b = 0;
-  int nvlinks = 0;                              // active links of a whose remote end is b
+  int nvlinks = 0;                              // pair_nvlinks: direct links, or through NVSwitches
+  bool via_nvswitch = false;                    // the links reach b through NVSwitches (HGX boards)
   std::optional<unsigned> nvlink_version_nvml;  // raw nvmlNvlinkVersion_t of the first link
   int nvlink_generation = 0;                    // derive_limits: nvlink_generation()
   std::string pcie_path;                        // PIX/PXB/PHB/NODE/SYS where NVML says
@@ -87,6 +88,17 @@ struct Topology {
   const PairTopology* pair(int a, int b) const;
   const LinkGpu* gpu(int index) const;
 };
+
+// The NVLinks joining GPUs a and b: those whose remote end is b (`direct`), else, where
+// both GPUs' links end on NVSwitches (HGX boards: every GPU's links go to the switches and
+// nvidia-smi topo shows NV18 between every pair), the fewer of the two GPUs' switch links,
+// unless NVML says NVLink P2P does not work between them (`nvlink_p2p` false).
+struct PairLinks {
+  int links = 0;
+  bool via_switch = false;
+};
+PairLinks pair_nvlinks(int direct, int switch_links_a, int switch_links_b,
+                       std::optional<bool> nvlink_p2p);
 
 // Fills every GPU's PCIe limit and every pair's NVLink generation and limit from the raw
 // fields: NVLinks where a pair has any, else the slower of the two GPUs' PCIe links (their
