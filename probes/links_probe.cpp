@@ -15,7 +15,7 @@ class LinksProbe final : public TypedProbe<LinksOptions, LinksProbeResult> {
  public:
   std::string name() const override { return LinksProbeResult::kProbe; }
   std::string description() const override {
-    return "links: every GPU pair (copy engine and SM bandwidth, read/write/both ways, "
+    return "every GPU pair (copy engine and SM bandwidth, read/write/both ways, "
            "latency), every GPU to and from the host, NCCL collectives, beside the NVLink/PCIe "
            "limit NVML's topology implies";
   }
