@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "gpudissect/links.hpp"
@@ -456,6 +458,24 @@ TEST(LinksProbe, MatrixAndTerminalSummary) {
   EXPECT_NE(os.str().find("NV18"), std::string::npos);
   EXPECT_NE(os.str().find("all_reduce"), std::string::npos);
   EXPECT_NE(os.str().find("busbw"), std::string::npos);
+
+  report::SectionContext ctx;  // no charts
+  const std::string html = report::links_html_section(out, ctx);
+  EXPECT_NE(html.find("NCCL_NVLS_ENABLE=0"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"n\">216.0</td>"), std::string::npos);
+
+  const auto dir = std::filesystem::temp_directory_path() / "gd_links_csv_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto files = report::write_links_csv(dir, out);
+  EXPECT_EQ(files.size(), 5u);
+  std::ifstream nccl(dir / "links_nccl.csv");
+  std::string header, first;
+  std::getline(nccl, header);
+  std::getline(nccl, first);
+  EXPECT_EQ(header, "collective,bytes,count,status,time_us,algbw_gbps,busbw_gbps,checked,reason");
+  EXPECT_EQ(first.rfind("all_gather,8,1,ok,", 0), 0u) << first;  // std::map order
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHost) {
