@@ -339,6 +339,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   TransferTiming peer_copy(const PeerCopyRequest& r) override {
+    refuse_after_hang();
     Gpu& s = gpu(r.src);
     Gpu& d = gpu(r.dst);
     const bool bidir = r.mode == PeerCopyMode::bidir;
@@ -375,6 +376,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   TransferTiming peer_sm(const PeerSmRequest& r) override {
+    refuse_after_hang();
     Gpu& s = gpu(r.src);
     Gpu& d = gpu(r.dst);
     const uint64_t n16 = std::max<uint64_t>(1, r.bytes / 16);
@@ -439,6 +441,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   ChaseTiming peer_chase(const PeerChaseRequest& r) override {
+    refuse_after_hang();
     if (!r.next || r.next->empty()) throw BackendError("peer chase: empty chain");
     Gpu& owner = gpu(r.owner);
     Gpu& exec = gpu(r.executor);
@@ -483,6 +486,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   PeerPingPongTiming peer_ping_pong(const PeerPingPongRequest& r) override {
+    refuse_after_hang();
     Gpu& a = gpu(r.a);
     Gpu& b = gpu(r.b);
     // Each flag lives in its reader's memory, 4 KiB past the results.
@@ -552,6 +556,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   HostCopyTiming host_copy(const HostCopyRequest& r) override {
+    refuse_after_hang();
     if (r.gpus.empty()) throw BackendError("host copy: no GPU");
     const bool h2d = r.dir != HostLinkDir::d2h, d2h = r.dir != HostLinkDir::h2d;
     struct Side {
@@ -642,6 +647,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   Support nccl_open() override {
+    if (hung_) return Support::no("an earlier operation on these GPUs timed out");
     if (comms_.size() == gpus_.size() && !comms_.empty()) return Support::yes();
     std::string why;
     nccl_ = nccl_load(&why);
@@ -663,6 +669,7 @@ class CudaLinks final : public LinksKernels {
   }
 
   CollectiveTiming collective(const CollectiveRequest& r) override {
+    refuse_after_hang();
     if (comms_.empty()) throw BackendError("NCCL is not open");
     const int n = int(gpus_.size());
     const auto counts = collective_counts(r.op, r.bytes, n);
@@ -777,6 +784,11 @@ class CudaLinks final : public LinksKernels {
   }
 
  private:
+  // After a timeout the GPUs may still run what hung: every later request fails at once
+  // instead of waiting out its own timeout behind it.
+  void refuse_after_hang() const {
+    if (hung_) throw BackendError("not run: an earlier operation on these GPUs timed out");
+  }
   static int switch_links(const std::optional<NvmlLinks>& l) {
     int n = 0;
     if (l)

@@ -376,7 +376,13 @@ void p2p_bandwidth_figures(const LinksProbeResult& r, std::vector<Figure>& out) 
       if (const BandwidthPoint* pt = largest_ok_point(it->second)) cells.push_back({&p, pt});
     }
     if (cells.empty()) {
-      out.push_back(not_ok(id, std::string("P2P ") + label, "GB/s", true, r.p2p));
+      Status why = r.p2p;
+      for (const LinkPair& p : r.pairs)
+        if (auto it = p.curves.find(key); it != p.curves.end() && !it->second.status.ok()) {
+          why = it->second.status;  // every pair failed: the first one's reason
+          break;
+        }
+      out.push_back(not_ok(id, std::string("P2P ") + label, "GB/s", true, why));
       continue;
     }
     std::vector<double> medians;
@@ -417,8 +423,14 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
       if (!wl || l.ns->median > wl->ns->median) worst = &p;
     }
     if (!worst) {
-      out.push_back(not_ok(id, label, "ns", false, r.p2p));
-      if (chase) out.push_back(not_ok(id + ".cycles", label + ", cycles", "cycles", false, r.p2p));
+      Status why = r.p2p;
+      for (const LinkPair& p : r.pairs)
+        if (const LinkLatency& l = chase ? p.chase : p.ping_pong; l.status.status == "error") {
+          why = l.status;  // every pair failed: the first one's reason
+          break;
+        }
+      out.push_back(not_ok(id, label, "ns", false, why));
+      if (chase) out.push_back(not_ok(id + ".cycles", label + ", cycles", "cycles", false, why));
       continue;
     }
     const LinkLatency& l = chase ? worst->chase : worst->ping_pong;

@@ -235,6 +235,7 @@ class FakeLinks final : public LinksKernels {
   bool nccl = true;
   std::string nccl_why = "NCCL not loadable: libnccl.so.2: cannot open shared object file";
   bool break_sm_read_check = false;
+  bool chase_times_out = false;
   int peer_copies = 0;
   int collectives = 0;
 
@@ -284,6 +285,7 @@ class FakeLinks final : public LinksKernels {
     return t;
   }
   ChaseTiming peer_chase(const PeerChaseRequest& r) override {
+    if (chase_times_out) throw BackendError("peer chase: timed out after 10 s");
     ChaseTiming t;
     for (int i = 0; i < r.repeats; ++i) {
       t.ns_per_hop.push_back(800 + 10 * r.owner);
@@ -551,7 +553,28 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_TRUE(out.nccl.status.ok());
   const auto figs = links_figures(out);
   EXPECT_FALSE(find(figs, "links.p2p.sm.read")->value);
+  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.status, "error");
   EXPECT_TRUE(find(figs, "links.p2p.ce.read")->value);
+}
+
+TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {
+  FakeDevice dev(true);
+  dev.links.chase_times_out = true;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LinksProbeResult out;
+  EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_NE(out.status.reason.find("timed out"), std::string::npos);
+  EXPECT_NE(out.status.reason.find("and 1 more"), std::string::npos);  // both pairs
+  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_TRUE(out.pairs[0].ping_pong.status.ok());
+  const auto figs = links_figures(out);
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_NE(find(figs, "links.p2p.latency.chase")->status.reason.find("timed out"),
+            std::string::npos);
+  EXPECT_FALSE(find(figs, "links.p2p.latency.chase")->value);
+  EXPECT_TRUE(find(figs, "links.p2p.latency.pingpong")->value);
 }
 
 TEST(LinksProbe, JsonRoundTripThroughTheRegistry) {
