@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The links probe and a 2-rank fleet on the 2-GPU machine (device kind nvidia-h200-x2), in
-# one call (<= 10 min: build, links <= 180 s, fleet <= 240 s): build (device_setup.sh), find NCCL in the image's Python packages
-# (the nvidia-nccl wheel; the CUDA toolkit has none), `gpudissect run links` over both GPUs
+# one call (<= 10 min: build, links <= 180 s, fleet <= 240 s): build (device_setup.sh), find
+# NCCL in the image's Python packages (the nvidia-nccl wheel; the CUDA toolkit has none),
+# `gpudissect run links` over both GPUs
 # with NCCL_NVLS_ENABLE=0 (the probe sets it too: no NVLink multicast objects, ever), then
 # `mpirun -n 2 gpudissect fleet --profile quick`. Everything comes back as $OUT/out.tar.gz
 # and $OUT/log.txt. Not yet run on a GPU (written by reading, 2026-11-23).

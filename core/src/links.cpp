@@ -488,7 +488,8 @@ void host_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
         for (const LinkGpu& g : r.topology.gpus) limit += g.pcie_limit_gbps.value_or(0);
         f.where = std::to_string(r.gpus) + " GPUs, " + format_bytes(pt->x) +
                   " each, pinned; sum of PCIe limits " +
-                  (limit > 0 ? format_fixed(limit, 1) + " GB/s per direction" : "unknown");
+                  (limit > 0 ? format_fixed(limit, 1) + " GB/s per direction" : "unknown") +
+                  (d == "both" && limit > 0 ? ", twice that both ways" : "");
         out.push_back(f);
       }
     }
@@ -517,7 +518,8 @@ void host_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
         const LinkGpu* g = r.topology.gpu(std::atoi(who.c_str()));
         f.where = "lowest GPU: " + who + " at " + format_bytes(worst->x) + ", pinned" +
                   (g && g->pcie_limit_gbps ? "; limit " + format_fixed(*g->pcie_limit_gbps, 1) +
-                                                 " GB/s (" + g->pcie_limit_basis + ")"
+                                                 " GB/s (" + g->pcie_limit_basis + ")" +
+                                                 (d == "both" ? ", twice that both ways" : "")
                                            : "");
         out.push_back(f);
       }
