@@ -12,6 +12,7 @@ const ProbeRegistry& probe_registry() {
     r.add(make_frontend_probe());
     r.add(make_atomics_probe());
     r.add(make_host_memory_probe());
+    r.add(make_links_probe());
     return r;
   }();
   return registry;

@@ -17,5 +17,6 @@ std::unique_ptr<Probe> make_host_memory_probe();
 std::unique_ptr<Probe> make_atomics_probe();
 std::unique_ptr<Probe> make_frontend_probe();
 std::unique_ptr<Probe> make_memory_probe();
+std::unique_ptr<Probe> make_links_probe();
 
 }  // namespace gd

@@ -13,6 +13,7 @@
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/frontend.hpp"
+#include "gpudissect/links.hpp"
 #include "gpudissect/memory.hpp"
 
 namespace gd::cuda {
@@ -27,6 +28,8 @@ std::unique_ptr<FrontendKernels> make_frontend_kernels(int device, cudaStream_t 
                                                        const DeviceInfo& info);
 std::unique_ptr<MemoryKernels> make_memory_kernels(int device, cudaStream_t stream,
                                                    const DeviceInfo& info);
+std::unique_ptr<LinksKernels> make_links_kernels(int device, cudaStream_t stream,
+                                                 const DeviceInfo& info);
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(int device, cudaStream_t stream,
                                                      const DeviceInfo& info);

@@ -17,6 +17,7 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
       {AtomicsKernels::kProbe, make<make_atomics_kernels>},
       {FrontendKernels::kProbe, make<make_frontend_kernels>},
       {MemoryKernels::kProbe, make<make_memory_kernels>},
+      {LinksKernels::kProbe, make<make_links_kernels>},
   };
   return table;
 }

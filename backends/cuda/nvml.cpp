@@ -16,6 +16,14 @@ using nvmlReturn = int;  // 0 == NVML_SUCCESS
 using nvmlDevice = void*;
 constexpr int kClockSm = 1, kClockMem = 2;  // nvmlClockType_t
 constexpr int kTemperatureGpu = 0;          // nvmlTemperatureSensors_t
+constexpr unsigned kMaxNvLinks = 18;        // NVML_NVLINK_MAX_LINKS
+constexpr int kP2pCapsNvlink = 2;           // NVML_P2P_CAPS_INDEX_NVLINK
+// nvmlPciInfo_t as NVML's API reference lays it out (the _v2 remote-PCI call fills it).
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
 
 struct Api {
   void* lib = nullptr;
@@ -30,6 +38,17 @@ struct Api {
   nvmlReturn (*serial)(nvmlDevice, char*, unsigned) = nullptr;
   nvmlReturn (*ecc_mode)(nvmlDevice, int*, int*) = nullptr;  // current, pending
   nvmlReturn (*ecc_errors)(nvmlDevice, int, int, unsigned long long*) = nullptr;
+  // Links (the links probe); any may be absent from an old driver.
+  nvmlReturn (*nvlink_state)(nvmlDevice, unsigned, int*) = nullptr;  // nvmlEnableState_t
+  nvmlReturn (*nvlink_version)(nvmlDevice, unsigned, unsigned*) = nullptr;
+  nvmlReturn (*nvlink_remote_pci)(nvmlDevice, unsigned, PciInfo*) = nullptr;
+  nvmlReturn (*pcie_gen)(nvmlDevice, unsigned*) = nullptr;
+  nvmlReturn (*pcie_width)(nvmlDevice, unsigned*) = nullptr;
+  nvmlReturn (*pcie_gen_max)(nvmlDevice, unsigned*) = nullptr;
+  nvmlReturn (*pcie_width_max)(nvmlDevice, unsigned*) = nullptr;
+  nvmlReturn (*common_ancestor)(nvmlDevice, nvmlDevice, int*) = nullptr;
+  nvmlReturn (*nvlink_remote_type)(nvmlDevice, unsigned, int*) = nullptr;
+  nvmlReturn (*p2p_status)(nvmlDevice, nvmlDevice, int, int*) = nullptr;
   bool ok = false;
   std::string why;
 };
@@ -61,6 +80,22 @@ Api& api() {
     a.serial = reinterpret_cast<decltype(a.serial)>(sym("nvmlDeviceGetSerial"));
     a.ecc_mode = reinterpret_cast<decltype(a.ecc_mode)>(sym("nvmlDeviceGetEccMode"));
     a.ecc_errors = reinterpret_cast<decltype(a.ecc_errors)>(sym("nvmlDeviceGetTotalEccErrors"));
+    a.nvlink_state = reinterpret_cast<decltype(a.nvlink_state)>(sym("nvmlDeviceGetNvLinkState"));
+    a.nvlink_version =
+        reinterpret_cast<decltype(a.nvlink_version)>(sym("nvmlDeviceGetNvLinkVersion"));
+    a.nvlink_remote_pci =
+        reinterpret_cast<decltype(a.nvlink_remote_pci)>(sym("nvmlDeviceGetNvLinkRemotePciInfo_v2"));
+    a.pcie_gen = reinterpret_cast<decltype(a.pcie_gen)>(sym("nvmlDeviceGetCurrPcieLinkGeneration"));
+    a.pcie_width = reinterpret_cast<decltype(a.pcie_width)>(sym("nvmlDeviceGetCurrPcieLinkWidth"));
+    a.pcie_gen_max =
+        reinterpret_cast<decltype(a.pcie_gen_max)>(sym("nvmlDeviceGetMaxPcieLinkGeneration"));
+    a.pcie_width_max =
+        reinterpret_cast<decltype(a.pcie_width_max)>(sym("nvmlDeviceGetMaxPcieLinkWidth"));
+    a.common_ancestor =
+        reinterpret_cast<decltype(a.common_ancestor)>(sym("nvmlDeviceGetTopologyCommonAncestor"));
+    a.nvlink_remote_type = reinterpret_cast<decltype(a.nvlink_remote_type)>(
+        sym("nvmlDeviceGetNvLinkRemoteDeviceType"));
+    a.p2p_status = reinterpret_cast<decltype(a.p2p_status)>(sym("nvmlDeviceGetP2PStatus"));
     if (!a.init || !a.by_pci || !a.clock) {
       a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetClockInfo";
       return;
@@ -140,6 +175,54 @@ std::map<std::string, std::string> nvml_identity(const std::string& pci_bus_id) 
       out["ecc_corrected_volatile"] = std::to_string(n);
   }
   return out;
+}
+
+std::optional<NvmlLinks> nvml_links(const std::string& pci_bus_id) {
+  Api& a = api();
+  if (!a.ok) return std::nullopt;
+  nvmlDevice dev = nullptr;
+  if (a.by_pci(pci_bus_id.c_str(), &dev) != 0) return std::nullopt;
+  NvmlLinks out;
+  unsigned v = 0;
+  if (a.pcie_gen && a.pcie_gen(dev, &v) == 0) out.pcie_gen_current = int(v);
+  if (a.pcie_width && a.pcie_width(dev, &v) == 0) out.pcie_width_current = int(v);
+  if (a.pcie_gen_max && a.pcie_gen_max(dev, &v) == 0) out.pcie_gen_max = int(v);
+  if (a.pcie_width_max && a.pcie_width_max(dev, &v) == 0) out.pcie_width_max = int(v);
+  if (a.nvlink_state && a.nvlink_remote_pci)
+    for (unsigned link = 0; link < kMaxNvLinks; ++link) {
+      int active = 0;  // NVML_FEATURE_ENABLED == 1
+      if (a.nvlink_state(dev, link, &active) != 0 || active != 1) continue;
+      PciInfo pci{};
+      if (a.nvlink_remote_pci(dev, link, &pci) != 0) continue;
+      NvmlLinks::NvLink l;
+      l.link = link;
+      l.remote_pci_bus_id = pci.bus_id;
+      if (a.nvlink_version && a.nvlink_version(dev, link, &v) == 0) l.version = v;
+      int type = 0;
+      if (a.nvlink_remote_type && a.nvlink_remote_type(dev, link, &type) == 0) l.remote_type = type;
+      out.nvlinks.push_back(l);
+    }
+  return out;
+}
+
+std::optional<bool> nvml_nvlink_p2p(const std::string& pci_a, const std::string& pci_b) {
+  Api& a = api();
+  if (!a.ok || !a.p2p_status) return std::nullopt;
+  nvmlDevice da = nullptr, db = nullptr;
+  if (a.by_pci(pci_a.c_str(), &da) != 0 || a.by_pci(pci_b.c_str(), &db) != 0) return std::nullopt;
+  int status = 0;  // nvmlGpuP2PStatus_t: 0 OK
+  if (a.p2p_status(da, db, kP2pCapsNvlink, &status) != 0) return std::nullopt;
+  return status == 0;
+}
+
+std::optional<int> nvml_common_ancestor(const std::string& pci_a, const std::string& pci_b) {
+  Api& a = api();
+  if (!a.ok || !a.common_ancestor) return std::nullopt;
+  nvmlDevice da = nullptr, db = nullptr;
+  if (a.by_pci(pci_a.c_str(), &da) != 0 || a.by_pci(pci_b.c_str(), &db) != 0) return std::nullopt;
+  int level = 0;
+  if (a.common_ancestor(da, db, &level) != 0) return std::nullopt;
+  return level;
 }
 
 }  // namespace gd::cuda

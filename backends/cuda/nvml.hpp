@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpudissect/device.hpp"
 
@@ -21,5 +22,27 @@ std::optional<Telemetry> nvml_read(const std::string& pci_bus_id);
 // "ecc_uncorrected_volatile", "ecc_corrected_volatile" (error counts since the driver
 // loaded). Keys NVML does not answer are absent; empty without NVML.
 std::map<std::string, std::string> nvml_identity(const std::string& pci_bus_id);
+
+// The links of the GPU at this PCI bus id, for the links probe: PCIe generation and width
+// (current and max) and every active NVLink with its remote end's PCI bus id and NVML's
+// nvmlNvlinkVersion_t value. Nullopt without NVML or where NVML does not know the GPU.
+struct NvmlLinks {
+  std::optional<int> pcie_gen_current, pcie_width_current, pcie_gen_max, pcie_width_max;
+  struct NvLink {
+    unsigned link = 0;
+    std::string remote_pci_bus_id;  // NVML's spelling, "00000000:19:00.0"
+    std::optional<unsigned> version;
+    std::optional<int> remote_type;  // nvmlIntNvLinkDeviceType_t: 0 GPU, 1 IBM NPU, 2 NVSwitch
+  };
+  std::vector<NvLink> nvlinks;  // active ones only
+};
+std::optional<NvmlLinks> nvml_links(const std::string& pci_bus_id);
+// (A link whose remote_type is 2 ends on an NVSwitch: its remote PCI id is the switch's.)
+// nvmlGpuTopologyLevel_t of the closest common PCIe ancestor of two GPUs; nullopt where
+// NVML cannot tell.
+// nvmlDeviceGetP2PStatus for NVLink between two GPUs: true OK, false not; nullopt where NVML
+// cannot tell.
+std::optional<bool> nvml_nvlink_p2p(const std::string& pci_a, const std::string& pci_b);
+std::optional<int> nvml_common_ancestor(const std::string& pci_a, const std::string& pci_b);
 
 }  // namespace gd::cuda

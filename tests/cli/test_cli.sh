@@ -612,6 +612,45 @@ if d["figures"] is None: del d["figures"]
   fi
 fi
 
+# ---------------------------------------------------------------- links on OpenCL
+# The links probe measures through CUDA only: on an OpenCL device the run succeeds and the
+# probe, its parts and every links figure are `unsupported` with a reason (never a 0).
+if ! command -v python3 >/dev/null 2>&1; then
+  skip "run links on OpenCL: unsupported with a reason" "python3 is not installed"
+elif ((!have_ocl)); then
+  skip "run links on OpenCL: unsupported with a reason" "$why_no_ocl"
+else
+  links_dir=$tmp/links
+  gd run links --device opencl:0.0 --out-dir "$links_dir" -q
+  links_rc=$rc
+  if [[ $links_rc == 0 ]] && msg=$(python3 - "$links_dir/links.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = []
+l = j.get("probes", {}).get("links")
+if l is None:
+    bad.append("no probes.links in the JSON")
+else:
+    if l.get("status") != "unsupported": bad.append(f"links status {l.get('status')!r}, not unsupported")
+    if "no links kernels" not in l.get("reason", ""): bad.append(f"links reason {l.get('reason')!r}")
+    for part in ("p2p", "host", "nccl"):
+        if l.get(part, {}).get("status") != "unsupported": bad.append(f"links.{part} is not unsupported")
+figs = [f for f in j.get("figures", []) if f["id"].startswith("links.")]
+if not any(f["id"] == "links.p2p.ce.read" for f in figs): bad.append("no links.p2p.ce.read figure")
+for f in figs:
+    if f.get("status") != "unsupported" or not f.get("reason") or "value" in f:
+        bad.append(f"figure {f['id']}: status {f.get('status')!r}, reason {f.get('reason')!r}, value {f.get('value')!r}")
+print("; ".join(bad[:5]))
+sys.exit(1 if bad else 0)
+PY
+  ) && out_has "Links (0 GPUs): unsupported"; then
+    ok "run links on OpenCL: exit 0, the probe and its figures unsupported with a reason"
+  else
+    not_ok "run links on OpenCL: exit 0, the probe and its figures unsupported with a reason" \
+      "exit $links_rc" "${msg:-the summary lacks 'Links (0 GPUs): unsupported'}"
+  fi
+fi
+
 ((skipped)) && echo "# $skipped skipped"
 echo "$passed passed, $failed failed"
 ((failed == 0))
