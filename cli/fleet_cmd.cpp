@@ -108,8 +108,8 @@ struct ChildOutcome {
 
 // Runs argv (argv[0] the program) with stdout and stderr into `log`, killing it after
 // `timeout` seconds. hang: the child never execs and waits forever (fault injection).
-ChildOutcome run_child(const std::vector<std::string>& argv, const fs::path& log,
-                       double timeout, bool hang) {
+ChildOutcome run_child(const std::vector<std::string>& argv, const fs::path& log, double timeout,
+                       bool hang) {
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -174,9 +174,18 @@ struct FleetArgs {
 // reasons), FP32 and tensor-core rates. Options a user adds with --option come after these
 // and override them.
 const std::vector<std::string> kQuickProbes = {"bandwidth", "compute"};
-const std::vector<std::string> kQuickOptions = {
-    "bandwidth.quick=1", "bandwidth.parts=footprint", "compute.quick=1", "compute.mixed=0",
-    "compute.ops=fp32.fma,tensor"};
+const std::vector<std::string> kQuickOptions = {"bandwidth.quick=1", "bandwidth.parts=footprint",
+                                                "compute.quick=1", "compute.mixed=0",
+                                                "compute.ops=fp32.fma,tensor"};
+
+// The full profile: every probe but `links`, which measures every GPU of the node from one
+// process; the ranks of a node, one per GPU, running it at once would measure each other.
+std::vector<std::string> full_probes() {
+  std::vector<std::string> v;
+  for (const std::string& n : probe_registry().names())
+    if (n != "links") v.push_back(n);
+  return v;
+}
 
 class FleetCmd : public FleetCommand {
  public:
@@ -353,9 +362,9 @@ class FleetCmd : public FleetCommand {
       const fs::path json = dir / "result.json";
       fs::remove(json);
       std::vector<std::string> argv = {exe_, "run"};
-      const auto& probes = !a_.probes.empty()          ? a_.probes
+      const auto& probes = !a_.probes.empty()      ? a_.probes
                            : a_.profile == "quick" ? kQuickProbes
-                                                   : std::vector<std::string>{};
+                                                   : full_probes();
       for (const auto& p : probes) argv.push_back(p);
       if (!r.device_id.empty()) argv.insert(argv.end(), {"-d", r.device_id});
       argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
@@ -365,8 +374,7 @@ class FleetCmd : public FleetCommand {
       for (const auto& o : opts) {
         // A profile setting for a probe this run leaves out is dropped (run would only note it).
         const std::string probe = o.substr(0, o.find('.'));
-        if (!probes.empty() &&
-            std::find(probes.begin(), probes.end(), probe) == probes.end())
+        if (!probes.empty() && std::find(probes.begin(), probes.end(), probe) == probes.end())
           continue;
         argv.insert(argv.end(), {"--option", o});
       }
@@ -395,8 +403,8 @@ class FleetCmd : public FleetCommand {
         r.status = {};
         r.note = "a probe failed: " + last_error_line(dir / "run.log");
       } else {
-        r.status = {"error", "gpudissect run exited with status " + std::to_string(out.rc) +
-                                 ": " + last_error_line(dir / "run.log")};
+        r.status = {"error", "gpudissect run exited with status " + std::to_string(out.rc) + ": " +
+                                 last_error_line(dir / "run.log")};
       }
       if (const FleetInjection* s = injection("slow", rank); s && r.status.ok()) {
         std::ostringstream os;
@@ -437,7 +445,8 @@ class FleetCmd : public FleetCommand {
                            {"rank_timeout_s", rank_timeout()}};
     if (!a_.baseline.empty()) info["baseline"] = a_.baseline;
     const nlohmann::json j = fleet_to_json(rep, info);
-    if (fs::path(a_.json).has_parent_path()) fs::create_directories(fs::path(a_.json).parent_path());
+    if (fs::path(a_.json).has_parent_path())
+      fs::create_directories(fs::path(a_.json).parent_path());
     {
       std::ofstream f(a_.json + ".tmp");
       f << j.dump(1) << "\n";
@@ -445,8 +454,8 @@ class FleetCmd : public FleetCommand {
     }
     fs::rename(a_.json + ".tmp", a_.json);
     report::write_fleet_html(a_.html, rep,
-                             "gpudissect fleet: " + std::to_string(rep.ranks.size()) +
-                                 " GPU(s), " + a_.profile + " profile");
+                             "gpudissect fleet: " + std::to_string(rep.ranks.size()) + " GPU(s), " +
+                                 a_.profile + " profile");
     report::print_fleet(std::cout, rep);
     std::cerr << "wrote: " << a_.json << " " << a_.html << "\n";
     return rep.exit_code();
@@ -544,8 +553,8 @@ class FleetCmd : public FleetCommand {
         r = FleetRank{};
         r.rank = r.local_rank = k;
         r.host = host_name();
-        r.status = {"missing", "the worker wrote no report (exit status " +
-                                   std::to_string(status[k]) + ")"};
+        r.status = {"missing",
+                    "the worker wrote no report (exit status " + std::to_string(status[k]) + ")"};
       }
       ranks.push_back(std::move(r));
     }
@@ -576,11 +585,11 @@ class FleetCmd : public FleetCommand {
     std::signal(SIGTERM, on_fleet_signal);
     std::signal(SIGINT, on_fleet_signal);
     // Every rank measures into its own folder (the work folder need not be shared).
-    fs::path dir = a_.work_dir.empty()
-                       ? fs::temp_directory_path() /
-                             ("gpudissect-fleet-" + std::to_string(getpid()) + "-rank-" +
-                              std::to_string(rank))
-                       : fs::path(a_.work_dir) / ("rank-" + std::to_string(rank));
+    fs::path dir =
+        a_.work_dir.empty()
+            ? fs::temp_directory_path() /
+                  ("gpudissect-fleet-" + std::to_string(getpid()) + "-rank-" + std::to_string(rank))
+            : fs::path(a_.work_dir) / ("rank-" + std::to_string(rank));
     if (rank == 0 && !a_.quiet)
       std::cerr << "fleet: " << size << " MPI rank(s); per-rank timeout "
                 << static_cast<int>(rank_timeout()) << " s\n";
@@ -588,8 +597,8 @@ class FleetCmd : public FleetCommand {
     if (rank != 0) {
       const std::string payload = nlohmann::json(mine).dump();
       MPI_Request req;
-      MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, 0, kTag,
-                MPI_COMM_WORLD, &req);
+      MPI_Isend(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, 0, kTag, MPI_COMM_WORLD,
+                &req);
       int done = 0;
       // Rank 0 stops listening at its deadline; past twice that it is gone.
       while (!done && since(t0) < 2 * gather_deadline()) {
@@ -622,8 +631,7 @@ class FleetCmd : public FleetCommand {
       int count = 0;
       MPI_Get_count(&st, MPI_CHAR, &count);
       std::string buf(static_cast<size_t>(count), '\0');
-      MPI_Recv(buf.data(), count, MPI_CHAR, st.MPI_SOURCE, kTag, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+      MPI_Recv(buf.data(), count, MPI_CHAR, st.MPI_SOURCE, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       const int src = st.MPI_SOURCE;
       try {
         ranks[src] = nlohmann::json::parse(buf).get<FleetRank>();
@@ -652,8 +660,8 @@ class FleetCmd : public FleetCommand {
     std::cout.flush();
     std::cerr.flush();
     if (left > 0) {
-      std::cerr << "fleet: " << left << " rank(s) never reported; ending the job (MPI_Abort "
-                << rc << ")\n";
+      std::cerr << "fleet: " << left << " rank(s) never reported; ending the job (MPI_Abort " << rc
+                << ")\n";
       MPI_Abort(MPI_COMM_WORLD, rc);
     }
     MPI_Finalize();

@@ -244,6 +244,15 @@ void host_part(Ctx& c) {
     h.status = {"skipped", "not asked for (links.parts)"};
     return;
   }
+  // One GPU: "every GPU at once" is that GPU alone, which the bandwidth probe's host-link
+  // figures already are; measured here only when asked for, so that the default run on a
+  // one-GPU machine spends no time and no GiB of pinned memory on it twice.
+  if (c.out.gpus < 2 && !c.opt.parts_given) {
+    h.status = {"skipped",
+                "one GPU: its host link is the bandwidth probe's bandwidth.host.* "
+                "(--option links.parts=host measures it here)"};
+    return;
+  }
   h.status = {};
   const auto sizes = links_sizes(c.opt.host_min, c.opt.host_max, c.opt.host_step);
   const std::vector<HostLinkDir> dirs = {HostLinkDir::h2d, HostLinkDir::d2h, HostLinkDir::both};
@@ -451,6 +460,7 @@ LinksOptions parse_links_options(const std::map<std::string, std::string>& kv) {
       o.repeats = options::integer(kName, k, v, 1, 100);
     else if (k == "parts") {
       o.parts.clear();
+      o.parts_given = true;
       for (const std::string& p : options::list(v)) {
         if (p != "p2p" && p != "latency" && p != "host" && p != "nccl")
           throw std::invalid_argument("option links.parts: unknown part '" + p +

@@ -35,6 +35,7 @@ struct LinksOptions {
   uint64_t target_bytes = 256ull << 20;
   int max_iterations = 1000;
   std::set<std::string> parts = {"p2p", "latency", "host", "nccl"};
+  bool parts_given = false;  // links.parts set by the user (one GPU: host only when asked)
 };
 
 LinksOptions parse_links_options(const std::map<std::string, std::string>& kv);

@@ -480,13 +480,31 @@ TEST(LinksProbe, MatrixAndTerminalSummary) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHost) {
+TEST(LinksProbe, OneGpuHasNoPeerAndLeavesTheHostToTheBandwidthProbe) {
   FakeDevice dev(true);
   dev.links.n = 1;
   NullProgress progress;
   std::atomic<bool> stop{false};
   LinksProbeResult out;
   run_links(dev, small_options(), progress, stop, out);
+  EXPECT_TRUE(out.status.ok());
+  EXPECT_EQ(out.host.status.status, "skipped");
+  EXPECT_NE(out.host.status.reason.find("bandwidth.host"), std::string::npos);
+  EXPECT_TRUE(out.host.all.empty());
+}
+
+TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHostWhenAsked) {
+  FakeDevice dev(true);
+  dev.links.n = 1;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LinksProbeResult out;
+  auto kv = std::map<std::string, std::string>{{"host_min", "1M"},
+                                               {"host_max", "4M"},
+                                               {"nccl_max", "1M"},
+                                               {"repeats", "3"},
+                                               {"parts", "p2p,latency,host,nccl"}};
+  run_links(dev, parse_links_options(kv), progress, stop, out);
   EXPECT_TRUE(out.status.ok());
   EXPECT_EQ(out.p2p.status, "unsupported");
   EXPECT_EQ(out.p2p.reason, "one GPU: no peer");
