@@ -454,6 +454,9 @@ class CudaLinks final : public LinksKernels {
     {
       OnDevice on(owner.index);
       check(cudaMemcpy(chain, image.data(), bytes, cudaMemcpyHostToDevice), "copying the chain");
+      // From pageable memory cudaMemcpy may return before the copy lands, and the chase runs
+      // on another GPU's non-blocking stream, which does not wait for it.
+      check(cudaDeviceSynchronize(), "waiting for the chain's copy");
     }
     auto* out = static_cast<unsigned long long*>(exec.in.get(64 << 10, "peer chase results"));
     {
@@ -497,6 +500,9 @@ class CudaLinks final : public LinksKernels {
     for (Gpu* g : {&a, &b}) {
       OnDevice on(g->index);
       check(cudaMemset(g == &a ? out_a : out_b, 0, 8192), "cudaMemset (ping-pong)");
+      // The players run on non-blocking streams, which do not wait for the legacy stream's
+      // memset: the flags must be zero before either starts.
+      check(cudaDeviceSynchronize(), "waiting for the ping-pong flags' reset");
     }
     const uint32_t warmup = std::max<uint32_t>(16, r.round_trips / 8);
     const uint64_t total = warmup + uint64_t(r.round_trips) * r.repeats;
