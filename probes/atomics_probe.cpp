@@ -15,7 +15,7 @@ class AtomicsProbe final : public TypedProbe<AtomicsOptions, AtomicsProbeResult>
  public:
   std::string name() const override { return AtomicsProbeResult::kProbe; }
   std::string description() const override {
-    return "atomics: values handed back and forth (shared, global, SM-to-SM matrix, GPU to "
+    return "values handed back and forth (shared, global, SM-to-SM matrix, GPU to "
            "host) and atomic throughput by space, type, contention and scope";
   }
   std::vector<OptionSpec> options() const override { return atomics_option_specs(); }

@@ -15,8 +15,8 @@ class MemoryProbe final : public TypedProbe<MemoryOptions, MemoryProbeResult> {
  public:
   std::string name() const override { return MemoryProbeResult::kProbe; }
   std::string description() const override {
-    return "memory: L1 under each shared-memory carve-out, per-SM or per-partition caches, "
-           "L1/L2 fetch granularity, constant memory past its first level";
+    return "L1 under each shared-memory carve-out, per-SM or per-partition caches, L1/L2 fetch "
+           "granularity, constant memory past its first level, the TLB behind 2 MiB chunks";
   }
   std::vector<OptionSpec> options() const override { return memory_option_specs(); }
   std::vector<Figure> figures(const RunResult& r) const override {
