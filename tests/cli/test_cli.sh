@@ -163,7 +163,8 @@ fi
 # Where the Vulkan backend is built: it lists its devices as vulkan:N, refuses an unknown
 # one with exit 2, and measures on vulkan:0 (a small latency + bandwidth + compute run): the
 # compute figures in ops/s with no per-clock figure (no clock there), what has no GLSL
-# version unsupported with the reason. GD_REQUIRE_VULKAN=1
+# version unsupported with the reason, the host link measured one direction at a time (both
+# at once unsupported without a transfer queue). GD_REQUIRE_VULKAN=1
 # (CI) makes a build without it, or no device, a failure instead of a skip.
 gd --version
 if grep -qE '^backends: .*vulkan' "$tmp/out"; then
@@ -207,6 +208,23 @@ for op in ("fp32.fma", "int32.add"):
 r = ops.get("sfu.rsqrt", {})
 if r.get("status") != "unsupported" or not r.get("reason"):
     bad.append("compute sfu.rsqrt: want unsupported with a reason, got %r" % r)
+# The host link: one direction at a time measured (checked points, positive GB/s, a note on
+# what was timed); both at once needs a dedicated transfer queue, which lavapipe lacks.
+host = p["bandwidth"].get("host", {})
+for name in ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"):
+    c = host.get(name, {})
+    pts = [q for q in c.get("points", []) if q.get("status") == "ok"]
+    if c.get("status") != "ok" or not c.get("note") or not pts or \
+            not all(q["gbps"]["median"] > 0 for q in pts) or \
+            any(q.get("status") == "error" for q in c.get("points", [])):
+        bad.append("bandwidth host %s: want ok, checked points with positive GB/s and a note, "
+                   "got %r" % (name, c))
+for name in ("both_pinned", "both_pageable"):
+    c = host.get(name, {})
+    if c.get("status") == "unsupported" and "transfer queue" not in c.get("reason", ""):
+        bad.append("bandwidth host %s: unsupported without the transfer-queue reason" % name)
+    elif c.get("status") not in ("ok", "unsupported"):
+        bad.append("bandwidth host %s: status %r" % (name, c.get("status")))
 for f in j.get("figures", []):
     if f["id"].startswith("bandwidth.") and f["status"] == "ok" and not f["value"]["median"] > 0:
         bad.append("figure %s is not positive" % f["id"])
@@ -214,9 +232,9 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
     then
-      ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock)"
+      ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock), host link measured"
     else
-      not_ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock)" \
+      not_ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock), host link measured" \
         "json: ${vk_json:-none written}"
     fi
   elif [[ ${GD_REQUIRE_VULKAN:-0} == 1 ]]; then
