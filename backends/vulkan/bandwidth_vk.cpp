@@ -228,14 +228,14 @@ class VulkanBandwidth final : public BandwidthKernels {
     // holds word i = i, the device destination is zeroed, the host one set to all ones, so a
     // copy that did not happen cannot pass the check.
     if (to_dev) {
-      grow_host(stage_in_, r.bytes, Host::host);
-      grow_host(dev_in_, r.bytes, Host::device);
+      grow_link(stage_in_, r.bytes, Host::host);
+      grow_link(dev_in_, r.bytes, Host::device);
       ctx_.fill(dev_in_, r.bytes, 0);
     }
     if (to_host) {
-      grow_host(stage_out_, r.bytes, Host::host_cached);
+      grow_link(stage_out_, r.bytes, Host::host_cached);
       if (!dev_out_ || dev_out_.size() < r.bytes) {
-        grow_host(dev_out_, r.bytes, Host::device);
+        grow_link(dev_out_, r.bytes, Host::device);
         const uint32_t n = narrow(dev_out_.size() / 4, "words");
         ctx_.dispatch(*fill_, {{&dev_out_, 0}}, &n, sizeof n, groups_for(n));
       }
@@ -252,6 +252,9 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (to_dev)
       for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<uint32_t>(i);
     if (to_host) std::memset(h_out, 0xff, r.bytes);
+    // Pageable: the staging buffer may still hold the pattern from a pinned run; clear it, so
+    // that only the memcpy can put the data there.
+    if (!r.pinned && to_dev) std::memset(stage_in_.mapped(), 0, r.bytes);
 
     using Clock = std::chrono::steady_clock;
     HostTiming t;
@@ -303,7 +306,8 @@ class VulkanBandwidth final : public BandwidthKernels {
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
   }
 
-  void grow_host(Buffer& b, uint64_t bytes, Context::Memory where) {
+  // A buffer of the host link, usable by the compute and the transfer queue.
+  void grow_link(Buffer& b, uint64_t bytes, Context::Memory where) {
     if (b && b.size() >= bytes) return;
     b.reset();
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, where, false, true);
