@@ -4,6 +4,7 @@
 #include "vulkan_context.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -642,9 +643,7 @@ std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
   return p;
 }
 
-double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
-                         uint32_t push_bytes, uint32_t groups) {
-  if (!timestamps_) throw BackendError(facts_.timing().reason);
+VkDescriptorSet Context::descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings) {
   if (bindings.size() != p.bindings.size())
     throw BackendError("dispatch: " + std::to_string(bindings.size()) + " bindings given, the " +
                        "pipeline has " + std::to_string(p.bindings.size()));
@@ -676,7 +675,13 @@ double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings
     }
   }
   vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return set;
+}
 
+double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
+                         uint32_t push_bytes, uint32_t groups) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  const VkDescriptorSet set = descriptor_set(p, bindings);
   begin(cmd_);
   full_barrier(cmd_);
   vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
@@ -690,6 +695,55 @@ double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings
   full_barrier(cmd_);
   submit_and_wait("a dispatch");
   return elapsed_ns();
+}
+
+Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
+                                             const std::vector<Binding>& bindings, uint32_t groups,
+                                             int count) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  if (count < 1) throw BackendError("dispatch_batch: no dispatches");
+  using Clock = std::chrono::steady_clock;
+  auto ns = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::nano>(b - a).count();
+  };
+  const VkDescriptorSet set = descriptor_set(p, bindings);
+  BatchTiming t;
+  const auto t0 = Clock::now();
+  begin(cmd_);
+  full_barrier(cmd_);
+  vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0)
+      vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    if (i == count - 1 && count > 1)
+      vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+    vkCmdDispatch(cmd_, groups, 1, 1);
+  }
+  if (count == 1) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+  full_barrier(cmd_);
+  check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  const auto t1 = Clock::now();
+  const VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
+  const auto t2 = Clock::now();
+  check(r, "vkQueueSubmit (a dispatch batch)");
+  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for a dispatch batch");
+  const auto t3 = Clock::now();
+  t.record_ns = ns(t0, t1);
+  t.submit_ns = ns(t1, t2);
+  t.round_trip_ns = ns(t1, t3);
+  t.gpu_ns = elapsed_ns();
+  return t;
 }
 
 double Context::elapsed_ns() {

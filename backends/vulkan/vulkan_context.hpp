@@ -164,6 +164,18 @@ class Context {
   void copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& b_src, const Buffer& b_dst,
                  uint64_t bytes);
 
+  // `count` (>= 1) dispatches of `groups` workgroups each, in one command buffer, each after
+  // a barrier on the one before (in order, as kernels on one stream); recorded, submitted
+  // once and waited for. Host clock: record_ns the recording, submit_ns the vkQueueSubmit
+  // call, round_trip_ns from before vkQueueSubmit until the fence wait returned. gpu_ns:
+  // between timestamps written before the first dispatch and after the last (count 1: the
+  // dispatch's own span) or after the last but one (count > 1: first start to last start).
+  struct BatchTiming {
+    double record_ns = 0, submit_ns = 0, round_trip_ns = 0, gpu_ns = 0;
+  };
+  BatchTiming dispatch_batch(const Pipeline& p, const std::vector<Binding>& bindings,
+                             uint32_t groups, int count);
+
   // Records, submits and waits for one dispatch; returns the nanoseconds between the
   // timestamps written before and after it.
   double dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
@@ -172,6 +184,7 @@ class Context {
  private:
   void submit_and_wait(const char* what);
   double elapsed_ns();  // between timestamps 0 and 1 of the last submission
+  VkDescriptorSet descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings);
 
   std::shared_ptr<Instance> instance_;
   VkPhysicalDevice physical_;
