@@ -40,7 +40,7 @@ foreach(path global uniform shared texel)
   gd_vulkan_shader(chase_${path} chase_${path}.comp)
   gd_vulkan_shader(chase_${path}_clock chase_${path}.comp -DGD_CLOCK=1)
 endforeach()
-foreach(kernel stream_read stream_write stream_copy buffer_fill buffer_sum)
+foreach(kernel stream_read stream_write stream_copy buffer_fill buffer_sum frontend_empty)
   gd_vulkan_shader(${kernel} ${kernel}.comp)
 endforeach()
 foreach(width 4 8 16)
@@ -82,7 +82,7 @@ add_custom_command(
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
   backends/vulkan/vulkan_device.cpp backends/vulkan/bandwidth_vk.cpp backends/vulkan/compute_vk.cpp
-  backends/vulkan/atomics_vk.cpp
+  backends/vulkan/atomics_vk.cpp backends/vulkan/frontend_vk.cpp
   backends/vulkan/kernel_table.cpp ${GD_VK_EMBED})
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)

@@ -568,7 +568,7 @@ void host_curves(Ctx& c) {
       const std::string name = to_string(d) + (pinned ? "_pinned" : "_pageable");
       BandwidthCurve& curve = c.out.host[name];
       curve.x_unit = "transfer_bytes";
-      const Support s = c.k.supports_host(pinned);
+      const Support s = c.k.supports_host(d, pinned);
       if (!s.ok) {
         curve.status = {"unsupported", s.reason};
         continue;
@@ -597,6 +597,7 @@ void host_curves(Ctx& c) {
                       : b <= (1ull << 20) ? 2 * c.opt.repeats
                                           : c.opt.repeats;
           const HostTiming t = c.k.host(r);
+          if (!t.note.empty()) curve.note = t.note;
           BandwidthPoint p;
           p.x = double(b);
           if (!t.check_error.empty()) {

@@ -280,7 +280,9 @@ void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& p
 
 void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, FrontendProbeResult& out) {
-  out.launch_api = out.language == "cuda" ? "cudaLaunchKernel" : "clEnqueueNDRangeKernel";
+  out.launch_api = out.language == "cuda"     ? "cudaLaunchKernel"
+                   : out.language == "vulkan" ? "vkQueueSubmit (one vkCmdDispatch)"
+                                              : "clEnqueueNDRangeKernel";
   if (!k.supports("launch").ok) {
     out.launch_status = {"unsupported", k.supports("launch").reason};
   } else {
@@ -540,6 +542,20 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
       out.note =
           "OpenCL on a CPU (PoCL): these are the CPU's figures (its instruction caches "
           "and the runtime's enqueue cost), not a GPU's";
+  }
+  if (out.language == "vulkan") {
+    // What a launch is on Vulkan, where there is no launch call.
+    out.note =
+        "Vulkan: a launch is one vkQueueSubmit of a command buffer recorded ahead with one "
+        "empty vkCmdDispatch (host clock: the submit call, and the submit until the fence "
+        "signalled; GPU: the dispatch between timestamps); the plain rate is many such "
+        "dispatches in one command buffer, each after a barrier on the one before, recorded "
+        "and submitted once (host clock from recording to the fence; GPU: first to last "
+        "start by timestamps)";
+    std::string lname = info.name;
+    std::transform(lname.begin(), lname.end(), lname.begin(), ::tolower);
+    if (lname.find("llvmpipe") != std::string::npos)
+      out.note += ". lavapipe runs on the CPU: these are its figures, not a GPU's";
   }
   const int max_n =
       opt.max_instructions ? opt.max_instructions : (out.language == "cuda" ? 131072 : 4096);

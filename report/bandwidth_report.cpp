@@ -197,6 +197,8 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
   }
   for (const auto& [n, c] : p.scaling)
     if (!c.note.empty()) os << "  scaling " << n << ": " << c.note << "\n";
+  for (const auto& [n, c] : p.host)
+    if (!c.note.empty()) os << "  host " << n << ": " << c.note << "\n";
   if (p.host_latency_us)
     os << "  host link: 4 KiB pinned transfer " << fixed(p.host_latency_us->median, 1) << " us\n";
   for (const auto& [key, c] : all_curves(p))
@@ -277,6 +279,10 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   for (const auto& [n, c] : p.scaling)
     if (!c.note.empty())
       h << "<li>scaling " << detail::html_escape(n) << ": " << detail::html_escape(c.note)
+        << "</li>\n";
+  for (const auto& [n, c] : p.host)
+    if (!c.note.empty())
+      h << "<li>host " << detail::html_escape(n) << ": " << detail::html_escape(c.note)
         << "</li>\n";
   h << "</ul>\n";
   for (const detail::ChartSpec& s : specs(p)) h << section_chart(s, ctx);

@@ -3,6 +3,8 @@
 // checks are gpudissect/bandwidth.hpp's, as on CUDA and OpenCL. No SM clock is given here,
 // so the probe reports GB/s and no bytes per clock (never from an assumed clock).
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
@@ -197,11 +199,95 @@ class VulkanBandwidth final : public BandwidthKernels {
     return Support::no("Vulkan cannot place workgroups on chosen SMs");
   }
 
-  Support supports_host(bool) const override {
-    return Support::no("host-link transfers are not measured by the Vulkan backend yet");
+  // Host-link transfers the Vulkan way. Pinned: a mapped host-visible buffer (HOST_CACHED
+  // for the host to read from, where a type offers it) copied to or from a device-local one
+  // by vkCmdCopyBuffer. Pageable: ordinary host memory, memcpy'd into or out of that mapped
+  // buffer around the same copy, as a driver stages pageable memory.
+  Support supports_host(bool) const override { return timing_; }
+
+  Support supports_host(HostDir d, bool pinned) const override {
+    const Support s = supports_host(pinned);
+    if (!s.ok || d != HostDir::both || ctx_.has_transfer_queue()) return s;
+    return Support::no(
+        "the device has no dedicated transfer queue family (TRANSFER without GRAPHICS or "
+        "COMPUTE), so there is no second queue to run the device->host copy beside the "
+        "host->device one: a single queue runs its copies one after the other");
   }
-  HostTiming host(const HostRequest&) override {
-    throw BackendError("host-link transfers are not measured by the Vulkan backend yet");
+
+  HostTiming host(const HostRequest& r) override {
+    const Support s = supports_host(r.dir, r.pinned);
+    if (!s.ok) throw BackendError("host: " + s.reason);
+    if (r.bytes == 0 || r.bytes % 16)
+      throw BackendError("host: size must be a positive multiple of 16 bytes");
+    if (r.repeats < 1) throw BackendError("host: bad repeat count");
+    const bool to_dev = r.dir != HostDir::to_host, to_host = r.dir != HostDir::to_device;
+    const uint64_t words = r.bytes / 4;
+    using Host = Context::Memory;
+    const bool pair = r.dir == HostDir::both;
+    // Host-visible staging (send from, receive into), device-local ends; the device source
+    // holds word i = i, the device destination is zeroed, the host one set to all ones, so a
+    // copy that did not happen cannot pass the check.
+    if (to_dev) {
+      grow_link(stage_in_, r.bytes, Host::host);
+      grow_link(dev_in_, r.bytes, Host::device);
+      ctx_.fill(dev_in_, r.bytes, 0);
+    }
+    if (to_host) {
+      grow_link(stage_out_, r.bytes, Host::host_cached);
+      if (!dev_out_ || dev_out_.size() < r.bytes) {
+        grow_link(dev_out_, r.bytes, Host::device);
+        const uint32_t n = narrow(dev_out_.size() / 4, "words");
+        ctx_.dispatch(*fill_, {{&dev_out_, 0}}, &n, sizeof n, groups_for(n));
+      }
+    }
+    std::vector<uint32_t> pageable_in, pageable_out;
+    uint32_t* h_in = to_dev ? static_cast<uint32_t*>(stage_in_.mapped()) : nullptr;
+    uint32_t* h_out = to_host ? static_cast<uint32_t*>(stage_out_.mapped()) : nullptr;
+    if (!r.pinned) {
+      if (to_dev) pageable_in.resize(words);
+      if (to_host) pageable_out.resize(words);
+      h_in = to_dev ? pageable_in.data() : nullptr;
+      h_out = to_host ? pageable_out.data() : nullptr;
+    }
+    if (to_dev)
+      for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<uint32_t>(i);
+    if (to_host) std::memset(h_out, 0xff, r.bytes);
+    // Pageable: the staging buffer may still hold the pattern from a pinned run; clear it, so
+    // that only the memcpy can put the data there.
+    if (!r.pinned && to_dev) std::memset(stage_in_.mapped(), 0, r.bytes);
+
+    using Clock = std::chrono::steady_clock;
+    HostTiming t;
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up (first touch)
+      const auto t0 = Clock::now();
+      double gpu_ns = 0;
+      if (!r.pinned && to_dev) std::memcpy(stage_in_.mapped(), h_in, r.bytes);
+      if (pair)
+        ctx_.copy_pair(stage_in_, dev_in_, dev_out_, stage_out_, r.bytes);
+      else
+        gpu_ns = to_dev ? ctx_.copy(stage_in_, dev_in_, r.bytes)
+                        : ctx_.copy(dev_out_, stage_out_, r.bytes);
+      if (!r.pinned && to_host) std::memcpy(h_out, stage_out_.mapped(), r.bytes);
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (rep < 0) continue;
+      // Pinned, one direction: the copy's own time between its timestamps, which cannot be
+      // longer than the host waited for it (a cross-check of the timestamp period).
+      if (r.pinned && !pair) {
+        if (gpu_ns * 1e-9 > wall * 1.25 + 1e-4 && t.check_error.empty())
+          t.check_error = "the copy's timestamps span " + std::to_string(gpu_ns * 1e-3) +
+                          " us, more than the " + std::to_string(wall * 1e6) +
+                          " us the host waited for it: timestamps are not to be trusted";
+        t.seconds.push_back(gpu_ns * 1e-9);
+      } else {
+        t.seconds.push_back(wall);
+      }
+    }
+    t.note = host_note(r);
+    std::optional<uint32_t> arrived;
+    if (to_dev) arrived = sum_of(dev_in_, r.bytes);
+    const std::string err = host_transfer_error(r.dir, arrived, h_out, r.bytes);
+    if (!err.empty()) t.check_error = err;
+    return t;
   }
 
   std::optional<std::string> instruction(const std::string& kind) override {
@@ -218,6 +304,54 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (b && b.size() >= bytes) return;
     b.reset();
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  }
+
+  // A buffer of the host link, usable by the compute and the transfer queue.
+  void grow_link(Buffer& b, uint64_t bytes, Context::Memory where) {
+    if (b && b.size() >= bytes) return;
+    b.reset();
+    b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, where, false, true);
+  }
+
+  // What a host-link figure timed, in words (the curve's note).
+  std::string host_note(const HostRequest& r) const {
+    std::string staging;
+    if (r.dir != HostDir::to_host)
+      staging += "host->device from " + memory_name(stage_in_.memory_flags());
+    if (r.dir != HostDir::to_device)
+      staging += std::string(staging.empty() ? "" : ", ") + "device->host into " +
+                 memory_name(stage_out_.memory_flags());
+    std::string what;
+    if (r.dir == HostDir::both)
+      what =
+          "host clock from the first vkQueueSubmit until both fences signalled: "
+          "host->device on the compute queue, device->host on the transfer queue";
+    else if (r.pinned)
+      what =
+          "GPU time between timestamps around one vkCmdCopyBuffer (checked against the "
+          "host clock)";
+    else
+      what = "host clock over the copy's submit and fence wait";
+    if (!r.pinned)
+      what += r.dir == HostDir::to_device
+                  ? ", plus the memcpy from ordinary host memory into the mapped staging buffer"
+              : r.dir == HostDir::to_host
+                  ? ", plus the memcpy from the mapped staging buffer into ordinary host memory"
+                  : ", plus both memcpys between ordinary host memory and the mapped staging "
+                    "buffers";
+    const Buffer& stage = r.dir == HostDir::to_host ? stage_out_ : stage_in_;
+    if (stage.memory_flags() & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+      staging +=
+          " (the only host-visible memory here is device-local: no link between host "
+          "and device memory is crossed)";
+    return what + "; " + staging;
+  }
+
+  static std::string memory_name(VkMemoryPropertyFlags f) {
+    std::string s = "HOST_VISIBLE|HOST_COHERENT";
+    if (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) s += "|HOST_CACHED";
+    if (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) s += "|DEVICE_LOCAL";
+    return s + " memory";
   }
 
   void zero_sum() {
@@ -262,6 +396,8 @@ class VulkanBandwidth final : public BandwidthKernels {
   std::unique_ptr<Pipeline> read_, write_, copy_, fill_, sum_;
   std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
   Buffer source_, destination_, sum_word_;
+  // Host-link transfers: mapped staging buffers and their device-local ends.
+  Buffer stage_in_, stage_out_, dev_in_, dev_out_;
 };
 
 }  // namespace

@@ -1,6 +1,5 @@
 // The Vulkan backend's kernel sets, one line per probe that has kernels here. Probes without
-// a line (frontend) report `unsupported`: "the vulkan backend has no ...
-// kernels".
+// a line report `unsupported`: "the vulkan backend has no ... kernels".
 #include "vulkan_probes.hpp"
 
 namespace gd::vulkan {
@@ -17,6 +16,7 @@ const std::map<std::string, KernelFactory>& kernel_factories() {
       {BandwidthKernels::kProbe, make<make_bandwidth_kernels>},
       {ComputeKernels::kProbe, make<make_compute_kernels>},
       {AtomicsKernels::kProbe, make<make_atomics_kernels>},
+      {FrontendKernels::kProbe, make<make_frontend_kernels>},
   };
   return table;
 }

@@ -4,6 +4,7 @@
 #include "vulkan_context.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -178,6 +179,12 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
       f.timestamp_valid_bits = families[q].timestampValidBits;
       break;
     }
+  for (uint32_t q = 0; q < nq; ++q)
+    if ((families[q].queueFlags & VK_QUEUE_TRANSFER_BIT) && families[q].queueCount > 0 &&
+        !(families[q].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))) {
+      f.transfer_queue_family = q;
+      break;
+    }
 
   VkFormatProperties fmt{};
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32_UINT, &fmt);
@@ -282,6 +289,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     view_ = std::exchange(o.view_, VK_NULL_HANDLE);
     size_ = std::exchange(o.size_, 0);
     mapped_ = std::exchange(o.mapped_, nullptr);
+    flags_ = std::exchange(o.flags_, 0);
   }
   return *this;
 }
@@ -295,6 +303,7 @@ void Buffer::reset() {
   memory_ = VK_NULL_HANDLE;
   size_ = 0;
   mapped_ = nullptr;
+  flags_ = 0;
 }
 
 Pipeline::~Pipeline() {
@@ -316,13 +325,20 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     : instance_(std::move(instance)), physical_(pd), facts_(facts) {
   if (!facts_.compute_queue_family) throw BackendError("the device has no compute queue");
   const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qci.queueFamilyIndex = *facts_.compute_queue_family;
-  qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+  // One compute queue, and one transfer queue where there is a dedicated family.
+  VkDeviceQueueCreateInfo qci[2] = {{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO},
+                                    {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO}};
+  qci[0].queueFamilyIndex = *facts_.compute_queue_family;
+  qci[0].queueCount = 1;
+  qci[0].pQueuePriorities = &priority;
+  if (facts_.transfer_queue_family) {
+    qci[1].queueFamilyIndex = *facts_.transfer_queue_family;
+    qci[1].queueCount = 1;
+    qci[1].pQueuePriorities = &priority;
+  }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.queueCreateInfoCount = 1;
-  dci.pQueueCreateInfos = &qci;
+  dci.queueCreateInfoCount = facts_.transfer_queue_family ? 2 : 1;
+  dci.pQueueCreateInfos = qci;
   // The shader clock is a feature to enable, not only an extension to name.
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
@@ -362,6 +378,16 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
   check(vkAllocateCommandBuffers(device_, &cai, &cmd_), "vkAllocateCommandBuffers");
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(vkCreateFence(device_, &fci, nullptr, &fence_), "vkCreateFence");
+  if (facts_.transfer_queue_family) {
+    vkGetDeviceQueue(device_, *facts_.transfer_queue_family, 0, &transfer_queue_);
+    pci.queueFamilyIndex = *facts_.transfer_queue_family;
+    check(vkCreateCommandPool(device_, &pci, nullptr, &transfer_pool_),
+          "vkCreateCommandPool (transfer)");
+    cai.commandPool = transfer_pool_;
+    check(vkAllocateCommandBuffers(device_, &cai, &transfer_cmd_),
+          "vkAllocateCommandBuffers (transfer)");
+    check(vkCreateFence(device_, &fci, nullptr, &transfer_fence_), "vkCreateFence");
+  }
   if (facts_.timing().ok) {
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -385,10 +411,13 @@ Context::~Context() {
   if (timestamps_) vkDestroyQueryPool(device_, timestamps_, nullptr);
   if (fence_) vkDestroyFence(device_, fence_, nullptr);
   if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+  if (transfer_fence_) vkDestroyFence(device_, transfer_fence_, nullptr);
+  if (transfer_pool_) vkDestroyCommandPool(device_, transfer_pool_, nullptr);
   vkDestroyDevice(device_, nullptr);
 }
 
-Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel) {
+Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel,
+                       bool both_queues) {
   if (bytes == 0) throw BackendError("a Vulkan buffer cannot be empty");
   const std::string what =
       format_bytes(static_cast<double>(bytes)) + " (" + std::to_string(bytes) + " bytes)";
@@ -401,6 +430,13 @@ Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, b
   bci.size = bytes;
   bci.usage = usage | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  const uint32_t families[2] = {*facts_.compute_queue_family,
+                                facts_.transfer_queue_family.value_or(0)};
+  if (both_queues && facts_.transfer_queue_family) {
+    bci.sharingMode = VK_SHARING_MODE_CONCURRENT;
+    bci.queueFamilyIndexCount = 2;
+    bci.pQueueFamilyIndices = families;
+  }
   check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer_), "vkCreateBuffer of " + what);
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, b.buffer_, &req);
@@ -409,20 +445,33 @@ Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, b
           ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
           : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   std::optional<uint32_t> type;
-  for (uint32_t t = 0; t < facts_.memory.memoryTypeCount && !type; ++t)
-    if ((req.memoryTypeBits & (1u << t)) &&
-        (facts_.memory.memoryTypes[t].propertyFlags & want) == want)
-      type = t;
+  // The first type with `need` and none of `avoid`, trying in order: host memory away from
+  // the device first (a resizable BAR's DEVICE_LOCAL|HOST_VISIBLE type is the device's own
+  // memory, not the host's; where every type is device-local, as on lavapipe and integrated
+  // GPUs, that is all there is), host-cached first where asked for.
+  auto pick = [&](VkMemoryPropertyFlags need, VkMemoryPropertyFlags avoid) {
+    for (uint32_t t = 0; t < facts_.memory.memoryTypeCount && !type; ++t) {
+      const VkMemoryPropertyFlags f = facts_.memory.memoryTypes[t].propertyFlags;
+      if ((req.memoryTypeBits & (1u << t)) && (f & need) == need && !(f & avoid)) type = t;
+    }
+  };
+  const VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  if (where == Memory::host_cached) {
+    pick(want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, local);
+    pick(want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  }
+  if (where != Memory::device) pick(want, local);
+  pick(want, 0);
   // A device without a DEVICE_LOCAL type for this buffer (none seen) still runs from any.
-  for (uint32_t t = 0; t < facts_.memory.memoryTypeCount && !type && where == Memory::device; ++t)
-    if (req.memoryTypeBits & (1u << t)) type = t;
+  if (where == Memory::device) pick(0, 0);
   if (!type) throw BackendError("no suitable memory type for a buffer of " + what);
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = *type;
   check(vkAllocateMemory(device_, &mai, nullptr, &b.memory_), "vkAllocateMemory of " + what);
   check(vkBindBufferMemory(device_, b.buffer_, b.memory_, 0), "vkBindBufferMemory");
-  if (where == Memory::host)
+  b.flags_ = facts_.memory.memoryTypes[*type].propertyFlags;
+  if (where != Memory::device)
     check(vkMapMemory(device_, b.memory_, 0, VK_WHOLE_SIZE, 0, &b.mapped_), "vkMapMemory");
   if (texel) {
     VkBufferViewCreateInfo vci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
@@ -467,6 +516,54 @@ void Context::submit_and_wait(const char* what) {
   check(vkQueueSubmit(queue_, 1, &si, fence_), std::string("vkQueueSubmit (") + what + ")");
   check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX),
         std::string("waiting for ") + what);
+}
+
+void Context::fill(const Buffer& dst, uint64_t bytes, uint32_t word) {
+  begin(cmd_);
+  full_barrier(cmd_);
+  vkCmdFillBuffer(cmd_, dst.get(), 0, bytes, word);
+  full_barrier(cmd_);
+  submit_and_wait("a buffer fill");
+}
+
+double Context::copy(const Buffer& src, const Buffer& dst, uint64_t bytes) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  begin(cmd_);
+  full_barrier(cmd_);
+  vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  const VkBufferCopy region{0, 0, bytes};
+  vkCmdCopyBuffer(cmd_, src.get(), dst.get(), 1, &region);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+  full_barrier(cmd_);
+  submit_and_wait("a copy");
+  return elapsed_ns();
+}
+
+void Context::copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& b_src,
+                        const Buffer& b_dst, uint64_t bytes) {
+  if (!transfer_queue_) throw BackendError("copy_pair: the device has no transfer queue");
+  const VkBufferCopy region{0, 0, bytes};
+  VkCommandBuffer cmds[2] = {cmd_, transfer_cmd_};
+  const Buffer* src[2] = {&a_src, &b_src};
+  const Buffer* dst[2] = {&a_dst, &b_dst};
+  for (int i = 0; i < 2; ++i) {
+    begin(cmds[i]);
+    full_barrier(cmds[i]);
+    vkCmdCopyBuffer(cmds[i], src[i]->get(), dst[i]->get(), 1, &region);
+    full_barrier(cmds[i]);
+    check(vkEndCommandBuffer(cmds[i]), "vkEndCommandBuffer");
+  }
+  VkFence fences[2] = {fence_, transfer_fence_};
+  VkQueue queues[2] = {queue_, transfer_queue_};
+  check(vkResetFences(device_, 2, fences), "vkResetFences");
+  for (int i = 0; i < 2; ++i) {
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmds[i];
+    check(vkQueueSubmit(queues[i], 1, &si, fences[i]), "vkQueueSubmit (a copy pair)");
+  }
+  check(vkWaitForFences(device_, 2, fences, VK_TRUE, UINT64_MAX), "waiting for a copy pair");
 }
 
 void Context::upload(const Buffer& dst, const void* data, uint64_t bytes) {
@@ -546,9 +643,7 @@ std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
   return p;
 }
 
-double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
-                         uint32_t push_bytes, uint32_t groups) {
-  if (!timestamps_) throw BackendError(facts_.timing().reason);
+VkDescriptorSet Context::descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings) {
   if (bindings.size() != p.bindings.size())
     throw BackendError("dispatch: " + std::to_string(bindings.size()) + " bindings given, the " +
                        "pipeline has " + std::to_string(p.bindings.size()));
@@ -580,7 +675,13 @@ double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings
     }
   }
   vkUpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  return set;
+}
 
+double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
+                         uint32_t push_bytes, uint32_t groups) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  const VkDescriptorSet set = descriptor_set(p, bindings);
   begin(cmd_);
   full_barrier(cmd_);
   vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
@@ -593,7 +694,59 @@ double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings
   vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
   full_barrier(cmd_);
   submit_and_wait("a dispatch");
+  return elapsed_ns();
+}
 
+Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
+                                             const std::vector<Binding>& bindings, uint32_t groups,
+                                             int count) {
+  if (!timestamps_) throw BackendError(facts_.timing().reason);
+  if (count < 1) throw BackendError("dispatch_batch: no dispatches");
+  using Clock = std::chrono::steady_clock;
+  auto ns = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::nano>(b - a).count();
+  };
+  const VkDescriptorSet set = descriptor_set(p, bindings);
+  BatchTiming t;
+  const auto t0 = Clock::now();
+  begin(cmd_);
+  full_barrier(cmd_);
+  vkCmdResetQueryPool(cmd_, timestamps_, 0, 2);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, timestamps_, 0);
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0)
+      vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    if (i == count - 1 && count > 1)
+      vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+    vkCmdDispatch(cmd_, groups, 1, 1);
+  }
+  if (count == 1) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps_, 1);
+  full_barrier(cmd_);
+  check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  const auto t1 = Clock::now();
+  const VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
+  const auto t2 = Clock::now();
+  check(r, "vkQueueSubmit (a dispatch batch)");
+  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for a dispatch batch");
+  const auto t3 = Clock::now();
+  t.record_ns = ns(t0, t1);
+  t.submit_ns = ns(t1, t2);
+  t.round_trip_ns = ns(t1, t3);
+  t.gpu_ns = elapsed_ns();
+  return t;
+}
+
+double Context::elapsed_ns() {
   uint64_t ticks[2] = {0, 0};
   check(vkGetQueryPoolResults(device_, timestamps_, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),

@@ -40,6 +40,9 @@ struct Facts {
   VkPhysicalDeviceMemoryProperties memory{};
   std::optional<uint32_t> compute_queue_family;  // the first family with compute
   uint32_t timestamp_valid_bits = 0;             // of that family
+  // The first family with TRANSFER but neither GRAPHICS nor COMPUTE (a copy engine's queue),
+  // where the device has one; the context opens one queue there for copies beside the first.
+  std::optional<uint32_t> transfer_queue_family;
   bool shader_clock = false;             // VK_KHR_shader_clock with shaderSubgroupClock, and used
   std::string shader_clock_note;         // why a clock the device offers is not used
   std::optional<uint32_t> sm_count;      // VK_NV_shader_sm_builtins
@@ -83,7 +86,8 @@ class Buffer {
   void reset();
   VkBuffer get() const { return buffer_; }
   uint64_t size() const { return size_; }
-  void* mapped() const { return mapped_; }  // host-visible buffers only
+  void* mapped() const { return mapped_; }                       // host-visible buffers only
+  VkMemoryPropertyFlags memory_flags() const { return flags_; }  // of the memory type chosen
   explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
 
  private:
@@ -94,6 +98,7 @@ class Buffer {
   VkBufferView view_ = VK_NULL_HANDLE;  // R32_UINT view, for uniform texel buffers
   uint64_t size_ = 0;
   void* mapped_ = nullptr;
+  VkMemoryPropertyFlags flags_ = 0;
   friend struct Binding;
 };
 
@@ -131,10 +136,14 @@ class Context {
   const Facts& facts() const { return facts_; }
   VkDevice device() const { return device_; }
 
-  enum class Memory { device, host };  // device-local, or host-visible and coherent
+  // device-local; host-visible and coherent; host-visible and coherent, and also
+  // HOST_CACHED where a type offers it (for the host to read from).
+  enum class Memory { device, host, host_cached };
   // usage: VK_BUFFER_USAGE_* bits; transfer src/dst are always added. texel: also make an
-  // R32_UINT view for a uniform texel buffer.
-  Buffer buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel = false);
+  // R32_UINT view for a uniform texel buffer. both_queues: usable by the transfer queue too
+  // (VK_SHARING_MODE_CONCURRENT over both families, where there is a transfer queue).
+  Buffer buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel = false,
+                bool both_queues = false);
   // Through a host-visible staging buffer and a copy on the queue.
   void upload(const Buffer& dst, const void* data, uint64_t bytes);
   void download(const Buffer& src, void* data, uint64_t bytes);
@@ -143,6 +152,30 @@ class Context {
   std::unique_ptr<Pipeline> pipeline(const std::string& shader,
                                      const std::vector<VkDescriptorType>& bindings,
                                      uint32_t push_bytes, const std::vector<uint32_t>& spec = {});
+  // Sets a buffer's first `bytes` bytes (a multiple of 4) to `word`; waits.
+  void fill(const Buffer& dst, uint64_t bytes, uint32_t word);
+  // Records, submits and waits for one vkCmdCopyBuffer of `bytes` bytes on the compute queue;
+  // returns the nanoseconds between the timestamps written before and after it.
+  double copy(const Buffer& src, const Buffer& dst, uint64_t bytes);
+  bool has_transfer_queue() const { return transfer_queue_ != VK_NULL_HANDLE; }
+  // Two copies at once: a on the compute queue, b on the transfer queue (needs one), each in
+  // its own command buffer, submitted one after the other; returns when both fences signal.
+  // Not timed here: timestamps of two queues share no timeline to subtract.
+  void copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& b_src, const Buffer& b_dst,
+                 uint64_t bytes);
+
+  // `count` (>= 1) dispatches of `groups` workgroups each, in one command buffer, each after
+  // a barrier on the one before (in order, as kernels on one stream); recorded, submitted
+  // once and waited for. Host clock: record_ns the recording, submit_ns the vkQueueSubmit
+  // call, round_trip_ns from before vkQueueSubmit until the fence wait returned. gpu_ns:
+  // between timestamps written before the first dispatch and after the last (count 1: the
+  // dispatch's own span) or after the last but one (count > 1: first start to last start).
+  struct BatchTiming {
+    double record_ns = 0, submit_ns = 0, round_trip_ns = 0, gpu_ns = 0;
+  };
+  BatchTiming dispatch_batch(const Pipeline& p, const std::vector<Binding>& bindings,
+                             uint32_t groups, int count);
+
   // Records, submits and waits for one dispatch; returns the nanoseconds between the
   // timestamps written before and after it.
   double dispatch(const Pipeline& p, const std::vector<Binding>& bindings, const void* push,
@@ -150,6 +183,8 @@ class Context {
 
  private:
   void submit_and_wait(const char* what);
+  double elapsed_ns();  // between timestamps 0 and 1 of the last submission
+  VkDescriptorSet descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings);
 
   std::shared_ptr<Instance> instance_;
   VkPhysicalDevice physical_;
@@ -160,6 +195,11 @@ class Context {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool timestamps_ = VK_NULL_HANDLE;
+  // The transfer queue's own (null without a transfer family).
+  VkQueue transfer_queue_ = VK_NULL_HANDLE;
+  VkCommandPool transfer_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer transfer_cmd_ = VK_NULL_HANDLE;
+  VkFence transfer_fence_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
 };
 

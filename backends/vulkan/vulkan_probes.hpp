@@ -10,6 +10,7 @@
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/frontend.hpp"
 #include "vulkan_context.hpp"
 
 namespace gd::vulkan {
@@ -18,6 +19,7 @@ namespace gd::vulkan {
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceInfo& info);
+std::unique_ptr<FrontendKernels> make_frontend_kernels(Context& ctx, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(Context& ctx, const DeviceInfo& info);

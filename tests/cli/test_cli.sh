@@ -163,7 +163,9 @@ fi
 # Where the Vulkan backend is built: it lists its devices as vulkan:N, refuses an unknown
 # one with exit 2, and measures on vulkan:0 (a small latency + bandwidth + compute run): the
 # compute figures in ops/s with no per-clock figure (no clock there), what has no GLSL
-# version unsupported with the reason. GD_REQUIRE_VULKAN=1
+# version unsupported with the reason, the host link measured one direction at a time (both
+# at once unsupported without a transfer queue), and the front end's launch latency and rate
+# (its other parts unsupported with the reason). GD_REQUIRE_VULKAN=1
 # (CI) makes a build without it, or no device, a failure instead of a skip.
 gd --version
 if grep -qE '^backends: .*vulkan' "$tmp/out"; then
@@ -176,11 +178,13 @@ if grep -qE '^backends: .*vulkan' "$tmp/out"; then
     # The chase to 8 MiB with 5 repeats: lavapipe's loop costs ~7 ns a hop, which hides its
     # L1 and L2 from each other, and to 1 MiB with 3 repeats a CI machine (2026-11-23) found
     # no level at all; past 2 MiB memory (~150 ns) stands clear of any noise (~2.5 s).
-    check "run latency bandwidth compute on vulkan:0: exit 0" 0 "wrote:" -- \
-      run latency bandwidth compute --device vulkan:0 --path global,shared --max-footprint 8M \
-      --repeats 5 --hops 4096 --option bandwidth.quick=1 --option bandwidth.max_footprint=2M \
-      --option bandwidth.budget=4 --option compute.ops=fp32.fma,int32.add,sfu.rsqrt \
-      --option compute.ms=0.2 --out-dir "$vk_dir" --no-html
+    check "run latency bandwidth compute frontend on vulkan:0: exit 0" 0 "wrote:" -- \
+      run latency bandwidth compute frontend --device vulkan:0 --path global,shared \
+      --max-footprint 8M --repeats 5 --hops 4096 --option bandwidth.quick=1 \
+      --option bandwidth.max_footprint=2M --option bandwidth.budget=4 \
+      --option compute.ops=fp32.fma,int32.add,sfu.rsqrt --option compute.ms=0.2 \
+      --option frontend.launches=20 --option frontend.rate_kernels=200 --out-dir "$vk_dir" \
+      --no-html
     vk_json=$(ls "$vk_dir"/*.json 2>/dev/null | head -1)
     if [[ -n $vk_json ]] && python3 - "$vk_json" <<'PY'
 import json, sys
@@ -207,6 +211,34 @@ for op in ("fp32.fma", "int32.add"):
 r = ops.get("sfu.rsqrt", {})
 if r.get("status") != "unsupported" or not r.get("reason"):
     bad.append("compute sfu.rsqrt: want unsupported with a reason, got %r" % r)
+# The host link: one direction at a time measured (checked points, positive GB/s, a note on
+# what was timed); both at once needs a dedicated transfer queue, which lavapipe lacks.
+host = p["bandwidth"].get("host", {})
+for name in ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"):
+    c = host.get(name, {})
+    pts = [q for q in c.get("points", []) if q.get("status") == "ok"]
+    if c.get("status") != "ok" or not c.get("note") or not pts or \
+            not all(q["gbps"]["median"] > 0 for q in pts) or \
+            any(q.get("status") == "error" for q in c.get("points", [])):
+        bad.append("bandwidth host %s: want ok, checked points with positive GB/s and a note, "
+                   "got %r" % (name, c))
+for name in ("both_pinned", "both_pageable"):
+    c = host.get(name, {})
+    if c.get("status") == "unsupported" and "transfer queue" not in c.get("reason", ""):
+        bad.append("bandwidth host %s: unsupported without the transfer-queue reason" % name)
+    elif c.get("status") not in ("ok", "unsupported"):
+        bad.append("bandwidth host %s: status %r" % (name, c.get("status")))
+# The front end: launch latency and the plain rate measured, the rest unsupported.
+fe = p["frontend"]
+la = fe.get("launch", {})
+if fe["status"] != "ok" or la.get("status", {}).get("status") != "ok" or \
+        not la.get("round_trip_us", {}).get("median", 0) > 0 or \
+        not la.get("rates", {}).get("plain", {}).get("kernels_per_s", {}).get("median", 0) > 0:
+    bad.append("frontend: want ok with a launch round trip and a plain rate, got %r" % fe)
+for part in ("icache", "dispatch", "occupancy"):
+    st = fe.get(part, {}).get("status", {})
+    if st.get("status") != "unsupported" or not st.get("reason"):
+        bad.append("frontend %s: want unsupported with a reason, got %r" % (part, st))
 for f in j.get("figures", []):
     if f["id"].startswith("bandwidth.") and f["status"] == "ok" and not f["value"]["median"] > 0:
         bad.append("figure %s is not positive" % f["id"])
@@ -214,9 +246,9 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
     then
-      ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock)"
+      ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock), host link and launches measured"
     else
-      not_ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock)" \
+      not_ok "vulkan:0 run: JSON names the backend, global levels found, compute measured (ops/s, no per-clock), host link and launches measured" \
         "json: ${vk_json:-none written}"
     fi
   elif [[ ${GD_REQUIRE_VULKAN:-0} == 1 ]]; then

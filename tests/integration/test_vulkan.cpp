@@ -137,7 +137,7 @@ TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (const char* want :
        {"atomics_global_add", "atomics_global_cas", "atomics_shared_add", "atomics_shared_cas",
-        "atomics_pingpong_global", "atomics_pingpong_shared"})
+        "atomics_pingpong_global", "atomics_pingpong_shared", "frontend_empty"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   // The compute probe's modules: one per op and ILP (cmake/vulkan.cmake).
   for (const char* op :
@@ -438,12 +438,108 @@ TEST(VulkanBandwidth, WhatVulkanCannotDoIsUnsupportedWithAReason) {
     EXPECT_FALSE(s.reason.empty()) << gd::to_string(load);
   }
   EXPECT_FALSE(k->supports_scaling().ok);
-  EXPECT_FALSE(k->supports_host(true).ok);
-  EXPECT_FALSE(k->supports_host(true).reason.empty());
   gd::StreamRequest r;
   r.blocks = 1;
   r.buffer_bytes = 1 << 16;
   EXPECT_THROW(k->stream(r), gd::BackendError);
+}
+
+// Host-link transfers, one direction at a time, pinned (mapped host-visible staging, timed by
+// timestamps) and pageable (ordinary memory memcpy'd through it, host clock): every transfer
+// checked (check_error empty), a positive rate below 10 TB/s, the note saying what was timed.
+// Sizes go up then down again so buffers are reused and grown.
+TEST(VulkanBandwidth, HostTransfersAreCheckedAndPositive) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  for (bool pinned : {true, false}) {
+    ASSERT_TRUE(k->supports_host(pinned).ok) << k->supports_host(pinned).reason;
+    for (gd::HostDir d : {gd::HostDir::to_device, gd::HostDir::to_host}) {
+      ASSERT_TRUE(k->supports_host(d, pinned).ok) << k->supports_host(d, pinned).reason;
+      for (uint64_t bytes : {uint64_t(4096), uint64_t(1) << 20, uint64_t(65536)}) {
+        const std::string what =
+            gd::to_string(d) + (pinned ? " pinned " : " pageable ") + std::to_string(bytes);
+        gd::HostRequest r;
+        r.dir = d;
+        r.pinned = pinned;
+        r.bytes = bytes;
+        r.repeats = 3;
+        const gd::HostTiming t = k->host(r);
+        EXPECT_TRUE(t.check_error.empty()) << what << ": " << t.check_error;
+        ASSERT_EQ(t.seconds.size(), 3u) << what;
+        for (double sec : t.seconds) {
+          EXPECT_GT(sec, 0.0) << what;
+          EXPECT_LT(double(bytes) / sec / 1e9, 10000.0) << what;
+        }
+        EXPECT_NE(t.note.find(pinned ? "timestamps" : "memcpy"), std::string::npos)
+            << what << ": " << t.note;
+      }
+    }
+  }
+}
+
+// Both directions at once need a dedicated transfer queue family; lavapipe has one family,
+// so there `both` is unsupported with the reason and host() refuses it. Where a device has
+// one, both copies are made and checked. Bad sizes are refused.
+TEST(VulkanBandwidth, HostBothNeedsATransferQueue) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  for (bool pinned : {true, false}) {
+    gd::HostRequest r;
+    r.dir = gd::HostDir::both;
+    r.pinned = pinned;
+    r.bytes = 1 << 16;
+    r.repeats = 2;
+    const gd::Support s = k->supports_host(gd::HostDir::both, pinned);
+    if (!s.ok) {
+      EXPECT_NE(s.reason.find("transfer queue"), std::string::npos) << s.reason;
+      EXPECT_THROW(k->host(r), gd::BackendError);
+      continue;
+    }
+    const gd::HostTiming t = k->host(r);
+    EXPECT_TRUE(t.check_error.empty()) << t.check_error;
+    ASSERT_EQ(t.seconds.size(), 2u);
+    for (double sec : t.seconds) EXPECT_GT(sec, 0.0);
+  }
+  gd::HostRequest bad;
+  bad.bytes = 0;
+  EXPECT_THROW(k->host(bad), gd::BackendError);
+  bad.bytes = 4100;  // not a multiple of 16
+  EXPECT_THROW(k->host(bad), gd::BackendError);
+  bad.bytes = 4096;
+  bad.repeats = 0;
+  EXPECT_THROW(k->host(bad), gd::BackendError);
+}
+
+// The probe's host part on the real backend: every curve of one direction has checked points
+// with positive GB/s and a note saying what was timed; `both` is measured or unsupported with
+// a reason; the 4 KiB pinned host->device time is the host latency.
+TEST(VulkanBandwidth, ProbeHostPartRuns) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  const auto opt =
+      gd::parse_bandwidth_options({{"parts", "host"}, {"host_max", "64K"}, {"repeats", "2"}});
+  gd::BandwidthProbeResult out;
+  gd::run_bandwidth(*dev, opt, progress, stop, out);
+  ASSERT_EQ(out.host.size(), 6u);
+  for (const auto& [name, curve] : out.host) {
+    if (name.rfind("both", 0) == 0 && curve.status.status == "unsupported") {
+      EXPECT_FALSE(curve.status.reason.empty()) << name;
+      continue;
+    }
+    EXPECT_EQ(curve.status.status, "ok") << name << ": " << curve.status.reason;
+    EXPECT_FALSE(curve.note.empty()) << name;
+    ASSERT_EQ(curve.points.size(), 3u) << name;  // 4, 16 and 64 KiB
+    for (const auto& p : curve.points) {
+      EXPECT_EQ(p.status, "ok") << name << " " << p.x << ": " << p.reason;
+      ASSERT_TRUE(p.gbps) << name << " " << p.x;
+      EXPECT_GT(p.gbps->median, 0.0) << name << " " << p.x;
+    }
+  }
+  ASSERT_TRUE(out.host_latency_us);
+  EXPECT_GT(out.host_latency_us->median, 0.0);
 }
 
 // ---- compute ----
@@ -579,14 +675,85 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
 }
 
 // Probes without Vulkan kernels say so, with the reason, and measure nothing.
-TEST(VulkanProbe, ProbesWithoutKernelsAreUnsupported) {
+// ---- frontend ----
+
+// The subset of the front end Vulkan has: launch latency (per vkQueueSubmit of one empty
+// dispatch: the call, the round trip to the fence, the dispatch's own GPU span; no start
+// time) and the back-to-back rate (dispatches in one command buffer, host clock and
+// timestamps). Every dispatch is counted by the device. The rest is refused with a reason.
+TEST(VulkanFrontend, LaunchLatencyAndRateAreMeasured) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::FrontendKernels>();
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->language(), "vulkan");
+  for (const char* part : {"launch", "rate.plain"})
+    EXPECT_TRUE(k->supports(part).ok) << part << ": " << k->supports(part).reason;
+  for (const char* part :
+       {"icache", "partitions", "rate.streams", "rate.graph", "dispatch", "occupancy"}) {
+    EXPECT_FALSE(k->supports(part).ok) << part;
+    EXPECT_FALSE(k->supports(part).reason.empty()) << part;
+  }
+  const gd::LaunchTiming l = k->launch_latency(20);
+  ASSERT_EQ(l.samples.size(), 20u);
+  EXPECT_FALSE(l.start_source.empty());
+  for (const auto& s : l.samples) {
+    EXPECT_GT(s.api_ns, 0.0);
+    EXPECT_GE(s.round_trip_ns, s.api_ns);
+    EXPECT_GE(s.kernel_ns, 0.0);
+    // The GPU's span of the dispatch lies inside the host's wait for it.
+    EXPECT_LE(s.kernel_ns, s.round_trip_ns);
+    EXPECT_EQ(s.start_ns, 0.0);  // not measured: no host-synced GPU clock
+  }
+  const gd::RateTiming r = k->launch_rate("plain", 300, 4);
+  EXPECT_EQ(r.kernels, 300);
+  EXPECT_GT(r.host_ns, 0.0);
+  ASSERT_TRUE(r.gpu_span_ns);
+  EXPECT_GT(*r.gpu_span_ns, 0.0);
+  EXPECT_LE(*r.gpu_span_ns, r.host_ns);  // first to last start, inside the host's time
+  EXPECT_THROW(k->launch_rate("streams", 10, 4), gd::BackendError);
+  EXPECT_THROW(k->launch_rate("plain", 1, 4), gd::BackendError);
+  EXPECT_THROW(k->launch_latency(0), gd::BackendError);
+  EXPECT_THROW(k->dispatch(8, 64), gd::BackendError);
+  EXPECT_THROW(k->occupancy(gd::OccupancyRequest{}), gd::BackendError);
+  EXPECT_THROW(k->icache(gd::IcacheRun{}), gd::BackendError);
+}
+
+// The probe on Vulkan: ok, launch and the plain rate measured, the rest unsupported with the
+// reason, the launch API and the note saying what a launch is here.
+TEST(VulkanFrontend, ProbeRunsTheSubset) {
   GD_REQUIRE_DEVICE(dev);
   gd::NullProgress progress;
   std::atomic<bool> stop{false};
-  gd::FrontendProbeResult frontend;
-  gd::run_frontend(*dev, gd::FrontendOptions{}, progress, stop, frontend);
-  EXPECT_EQ(frontend.status.status, "unsupported");
-  EXPECT_FALSE(frontend.status.reason.empty());
+  gd::FrontendOptions opt;
+  opt.launches = 20;
+  opt.rate_kernels = 200;
+  opt.repeats = 3;
+  gd::FrontendProbeResult out;
+  gd::run_frontend(*dev, opt, progress, stop, out);
+  EXPECT_EQ(out.status.status, "ok") << out.status.reason;
+  EXPECT_EQ(out.language, "vulkan");
+  EXPECT_NE(out.launch_api.find("vkQueueSubmit"), std::string::npos) << out.launch_api;
+  EXPECT_NE(out.note.find("vkQueueSubmit"), std::string::npos) << out.note;
+  EXPECT_EQ(out.launch_status.status, "ok") << out.launch_status.reason;
+  ASSERT_TRUE(out.launch_round_trip_us);
+  EXPECT_GT(out.launch_round_trip_us->median, 0.0);
+  ASSERT_TRUE(out.launch_api_us);
+  EXPECT_GT(out.launch_api_us->median, 0.0);
+  EXPECT_FALSE(out.launch_start_us);  // no host-synced GPU clock
+  EXPECT_EQ(out.rate_status["plain"].status, "ok") << out.rate_status["plain"].reason;
+  ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
+  EXPECT_GT(out.rate_kernels_per_s["plain"].median, 0.0);
+  ASSERT_TRUE(out.rate_gpu_kernels_per_s.count("plain"));
+  EXPECT_GT(out.rate_gpu_kernels_per_s["plain"], 0.0);
+  for (const char* mode : {"streams", "graph"}) {
+    EXPECT_EQ(out.rate_status[mode].status, "unsupported") << mode;
+    EXPECT_FALSE(out.rate_status[mode].reason.empty()) << mode;
+  }
+  for (const gd::Status* s :
+       {&out.icache_status, &out.partitions_status, &out.dispatch_status, &out.occupancy_status}) {
+    EXPECT_EQ(s->status, "unsupported");
+    EXPECT_FALSE(s->reason.empty());
+  }
 }
 
 }  // namespace

@@ -195,6 +195,7 @@ struct HostRequest {
 struct HostTiming {
   std::vector<double> seconds;  // per repeat: the whole transfer (both, for `both`)
   std::string check_error;
+  std::string note;  // what was timed, where a backend says so (becomes the curve's note)
 };
 
 // What a backend offers the bandwidth probe. A backend without it returns nullptr from
@@ -219,6 +220,8 @@ class BandwidthKernels : public KernelSet {
   }
   virtual ConstantTiming constant(int) { throw BackendError("no constant kernel"); }
   virtual Support supports_host(bool pinned) const = 0;
+  // One direction of it (`both` needs two copies at once, which a backend may not have).
+  virtual Support supports_host(HostDir, bool pinned) const { return supports_host(pinned); }
   virtual HostTiming host(const HostRequest& r) = 0;
   // The SASS/ISA instruction a kernel times, e.g. "LDG.E.128", where the backend can read
   // its own code. kind: "read.cached", "write", "write.streaming", "copy.l2_only.streaming",

@@ -213,7 +213,7 @@ class FrontendKernels : public KernelSet {
  public:
   static constexpr const char* kProbe = "frontend";
   virtual ~FrontendKernels() = default;
-  virtual std::string language() const = 0;  // "cuda" | "opencl"
+  virtual std::string language() const = 0;  // "cuda" | "opencl" | "vulkan"
   // Which parts this backend measures: "icache", "partitions", "launch", "rate.plain",
   // "rate.streams", "rate.graph", "dispatch", "occupancy".
   virtual Support supports(const std::string& part) = 0;
