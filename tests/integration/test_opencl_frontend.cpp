@@ -21,11 +21,32 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   NullProgress progress;
   std::atomic<bool> stop{false};
   FrontendProbeResult out;
-  const FrontendOptions opt = parse_frontend_options(
-      {{"min_instructions", "64"}, {"max_instructions", "256"}, {"repeats", "2"},
-       {"launches", "20"}, {"rate_kernels", "50"}, {"region_instructions", "64"}},
-      probe_registry().find("frontend")->options());
-  run_frontend(*dev, opt, progress, stop, out);
+  const FrontendOptions opt = parse_frontend_options({{"min_instructions", "64"},
+                                                      {"max_instructions", "256"},
+                                                      {"repeats", "2"},
+                                                      {"launches", "20"},
+                                                      {"rate_kernels", "50"},
+                                                      {"region_instructions", "64"}},
+                                                     probe_registry().find("frontend")->options());
+  // Two repeats per point on a shared 2-core machine: a preempted point can leave the level
+  // finder nothing (seen once in a full ctest -j2 run). Up to three runs; the assertions
+  // below judge the last, and a failure lists every run.
+  std::string runs;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    out = FrontendProbeResult{};
+    run_frontend(*dev, opt, progress, stop, out);
+    bool points_ok = !out.icache.empty();
+    runs += "run " + std::to_string(attempt) + ": " + out.status.status + ", " +
+            std::to_string(out.icache_levels.size()) + " icache levels, IPC";
+    for (const auto& p : out.icache) {
+      points_ok = points_ok && p.status == "ok" && p.ipc && p.ipc->median > 0;
+      runs += ' ';
+      runs += p.ipc ? std::to_string(p.ipc->median) : p.status;
+    }
+    runs += "\n";
+    if (out.status.ok() && points_ok && !out.icache_levels.empty()) break;
+  }
+  SCOPED_TRACE(runs);
   ASSERT_TRUE(dev->kernels<FrontendKernels>());
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_EQ(out.language, "opencl");
