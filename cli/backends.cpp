@@ -131,7 +131,7 @@ std::unique_ptr<Device> open_device(const std::string& id) {
 #ifdef GD_HAVE_VULKAN
     const Listing l = list_devices();
     for (const auto& d : l.devices)
-      if (d.id == id) return vulkan::open(std::stoi(m[1]));
+      if (d.id == id) return vulkan::open(std::stoi(m[1]), borrow_facts(d, l.devices));
     throw UsageError("unknown device '" + id + "'; valid devices: " + valid_ids(l));
 #else
     throw UsageError("this gpudissect was built without the Vulkan backend");

@@ -36,6 +36,7 @@ class Instance {
 // What the API says about one physical device, read once; `list` and the device share it.
 struct Facts {
   int index = 0;
+  std::string uuid;  // VkPhysicalDeviceIDProperties::deviceUUID, 32 hex digits
   VkPhysicalDeviceProperties props{};
   VkPhysicalDeviceMemoryProperties memory{};
   std::optional<uint32_t> compute_queue_family;  // the first family with compute

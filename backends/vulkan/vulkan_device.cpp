@@ -71,9 +71,17 @@ constexpr uint64_t kMaxHopsPerDispatch = 1ull << 20;
 
 class VulkanDevice final : public Device {
  public:
-  VulkanDevice(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts)
+  VulkanDevice(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts,
+               const BorrowedFacts& borrowed)
       : facts_(facts), ctx_(std::move(instance), pd, facts) {
     fill_info();
+    // Vulkan reports no L2 size; where another API sees the same GPU (the same UUID), its L2
+    // size names the levels as that API's run does (L2 near / far on Hopper), and says where
+    // it came from.
+    if (borrowed.l2_bytes) {
+      info_.l2_bytes = borrowed.l2_bytes;
+      info_.extra["l2_bytes"] = borrowed.source;
+    }
     result_ =
         ctx_.buffer(sizeof(ChaseResult), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::host);
   }
@@ -320,6 +328,7 @@ class VulkanDevice final : public Device {
     info_.driver_version =
         f.driver_info.empty() ? std::to_string(f.props.driverVersion) : f.driver_info;
     info_.toolkit_version = "Vulkan loader " + loader_version();
+    if (!f.uuid.empty()) info_.extra["uuid"] = f.uuid;
     info_.extra["device_type"] = f.device_type();
     info_.extra["driver_name"] = f.driver_name;
     info_.extra["compute_units"] = f.sm_count ? "VK_NV_shader_sm_builtins shaderSMCount"
@@ -376,6 +385,7 @@ std::vector<DeviceEntry> enumerate(std::string* why) {
       e.id = f.id();
       e.name = f.props.deviceName;
       e.summary = f.summary();
+      e.uuid = f.uuid;
       for (MemPath p : all_mem_paths()) e.paths.emplace_back(p, f.supports(p));
       out.push_back(std::move(e));
     }
@@ -385,14 +395,14 @@ std::vector<DeviceEntry> enumerate(std::string* why) {
   return out;
 }
 
-std::unique_ptr<Device> open(int index) {
+std::unique_ptr<Device> open(int index, const BorrowedFacts& borrowed) {
   const auto instance = Instance::create();
   const auto devices = instance->physical_devices();
   if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
     throw BackendError("no Vulkan device " + std::to_string(index) + " (" +
                        std::to_string(devices.size()) + " devices)");
   const Facts f = query_facts(devices[index], index);
-  return std::make_unique<VulkanDevice>(instance, devices[index], f);
+  return std::make_unique<VulkanDevice>(instance, devices[index], f, borrowed);
 }
 
 }  // namespace gd::vulkan

@@ -38,4 +38,16 @@ const std::vector<MemPath>& all_mem_paths() {
   return all;
 }
 
+BorrowedFacts borrow_facts(const DeviceEntry& target, const std::vector<DeviceEntry>& all) {
+  BorrowedFacts b;
+  if (target.uuid.empty() || target.l2_bytes) return b;
+  for (const DeviceEntry& e : all)
+    if (e.id != target.id && e.uuid == target.uuid && e.l2_bytes) {
+      b.l2_bytes = e.l2_bytes;
+      b.source = "L2 size of " + e.id + " (the same UUID)";
+      break;
+    }
+  return b;
+}
+
 }  // namespace gd

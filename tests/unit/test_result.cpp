@@ -436,3 +436,30 @@ TEST(MemPathNames, UnknownNameIsNullopt) {
   for (const char* bad : {"dram", "", "Global", "global ", "l3", "unknown"})
     EXPECT_FALSE(gd::parse_mem_path(bad).has_value()) << "'" << bad << "'";
 }
+
+// Vulkan reports no L2 size; the CUDA view of the same GPU (the same UUID) lends its own.
+TEST(BorrowFacts, L2SizeFromTheEntryWithTheSameUuid) {
+  gd::DeviceEntry cuda0, cuda1, vk0, vk1, cl;
+  cuda0.id = "cuda:0";
+  cuda0.uuid = "8c9d0e1f00112233445566778899aabb";
+  cuda0.l2_bytes = 62914560;
+  cuda1.id = "cuda:1";
+  cuda1.uuid = "00000000000000000000000000000001";
+  cuda1.l2_bytes = 52428800;
+  vk0.id = "vulkan:0";
+  vk0.uuid = "00000000000000000000000000000001";  // the second CUDA GPU
+  vk1.id = "vulkan:1";
+  vk1.uuid = "ffffffffffffffffffffffffffffffff";  // lavapipe: no CUDA twin
+  cl.id = "opencl:0.0";                           // no UUID at all
+  const std::vector<gd::DeviceEntry> all = {cuda0, cuda1, vk0, vk1, cl};
+  const gd::BorrowedFacts b = gd::borrow_facts(vk0, all);
+  ASSERT_TRUE(b.l2_bytes);
+  EXPECT_EQ(*b.l2_bytes, 52428800u);
+  EXPECT_EQ(b.source, "L2 size of cuda:1 (the same UUID)");
+  EXPECT_FALSE(gd::borrow_facts(vk1, all).l2_bytes);
+  EXPECT_FALSE(gd::borrow_facts(cl, all).l2_bytes);
+  // An entry that knows its own L2 keeps it; one never matches itself.
+  EXPECT_FALSE(gd::borrow_facts(cuda0, all).l2_bytes);
+  gd::DeviceEntry twin = vk0;
+  EXPECT_FALSE(gd::borrow_facts(twin, {twin}).l2_bytes);
+}

@@ -143,6 +143,20 @@ struct DeviceEntry {
   std::string name;
   std::string summary;  // one line: what it supports
   std::vector<std::pair<MemPath, Support>> paths;
+  // The device's UUID as 32 lower-case hex digits, where the API gives one (CUDA's
+  // cudaDeviceProp::uuid, Vulkan's VkPhysicalDeviceIDProperties::deviceUUID: the same 16
+  // bytes for the same NVIDIA GPU), and the L2 size where the API reports it.
+  std::string uuid;
+  std::optional<uint64_t> l2_bytes;
 };
+
+// Facts one API does not report, taken from another API's view of the same GPU.
+struct BorrowedFacts {
+  std::optional<uint64_t> l2_bytes;
+  std::string source;  // "L2 size of cuda:0 (the same UUID)"
+};
+// What `target` lacks and another entry with the same UUID has (Vulkan reports no L2 size;
+// CUDA does, for the same GPU). Empty where no other entry matches.
+BorrowedFacts borrow_facts(const DeviceEntry& target, const std::vector<DeviceEntry>& all);
 
 }  // namespace gd
