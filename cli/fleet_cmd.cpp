@@ -165,6 +165,7 @@ struct FleetArgs {
   std::optional<double> rank_timeout;
   int ranks = 0;
   bool local = false, quiet = false;
+  bool no_links = false;
   std::vector<std::string> inject;
   std::string work_dir;
 };
@@ -228,6 +229,9 @@ class FleetCmd : public FleetCommand {
     cmd_->add_option("--work-dir", a_.work_dir,
                      "Folder for the ranks' results (default: a new folder in /tmp)");
     cmd_->add_flag("-q,--quiet", a_.quiet, "No progress lines");
+    cmd_->add_flag("--no-links", a_.no_links,
+                   "Do not run the links probe once per node (by the node's first rank, after "
+                   "every rank of the node has finished; links.quick=1 with the quick profile)");
     cmd_->add_option("--inject", a_.inject,
                      "TESTING ONLY: slow:RANK:FIGURE:FACTOR scales one figure of one rank, "
                      "fail:RANK gives that rank a device that does not exist, hang:RANK makes "
@@ -277,8 +281,57 @@ class FleetCmd : public FleetCommand {
   double rank_timeout() const {
     return a_.rank_timeout ? *a_.rank_timeout : (a_.profile == "full" ? 7200 : 300);
   }
-  // How long rank 0 waits for the reports, from its start.
-  double gather_deadline() const { return rank_timeout() + kKillGrace + 60; }
+  // How long the ranks of a node wait for each other before the node's links run.
+  double node_deadline() const { return rank_timeout() + kKillGrace + 30; }
+  // How long rank 0 waits for the reports, from its start: the measurement, then the node's
+  // links run (at most another rank timeout).
+  double gather_deadline() const {
+    return rank_timeout() + kKillGrace + 60 + (a_.no_links ? 0 : rank_timeout() + kKillGrace);
+  }
+
+  // The links probe once for this node, in a child with the rank timeout; never throws. Its
+  // figures are the links.* of the run; its status the probe's own (unsupported on a backend
+  // without links kernels, with the reason).
+  NodeLinks measure_links(const fs::path& dir, const std::string& device_id) const {
+    NodeLinks n;
+    n.device_id = device_id;
+    const auto t0 = Clock::now();
+    try {
+      fs::create_directories(dir);
+      const fs::path json = dir / "result.json";
+      fs::remove(json);
+      std::vector<std::string> argv = {exe_, "run", "links"};
+      if (!device_id.empty()) argv.insert(argv.end(), {"-d", device_id});
+      argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
+      if (a_.profile == "quick") argv.insert(argv.end(), {"--option", "links.quick=1"});
+      for (const auto& o : a_.options)
+        if (o.rfind("links.", 0) == 0) argv.insert(argv.end(), {"--option", o});
+      const ChildOutcome out = run_child(argv, dir / "run.log", rank_timeout(), false);
+      n.wall_seconds = since(t0);
+      if (fs::exists(json)) {
+        std::ifstream f(json);
+        const nlohmann::json r = nlohmann::json::parse(f);
+        const auto& probes = r.value("probes", nlohmann::json::object());
+        if (probes.contains("links")) {
+          n.status.status = probes.at("links").value("status", "error");
+          n.status.reason = probes.at("links").value("reason", "");
+        }
+        if (r.contains("figures"))
+          for (const Figure& fig : r.at("figures").get<std::vector<Figure>>())
+            if (fig.id.rfind("links.", 0) == 0) n.figures.push_back(fig);
+      }
+      if (out.timed_out)
+        n.status = {"timeout", "killed after the per-rank timeout of " +
+                                   std::to_string(static_cast<int>(rank_timeout())) + " s"};
+      else if (!fs::exists(json))
+        n.status = {"error", "gpudissect run links exited with status " + std::to_string(out.rc) +
+                                 ": " + last_error_line(dir / "run.log")};
+    } catch (const std::exception& e) {
+      n.status = {"error", e.what()};
+      n.wall_seconds = since(t0);
+    }
+    return n;
+  }
 
   void validate() {
     for (const auto& s : a_.inject) {
@@ -558,6 +611,11 @@ class FleetCmd : public FleetCommand {
       }
       ranks.push_back(std::move(r));
     }
+    // Every rank of this node is done: the node's links, once, on the first rank's GPU.
+    if (!a_.no_links && !ranks.empty() && !g_fleet_stop) {
+      if (!a_.quiet) std::cerr << "fleet: links of this node\n";
+      ranks[0].node_links = measure_links(dir / "links", pick_device(0));
+    }
     return conclude(std::move(ranks), "local");
   }
 
@@ -572,7 +630,6 @@ class FleetCmd : public FleetCommand {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
     if (rank == 0) {
       try {
         check_outputs();
@@ -594,6 +651,32 @@ class FleetCmd : public FleetCommand {
       std::cerr << "fleet: " << size << " MPI rank(s); per-rank timeout "
                 << static_cast<int>(rank_timeout()) << " s\n";
     FleetRank mine = measure(rank, local, dir);
+    // The node's links, once, by its first rank, when every rank of the node has measured
+    // (they would disturb each other's figures otherwise). A rank that never finishes (dead)
+    // leaves the barrier open: the node's links are skipped at the deadline, with the reason.
+    bool node_done = true;
+    if (!a_.no_links) {
+      MPI_Request barrier;
+      MPI_Ibarrier(node, &barrier);
+      int done = 0;
+      while (!done && since(t0) < node_deadline() && !g_fleet_stop) {
+        MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+        if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      node_done = done != 0;
+      if (local == 0) {
+        if (node_done && !g_fleet_stop) {
+          mine.node_links = measure_links(dir / "links", pick_device(0));
+        } else {
+          NodeLinks n;
+          n.status = {"skipped", g_fleet_stop ? "stopped by the user"
+                                              : "a rank of this node had not finished measuring "
+                                                "by the deadline"};
+          mine.node_links = n;
+        }
+      }
+    }
+    if (node_done) MPI_Comm_free(&node);  // an open barrier keeps it (the job ends in Abort)
     if (rank != 0) {
       const std::string payload = nlohmann::json(mine).dump();
       MPI_Request req;

@@ -1,5 +1,6 @@
 #include "fleet_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,11 +15,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -39,21 +49,31 @@ std::string gpu_name(const FleetRank& r) {
 
 const char* cell_class(CellMark m) {
   switch (m) {
-    case CellMark::outlier: return "out";
-    case CellMark::drift: return "drift";
-    case CellMark::better: return "better";
-    case CellMark::failed: return "fail";
-    case CellMark::near: return "near";
-    default: return "none";
+    case CellMark::outlier:
+      return "out";
+    case CellMark::drift:
+      return "drift";
+    case CellMark::better:
+      return "better";
+    case CellMark::failed:
+      return "fail";
+    case CellMark::near:
+      return "near";
+    default:
+      return "none";
   }
 }
 
 const char* verdict_class(GpuVerdict v) {
   switch (v) {
-    case GpuVerdict::failed: return "fail";
-    case GpuVerdict::outlier: return "out";
-    case GpuVerdict::regressed: return "drift";
-    default: return "near";
+    case GpuVerdict::failed:
+      return "fail";
+    case GpuVerdict::outlier:
+      return "out";
+    case GpuVerdict::regressed:
+      return "drift";
+    default:
+      return "near";
   }
 }
 
@@ -63,8 +83,8 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
   int measured = 0;
   for (const auto& r : rep.ranks) measured += r.status.ok();
   os << "fleet: " << rep.ranks.size() << " rank(s), " << measured << " measured, "
-     << rep.unhealthy() << " unhealthy (robust z > " << num(rep.options.threshold, 3)
-     << " and > " << num(100 * rep.options.min_deviation, 3) << "% from the median of the others"
+     << rep.unhealthy() << " unhealthy (robust z > " << num(rep.options.threshold, 3) << " and > "
+     << num(100 * rep.options.min_deviation, 3) << "% from the median of the others"
      << (rep.options.baseline_tolerance
              ? ", or beyond " + num(100 * *rep.options.baseline_tolerance, 3) + "% of the baseline"
              : std::string())
@@ -80,6 +100,15 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
     if (!r.note.empty()) os << "      note: " << r.note << "\n";
   }
   for (const auto& n : rep.notes) os << "(" << n << ")\n";
+  // Links per node: the figures every node measured once, with every GPU of the node.
+  for (const FleetNode& n : rep.nodes) {
+    os << "  links on " << n.host << " (rank " << n.rank << "): " << n.links.status.status;
+    if (!n.links.status.reason.empty()) os << ": " << n.links.status.reason;
+    os << "\n";
+    for (const Figure& f : n.links.figures)
+      if (f.value && f.status.ok())
+        os << "      " << f.id << "  " << num(f.value->median) << " " << f.unit << "\n";
+  }
 }
 
 std::string fleet_html(const FleetReport& rep, const std::string& title) {
@@ -96,14 +125,13 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
   h << "<h1>" << esc(title) << "</h1>\n";
   int measured = 0;
   for (const auto& r : rep.ranks) measured += r.status.ok();
-  h << "<p>" << rep.ranks.size() << " rank(s), " << measured << " measured, <b>"
-    << rep.unhealthy() << " unhealthy</b> (exit status " << rep.exit_code() << ").</p>\n";
+  h << "<p>" << rep.ranks.size() << " rank(s), " << measured << " measured, <b>" << rep.unhealthy()
+    << " unhealthy</b> (exit status " << rep.exit_code() << ").</p>\n";
   h << "<p><small>Each cell is compared with the median of the <i>other</i> GPUs' values; "
        "robust z = (value &minus; median) / max(1.4826&times;MAD, "
     << num(100 * rep.options.noise_floor, 3)
     << "% of the median). A figure worse than the median by more than z "
-    << num(rep.options.threshold, 3) << " and more than "
-    << num(100 * rep.options.min_deviation, 3)
+    << num(rep.options.threshold, 3) << " and more than " << num(100 * rep.options.min_deviation, 3)
     << "% makes its GPU an outlier. Colours: <span class=\"near\">near the median</span> "
        "<span class=\"drift\">worse, beyond half the threshold</span> "
        "<span class=\"out\">outlier</span> <span class=\"better\">better beyond the "
@@ -128,8 +156,8 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        "GPU</th><th class=\"l\">device</th><th class=\"l\">bus id</th><th class=\"l\">UUID / "
        "serial / ECC</th><th class=\"l\">clocks (NVML)</th>";
   for (const FleetRow& row : rep.rows)
-    h << "<th title=\"" << esc(row.label) << "\">" << esc(row.id) << "<br><small>"
-      << esc(row.unit) << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
+    h << "<th title=\"" << esc(row.label) << "\">" << esc(row.id) << "<br><small>" << esc(row.unit)
+      << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
   h << "</tr>\n";
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
@@ -162,8 +190,10 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
       if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
       if (!c.reason.empty()) tip = c.reason;
       h << "<td class=\"" << cell_class(c.mark) << "\" title=\"" << esc(tip) << "\">";
-      if (c.value) h << num(*c.value);
-      else if (c.mark == CellMark::failed) h << "failed";
+      if (c.value)
+        h << num(*c.value);
+      else if (c.mark == CellMark::failed)
+        h << "failed";
       if (c.deviation && c.mark != CellMark::alone) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * *c.deviation);
@@ -181,6 +211,37 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
     h << "</th>";
   }
   h << "</tr>\n</table></div>\n";
+
+  // Links per node: measured once per node, every GPU of it together (gpudissect run links).
+  if (!rep.nodes.empty()) {
+    std::vector<std::string> ids;
+    for (const FleetNode& n : rep.nodes)
+      for (const Figure& f : n.links.figures)
+        if (f.value && std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
+    h << "<h2>Links per node</h2>\n<p><small>The <code>links</code> probe, run once on each "
+         "node by its first rank after every rank of the node had finished: peer bandwidth "
+         "(the lowest pair), latency (the highest pair), host links and NCCL collectives.</small>"
+         "</p>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">node</th>"
+         "<th class=\"l\">status</th>";
+    for (const auto& id : ids) h << "<th>" << esc(id) << "</th>";
+    h << "</tr>\n";
+    for (const FleetNode& n : rep.nodes) {
+      h << "<tr><td class=\"l\">" << esc(n.host) << "</td><td class=\"l"
+        << (n.links.status.ok() ? "" : " fail") << "\">"
+        << esc(n.links.status.status +
+               (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
+        << "</td>";
+      for (const auto& id : ids) {
+        h << "<td>";
+        for (const Figure& f : n.links.figures)
+          if (f.id == id && f.value)
+            h << num(f.value->median) << " <small>" << esc(f.unit) << "</small>";
+        h << "</td>";
+      }
+      h << "</tr>\n";
+    }
+    h << "</table></div>\n";
+  }
 
   // Baseline verdicts, where asked for.
   bool any_baseline = false;

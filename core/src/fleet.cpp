@@ -104,6 +104,14 @@ void to_json(nlohmann::json& j, const FleetRank& r) {
   if (!r.injected.empty()) j["injected"] = r.injected;
   if (r.telemetry) j["telemetry"] = *r.telemetry;
   if (!r.result.is_null()) j["result"] = r.result;
+  if (r.node_links) {
+    nlohmann::json l = {{"status", r.node_links->status.status},
+                        {"device_id", r.node_links->device_id},
+                        {"wall_seconds", r.node_links->wall_seconds},
+                        {"figures", r.node_links->figures}};
+    if (!r.node_links->status.reason.empty()) l["reason"] = r.node_links->status.reason;
+    j["node_links"] = std::move(l);
+  }
 }
 
 void from_json(const nlohmann::json& j, FleetRank& r) {
@@ -120,6 +128,16 @@ void from_json(const nlohmann::json& j, FleetRank& r) {
   if (j.contains("telemetry")) r.telemetry = j.at("telemetry").get<Telemetry>();
   if (j.contains("figures")) r.figures = j.at("figures").get<std::vector<Figure>>();
   r.result = j.contains("result") ? j.at("result") : nlohmann::json();
+  if (j.contains("node_links")) {
+    const auto& l = j.at("node_links");
+    NodeLinks n;
+    n.status.status = l.value("status", "error");
+    n.status.reason = l.value("reason", "");
+    n.device_id = l.value("device_id", "");
+    n.wall_seconds = l.value("wall_seconds", 0.0);
+    if (l.contains("figures")) n.figures = l.at("figures").get<std::vector<Figure>>();
+    r.node_links = std::move(n);
+  }
 }
 
 FleetInjection parse_fleet_injection(const std::string& spec) {
@@ -405,6 +423,8 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     if (!r.injected.empty())
       rep.notes.push_back("rank " + std::to_string(r.rank) + ": fault injected for testing (" +
                           r.injected + ")");
+  for (const FleetRank& r : rep.ranks)
+    if (r.node_links) rep.nodes.push_back({r.host, r.rank, *r.node_links});
   return rep;
 }
 
@@ -459,6 +479,18 @@ nlohmann::json fleet_to_json(const FleetReport& rep, const nlohmann::json& run_i
     rows.push_back(std::move(rj));
   }
   j["figures"] = std::move(rows);
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const FleetNode& n : rep.nodes) {
+    nlohmann::json nj = {{"host", n.host},
+                         {"rank", n.rank},
+                         {"status", n.links.status.status},
+                         {"device_id", n.links.device_id},
+                         {"wall_seconds", n.links.wall_seconds},
+                         {"figures", n.links.figures}};
+    if (!n.links.status.reason.empty()) nj["reason"] = n.links.status.reason;
+    nodes.push_back(std::move(nj));
+  }
+  j["nodes"] = std::move(nodes);
   j["ranks"] = rep.ranks;
   return j;
 }

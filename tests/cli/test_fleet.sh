@@ -51,8 +51,15 @@ if [[ -n $MPIEXEC ]]; then
   check "mpi: the outliers come first" "j['verdicts'][0]['verdict']=='outlier'" "$T/slow.json"
   check "mpi: the injection is recorded" "'slow' in j['ranks'][1].get('injected','')" "$T/slow.json"
   grep -q 'class="out"' "$T/slow.html" && echo "ok: page marks the outlier" || { echo "FAIL: page"; fail=1; }
+  # The node's links, once, by its first rank after both measured: PoCL has no links kernels.
+  check "mpi: one node's links, run by rank 0, unsupported with the reason" \
+    "len(j['nodes'])==1 and j['nodes'][0]['rank']==0 and j['nodes'][0]['status']=='unsupported' and 'links kernels' in j['nodes'][0]['reason']" \
+    "$T/slow.json"
+  grep -q 'Links per node' "$T/slow.html" && echo "ok: page has the links per node" \
+    || { echo "FAIL: page without links per node"; fail=1; }
 
-  "${MPI[@]}" "$BIN" fleet "${TINY[@]}" --rank-timeout 120 --inject fail:1 -o "$T/fail.html" >"$T/fail.out" 2>&1
+  "${MPI[@]}" "$BIN" fleet "${TINY[@]}" --rank-timeout 120 --inject fail:1 --no-links \
+    -o "$T/fail.html" >"$T/fail.out" 2>&1
   rc=$?
   cat "$T/fail.out"
   expect_rc "mpi: a failing rank fails the fleet" 3 $rc
@@ -60,6 +67,7 @@ if [[ -n $MPIEXEC ]]; then
     "j['ranks'][1]['status']=='error' and 'injected-failure' in j['ranks'][1]['reason']" "$T/fail.json"
   check "mpi: rank 0 still reported its figures" \
     "j['ranks'][0]['status']=='ok' and any(f['id']=='$FIG' for f in j['ranks'][0]['figures'])" "$T/fail.json"
+  check "mpi: --no-links runs no links" "j['nodes']==[]" "$T/fail.json"
 else
   echo "skip: no MPI in this build (the MPI cases need mpiexec)"
 fi
@@ -73,6 +81,9 @@ expect_rc "local: a hanging rank fails the fleet" 3 $rc
 check "local: two local ranks" "j['run']['mode']=='local' and len(j['ranks'])==2" "$T/hang.json"
 check "local: rank 1 timed out" "j['ranks'][1]['status']=='timeout'" "$T/hang.json"
 check "local: rank 0 measured" "j['ranks'][0]['status']=='ok'" "$T/hang.json"
+check "local: this node's links after the ranks, unsupported on PoCL with the reason" \
+  "len(j['nodes'])==1 and j['nodes'][0]['status']=='unsupported' and 'links kernels' in j['nodes'][0]['reason']" \
+  "$T/hang.json"
 
 # Bad input.
 "$BIN" fleet --inject boom:1 >/dev/null 2>&1

@@ -1,6 +1,8 @@
 // Fleet statistics and verdicts (core/src/fleet.cpp): GPU-free.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "fleet_report.hpp"
 #include "gpudissect/fleet.hpp"
 
@@ -247,4 +249,40 @@ TEST(Fleet, JsonRoundTripAndPage) {
   EXPECT_NE(html.find("class=\"out\""), std::string::npos);
   EXPECT_NE(html.find("GPU-1234"), std::string::npos);
   EXPECT_NE(html.find("fault injected"), std::string::npos);
+}
+
+// The links run once per node travels with that node's first rank and becomes the report's
+// per-node table (JSON "nodes", a page section, terminal lines).
+TEST(Fleet, NodeLinksPerNode) {
+  std::vector<FleetRank> ranks = {gpu(0, 1000), gpu(1, 1000), gpu(4, 1000), gpu(5, 1000)};
+  NodeLinks a;
+  a.device_id = "cuda:0";
+  a.wall_seconds = 31.5;
+  a.figures = {fig("links.p2p.ce.read", 389.5), fig("links.nccl.all_reduce.busbw", 331.0)};
+  NodeLinks b;
+  b.status = {"timeout", "killed after the per-rank timeout of 300 s"};
+  ranks[0].node_links = a;  // node0 (ranks 0-3)
+  ranks[2].node_links = b;  // node1 (ranks 4-7)
+  const FleetRank back = nlohmann::json(ranks[0]).get<FleetRank>();
+  ASSERT_TRUE(back.node_links);
+  EXPECT_EQ(back.node_links->device_id, "cuda:0");
+  EXPECT_EQ(back.node_links->figures.size(), 2u);
+  EXPECT_FALSE(nlohmann::json(ranks[1]).contains("node_links"));
+  const FleetReport rep = analyse_fleet(ranks, {});
+  ASSERT_EQ(rep.nodes.size(), 2u);
+  EXPECT_EQ(rep.nodes[0].host, "node0");
+  EXPECT_EQ(rep.nodes[1].host, "node1");
+  EXPECT_EQ(rep.exit_code(), 0);  // the links are shown, not judged
+  const nlohmann::json j = fleet_to_json(rep, {{"mode", "test"}});
+  ASSERT_EQ(j.at("nodes").size(), 2u);
+  EXPECT_EQ(j.at("nodes")[0].at("figures").size(), 2u);
+  EXPECT_EQ(j.at("nodes")[1].at("status"), "timeout");
+  const std::string html = report::fleet_html(rep, "test fleet");
+  EXPECT_NE(html.find("Links per node"), std::string::npos);
+  EXPECT_NE(html.find("links.nccl.all_reduce.busbw"), std::string::npos);
+  EXPECT_NE(html.find("killed after the per-rank timeout"), std::string::npos);
+  std::ostringstream os;
+  report::print_fleet(os, rep);
+  EXPECT_NE(os.str().find("links on node0 (rank 0): ok"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("links.p2p.ce.read  389.5 GB/s"), std::string::npos) << os.str();
 }

@@ -40,6 +40,15 @@ inline constexpr double kMadToSigma = 1.4826;
 
 // ---- one rank's report ----
 
+// The `links` probe run once per node (by the node's first rank, after every rank of the node
+// has finished measuring): the links.* figures of that node's GPUs together.
+struct NodeLinks {
+  Status status;          // the links probe's own status (unsupported on a non-CUDA backend)
+  std::string device_id;  // the device the run was opened on (the probe uses every GPU)
+  double wall_seconds = 0;
+  std::vector<Figure> figures;  // links.* only
+};
+
 struct FleetRank {
   int rank = 0;
   int local_rank = 0;
@@ -54,7 +63,15 @@ struct FleetRank {
   DeviceInfo device;  // as the backend reported it (empty when the device did not open)
   std::optional<Telemetry> telemetry;
   std::vector<Figure> figures;
-  nlohmann::json result;  // the rank's whole RunResult JSON (null when none)
+  nlohmann::json result;                // the rank's whole RunResult JSON (null when none)
+  std::optional<NodeLinks> node_links;  // on the node's first rank, where links were measured
+};
+
+// One node's links, for the report: the host and what its first rank measured.
+struct FleetNode {
+  std::string host;
+  int rank = 0;  // the rank that measured it
+  NodeLinks links;
 };
 
 // The identity columns of the table: bus id, UUID, serial where the backend gives them
@@ -150,6 +167,7 @@ struct FleetReport {
   std::vector<FleetGpu> gpus;      // one per rank: the unhealthy first (failed, outlier,
                                    // regressed), then the healthy, each group by rank
   std::vector<std::string> notes;  // caveats a reader needs (a fleet of two, a GPU twice ...)
+  std::vector<FleetNode> nodes;    // links per node, in rank order (empty: not measured)
   int unhealthy() const;
   // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it).
   int exit_code() const { return unhealthy() ? 3 : 0; }
