@@ -659,7 +659,10 @@ class FleetCmd : public FleetCommand {
       MPI_Request barrier;
       MPI_Ibarrier(node, &barrier);
       int done = 0;
-      while (!done && since(t0) < node_deadline() && !g_fleet_stop) {
+      double limit = node_deadline();
+      while (!done && since(t0) < limit) {
+        // Stopped: the others were too and reach the barrier within the kill grace.
+        if (g_fleet_stop) limit = std::min(limit, since(t0) + kKillGrace + 5);
         MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
         if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
