@@ -121,6 +121,22 @@ void p2p_curve(Ctx& c, LinkPair& pair, const std::string& key, int& n, int total
   curve.wall_seconds = seconds_since(t0);
 }
 
+// A latency from a backend's timings: an error where the check failed or nothing was timed,
+// else the per-step ns and cycles summarised.
+void take_latency(LinkLatency& l, const std::string& check_error, const std::vector<double>& ns,
+                  const std::vector<double>& cycles, std::optional<double> clock_mhz) {
+  if (!check_error.empty()) {
+    l.status = {"error", check_error};
+  } else if (ns.empty()) {
+    l.status = {"error", "no timed repeat"};
+  } else {
+    l.status = {};
+    l.ns = summarize(ns);
+    if (!cycles.empty()) l.cycles = summarize(cycles);
+    l.clock_mhz = clock_mhz;
+  }
+}
+
 void p2p_latency(Ctx& c, LinkPair& pair) {
   // The chase: one thread of dst through a chain in src's memory (data flows src -> dst).
   {
@@ -142,17 +158,12 @@ void p2p_latency(Ctx& c, LinkPair& pair) {
       const ChaseTiming t = c.k.peer_chase(r);
       const uint64_t walked =
           t.hops_walked ? t.hops_walked : r.warmup_hops + r.hops_per_repeat * r.repeats;
-      if (t.end_line != walk(next, 0, walked)) {
-        l.status = {"error", "the chase ended on line " + std::to_string(t.end_line) +
-                                 ", the chain says " + std::to_string(walk(next, 0, walked))};
-      } else if (t.ns_per_hop.empty()) {
-        l.status = {"error", "no timed repeat"};
-      } else {
-        l.status = {};
-        l.ns = summarize(t.ns_per_hop);
-        if (!t.cycles_per_hop.empty()) l.cycles = summarize(t.cycles_per_hop);
-        l.clock_mhz = t.clock_mhz;
-      }
+      const uint32_t want = walk(next, 0, walked);
+      take_latency(l,
+                   t.end_line == want ? std::string()
+                                      : "the chase ended on line " + std::to_string(t.end_line) +
+                                            ", the chain says " + std::to_string(want),
+                   t.ns_per_hop, t.cycles_per_hop, t.clock_mhz);
     } catch (const BackendError& e) {
       l.status = {"error", e.what()};
     }
@@ -172,16 +183,7 @@ void p2p_latency(Ctx& c, LinkPair& pair) {
     l.hops_or_round_trips = r.round_trips;
     try {
       const PeerPingPongTiming t = c.k.peer_ping_pong(r);
-      if (!t.check_error.empty()) {
-        l.status = {"error", t.check_error};
-      } else if (t.ns_per_handoff.empty()) {
-        l.status = {"error", "no timed repeat"};
-      } else {
-        l.status = {};
-        l.ns = summarize(t.ns_per_handoff);
-        if (!t.cycles_per_handoff.empty()) l.cycles = summarize(t.cycles_per_handoff);
-        l.clock_mhz = t.clock_mhz;
-      }
+      take_latency(l, t.check_error, t.ns_per_handoff, t.cycles_per_handoff, t.clock_mhz);
     } catch (const BackendError& e) {
       l.status = {"error", e.what()};
     }

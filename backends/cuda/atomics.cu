@@ -19,6 +19,7 @@
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "device_clock.cuh"
 
 namespace gd::cuda {
 
@@ -36,12 +37,6 @@ constexpr int kMaxLocations = 64;  // ping-pong flag locations
 constexpr size_t kRegion = size_t(2) << 20;
 constexpr size_t kLocationStride = kRegion + 4096 + 128;  // a multiple of a 128-byte line
 constexpr size_t kLocationBytes = 4096;                   // flag, payload, abort (own lines)
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ int smid() {
   int s;
@@ -201,7 +196,7 @@ __device__ void play_global(unsigned* flag, unsigned* payload, unsigned* abort_w
     if (ok) ++done;
     // Timestamps (player A): after hand-over warmup-1, then every `segment` hand-overs.
     if (me == 0 && k + 1 >= warmup && (k + 1 - warmup) % segment == 0) {
-      const unsigned long long c = clock64(), n = global_ns();
+      const unsigned long long c = clock64(), n = globaltimer_ns();
       if (k + 1 == warmup) {
         out->c0 = c;
         out->n0 = n;
@@ -261,12 +256,12 @@ __global__ void __launch_bounds__(64)
       if (ok) ++done;
       if (me == 0 && k + 1 == warmup) {
         out->c0 = clock64();
-        out->n0 = global_ns();
+        out->n0 = globaltimer_ns();
       }
     }
     if (me == 0) {
       out->c1 = clock64();
-      out->n1 = global_ns();
+      out->n1 = globaltimer_ns();
     }
     out->handoffs[me] = done;
     out->timeouts[me] = timed_out;
@@ -484,13 +479,13 @@ __device__ __forceinline__ unsigned global_atomic(void* target, unsigned long lo
 __device__ __forceinline__ void clock_begin(const TpArgs& a) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[0] = clock64();
-    a.clk[1] = global_ns();
+    a.clk[1] = globaltimer_ns();
   }
 }
 __device__ __forceinline__ void clock_end(const TpArgs& a) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[2] = clock64();
-    a.clk[3] = global_ns();
+    a.clk[3] = globaltimer_ns();
   }
 }
 

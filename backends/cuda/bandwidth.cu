@@ -20,6 +20,7 @@
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "device_clock.cuh"
 
 namespace gd::cuda {
 
@@ -46,12 +47,6 @@ struct StreamArgs {
   unsigned long long* clk;  // [clock start, ns start, clock end, ns end] per launch
   int* smids;               // per block, or null
 };
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __device__ __forceinline__ int smid() {
   int s;
@@ -117,14 +112,14 @@ __device__ __forceinline__ void begin(const StreamArgs& a) {
   if (a.smids && threadIdx.x == 0) a.smids[blockIdx.x] = smid();
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[0] = clock64();
-    a.clk[1] = global_ns();
+    a.clk[1] = globaltimer_ns();
   }
 }
 
 __device__ __forceinline__ void end(const StreamArgs& a) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[2] = clock64();
-    a.clk[3] = global_ns();
+    a.clk[3] = globaltimer_ns();
   }
 }
 
@@ -501,7 +496,7 @@ __global__ void __launch_bounds__(kSharedThreads, 1) bw_shared_kernel(SharedArgs
   __syncthreads();
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[0] = clock64();
-    a.clk[1] = global_ns();
+    a.clk[1] = globaltimer_ns();
   }
   const unsigned int base = static_cast<unsigned int>(__cvta_generic_to_shared(smem_raw));
   unsigned int even[8], odd[8];
@@ -534,7 +529,7 @@ __global__ void __launch_bounds__(kSharedThreads, 1) bw_shared_kernel(SharedArgs
   add_sum(a.sum, acc);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     a.clk[2] = clock64();
-    a.clk[3] = global_ns();
+    a.clk[3] = globaltimer_ns();
   }
 }
 
@@ -588,7 +583,7 @@ __global__ void __launch_bounds__(256)
     bw_constant_kernel(unsigned long long iterations, unsigned int* sum, unsigned long long* clk) {
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     clk[0] = clock64();
-    clk[1] = global_ns();
+    clk[1] = globaltimer_ns();
   }
   unsigned int acc = 0;
   for (unsigned long long it = 0; it < iterations; ++it) {
@@ -599,7 +594,7 @@ __global__ void __launch_bounds__(256)
   add_sum(sum, acc);
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     clk[2] = clock64();
-    clk[3] = global_ns();
+    clk[3] = globaltimer_ns();
   }
 }
 

@@ -1,14 +1,9 @@
 #include "chase_kernels.cuh"
+#include "device_clock.cuh"
 
 namespace gd::cuda {
 
 namespace {
-
-__device__ __forceinline__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // Inline PTX so the compiler can neither pick another cache operator nor hoist loads;
 // each hop's address is the previous hop's value, so the loads are strictly serial.
@@ -39,7 +34,7 @@ __device__ __forceinline__ Pos run_chase(Pos p, Step step, uint64_t warmup, uint
                                          int repeats, unsigned long long* out) {
   for (uint64_t i = 0; i < warmup; ++i) p = step(p);
   for (int r = 0; r < repeats; ++r) {
-    const uint64_t t0 = global_ns();
+    const uint64_t t0 = globaltimer_ns();
     const long long c0 = clock64();
     uint64_t i = 0;
     for (; i + 16 <= hops; i += 16) {
@@ -48,7 +43,7 @@ __device__ __forceinline__ Pos run_chase(Pos p, Step step, uint64_t warmup, uint
     }
     for (; i < hops; ++i) p = step(p);
     const long long c1 = clock64();
-    const uint64_t t1 = global_ns();
+    const uint64_t t1 = globaltimer_ns();
     out[2 * r] = static_cast<unsigned long long>(c1 - c0);
     out[2 * r + 1] = t1 - t0;
   }
@@ -116,10 +111,10 @@ __global__ void chase_shared_kernel(const uint32_t* image, uint32_t bytes, Chase
 }
 
 __global__ void clock_kernel(uint64_t window_ns, unsigned long long* out) {
-  const uint64_t t0 = global_ns();
+  const uint64_t t0 = globaltimer_ns();
   const long long c0 = clock64();
   uint64_t t1 = t0;
-  while (t1 - t0 < window_ns) t1 = global_ns();
+  while (t1 - t0 < window_ns) t1 = globaltimer_ns();
   const long long c1 = clock64();
   out[0] = static_cast<unsigned long long>(c1 - c0);
   out[1] = t1 - t0;

@@ -23,6 +23,7 @@
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "device_clock.cuh"
 #include "gpudissect/links.hpp"
 #include "nccl.hpp"
 #include "nvml.hpp"
@@ -30,12 +31,6 @@
 namespace gd::cuda {
 
 namespace {
-
-__device__ __forceinline__ uint64_t links_global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // word i = i + seed: a pattern whose sums the host knows in closed form.
 __global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
@@ -83,10 +78,10 @@ __global__ void links_chase(const uint32_t* chain, uint32_t stride_words, uint64
   for (uint64_t h = 0; h < warmup; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
   sink = cur;
   for (int r = 0; r < repeats; ++r) {
-    const uint64_t c0 = clock64(), t0 = links_global_ns();
+    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
     for (uint64_t h = 0; h < hops; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
     sink = cur;
-    const uint64_t c1 = clock64(), t1 = links_global_ns();
+    const uint64_t c1 = clock64(), t1 = globaltimer_ns();
     out[r] = c1 - c0;
     out[repeats + r] = t1 - t0;
   }
@@ -103,9 +98,9 @@ __global__ void links_ping_pong(volatile uint32_t* mine, volatile uint32_t* thei
   const uint64_t total = warmup + uint64_t(round_trips) * repeats;
   unsigned long long made = 0, timeouts = 0;
   auto wait_for = [&](uint32_t v) {
-    const uint64_t start = links_global_ns();
+    const uint64_t start = globaltimer_ns();
     while (*mine != v) {
-      if (links_global_ns() - start > timeout_ns) {
+      if (globaltimer_ns() - start > timeout_ns) {
         ++timeouts;
         return false;
       }
@@ -115,7 +110,7 @@ __global__ void links_ping_pong(volatile uint32_t* mine, volatile uint32_t* thei
   uint64_t k = 0;
   for (int seg = -1; seg < repeats; ++seg) {
     const uint64_t n = seg < 0 ? warmup : round_trips;
-    const uint64_t c0 = clock64(), t0 = links_global_ns();
+    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
     for (uint64_t j = 0; j < n; ++j, ++k) {
       if (starter) {
         *theirs = uint32_t(2 * k + 1);
@@ -129,7 +124,7 @@ __global__ void links_ping_pong(volatile uint32_t* mine, volatile uint32_t* thei
     }
     if (seg >= 0) {
       out[seg] = clock64() - c0;
-      out[repeats + seg] = links_global_ns() - t0;
+      out[repeats + seg] = globaltimer_ns() - t0;
     }
   }
 done:

@@ -14,6 +14,7 @@
 #include "chase_kernels.cuh"
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "device_clock.cuh"
 #include "gpudissect/memory.hpp"
 
 namespace gd::cuda {
@@ -38,12 +39,6 @@ struct MemArgs {
   // Read through L2 only before the walk (MemChaseRequest::l2_prefetch); 0 bytes: none.
   unsigned long long prefetch_base, prefetch_bytes;
 };
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // Inline PTX fixes the cache operator; each hop's address is the last hop's value, so the
 // loads are strictly serial and none can be dropped (the end position is checked).
@@ -119,7 +114,7 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
   __syncthreads();
   for (int r = 0; r < a.repeats; ++r) {
     if (walker) {
-      const unsigned long long t0 = global_ns();
+      const unsigned long long t0 = globaltimer_ns();
       const long long c0 = clock64();
       unsigned long long i = 0;
       for (; i + 16 <= a.hops; i += 16) {
@@ -128,7 +123,7 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
       }
       for (; i < a.hops; ++i) p = hop(p);
       const long long c1 = clock64();
-      const unsigned long long t1 = global_ns();
+      const unsigned long long t1 = globaltimer_ns();
       out[2 * r] = static_cast<unsigned long long>(c1 - c0);
       out[2 * r + 1] = t1 - t0;
     }

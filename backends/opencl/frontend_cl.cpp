@@ -31,7 +31,8 @@ double now_ns() {
                                  .count());
 }
 
-constexpr const char* kEmpty = "__kernel void gd_fe_empty(__global ulong* p) { if (get_global_id(0) == 0) p[0] = 1; }\n";
+constexpr const char* kEmpty =
+    "__kernel void gd_fe_empty(__global ulong* p) { if (get_global_id(0) == 0) p[0] = 1; }\n";
 
 class OpenCLFrontend final : public FrontendKernels {
  public:
@@ -58,7 +59,8 @@ class OpenCLFrontend final : public FrontendKernels {
       return gpu_ ? Support::yes()
                   : Support::no("a CPU device has no scheduler partitions to put warps on");
     if (part == "rate.streams") return Support::no("several queues are not measured on OpenCL");
-    if (part == "rate.graph") return Support::no("OpenCL has no graph launch (cl_khr_command_buffer is not used)");
+    if (part == "rate.graph")
+      return Support::no("OpenCL has no graph launch (cl_khr_command_buffer is not used)");
     if (part == "dispatch" || part == "occupancy")
       return Support::no("OpenCL kernels can read no SM id and no GPU timer");
     return Support::no("unknown part " + part);
@@ -69,14 +71,16 @@ class OpenCLFrontend final : public FrontendKernels {
   }
 
   IcacheTiming icache(const IcacheRun& run) override {
-    Program& p = program("icache_" + std::to_string(icache_body_instructions(run.spec.body_instructions)) +
-                             "_" + std::to_string(run.spec.regions),
-                         generate_icache_opencl(run.spec), icache_kernel_name());
-    const std::size_t items = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, run.warps)) * 32, max_wg_);
+    Program& p =
+        program("icache_" + std::to_string(icache_body_instructions(run.spec.body_instructions)) +
+                    "_" + std::to_string(run.spec.regions),
+                generate_icache_opencl(run.spec), icache_kernel_name());
+    const std::size_t items =
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(1, run.warps)) * 32, max_wg_);
     ensure(items);
     const cl_uint fill = 0xA5A5A5A5u;
-    check(clEnqueueFillBuffer(h_.queue, out_, &fill, sizeof fill, 0, items * sizeof(cl_uint), 0, nullptr,
-                              nullptr),
+    check(clEnqueueFillBuffer(h_.queue, out_, &fill, sizeof fill, 0, items * sizeof(cl_uint), 0,
+                              nullptr, nullptr),
           "clEnqueueFillBuffer");
     cl_int iters = static_cast<cl_int>(std::min<uint64_t>(run.iters, 1u << 30));
     cl_int mode = run.different ? 1 : 0;
@@ -99,19 +103,22 @@ class OpenCLFrontend final : public FrontendKernels {
     clReleaseEvent(ev);
     check(werr, "running the instruction-cache kernel");
     std::vector<cl_uint> out(items);
-    check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, items * sizeof(cl_uint), out.data(), 0, nullptr,
-                              nullptr),
+    check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, items * sizeof(cl_uint), out.data(), 0,
+                              nullptr, nullptr),
           "clEnqueueReadBuffer");
     IcacheTiming r;
     r.ns = t1 > t0 ? static_cast<double>(t1 - t0) : 0;
     int bad = 0;
     std::ostringstream msg;
     for (std::size_t i = 0; i < items; ++i) {
-      const int region = run.different ? static_cast<int>((i / 32) % static_cast<std::size_t>(std::max(1, run.spec.regions))) : 0;
+      const int region =
+          run.different
+              ? static_cast<int>((i / 32) % static_cast<std::size_t>(std::max(1, run.spec.regions)))
+              : 0;
       const uint32_t want = reference(run.spec, region, static_cast<uint64_t>(iters));
       if (out[i] != want && bad++ == 0)
-        msg << "work-item " << i << " wrote 0x" << std::hex << out[i] << ", host reference 0x" << want
-            << std::dec;
+        msg << "work-item " << i << " wrote 0x" << std::hex << out[i] << ", host reference 0x"
+            << want << std::dec;
     }
     r.check_ok = bad == 0;
     r.check = bad ? msg.str() + " (" + std::to_string(bad) + " wrong)" : "every work-item matched";
@@ -130,7 +137,8 @@ class OpenCLFrontend final : public FrontendKernels {
     for (int i = 0; i < launches + 5; ++i) {
       cl_event ev = nullptr;
       const double t0 = now_ns();
-      const cl_int e = clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &one, &one, 0, nullptr, &ev);
+      const cl_int e =
+          clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &one, &one, 0, nullptr, &ev);
       const double t1 = now_ns();
       check(e, "clEnqueueNDRangeKernel (empty)");
       const cl_int f = clFinish(h_.queue);
@@ -169,13 +177,6 @@ class OpenCLFrontend final : public FrontendKernels {
     return r;
   }
 
-  std::vector<BlockRecord> dispatch(int, int) override {
-    throw BackendError(supports("dispatch").reason);
-  }
-  OccupancyTrace occupancy(const OccupancyRequest&) override {
-    throw BackendError(supports("occupancy").reason);
-  }
-
  private:
   struct Program {
     cl_program program = nullptr;
@@ -197,13 +198,15 @@ class OpenCLFrontend final : public FrontendKernels {
       std::size_t n = 0;
       clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
       std::string log(n, '\0');
-      if (n) clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      if (n)
+        clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
       clReleaseProgram(p.program);
-      throw BackendError("building the OpenCL frontend kernel " + key + " failed (" + std::to_string(err) +
-                         "): " + log.substr(0, 600));
+      throw BackendError("building the OpenCL frontend kernel " + key + " failed (" +
+                         std::to_string(err) + "): " + log.substr(0, 600));
     }
     std::size_t sizes[1] = {0};
-    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) == CL_SUCCESS)
+    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) ==
+        CL_SUCCESS)
       p.binary_bytes = sizes[0];
     p.kernel = clCreateKernel(p.program, name.c_str(), &err);
     if (err != CL_SUCCESS) {

@@ -88,13 +88,6 @@ class VulkanFrontend final : public FrontendKernels {
     return r;
   }
 
-  std::vector<BlockRecord> dispatch(int, int) override {
-    throw BackendError(supports("dispatch").reason);
-  }
-  OccupancyTrace occupancy(const OccupancyRequest&) override {
-    throw BackendError(supports("occupancy").reason);
-  }
-
  private:
   const Pipeline& pipeline() {
     if (!empty_) {

@@ -225,8 +225,14 @@ class FrontendKernels : public KernelSet {
   virtual LaunchTiming launch_latency(int launches) = 0;
   // `mode`: "plain" (one stream), "streams" (round robin over `streams`), "graph".
   virtual RateTiming launch_rate(const std::string& mode, int kernels, int streams) = 0;
-  virtual std::vector<BlockRecord> dispatch(int blocks, int block_threads) = 0;
-  virtual OccupancyTrace occupancy(const OccupancyRequest& r) = 0;
+  // A backend without %smid-style block records says why through supports() and need not
+  // override these (the probe asks supports() first; a call anyway throws that reason).
+  virtual std::vector<BlockRecord> dispatch(int /*blocks*/, int /*block_threads*/) {
+    throw BackendError(supports("dispatch").reason);
+  }
+  virtual OccupancyTrace occupancy(const OccupancyRequest& /*r*/) {
+    throw BackendError(supports("occupancy").reason);
+  }
 };
 
 // ---- result model ----
