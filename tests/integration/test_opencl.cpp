@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chase_request.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
 #include "latency.hpp"
@@ -19,10 +20,14 @@ using gd::ChaseRequest;
 using gd::ChaseTiming;
 using gd::MemPath;
 
-constexpr uint64_t kStride = 64;
-constexpr uint64_t kHops = 20000;
-constexpr uint64_t kWarmup = 1000;
-constexpr int kRepeats = 3;
+using gd::test::expected_end;
+using gd::test::expected_hops;
+using gd::test::kHops;
+using gd::test::kRepeats;
+using gd::test::kStride;
+using gd::test::kWarmup;
+using gd::test::median;
+using gd::test::request;
 
 // The first device, opened once for the whole program; null with the reason when none.
 gd::Device* first_device(std::string* why) {
@@ -49,33 +54,6 @@ gd::Device* first_device(std::string* why) {
   std::string why_;                      \
   gd::Device* dev = first_device(&why_); \
   if (!dev) GTEST_SKIP() << "no OpenCL device: " << why_;
-
-// Hops the backend walks: warmup, then N and 2N hops per repeat, from line 0.
-uint64_t expected_hops(const ChaseRequest& r) {
-  return r.warmup_hops + r.repeats * r.hops_per_repeat * 3;
-}
-
-// The end line the probe expects after those hops.
-uint32_t expected_end(const std::vector<uint32_t>& next, const ChaseRequest& r) {
-  return gd::walk(next, 0, expected_hops(r));
-}
-
-ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops,
-                     int repeats = kRepeats) {
-  ChaseRequest r;
-  r.path = p;
-  r.next = &next;
-  r.stride_bytes = kStride;
-  r.warmup_hops = kWarmup;
-  r.hops_per_repeat = hops;
-  r.repeats = repeats;
-  return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 void expect_sane(const ChaseTiming& t, const char* what, int repeats = kRepeats) {
   ASSERT_EQ(t.ns_per_hop.size(), static_cast<std::size_t>(repeats)) << what;

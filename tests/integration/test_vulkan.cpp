@@ -14,6 +14,7 @@
 
 #include "atomics.hpp"
 #include "bandwidth.hpp"
+#include "chase_request.hpp"
 #include "compute.hpp"
 #include "frontend.hpp"
 #include "gpudissect/bandwidth.hpp"
@@ -29,10 +30,14 @@ using gd::ChaseRequest;
 using gd::ChaseTiming;
 using gd::MemPath;
 
-constexpr uint64_t kStride = 64;
-constexpr uint64_t kHops = 20000;
-constexpr uint64_t kWarmup = 1000;
-constexpr int kRepeats = 3;
+using gd::test::expected_end;
+using gd::test::expected_hops;
+using gd::test::kHops;
+using gd::test::kRepeats;
+using gd::test::kStride;
+using gd::test::kWarmup;
+using gd::test::median;
+using gd::test::request;
 
 bool vulkan_required() {
   const char* v = std::getenv("GD_REQUIRE_VULKAN");
@@ -67,31 +72,6 @@ gd::Device* first_device(std::string* why) {
     FAIL() << "GD_REQUIRE_VULKAN=1 but no Vulkan device: " << why_                      \
            << " (scripts/install-deps.sh installs mesa-vulkan-drivers, i.e. lavapipe)"; \
   if (!dev) GTEST_SKIP() << "no Vulkan device: " << why_;
-
-uint64_t expected_hops(const ChaseRequest& r) {
-  return r.warmup_hops + r.repeats * r.hops_per_repeat * 3;
-}
-
-uint32_t expected_end(const std::vector<uint32_t>& next, const ChaseRequest& r) {
-  return gd::walk(next, 0, expected_hops(r));
-}
-
-ChaseRequest request(MemPath p, const std::vector<uint32_t>& next, uint64_t hops = kHops,
-                     int repeats = kRepeats) {
-  ChaseRequest r;
-  r.path = p;
-  r.next = &next;
-  r.stride_bytes = kStride;
-  r.warmup_hops = kWarmup;
-  r.hops_per_repeat = hops;
-  r.repeats = repeats;
-  return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 bool has_shader_clock(const gd::Device& dev) {
   return dev.info().extra.at("shader_clock").rfind("VK_KHR_shader_clock", 0) == 0;
