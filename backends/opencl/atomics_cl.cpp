@@ -101,31 +101,9 @@ class OpenCLAtomics final : public AtomicsKernels {
   PingPongTiming ping_pong(const PingPongRequest& r) override {
     if (!supports(r.kind).ok) throw BackendError("ping_pong: unsupported kind");
     if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
-    PingPongTiming t;
     ensure_small_buffers();
-    const cl_uint n = r.round_trips;
-    bool failed = false;
-    auto launch = [&](cl_uint rounds) {
-      const double s = play(r.kind, rounds, failed ? nullptr : &t.outcome);
-      if (!failed && !pingpong_check(t.outcome, rounds).empty()) {
-        failed = true;  // keep this launch's outcome: the probe reports it
-        t.total_round_trips = rounds;
-      }
-      return s;
-    };
-    launch(std::max<cl_uint>(n / 8, 1));  // warm-up: compile caches, wake the workers
-    for (int rep = 0; rep < r.repeats && !failed; ++rep) {
-      const double one = launch(n);
-      if (failed) break;
-      const double two = launch(2 * n);
-      if (failed) break;
-      t.total_round_trips = 2 * n;
-      // The difference is N round trips, 2N hand-overs; where noise makes it non-positive
-      // the overhead cannot be separated and t(2N)/4N, an upper bound, is the fallback.
-      const double per = two > one ? (two - one) / (2.0 * n) : two / (4.0 * n);
-      t.ns_per_handoff.push_back(per * 1e9);
-    }
-    return t;
+    return time_pingpong_on_host(
+        r, [&](uint32_t rounds, PingPongOutcome* out) { return play(r.kind, rounds, out); });
   }
 
   Support supports(const ThroughputRequest& r) const override {

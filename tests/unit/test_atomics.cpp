@@ -940,3 +940,44 @@ TEST(AtomicsMatrixPlacements, CellsAreMeansAndSummariesKept) {
 
 }  // namespace
 }  // namespace gd
+
+// The host-timed ping-pong (OpenCL, Vulkan): N and 2N round trips per repeat, their difference
+// per hand-over; a bad outcome ends it with that launch's outcome kept.
+TEST(AtomicsPingPong, HostTimingDifferenceAndFirstBadOutcome) {
+  gd::PingPongRequest r;
+  r.round_trips = 1000;
+  r.repeats = 3;
+  std::vector<uint32_t> launches;
+  auto honest = [&](uint32_t rounds, gd::PingPongOutcome* out) {
+    launches.push_back(rounds);
+    if (out) *out = {2ull * rounds, rounds, rounds, 0, 0};
+    return 1e-3 + rounds * 400e-9;  // 1 ms launch cost, 200 ns a hand-over
+  };
+  const gd::PingPongTiming t = gd::time_pingpong_on_host(r, honest);
+  EXPECT_EQ(launches, (std::vector<uint32_t>{125, 1000, 2000, 1000, 2000, 1000, 2000}));
+  ASSERT_EQ(t.ns_per_handoff.size(), 3u);
+  for (double ns : t.ns_per_handoff) EXPECT_NEAR(ns, 200, 1e-6);
+  EXPECT_EQ(t.total_round_trips, 2000u);
+  EXPECT_TRUE(gd::pingpong_check(t.outcome, t.total_round_trips).empty());
+  // Noise makes t(2N) <= t(N): the upper bound t(2N)/4N instead.
+  int k = 0;
+  auto noisy = [&](uint32_t rounds, gd::PingPongOutcome* out) {
+    if (out) *out = {2ull * rounds, rounds, rounds, 0, 0};
+    return ++k == 3 ? 0.5e-3 : 1e-3;  // the first 2N launch is faster than its N launch
+  };
+  const gd::PingPongTiming u = gd::time_pingpong_on_host(r, noisy);
+  EXPECT_NEAR(u.ns_per_handoff.at(0), 0.5e-3 / 4000 * 1e9, 1e-9);
+  // A lost hand-over in the second repeat's 2N launch: two repeats timed, that outcome kept.
+  launches.clear();
+  auto lossy = [&](uint32_t rounds, gd::PingPongOutcome* out) {
+    launches.push_back(rounds);
+    const bool lose = launches.size() == 5;
+    if (out) *out = {2ull * rounds - (lose ? 1 : 0), rounds, rounds, 0, 0};
+    return 1e-3 + rounds * 400e-9;
+  };
+  const gd::PingPongTiming v = gd::time_pingpong_on_host(r, lossy);
+  EXPECT_EQ(v.ns_per_handoff.size(), 1u);
+  EXPECT_EQ(launches.size(), 5u);
+  EXPECT_EQ(v.total_round_trips, 2000u);
+  EXPECT_FALSE(gd::pingpong_check(v.outcome, v.total_round_trips).empty());
+}

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -71,6 +72,15 @@ struct PingPongTiming {
 
 // Empty when the outcome is exactly what `total_round_trips` hand-overs leave; else why not.
 std::string pingpong_check(const PingPongOutcome& o, uint64_t total_round_trips);
+
+// A ping-pong timed on the host (OpenCL, Vulkan): `play(rounds, outcome)` runs one launch of
+// `rounds` round trips and returns its seconds, filling *outcome where it is not null. A
+// warm-up launch of N/8, then per repeat N and 2N round trips: their difference is N round
+// trips without the launch cost (where noise makes it non-positive, t(2N)/4N, an upper bound).
+// The first launch whose outcome fails pingpong_check ends it, its outcome and round trips
+// kept for the probe to report.
+PingPongTiming time_pingpong_on_host(const PingPongRequest& r,
+                                     const std::function<double(uint32_t, PingPongOutcome*)>& play);
 
 // ---- the SM-to-SM matrix ----
 
