@@ -466,7 +466,7 @@ class OpenCLDevice final : public Device {
   // the line reached after the last of them: walk(next, 0, warmup + repeats * 3 * N). That
   // total is returned in ChaseTiming::hops_walked, from which the probe recomputes the end.
   ChaseTiming chase(const ChaseRequest& req) override {
-    validate(req);
+    validate_index_chase(req);
     require_support(req.path);
     const uint64_t bytes = req.footprint_bytes();
     const uint64_t limit = max_footprint(req.path);
@@ -522,22 +522,6 @@ class OpenCLDevice final : public Device {
     uint64_t words_per_line;
     std::size_t lines;
   };
-
-  static void validate(const ChaseRequest& req) {
-    if (!req.next || req.next->empty())
-      throw std::invalid_argument("chase: the request has no chain");
-    if (req.stride_bytes < 4 || req.stride_bytes % 4 != 0)
-      throw std::invalid_argument("chase: stride must be a positive multiple of 4 bytes, not " +
-                                  std::to_string(req.stride_bytes));
-    if (req.hops_per_repeat == 0) throw std::invalid_argument("chase: hops_per_repeat is 0");
-    if (req.repeats < 1) throw std::invalid_argument("chase: repeats must be at least 1");
-    // Element indices are uint on the device.
-    if (req.footprint_bytes() / 4 > std::numeric_limits<cl_uint>::max())
-      throw std::invalid_argument("chase: footprint too large for 32-bit element indices");
-    const std::size_t n = req.next->size();
-    for (uint32_t v : *req.next)
-      if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
-  }
 
   void require_support(MemPath p) const {
     const Support s = supports(p);

@@ -140,7 +140,7 @@ class VulkanDevice final : public Device {
   // previous one ended; the difference of the two is the time of N hops with the launch and
   // any copy into shared memory cancelled. hops_walked = warmup + repeats * 3N.
   ChaseTiming chase(const ChaseRequest& req) override {
-    validate(req);
+    validate_index_chase(req);
     const Support s = supports(req.path);
     if (!s.ok)
       throw BackendError("the " + to_string(req.path) + " path is not supported on " + info_.name +
@@ -212,21 +212,6 @@ class VulkanDevice final : public Device {
     uint64_t words_per_line;
     std::size_t lines;
   };
-
-  static void validate(const ChaseRequest& req) {
-    if (!req.next || req.next->empty())
-      throw std::invalid_argument("chase: the request has no chain");
-    if (req.stride_bytes < 4 || req.stride_bytes % 4 != 0)
-      throw std::invalid_argument("chase: stride must be a positive multiple of 4 bytes, not " +
-                                  std::to_string(req.stride_bytes));
-    if (req.hops_per_repeat == 0) throw std::invalid_argument("chase: hops_per_repeat is 0");
-    if (req.repeats < 1) throw std::invalid_argument("chase: repeats must be at least 1");
-    if (req.footprint_bytes() / 4 > std::numeric_limits<uint32_t>::max())
-      throw std::invalid_argument("chase: footprint too large for 32-bit element indices");
-    const std::size_t n = req.next->size();
-    for (uint32_t v : *req.next)
-      if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
-  }
 
   // The chain of a path lives in a buffer that grows to the largest footprint seen. The
   // uniform buffer is always the whole 64 KiB block chase_uniform.comp declares (or the

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "gpudissect/device.hpp"
 
@@ -48,6 +51,21 @@ BorrowedFacts borrow_facts(const DeviceEntry& target, const std::vector<DeviceEn
       break;
     }
   return b;
+}
+
+void validate_index_chase(const ChaseRequest& req) {
+  if (!req.next || req.next->empty())
+    throw std::invalid_argument("chase: the request has no chain");
+  if (req.stride_bytes < 4 || req.stride_bytes % 4 != 0)
+    throw std::invalid_argument("chase: stride must be a positive multiple of 4 bytes, not " +
+                                std::to_string(req.stride_bytes));
+  if (req.hops_per_repeat == 0) throw std::invalid_argument("chase: hops_per_repeat is 0");
+  if (req.repeats < 1) throw std::invalid_argument("chase: repeats must be at least 1");
+  if (req.footprint_bytes() / 4 > std::numeric_limits<uint32_t>::max())
+    throw std::invalid_argument("chase: footprint too large for 32-bit element indices");
+  const std::size_t n = req.next->size();
+  for (uint32_t v : *req.next)
+    if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
 }
 
 }  // namespace gd

@@ -463,3 +463,40 @@ TEST(BorrowFacts, L2SizeFromTheEntryWithTheSameUuid) {
   gd::DeviceEntry twin = vk0;
   EXPECT_FALSE(gd::borrow_facts(twin, {twin}).l2_bytes);
 }
+
+// What an OpenCL or Vulkan chase refuses before it reaches the device.
+TEST(ValidateIndexChase, RefusesWhatA32BitIndexChainCannotWalk) {
+  const std::vector<uint32_t> ok = {1, 2, 0}, bad = {1, 3, 0};
+  gd::ChaseRequest r;
+  r.next = &ok;
+  r.stride_bytes = 64;
+  r.hops_per_repeat = 10;
+  r.repeats = 1;
+  EXPECT_NO_THROW(gd::validate_index_chase(r));
+  auto refused = [](gd::ChaseRequest q, const std::string& why) {
+    try {
+      gd::validate_index_chase(q);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find(why) != std::string::npos;
+    }
+    return false;
+  };
+  gd::ChaseRequest q = r;
+  q.next = nullptr;
+  EXPECT_TRUE(refused(q, "no chain"));
+  q = r;
+  q.stride_bytes = 6;
+  EXPECT_TRUE(refused(q, "multiple of 4"));
+  q = r;
+  q.hops_per_repeat = 0;
+  EXPECT_TRUE(refused(q, "hops_per_repeat is 0"));
+  q = r;
+  q.repeats = 0;
+  EXPECT_TRUE(refused(q, "repeats"));
+  q = r;
+  q.stride_bytes = 1ull << 36;  // 3 lines of 64 GiB: past 2^32 four-byte elements
+  EXPECT_TRUE(refused(q, "32-bit element indices"));
+  q = r;
+  q.next = &bad;
+  EXPECT_TRUE(refused(q, "out of range"));
+}

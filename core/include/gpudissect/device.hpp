@@ -81,6 +81,11 @@ struct ChaseRequest {
   uint64_t footprint_bytes() const { return next ? next->size() * stride_bytes : 0; }
 };
 
+// Throws std::invalid_argument where a chase cannot be walked by a backend whose chains hold
+// 32-bit element indices (OpenCL, Vulkan): no chain, a stride that is not a positive multiple
+// of 4 bytes, no hops or repeats, a footprint past 2^32 elements, an entry out of range.
+void validate_index_chase(const ChaseRequest& req);
+
 struct ChaseTiming {
   std::vector<double> cycles_per_hop;  // one per repeat; empty where the backend has no clock
   std::vector<double> ns_per_hop;      // one per repeat
