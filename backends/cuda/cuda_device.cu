@@ -17,6 +17,7 @@
 #include "cuda_backend.hpp"
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "gpudissect/units.hpp"
 #include "nvml.hpp"
 
 namespace gd::cuda {
@@ -332,11 +333,7 @@ std::vector<DeviceEntry> enumerate(std::string* why) {
       e.paths.emplace_back(p, Support::yes());
     for (MemPath p : {MemPath::local, MemPath::image})
       e.paths.emplace_back(p, Support::no("OpenCL path"));
-    static const char* kHex = "0123456789abcdef";
-    for (char c : prop.uuid.bytes) {
-      e.uuid += kHex[(static_cast<unsigned char>(c) >> 4) & 15];
-      e.uuid += kHex[static_cast<unsigned char>(c) & 15];
-    }
+    e.uuid = hex_bytes(prop.uuid.bytes, sizeof prop.uuid.bytes);
     if (prop.l2CacheSize > 0) e.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
     out.push_back(std::move(e));
   }

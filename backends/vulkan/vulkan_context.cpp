@@ -125,11 +125,7 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &m3;
   vkGetPhysicalDeviceProperties2(pd, &p2);
-  static const char* kHex = "0123456789abcdef";
-  for (uint8_t byte : ids.deviceUUID) {
-    f.uuid += kHex[byte >> 4];
-    f.uuid += kHex[byte & 15];
-  }
+  f.uuid = hex_bytes(ids.deviceUUID, sizeof ids.deviceUUID);
   f.subgroup_size = subgroup.subgroupSize;
   f.subgroup_operations = subgroup.supportedOperations;
   f.subgroup_in_compute = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;

@@ -79,4 +79,16 @@ std::optional<uint64_t> parse_bytes(const std::string& s) {
   return static_cast<uint64_t>(std::llround(bytes));
 }
 
+std::string hex_bytes(const void* data, std::size_t n) {
+  static const char* kHex = "0123456789abcdef";
+  const auto* b = static_cast<const unsigned char*>(data);
+  std::string s;
+  s.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    s += kHex[b[i] >> 4];
+    s += kHex[b[i] & 15];
+  }
+  return s;
+}
+
 }  // namespace gd

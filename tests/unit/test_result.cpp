@@ -8,6 +8,7 @@
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/units.hpp"
 #include "registry.hpp"
 
 using nlohmann::json;
@@ -499,4 +500,15 @@ TEST(ValidateIndexChase, RefusesWhatA32BitIndexChainCannotWalk) {
   q = r;
   q.next = &bad;
   EXPECT_TRUE(refused(q, "out of range"));
+}
+
+TEST(HexBytes, DeviceUuidsInOneForm) {
+  const unsigned char cuda_uuid[16] = {0x8c, 0x9d, 0x0e, 0x1f, 0,    0x11, 0x22, 0x33,
+                                       0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb};
+  const char as_chars[16] = {char(0x8c), char(0x9d), 0x0e,       0x1f,      0,    0x11,
+                             0x22,       0x33,       0x44,       0x55,      0x66, 0x77,
+                             char(0x88), char(0x99), char(0xaa), char(0xbb)};  // CUDA's char[16]
+  EXPECT_EQ(gd::hex_bytes(cuda_uuid, 16), "8c9d0e1f00112233445566778899aabb");
+  EXPECT_EQ(gd::hex_bytes(as_chars, 16), gd::hex_bytes(cuda_uuid, 16));
+  EXPECT_EQ(gd::hex_bytes(cuda_uuid, 0), "");
 }

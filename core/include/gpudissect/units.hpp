@@ -1,6 +1,7 @@
 // Human-readable units for bytes and times.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,6 +10,10 @@ namespace gd {
 
 // "1 KiB", "1.5 MiB", "48 MiB", "8 GiB": binary prefixes, up to 3 significant digits.
 std::string format_bytes(double bytes);
+
+// `n` bytes as 2n lower-case hex digits, in memory order: how a device UUID is written, the
+// same from every API (DeviceEntry::uuid), so two views of one GPU compare equal.
+std::string hex_bytes(const void* data, std::size_t n);
 // Fixed-point with `digits` after the point, "-" for NaN.
 std::string format_fixed(double v, int digits);
 // A filesystem-friendly name: "NVIDIA H200" -> "nvidia-h200".
