@@ -289,6 +289,32 @@ class FleetCmd : public FleetCommand {
     return rank_timeout() + kKillGrace + 60 + (a_.no_links ? 0 : rank_timeout() + kKillGrace);
   }
 
+  // `gpudissect run PROBES -d DEVICE --option ...` into `dir` (result.json, run.log) in a
+  // child killed after the rank timeout; the result JSON, null where none was written.
+  struct RunOutcome {
+    ChildOutcome child;
+    nlohmann::json result;
+  };
+  RunOutcome run_in_child(const std::vector<std::string>& probes, const std::string& device_id,
+                          const std::vector<std::string>& options, const fs::path& dir,
+                          bool hang) const {
+    fs::create_directories(dir);
+    const fs::path json = dir / "result.json";
+    fs::remove(json);
+    std::vector<std::string> argv = {exe_, "run"};
+    argv.insert(argv.end(), probes.begin(), probes.end());
+    if (!device_id.empty()) argv.insert(argv.end(), {"-d", device_id});
+    argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
+    for (const auto& o : options) argv.insert(argv.end(), {"--option", o});
+    RunOutcome out;
+    out.child = run_child(argv, dir / "run.log", rank_timeout(), hang);
+    if (fs::exists(json)) {
+      std::ifstream f(json);
+      out.result = nlohmann::json::parse(f);
+    }
+    return out;
+  }
+
   // The links probe once for this node, in a child with the rank timeout; never throws. Its
   // figures are the links.* of the run; its status the probe's own (unsupported on a backend
   // without links kernels, with the reason).
@@ -297,20 +323,14 @@ class FleetCmd : public FleetCommand {
     n.device_id = device_id;
     const auto t0 = Clock::now();
     try {
-      fs::create_directories(dir);
-      const fs::path json = dir / "result.json";
-      fs::remove(json);
-      std::vector<std::string> argv = {exe_, "run", "links"};
-      if (!device_id.empty()) argv.insert(argv.end(), {"-d", device_id});
-      argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
-      if (a_.profile == "quick") argv.insert(argv.end(), {"--option", "links.quick=1"});
+      std::vector<std::string> opts;
+      if (a_.profile == "quick") opts.push_back("links.quick=1");
       for (const auto& o : a_.options)
-        if (o.rfind("links.", 0) == 0) argv.insert(argv.end(), {"--option", o});
-      const ChildOutcome out = run_child(argv, dir / "run.log", rank_timeout(), false);
+        if (o.rfind("links.", 0) == 0) opts.push_back(o);
+      const RunOutcome out = run_in_child({"links"}, device_id, opts, dir, false);
       n.wall_seconds = since(t0);
-      if (fs::exists(json)) {
-        std::ifstream f(json);
-        const nlohmann::json r = nlohmann::json::parse(f);
+      const nlohmann::json& r = out.result;
+      if (!r.is_null()) {
         const auto& probes = r.value("probes", nlohmann::json::object());
         if (probes.contains("links")) {
           n.status.status = probes.at("links").value("status", "error");
@@ -320,12 +340,13 @@ class FleetCmd : public FleetCommand {
           for (const Figure& fig : r.at("figures").get<std::vector<Figure>>())
             if (fig.id.rfind("links.", 0) == 0) n.figures.push_back(fig);
       }
-      if (out.timed_out)
+      if (out.child.timed_out)
         n.status = {"timeout", "killed after the per-rank timeout of " +
                                    std::to_string(static_cast<int>(rank_timeout())) + " s"};
-      else if (!fs::exists(json))
-        n.status = {"error", "gpudissect run links exited with status " + std::to_string(out.rc) +
-                                 ": " + last_error_line(dir / "run.log")};
+      else if (r.is_null())
+        n.status = {"error", "gpudissect run links exited with status " +
+                                 std::to_string(out.child.rc) + ": " +
+                                 last_error_line(dir / "run.log")};
     } catch (const std::exception& e) {
       n.status = {"error", e.what()};
       n.wall_seconds = since(t0);
@@ -411,31 +432,23 @@ class FleetCmd : public FleetCommand {
       }
       const bool hang = injection("hang", rank) != nullptr;
       if (hang) r.injected = "hang: the measurement never ends";
-      fs::create_directories(dir);
-      const fs::path json = dir / "result.json";
-      fs::remove(json);
-      std::vector<std::string> argv = {exe_, "run"};
       const auto& probes = !a_.probes.empty()      ? a_.probes
                            : a_.profile == "quick" ? kQuickProbes
                                                    : full_probes();
-      for (const auto& p : probes) argv.push_back(p);
-      if (!r.device_id.empty()) argv.insert(argv.end(), {"-d", r.device_id});
-      argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
-      std::vector<std::string> opts;
-      if (a_.profile == "quick") opts = kQuickOptions;
-      opts.insert(opts.end(), a_.options.begin(), a_.options.end());
-      for (const auto& o : opts) {
+      std::vector<std::string> profile_opts, opts;
+      if (a_.profile == "quick") profile_opts = kQuickOptions;
+      profile_opts.insert(profile_opts.end(), a_.options.begin(), a_.options.end());
+      for (const auto& o : profile_opts) {
         // A profile setting for a probe this run leaves out is dropped (run would only note it).
         const std::string probe = o.substr(0, o.find('.'));
-        if (!probes.empty() && std::find(probes.begin(), probes.end(), probe) == probes.end())
-          continue;
-        argv.insert(argv.end(), {"--option", o});
+        if (probes.empty() || std::find(probes.begin(), probes.end(), probe) != probes.end())
+          opts.push_back(o);
       }
-      const ChildOutcome out = run_child(argv, dir / "run.log", rank_timeout(), hang);
+      const RunOutcome run = run_in_child(probes, r.device_id, opts, dir, hang);
+      const ChildOutcome& out = run.child;
       r.wall_seconds = since(t0);
-      if (fs::exists(json)) {
-        std::ifstream f(json);
-        r.result = nlohmann::json::parse(f);
+      if (!run.result.is_null()) {
+        r.result = run.result;
         r.device = r.result.at("device").get<DeviceInfo>();
         if (r.result.contains("figures"))
           r.figures = r.result.at("figures").get<std::vector<Figure>>();
