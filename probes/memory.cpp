@@ -478,7 +478,7 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
   constexpr uint64_t kChunk = 2ull << 20;
   struct Release {
     MemoryKernels& k;
-    ~Release() { k.release_chunks(); }
+    ~Release() { k.release_tlb_buffers(); }
   } release{c.k};
   for (const std::string mapping : {"chunks", "malloc"}) {
     if (c.stop) return;

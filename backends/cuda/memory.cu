@@ -304,7 +304,7 @@ class CudaMemory final : public MemoryKernels {
     return Support::yes();
   }
   // The TLB part's buffers (GiB of each) go back before the probes after this one.
-  void release_chunks() override {
+  void release_tlb_buffers() override {
     chunked_.release();
     chain_.release();
   }

@@ -283,8 +283,8 @@ class FakeMemory : public MemoryKernels {
   uint64_t constant_bank_bytes() const override { return 95 * KiB; }
   bool no_readonly = false;
   bool no_chunks = false;
-  int chunk_releases = 0;
-  void release_chunks() override { ++chunk_releases; }
+  int tlb_releases = 0;
+  void release_tlb_buffers() override { ++tlb_releases; }
 
   // The split a launch gets: the preference rounded up to a split, raised to fit the block;
   // the default 32 KiB.
@@ -574,7 +574,7 @@ TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   EXPECT_EQ(ml.mapping, "malloc");
   EXPECT_EQ(ml.levels.size(), 1u);
   EXPECT_NE(ml.note.find("no step up to 16 GiB"), std::string::npos) << ml.note;
-  EXPECT_EQ(k.chunk_releases, 1);  // the chunks are given back after the part
+  EXPECT_EQ(k.tlb_releases, 1);  // the part's buffers are given back after it
   // Figures, and the JSON both ways.
   RunResult rr;
   rr.device = h100_like();

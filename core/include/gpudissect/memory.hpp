@@ -81,7 +81,7 @@ class MemoryKernels : public KernelSet {
   // bank, then 31 KiB of kernel parameters, bank c[0x0]).
   virtual uint64_t constant_bank_bytes() const = 0;
   // Gives back the TLB part's buffers (many GiB: the chunk-mapped one and the chain's).
-  virtual void release_chunks() {}
+  virtual void release_tlb_buffers() {}
 };
 
 // ---- plans ----
