@@ -94,6 +94,22 @@ bool is_alarming_throttle_reason(const std::string& reason) {
          reason == "hw_thermal_slowdown" || reason == "hw_power_brake_slowdown";
 }
 
+void to_json(nlohmann::json& j, const NodeLinks& n) {
+  j = nlohmann::json{{"status", n.status.status},
+                     {"device_id", n.device_id},
+                     {"wall_seconds", n.wall_seconds},
+                     {"figures", n.figures}};
+  if (!n.status.reason.empty()) j["reason"] = n.status.reason;
+}
+
+void from_json(const nlohmann::json& j, NodeLinks& n) {
+  n.status.status = j.value("status", "error");
+  n.status.reason = j.value("reason", "");
+  n.device_id = j.value("device_id", "");
+  n.wall_seconds = j.value("wall_seconds", 0.0);
+  if (j.contains("figures")) n.figures = j.at("figures").get<std::vector<Figure>>();
+}
+
 void to_json(nlohmann::json& j, const FleetRank& r) {
   j = nlohmann::json{
       {"rank", r.rank},           {"local_rank", r.local_rank}, {"host", r.host},
@@ -104,14 +120,7 @@ void to_json(nlohmann::json& j, const FleetRank& r) {
   if (!r.injected.empty()) j["injected"] = r.injected;
   if (r.telemetry) j["telemetry"] = *r.telemetry;
   if (!r.result.is_null()) j["result"] = r.result;
-  if (r.node_links) {
-    nlohmann::json l = {{"status", r.node_links->status.status},
-                        {"device_id", r.node_links->device_id},
-                        {"wall_seconds", r.node_links->wall_seconds},
-                        {"figures", r.node_links->figures}};
-    if (!r.node_links->status.reason.empty()) l["reason"] = r.node_links->status.reason;
-    j["node_links"] = std::move(l);
-  }
+  if (r.node_links) j["node_links"] = *r.node_links;
 }
 
 void from_json(const nlohmann::json& j, FleetRank& r) {
@@ -128,16 +137,7 @@ void from_json(const nlohmann::json& j, FleetRank& r) {
   if (j.contains("telemetry")) r.telemetry = j.at("telemetry").get<Telemetry>();
   if (j.contains("figures")) r.figures = j.at("figures").get<std::vector<Figure>>();
   r.result = j.contains("result") ? j.at("result") : nlohmann::json();
-  if (j.contains("node_links")) {
-    const auto& l = j.at("node_links");
-    NodeLinks n;
-    n.status.status = l.value("status", "error");
-    n.status.reason = l.value("reason", "");
-    n.device_id = l.value("device_id", "");
-    n.wall_seconds = l.value("wall_seconds", 0.0);
-    if (l.contains("figures")) n.figures = l.at("figures").get<std::vector<Figure>>();
-    r.node_links = std::move(n);
-  }
+  if (j.contains("node_links")) r.node_links = j.at("node_links").get<NodeLinks>();
 }
 
 FleetInjection parse_fleet_injection(const std::string& spec) {
@@ -481,13 +481,9 @@ nlohmann::json fleet_to_json(const FleetReport& rep, const nlohmann::json& run_i
   j["figures"] = std::move(rows);
   nlohmann::json nodes = nlohmann::json::array();
   for (const FleetNode& n : rep.nodes) {
-    nlohmann::json nj = {{"host", n.host},
-                         {"rank", n.rank},
-                         {"status", n.links.status.status},
-                         {"device_id", n.links.device_id},
-                         {"wall_seconds", n.links.wall_seconds},
-                         {"figures", n.links.figures}};
-    if (!n.links.status.reason.empty()) nj["reason"] = n.links.status.reason;
+    nlohmann::json nj = n.links;
+    nj["host"] = n.host;
+    nj["rank"] = n.rank;
     nodes.push_back(std::move(nj));
   }
   j["nodes"] = std::move(nodes);

@@ -83,6 +83,8 @@ std::string fleet_serial(const FleetRank& r);
 // ecc_uncorrected_volatile, ecc_corrected_volatile), "" where the backend gives none.
 std::string fleet_ecc(const FleetRank& r);
 
+void to_json(nlohmann::json& j, const NodeLinks& n);
+void from_json(const nlohmann::json& j, NodeLinks& n);
 void to_json(nlohmann::json& j, const FleetRank& r);
 void from_json(const nlohmann::json& j, FleetRank& r);
 
