@@ -97,6 +97,10 @@ void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
       for (double v : m) any = any || !std::isnan(v);
       if (!any) continue;
       os << "  " << title << ", GB/s at the largest size:\n" << format_links_matrix(m, r.gpus, 1);
+      // The SM kernels' thread shapes tried at the largest size (probes/links.cpp).
+      for (const LinkPair& p : r.pairs)
+        if (auto it = p.curves.find(key); it != p.curves.end() && !it->second.note.empty())
+          os << "    " << p.src << "->" << p.dst << ": " << it->second.note << "\n";
     }
     os << "  load latency, one thread chasing the peer's memory (row: memory, column: reader), "
           "ns:\n"

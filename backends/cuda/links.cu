@@ -40,16 +40,20 @@ __global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
 }
 
 // One pass of 16-byte loads over the peer's buffer (.cg: no L1), every word summed; the
-// block's sum is added to *sum.
+// block's sum is added to *sum. Each thread keeps LOADS loads in flight per step, a grid
+// stride apart (LOADS = 4 or 8: the probe tries both, as the link's best needs enough bytes
+// in flight without too many blocks contending for it).
+template <int LOADS>
 __global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, unsigned long long* sum) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
   uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   unsigned long long acc = 0;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    const uint4 a = __ldcg(p + i), b = __ldcg(p + i + stride), c = __ldcg(p + i + 2 * stride),
-                d = __ldcg(p + i + 3 * stride);
-    acc += (unsigned long long)a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w + c.x + c.y + c.z +
-           c.w + d.x + d.y + d.z + d.w;
+  for (; i + (LOADS - 1) * stride < n16; i += LOADS * stride) {
+    uint4 v[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) v[k] = __ldcg(p + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) acc += (unsigned long long)v[k].x + v[k].y + v[k].z + v[k].w;
   }
   for (; i < n16; i += stride) {
     const uint4 a = __ldcg(p + i);
@@ -383,9 +387,14 @@ class CudaLinks final : public LinksKernels {
     for (const auto& [name, o] : ops)
       if (name.find(r.write ? "links_sm_write" : "links_sm_read") != std::string::npos)
         t.instruction = r.write ? o.store : o.load;
-    const int threads = 512;
-    const int blocks = int(
-        std::clamp<uint64_t>((n16 + threads * 4 - 1) / (threads * 4), 1, uint64_t(exec.sms) * 4));
+    if (r.loads_per_thread != 4 && r.loads_per_thread != 8)
+      throw BackendError("peer SM transfer: loads per thread must be 4 or 8");
+    if (r.blocks_per_sm < 1 || r.blocks_per_sm > 4)
+      throw BackendError("peer SM transfer: 1 to 4 blocks of 512 threads per SM");
+    const int threads = 512, per_thread = r.loads_per_thread;
+    const int blocks =
+        int(std::clamp<uint64_t>((n16 + threads * per_thread - 1) / (threads * per_thread), 1,
+                                 uint64_t(exec.sms) * r.blocks_per_sm));
     if (!r.write) {
       const uint32_t seed = 0x2000u * (r.src + 1);
       void* src = s.out.get(bytes, "SM read source");
@@ -401,8 +410,12 @@ class CudaLinks final : public LinksKernels {
                         "SM read " + two(r.src, r.dst), [&](int rep) {
                           const int n = rep < 0 ? 1 : r.iterations;
                           for (int i = 0; i < n; ++i, ++launches)
-                            links_sm_read<<<blocks, threads, 0, d.stream[0]>>>(
-                                static_cast<const uint4*>(src), n16, sum);
+                            if (per_thread == 8)
+                              links_sm_read<8><<<blocks, threads, 0, d.stream[0]>>>(
+                                  static_cast<const uint4*>(src), n16, sum);
+                            else
+                              links_sm_read<4><<<blocks, threads, 0, d.stream[0]>>>(
+                                  static_cast<const uint4*>(src), n16, sum);
                           check(cudaGetLastError(), "launching links_sm_read");
                         });
       unsigned long long got = 0;

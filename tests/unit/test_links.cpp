@@ -275,11 +275,20 @@ class FakeLinks final : public LinksKernels {
       t.seconds.push_back(double(t.bytes_per_repeat) / (rate(r.src, r.bytes) * 1e9));
     return t;
   }
+  // SM transfers: 0.9 of the copy engines' rate with the default shape (4 blocks of 512
+  // threads per SM, 4 loads in flight each); reads gain 2 % with 8 loads in flight and
+  // another 1 % with one block per SM, so the probe's shape search must end on 1x8.
+  std::vector<std::pair<int, int>> sm_shapes;
+  static double sm_share(const PeerSmRequest& r) {
+    if (r.write) return 0.9;
+    return 0.9 * (r.loads_per_thread == 8 ? 1.02 : 1.0) * (r.blocks_per_sm == 1 ? 1.01 : 1.0);
+  }
   TransferTiming peer_sm(const PeerSmRequest& r) override {
+    sm_shapes.emplace_back(r.blocks_per_sm, r.loads_per_thread);
     TransferTiming t;
     t.bytes_per_repeat = r.bytes * r.iterations;
     for (int i = 0; i < r.repeats; ++i)
-      t.seconds.push_back(double(t.bytes_per_repeat) / (rate(r.src, r.bytes) * 0.9e9));
+      t.seconds.push_back(double(t.bytes_per_repeat) / (rate(r.src, r.bytes) * sm_share(r) * 1e9));
     if (break_sm_read_check && !r.write) t.check_error = "the loads summed to 1, expected 2";
     t.instruction = r.write ? "STG.E.128" : "LDG.E.128";
     return t;
@@ -413,8 +422,17 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   EXPECT_NEAR(bidir->value->median, 116, 1e-6);  // the fake's rate counts both directions
   const Figure* sm = find(figs, "links.p2p.sm.read");
   ASSERT_TRUE(sm && sm->value);
-  EXPECT_NEAR(sm->value->median, 116 * 0.9, 1e-6);
+  // The best thread shape at the largest size (1 block per SM x 8 loads), the others listed.
+  EXPECT_NEAR(sm->value->median, 116 * 0.9 * 1.02 * 1.01, 1e-6);
   EXPECT_EQ(sm->instruction, "LDG.E.128");
+  const std::string& note = out.pairs[0].curves.at("sm.read").note;
+  EXPECT_NE(note.find("4x4 104.4"), std::string::npos) << note;  // (100 + 16) x 0.9
+  EXPECT_NE(note.find("the figure is 1x8"), std::string::npos) << note;
+  // Smaller sizes keep the default shape: only the largest is searched.
+  const Figure* smw = find(figs, "links.p2p.sm.write");
+  ASSERT_TRUE(smw && smw->value);
+  EXPECT_NEAR(smw->value->median, 116 * 0.9, 1e-6);
+  EXPECT_NE(out.pairs[0].curves.at("sm.write").note.find("the figure is 4x4"), std::string::npos);
   // Latency: the highest pair; the chase of GPU 0 reading GPU 1's memory is 810 ns.
   const Figure* chase = find(figs, "links.p2p.latency.chase");
   ASSERT_TRUE(chase && chase->value);
