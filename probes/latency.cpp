@@ -234,7 +234,6 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
                  std::optional<uint64_t> largest_cache, Progress& progress,
                  const std::atomic<bool>& stop, CurveResult& out) {
   const auto t0 = Clock::now();
-  out.timed_instruction = dev.timed_instruction(path);
   // Page-grouped chains on the cache paths only: a TLB sweep walks one line per page.
   const uint64_t page = kind.kind == "tlb" ? 0 : opt.page_bytes.value_or(0);
   CurveSweep sweep(dev, path, stride, opt.budget, out, page);
@@ -291,6 +290,8 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
   }
   if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
+  // Asked last: on CUDA the answer comes from the binary's own SASS, read while the sweep ran.
+  out.timed_instruction = dev.timed_instruction(path);
   out.wall_seconds = seconds_since(t0);
 }
 

@@ -956,7 +956,7 @@ class CudaAtomics final : public AtomicsKernels {
   }
 
   std::optional<std::string> instruction(const std::string& what) override {
-    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
     std::string fragment;
     if (what == "matrix") {
       fragment = "pp_matrix_kernel";

@@ -1058,7 +1058,7 @@ class CudaBandwidth final : public BandwidthKernels {
   }
 
   std::optional<std::string> instruction(const std::string& kind) override {
-    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
     // kind -> (kernel name fragment, which op)
     static const std::map<std::string, std::pair<std::string, int>> kernels = {
         {"read.cached", {"bw_read_kernelILi0ELi256", 0}},

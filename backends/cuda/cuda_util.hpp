@@ -57,6 +57,8 @@ struct KernelMemoryOps {
 
 // Per kernel (mangled name) of a cuobjdump --dump-sass listing.
 std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& sass);
+// kernel_memory_ops of this binary's own listing, parsed once for every probe that asks.
+const std::map<std::string, KernelMemoryOps>& own_memory_ops();
 
 // NVRTC: `source` compiled for `arch` ("sm_90", "compute_90") to CUBIN (or PTX), with
 // `extra` options after the defaults (-std=c++17 -default-device). Throws BackendError with

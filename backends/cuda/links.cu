@@ -383,7 +383,7 @@ class CudaLinks final : public LinksKernels {
     TransferTiming t;
     t.bytes_per_repeat = bytes * uint64_t(r.iterations);
     Gpu& exec = r.write ? s : d;
-    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
     for (const auto& [name, o] : ops)
       if (name.find(r.write ? "links_sm_write" : "links_sm_read") != std::string::npos)
         t.instruction = r.write ? o.store : o.load;

@@ -465,7 +465,7 @@ class CudaMemory final : public MemoryKernels {
 
  private:
   static std::string instruction(MemLoad l) {
-    static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
+    const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
     const std::string frag = fragment_of(l);
     for (const auto& [fn, op] : ops)
       // "mem_chase_c" would match both ca and cg/const: the fragment must end the name part.
