@@ -559,10 +559,7 @@ void constant_point(Ctx& c) {
 }
 
 void host_curves(Ctx& c) {
-  std::vector<uint64_t> sizes;
-  const uint64_t top =
-      c.opt.quick ? std::min<uint64_t>(c.opt.host_max_bytes, 16ull << 20) : c.opt.host_max_bytes;
-  for (uint64_t b = 4096; b <= top; b *= 4) sizes.push_back(b);
+  const std::vector<uint64_t> sizes = host_transfer_sizes(c.opt.quick, c.opt.host_max_bytes);
   for (bool pinned : {true, false})
     for (HostDir d : {HostDir::to_device, HostDir::to_host, HostDir::both}) {
       const std::string name = to_string(d) + (pinned ? "_pinned" : "_pageable");

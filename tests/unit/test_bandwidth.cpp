@@ -193,6 +193,17 @@ TEST(BandwidthJson, RoundTrip) {
   EXPECT_EQ(back.get<BandwidthProbeResult>()->figures[0].timed_instruction, "LDG.E.128");
 }
 
+TEST(BandwidthHostSizes, QuickReachesThePinnedPlateauFullEvery4x) {
+  using V = std::vector<uint64_t>;
+  EXPECT_EQ(host_transfer_sizes(true, 1ull << 30),
+            (V{4096, 256 << 10, 4 << 20, 16 << 20, 64 << 20, 256 << 20}));
+  EXPECT_EQ(host_transfer_sizes(true, 32ull << 20), (V{4096, 256 << 10, 4 << 20, 16 << 20}));
+  const V full = host_transfer_sizes(false, 1ull << 30);
+  ASSERT_EQ(full.size(), 10u);  // 4 KiB, 16 KiB, ..., 1 GiB
+  EXPECT_EQ(full.front(), 4096u);
+  EXPECT_EQ(full.back(), 1ull << 30);
+}
+
 TEST(BandwidthOptionsTest, Parse) {
   const BandwidthOptions d = parse_bandwidth_options({});
   EXPECT_FALSE(d.quick);

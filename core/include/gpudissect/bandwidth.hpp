@@ -100,6 +100,10 @@ uint32_t shared_element(const SharedLayout& l, uint64_t thread, uint32_t k, uint
 // kernel's loop executes (odd iteration counts included).
 uint64_t shared_loads_per_thread(const SharedLayout& l);
 uint64_t shared_bytes(const SharedLayout& l);  // bytes delivered to registers by one launch
+
+// The host-transfer sizes: 4 KiB to `max_bytes` every 4x; with --quick every 16x plus 16 MiB,
+// to 256 MiB, where the pinned link reaches its plateau.
+std::vector<uint64_t> host_transfer_sizes(bool quick, uint64_t max_bytes);
 // The fill: a 32-bit mix of the word index (the kernels compute the same function).
 constexpr uint32_t shared_word(uint32_t i) {
   uint32_t x = i * 0x9E3779B1u + 0x7F4A7C15u;
