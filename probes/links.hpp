@@ -28,6 +28,7 @@ struct LinksOptions {
   uint64_t nccl_min = 8, nccl_max = 1ull << 30;
   int nccl_step = 2;
   uint64_t chase_footprint = 2ull << 20;  // the peer's chain (fits its L2)
+  int chase_sms = 16;  // reading SMs the chase is repeated from (0: none; none with quick)
   uint64_t chase_stride = 256;
   uint32_t round_trips = 1000;  // ping-pong, per repeat
   double timeout_s = 10;        // one operation's wait before it is an error

@@ -295,8 +295,9 @@ namespace gd::report {
 
 std::optional<detail::ChartSpec> bandwidth_curves_chart(
     const std::string& name, const std::string& title,
-    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves) {
-  return chart(name, title, "footprint (bytes)", true, curves);
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves,
+    const std::string& x_label) {
+  return chart(name, title, x_label, true, curves);
 }
 
 }  // namespace gd::report

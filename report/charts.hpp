@@ -97,5 +97,6 @@ std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
 // the host memory section draws its curves with it too).
 std::optional<detail::ChartSpec> bandwidth_curves_chart(
     const std::string& name, const std::string& title,
-    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves);
+    const std::vector<std::pair<std::string, const BandwidthCurve*>>& curves,
+    const std::string& x_label = "footprint (bytes)");
 }  // namespace gd::report

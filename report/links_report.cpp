@@ -1,6 +1,7 @@
 // The links probe's report pieces: terminal summary, CSV files, HTML section.
 #include "links_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -41,6 +42,19 @@ std::string topology_line(const Topology& t, const PairTopology& p) {
                     : "";
   (void)t;
   return s;
+}
+
+// "GPU 1 reading GPU 0 by SM (16 SMs): 790 ns (SM 40) to 870 ns (SM 8), median 820".
+std::string by_sm_line(const LinkPair& p) {
+  const auto& v = p.chase.by_sm;
+  const auto [lo, hi] =
+      std::minmax_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.ns < b.ns; });
+  std::vector<double> ns;
+  for (const auto& s : v) ns.push_back(s.ns);
+  return "GPU " + std::to_string(p.dst) + " reading GPU " + std::to_string(p.src) + " by SM (" +
+         std::to_string(v.size()) + " SMs): " + format_fixed(lo->ns, 0) + " ns (SM " +
+         std::to_string(lo->sm) + ") to " + format_fixed(hi->ns, 0) + " ns (SM " +
+         std::to_string(hi->sm) + "), median " + format_fixed(median(ns), 0);
 }
 
 std::string latency_matrix(const LinksProbeResult& r, bool chase) {
@@ -105,6 +119,8 @@ void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
     os << "  load latency, one thread chasing the peer's memory (row: memory, column: reader), "
           "ns:\n"
        << latency_matrix(r, true);
+    for (const LinkPair& p : r.pairs)
+      if (!p.chase.by_sm.empty()) os << "    " << by_sm_line(p) << "\n";
     os << "  flag ping-pong, round trip / 2 (row: starter), ns:\n" << latency_matrix(r, false);
     for (const LinkPair& p : r.pairs)
       if (!p.status.ok())
@@ -277,9 +293,14 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
       if (auto spec = bandwidth_curves_chart(name,
                                              "GPU " + std::to_string(p.src) + " -> GPU " +
                                                  std::to_string(p.dst) + " by transfer size",
-                                             curves))
+                                             curves, "transfer size (bytes)"))
         o << section_chart(*spec, ctx);
     }
+  for (const LinkPair& p : r.pairs)
+    for (const auto& [key, c] : p.curves)
+      if (!c.note.empty())
+        o << "<p>GPU " << p.src << " -> GPU " << p.dst << ", " << html_escape(key) << ": "
+          << html_escape(c.note) << "</p>\n";
   bool any_latency = false;
   for (const LinkPair& p : r.pairs) any_latency = any_latency || p.chase.ns || p.ping_pong.ns;
   if (any_latency) {
@@ -292,6 +313,8 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
         << "</td><td class=\"n\">"
         << (p.ping_pong.ns ? format_fixed(p.ping_pong.ns->median, 0) : "-") << "</td></tr>\n";
     o << "</table>\n";
+    for (const LinkPair& p : r.pairs)
+      if (!p.chase.by_sm.empty()) o << "<p>" << html_escape(by_sm_line(p)) << "</p>\n";
   }
   o << "<h3>Host links</h3>\n<p>" << html_escape(status_text(r.host.status)) << "</p>\n";
   if (ctx.charts) {
@@ -299,7 +322,8 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
     for (const auto& [key, c] : r.host.all) curves.emplace_back("all " + key, &c);
     for (const auto& [key, c] : r.host.single) curves.emplace_back("GPU " + key, &c);
     if (!curves.empty())
-      if (auto spec = bandwidth_curves_chart("links_host", "Host links (pinned)", curves))
+      if (auto spec = bandwidth_curves_chart("links_host", "Host links (pinned)", curves,
+                                             "transfer size (bytes)"))
         o << section_chart(*spec, ctx);
   }
   o << "<h3>NCCL collectives</h3>\n<p>" << html_escape(status_text(r.nccl.status))

@@ -73,11 +73,19 @@ __global__ void links_sm_write(uint4* __restrict__ p, uint64_t n16, uint32_t see
 }
 
 // One thread chases the chain in the peer's memory: out[r] cycles and out[R + r] ns of
-// repeat r, out[2R] the line reached. The store of the line into shared memory makes the
-// warp wait for the last load before it reads the clocks (in-order issue).
+// repeat r, out[2R] the line reached, out[2R + 1] the SM that chased, plus one. The store of
+// the line into shared memory makes the warp wait for the last load before it reads the
+// clocks (in-order issue). With want_sm >= 0 many blocks are launched and only the first to
+// find itself on that SM (and to claim *claim) chases; the rest leave at once.
 __global__ void links_chase(const uint32_t* chain, uint32_t stride_words, uint64_t warmup,
-                            uint64_t hops, int repeats, unsigned long long* out) {
+                            uint64_t hops, int repeats, unsigned long long* out, int want_sm,
+                            int* claim) {
   __shared__ volatile uint32_t sink;
+  if (threadIdx.x != 0) return;
+  uint32_t sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (want_sm >= 0 && (int(sm) != want_sm || atomicCAS(claim, 0, 1) != 0)) return;
+  out[2 * repeats + 1] = sm + 1ull;
   uint32_t cur = 0;
   for (uint64_t h = 0; h < warmup; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
   sink = cur;
@@ -269,6 +277,7 @@ class CudaLinks final : public LinksKernels {
       cudaDeviceProp prop{};
       if (cudaGetDeviceProperties(&prop, g->index) == cudaSuccess) {
         lg.name = prop.name;
+        lg.sms = prop.multiProcessorCount;
         lg.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
       }
       char bus[32] = {};
@@ -466,15 +475,22 @@ class CudaLinks final : public LinksKernels {
       // on another GPU's non-blocking stream, which does not wait for it.
       check(cudaDeviceSynchronize(), "waiting for the chain's copy");
     }
+    if (2 * uint64_t(r.repeats) + 2 > 4096) throw BackendError("peer chase: too many repeats");
     auto* out = static_cast<unsigned long long*>(exec.in.get(64 << 10, "peer chase results"));
+    int* claim = reinterpret_cast<int*>(out + 4096);
+    if (r.sm >= exec.sms) throw BackendError("peer chase: no SM " + std::to_string(r.sm));
     {
       OnDevice on(exec.index);
-      links_chase<<<1, 1, 0, exec.stream[0]>>>(static_cast<const uint32_t*>(chain), stride_words,
-                                               r.warmup_hops, r.hops_per_repeat, r.repeats, out);
+      check(cudaMemsetAsync(out, 0, 4096 * 8 + sizeof(int), exec.stream[0]), "cudaMemsetAsync");
+      // To run on a chosen SM, four blocks per SM, of which the first on that SM chases.
+      const int blocks = r.sm >= 0 ? 4 * exec.sms : 1;
+      links_chase<<<blocks, 32, 0, exec.stream[0]>>>(static_cast<const uint32_t*>(chain),
+                                                     stride_words, r.warmup_hops, r.hops_per_repeat,
+                                                     r.repeats, out, r.sm, claim);
       check(cudaGetLastError(), "launching links_chase");
     }
     wait(exec.stream[0], r.timeout_s, "peer chase " + two(r.executor, r.owner));
-    std::vector<unsigned long long> h(2 * r.repeats + 1);
+    std::vector<unsigned long long> h(2 * r.repeats + 2);
     {
       OnDevice on(exec.index);
       check(cudaMemcpy(h.data(), out, h.size() * 8, cudaMemcpyDeviceToHost), "chase results");
@@ -493,6 +509,10 @@ class CudaLinks final : public LinksKernels {
     }
     t.end_line = uint32_t(h[2 * r.repeats]);
     t.hops_walked = r.warmup_hops + r.hops_per_repeat * uint64_t(r.repeats);
+    if (h[2 * r.repeats + 1] == 0)
+      throw BackendError("peer chase: no block ran on SM " + std::to_string(r.sm) + " of GPU " +
+                         std::to_string(r.executor));
+    t.sm = int(h[2 * r.repeats + 1] - 1);
     return t;
   }
 

@@ -463,6 +463,55 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
       out.push_back(c);
     }
   }
+  // The chase from the best reading SM of each pair (links.chase_sms); the figure is the
+  // highest pair, as above, with the range over SMs in its place.
+  const std::string id = "links.p2p.latency.chase.best_sm";
+  const std::string label = "P2P load latency from the reader's best SM";
+  const LinkPair* worst = nullptr;
+  const LinkLatency::BySm* worst_best = nullptr;
+  for (const LinkPair& p : r.pairs) {
+    if (!p.chase.status.ok() || p.chase.by_sm.empty()) continue;
+    const LinkLatency::BySm* best = &*std::min_element(
+        p.chase.by_sm.begin(), p.chase.by_sm.end(), [](auto& a, auto& b) { return a.ns < b.ns; });
+    if (!worst_best || best->ns > worst_best->ns) {
+      worst = &p;
+      worst_best = best;
+    }
+  }
+  if (!worst) {
+    // Why: no peer at all, a pair's chase that failed, or not asked for.
+    Status why =
+        r.p2p.ok() ? Status{"skipped", "not measured (links.chase_sms = 0, as with quick)"} : r.p2p;
+    for (const LinkPair& p : r.pairs)
+      if (p.chase.status.status == "error") {
+        why = p.chase.status;
+        break;
+      }
+    out.push_back(not_ok(id, label, "ns", false, why));
+    return;
+  }
+  double hi = 0;
+  int hi_sm = 0;
+  for (const LinkLatency::BySm& s : worst->chase.by_sm)
+    if (s.ns > hi) {
+      hi = s.ns;
+      hi_sm = s.sm;
+    }
+  Figure f;
+  f.id = id;
+  f.label = label;
+  f.value = Summary{};
+  f.value->median = f.value->q1 = f.value->q3 = f.value->min = f.value->max = worst_best->ns;
+  f.value->n = 1;
+  f.unit = "ns";
+  f.higher_is_better = false;
+  f.clock_mhz = worst->chase.clock_mhz;
+  f.where = "highest of the pairs' best: GPU " + std::to_string(worst->dst) + " reading GPU " +
+            std::to_string(worst->src) + "'s memory from SM " + std::to_string(worst_best->sm) +
+            "; over " + std::to_string(worst->chase.by_sm.size()) + " SMs " +
+            format_fixed(worst_best->ns, 0) + " to " + format_fixed(hi, 0) + " ns (SM " +
+            std::to_string(hi_sm) + ")";
+  out.push_back(f);
 }
 
 void host_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
@@ -610,6 +659,7 @@ std::vector<double> links_matrix(const LinksProbeResult& r, const std::string& c
 void to_json(nlohmann::json& j, const LinkGpu& g) {
   j = nlohmann::json{{"index", g.index},
                      {"name", g.name},
+                     {"sms", g.sms},
                      {"pci_bus_id", g.pci_bus_id},
                      {"compute_capability", g.compute_capability}};
   put(j, "pcie_gen_current", g.pcie_gen_current);
@@ -623,6 +673,7 @@ void to_json(nlohmann::json& j, const LinkGpu& g) {
 void from_json(const nlohmann::json& j, LinkGpu& g) {
   get(j, "index", g.index);
   get(j, "name", g.name);
+  get(j, "sms", g.sms);
   get(j, "pci_bus_id", g.pci_bus_id);
   get(j, "compute_capability", g.compute_capability);
   get(j, "pcie_gen_current", g.pcie_gen_current);
@@ -677,6 +728,15 @@ void to_json(nlohmann::json& j, const LinkLatency& l) {
   if (l.footprint_bytes) j["footprint_bytes"] = l.footprint_bytes;
   if (l.hops_or_round_trips) j["hops_or_round_trips"] = l.hops_or_round_trips;
   if (!l.note.empty()) j["note"] = l.note;
+  if (!l.by_sm.empty()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const LinkLatency::BySm& s : l.by_sm) {
+      nlohmann::json e = {{"sm", s.sm}, {"ns", s.ns}};
+      put(e, "cycles", s.cycles);
+      a.push_back(e);
+    }
+    j["by_sm"] = a;
+  }
 }
 
 void from_json(const nlohmann::json& j, LinkLatency& l) {
@@ -687,6 +747,15 @@ void from_json(const nlohmann::json& j, LinkLatency& l) {
   get(j, "footprint_bytes", l.footprint_bytes);
   get(j, "hops_or_round_trips", l.hops_or_round_trips);
   get(j, "note", l.note);
+  l.by_sm.clear();
+  if (auto it = j.find("by_sm"); it != j.end() && it->is_array())
+    for (const nlohmann::json& e : *it) {
+      LinkLatency::BySm s;
+      get(e, "sm", s.sm);
+      get(e, "ns", s.ns);
+      get(e, "cycles", s.cycles);
+      l.by_sm.push_back(s);
+    }
 }
 
 void to_json(nlohmann::json& j, const LinkPair& p) {

@@ -246,6 +246,7 @@ class FakeLinks final : public LinksKernels {
       LinkGpu g;
       g.index = i;
       g.name = "Fake H200";
+      g.sms = 8;
       g.compute_capability = "9.0";
       g.pcie_gen_max = 5;
       g.pcie_width_max = 16;
@@ -279,6 +280,8 @@ class FakeLinks final : public LinksKernels {
   // threads per SM, 4 loads in flight each); reads gain 2 % with 8 loads in flight and
   // another 1 % with one block per SM, so the probe's shape search must end on 1x8.
   std::vector<std::pair<int, int>> sm_shapes;
+  std::vector<int> chase_sms;
+  int wrong_end_on_sm = -2;  // the chase from this SM ends on the wrong line
   static double sm_share(const PeerSmRequest& r) {
     if (r.write) return 0.9;
     return 0.9 * (r.loads_per_thread == 8 ? 1.02 : 1.0) * (r.blocks_per_sm == 1 ? 1.01 : 1.0);
@@ -296,15 +299,19 @@ class FakeLinks final : public LinksKernels {
   ChaseTiming peer_chase(const PeerChaseRequest& r) override {
     if (chase_times_out) throw BackendError("peer chase: timed out after 10 s");
     ChaseTiming t;
+    // From a chosen SM: 700 ns plus 10 per SM (SM 0 is the closest to the link).
+    const double ns = r.sm >= 0 ? 700 + 10.0 * r.sm : 800 + 10 * r.owner;
+    chase_sms.push_back(r.sm);
     for (int i = 0; i < r.repeats; ++i) {
-      t.ns_per_hop.push_back(800 + 10 * r.owner);
-      t.cycles_per_hop.push_back(1.98 * (800 + 10 * r.owner));
+      t.ns_per_hop.push_back(ns);
+      t.cycles_per_hop.push_back(1.98 * ns);
     }
+    t.sm = r.sm;
     t.clock_mhz = 1980;
     uint32_t cur = 0;
     for (uint64_t h = 0; h < r.warmup_hops + r.hops_per_repeat * r.repeats; ++h)
       cur = (*r.next)[cur];
-    t.end_line = cur;
+    t.end_line = cur + (r.sm == wrong_end_on_sm ? 1 : 0);
     return t;
   }
   PeerPingPongTiming peer_ping_pong(const PeerPingPongRequest& r) override {
@@ -438,6 +445,16 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   ASSERT_TRUE(chase && chase->value);
   EXPECT_DOUBLE_EQ(chase->value->median, 810);
   EXPECT_FALSE(chase->higher_is_better);
+  // Again from each of the reader's 8 SMs (chase_sms 16, capped at the 8 there are), per pair.
+  EXPECT_EQ(dev.links.chase_sms,
+            (std::vector<int>{-1, 0, 1, 2, 3, 4, 5, 6, 7, -1, 0, 1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(out.pairs[0].chase.by_sm.size(), 8u);
+  EXPECT_DOUBLE_EQ(out.pairs[0].chase.by_sm[7].ns, 770);
+  const Figure* best_sm = find(figs, "links.p2p.latency.chase.best_sm");
+  ASSERT_TRUE(best_sm && best_sm->value);
+  EXPECT_DOUBLE_EQ(best_sm->value->median, 700);
+  EXPECT_NE(best_sm->where.find("from SM 0; over 8 SMs 700 to 770 ns (SM 7)"), std::string::npos)
+      << best_sm->where;
   ASSERT_TRUE(find(figs, "links.p2p.latency.chase.cycles")->value);
   EXPECT_DOUBLE_EQ(find(figs, "links.p2p.latency.pingpong")->value->median, 1501);
   // Host: all together 80 GB/s, each alone 50.
@@ -591,6 +608,29 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_FALSE(find(figs, "links.p2p.sm.read")->value);
   EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.status, "error");
   EXPECT_TRUE(find(figs, "links.p2p.ce.read")->value);
+}
+
+TEST(LinksProbe, AChaseFromOneSmThatEndsWrongIsThePairsChaseError) {
+  FakeDevice dev(true);
+  dev.links.wrong_end_on_sm = 3;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  LinksProbeResult out;
+  EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
+  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_NE(out.pairs[0].chase.status.reason.find("from SM 3 ended on line"), std::string::npos)
+      << out.pairs[0].chase.status.reason;
+  EXPECT_TRUE(out.pairs[0].chase.by_sm.empty());  // no partial range is shown as a result
+  const auto figs = links_figures(out);
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_FALSE(find(figs, "links.p2p.latency.chase.best_sm")->value);
+}
+
+TEST(LinksProbe, QuickChasesFromOneBlockOnly) {
+  EXPECT_EQ(parse_links_options({}).chase_sms, 16);
+  EXPECT_EQ(parse_links_options({{"quick", "1"}}).chase_sms, 0);
+  EXPECT_EQ(parse_links_options({{"quick", "1"}, {"chase_sms", "4"}}).chase_sms, 4);
+  EXPECT_THROW(parse_links_options({{"chase_sms", "-1"}}), std::invalid_argument);
 }
 
 TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {

@@ -94,6 +94,7 @@ struct ChaseTiming {
   // Hops walked in all, from line 0; 0 means warmup_hops + repeats * hops_per_repeat.
   // (A backend that times by differences walks more than that, and says so here.)
   uint64_t hops_walked = 0;
+  int sm = -1;  // the SM that chased, where the backend knows it
 };
 
 // Measured SM clock: cycles counted on the SM against the device's nanosecond timer.

@@ -61,6 +61,7 @@ std::string pcie_path_name(int nvml_topology_level);
 struct LinkGpu {
   int index = 0;  // CUDA device index
   std::string name;
+  int sms = 0;  // multiprocessors (the chase by reading SM spreads over them)
   std::string pci_bus_id;
   std::string compute_capability;
   std::optional<int> pcie_gen_current, pcie_width_current;  // NVML, now (idle GPUs downshift)
@@ -181,6 +182,7 @@ struct TransferTiming {
 // stride). Reuses the chase timing model of the latency probe.
 struct PeerChaseRequest {
   int executor = 1, owner = 0;
+  int sm = -1;  // the executor's SM that chases (-1: wherever the one block lands)
   const std::vector<uint32_t>* next = nullptr;
   uint64_t stride_bytes = 256;
   uint64_t warmup_hops = 0;
@@ -269,6 +271,15 @@ struct LinkLatency {
   uint64_t footprint_bytes = 0;  // chase
   uint64_t hops_or_round_trips = 0;
   std::string note;
+  // The chase again from chosen SMs of the reader (CUDA): how far an SM sits from the link
+  // moves the latency (the H200 pair read 802 to 857 ns per hop from whichever SM one block
+  // landed on, over three leases).
+  struct BySm {
+    int sm = 0;
+    double ns = 0;
+    std::optional<double> cycles;
+  };
+  std::vector<BySm> by_sm;
 };
 
 struct LinkPair {
