@@ -246,8 +246,7 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
 
 // What the loop's SASS says about a figure: compiled away by construction, missing or
 // partly folded (flagged), or as intended.
-void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n,
-                     int expected) {
+void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected) {
   // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
   // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
   // sm_90 has no QMMA), and the figure would not be that instruction's rate.
@@ -258,16 +257,16 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
     f.note = a.elided_why;
   } else if (n == 0) {
     f.missing_instruction = true;
-    f.status = {"error", !a.missing_why.empty()
-                             ? a.missing_why
-                             : "the timed loop holds no " + a.sass_expect.front() +
-                                   (a.klass == "tensor" ? " (not native here: emulated or folded)"
-                                                        : "") +
-                                   "; the figure is not that instruction's"};
+    f.status = {"error",
+                !a.missing_why.empty()
+                    ? a.missing_why
+                    : "the timed loop holds no " + a.sass_expect.front() +
+                          (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
+                          "; the figure is not that instruction's"};
   } else if (exact && n < expected) {
     f.missing_instruction = true;
-    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " +
-                             a.sass_expect.front() + " for " + std::to_string(expected) +
+    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
+                             " for " + std::to_string(expected) +
                              " counted; ptxas folded the rest"};
   }
 }
