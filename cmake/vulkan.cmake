@@ -83,7 +83,7 @@ add_custom_command(
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
   backends/vulkan/vulkan_device.cpp backends/vulkan/bandwidth_vk.cpp backends/vulkan/compute_vk.cpp
   backends/vulkan/atomics_vk.cpp backends/vulkan/frontend_vk.cpp
-  backends/vulkan/kernel_table.cpp ${GD_VK_EMBED})
+  backends/vulkan/kernel_table.cpp backends/vulkan/gpu_clock.cpp ${GD_VK_EMBED})
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 target_link_libraries(gpudissect_vulkan PUBLIC gpudissect_core PRIVATE Vulkan::Vulkan)

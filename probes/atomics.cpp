@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "gpudissect/clock_ramp.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/units.hpp"
@@ -59,6 +60,16 @@ struct Ctx {
   AtomicsProbeResult& out;
   std::vector<double> clocks = {};
 };
+
+// A figure measured far below the highest clock the backend saw (Vulkan) says so in its note,
+// and the run's progress says it at once (the terminal shows no hand-over latency's note).
+void add_low_clock_note(Ctx& c, const std::string& name, std::string& note, double mhz,
+                        double peak_mhz) {
+  const std::string n = low_clock_note(mhz, peak_mhz);
+  if (n.empty()) return;
+  note += (note.empty() ? "" : "; ") + n;
+  c.progress.note("atomics " + name + ": " + n);
+}
 
 void latency_part(Ctx& c) {
   const auto& kinds = all_ping_pongs();
@@ -140,6 +151,8 @@ void latency_part(Ctx& c) {
       l.note =
           "host-bound: the bus round trip plus the host thread's wake-up and scheduling; "
           "expect ~10 % between runs, as launch latencies";
+    if (t.clock_mhz && t.clock_peak_mhz)
+      add_low_clock_note(c, name, l.note, *t.clock_mhz, *t.clock_peak_mhz);
   }
 }
 
@@ -264,6 +277,8 @@ void throughput_part(Ctx& c) {
     f.gops = placed->summary;
     f.placement_gops = placed->spread;
     f.placements = placed->spread ? int(placed->spread->values.size()) : 1;
+    if (!t.clock_mhz.empty() && t.clock_peak_mhz)
+      add_low_clock_note(c, key, f.note, median(t.clock_mhz), *t.clock_peak_mhz);
     if (!t.clock_mhz.empty() && f.sms > 0) {
       f.clock_mhz = median(t.clock_mhz);
       c.clocks.push_back(*f.clock_mhz);

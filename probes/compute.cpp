@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gpudissect/clock_ramp.hpp"
 #include "gpudissect/compute.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/units.hpp"
@@ -65,6 +66,9 @@ class Runner {
   void measure(ComputeFigure& f, ComputeLaunch l, double target_ms, bool latency_figure) {
     const ComputeOp& a = *find_compute_op(l.op);
     const ComputeOp* b = l.mix.empty() ? nullptr : find_compute_op(l.mix);
+    // The backend's floor (Vulkan on a GPU: launches of 2 ms with host work between them left
+    // an H200 at its idle clock); 0 elsewhere.
+    target_ms = std::max(target_ms, k_.min_launch_ms());
     l.iters = 4;
     ComputeTiming t = k_.run(l);
     for (int guard = 0; guard < 4 && t.span_ns < target_ms * 1e6 / 20; ++guard) {
@@ -96,11 +100,13 @@ class Runner {
                       static_cast<std::size_t>(opt_.repeats) + 4, 0.01};
     std::string bad;
     bool clockless = false;
+    double peak = 0;  // the highest clock the backend saw, where it says (Vulkan)
     while (!rule.done(watched)) {
       t = k_.run(l);
       if (!t.check_ok) bad = t.check;
       const double clk = t.clock_mhz ? *t.clock_mhz : info_.clock_mhz_reported.value_or(0);
       if (t.clock_mhz) mhz.push_back(*t.clock_mhz);
+      if (t.clock_peak_mhz) peak = std::max(peak, *t.clock_peak_mhz);
       // No clock: per-clock figures are unknown, not 0; ops/s and ns stand alone.
       clockless = !(clk > 0);
       const double cycles = t.span_ns * clk / 1000.0;
@@ -116,7 +122,9 @@ class Runner {
           watched.push_back(t.span_ns / steps);
           continue;
         }
-        const double c = t.clock_mhz ? t.cycles_per_block : cycles;
+        // The kernel's own cycles where it counted them (CUDA), else the span at the clock
+        // seen (Vulkan: a clock read after the launch, one workgroup).
+        const double c = t.clock_mhz && t.cycles_per_block > 0 ? t.cycles_per_block : cycles;
         lat.push_back(c / steps);
         per_clk.push_back(c / steps);
         watched.push_back(c / steps);
@@ -141,6 +149,9 @@ class Runner {
     if (!mhz.empty()) {
       f.clock_mhz = median(mhz);
       f.clock_source = "measured";
+      // Far below the highest clock seen: say so, never a silently slow figure.
+      if (const std::string n = low_clock_note(*f.clock_mhz, peak); !n.empty())
+        f.note += (f.note.empty() ? "" : "; ") + n;
     } else if (info_.clock_mhz_reported) {
       // No clock in the kernel (OpenCL): per-clock figures rest on the driver's figure.
       f.clock_mhz = *info_.clock_mhz_reported;
@@ -246,8 +257,7 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
 
 // What the loop's SASS says about a figure: compiled away by construction, missing or
 // partly folded (flagged), or as intended.
-void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n,
-                     int expected) {
+void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected) {
   // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
   // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
   // sm_90 has no QMMA), and the figure would not be that instruction's rate.
@@ -258,16 +268,16 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
     f.note = a.elided_why;
   } else if (n == 0) {
     f.missing_instruction = true;
-    f.status = {"error", !a.missing_why.empty()
-                             ? a.missing_why
-                             : "the timed loop holds no " + a.sass_expect.front() +
-                                   (a.klass == "tensor" ? " (not native here: emulated or folded)"
-                                                        : "") +
-                                   "; the figure is not that instruction's"};
+    f.status = {"error",
+                !a.missing_why.empty()
+                    ? a.missing_why
+                    : "the timed loop holds no " + a.sass_expect.front() +
+                          (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
+                          "; the figure is not that instruction's"};
   } else if (exact && n < expected) {
     f.missing_instruction = true;
-    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " +
-                             a.sass_expect.front() + " for " + std::to_string(expected) +
+    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
+                             " for " + std::to_string(expected) +
                              " counted; ptxas folded the rest"};
   }
 }
@@ -377,6 +387,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       run.measure(lat, ll, opt.target_ms / 4, true);
       f.latency_cycles = lat.latency_cycles;
       f.latency_ns = lat.latency_ns;
+      f.note = lat.note;  // f's own, and a low clock during the latency launches
       // Per SASS instruction where ptxas fused or split the counted op.
       if (f.latency_cycles && f.sass_per_op && *f.sass_per_op > 0 && *f.sass_per_op < 1) {
         const double k = 1.0 / *f.sass_per_op;

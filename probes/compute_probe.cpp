@@ -57,6 +57,9 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       f.clock_mhz = c.clock_mhz;
       f.where =
           "ILP " + std::to_string(c.ilp) + ", " + std::to_string(c.warps_per_sm) + " warps/SM";
+      // A low GPU clock (Vulkan) goes with the figure (a compiled-away op's note is its status).
+      const std::string note = c.compiled_away || c.note.empty() ? "" : "; " + c.note;
+      f.where += note;
       // The table's own rate (rate_tera): FLOP for floating point, OP for integer work (dp4a
       // counts its 8), instructions for the rest; so the figure and the table always agree.
       f.unit = rate_unit(c);
@@ -83,7 +86,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         l.value = *c.latency_cycles;
         l.instruction = f.instruction;
         l.clock_mhz = c.clock_mhz;
-        l.where = "one warp, one dependent chain";
+        l.where = "one warp, one dependent chain" + note;
         l.higher_is_better = false;
         out.push_back(l);
       } else if (c.latency_ns && f.status.ok()) {
@@ -94,7 +97,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         l.unit = "ns";
         l.value = *c.latency_ns;
         l.instruction = f.instruction;
-        l.where = "one subgroup, one dependent chain (no clock: ns)";
+        l.where = "one subgroup, one dependent chain (no clock: ns)" + note;
         l.higher_is_better = false;
         out.push_back(l);
       }

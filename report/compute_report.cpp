@@ -52,8 +52,9 @@ std::string first_opcode(const ComputeFigure& f) {
 // The figure's note; cut to `max` characters for the terminal (0: whole, for HTML).
 std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   std::string n;
-  if (f.compiled_away) n = f.note;
   if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
+  // Why it compiled away, or that the GPU's clock was low (Vulkan).
+  if (!f.note.empty()) n += (n.empty() ? "" : "; ") + f.note;
   if (f.clock_source == "reported")
     n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
   if (f.clock_source == "none")

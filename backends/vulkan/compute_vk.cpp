@@ -2,8 +2,11 @@
 // (op, ILP) (cmake/vulkan.cmake), timed with timestamp queries. The op set is the OpenCL
 // backend's where GLSL has it, plus FP16/FP64 add and mul and the subgroup ballot; each op a
 // device lacks (shaderFloat64, shaderFloat16, a subgroup operation in compute) is refused
-// with the reason. No shader clock is read here, and Vulkan reports no clock rate: the probe
-// gets no clock, so figures are ops/s and ns, and per-clock figures are unknown (not 0).
+// with the reason. Vulkan reports no clock rate; on a GPU with VK_KHR_shader_clock the clock
+// is read just after each launch (GpuClock), so per-clock figures come from the span at that
+// clock. Without one (lavapipe) the probe gets no clock: figures are ops/s and ns, and
+// per-clock figures are unknown (not 0). On a GPU the clock is brought up before the probe's
+// first launch and launches last at least 10 ms (gpu_clock.hpp says why).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_clock.hpp"
 #include "gpudissect/compute.hpp"
 #include "vulkan_probes.hpp"
 
@@ -194,6 +198,11 @@ class VulkanCompute final : public ComputeKernels {
     return v ? std::string("SPIR-V ") + v->spirv : std::string();
   }
 
+  // On a GPU: the H200 stayed near its idle clock through 2 ms launches with host work
+  // between them (gpu_clock.hpp); 10 ms keeps it busy most of the time. A CPU driver keeps
+  // the probe's target (CI time).
+  double min_launch_ms() const override { return cpu_ ? 0 : 10; }
+
   ComputeTiming run(const ComputeLaunch& l) override {
     const ComputeOp* op = find_compute_op(l.op);
     if (!op) throw BackendError("unknown compute op " + l.op);
@@ -244,11 +253,16 @@ class VulkanCompute final : public ComputeKernels {
       const Push once{1, z.fs, z.fb, z.fc, z.ub, z.uc};
       ctx_.dispatch(p, {{&out_, bytes}}, &once, sizeof once, groups);
     }
+    // The clock up at the probe's first launch and after an idle spell; nothing on a CPU.
+    ctx_.clock().prepare(!prepared_);
+    prepared_ = true;
     const std::vector<uint32_t> fill(threads, kSentinel);
     ctx_.upload(out_, fill.data(), bytes);
     const Push push{static_cast<uint32_t>(iters), z.fs, z.fb, z.fc, z.ub, z.uc};
     ComputeTiming t;
     t.span_ns = ctx_.dispatch(p, {{&out_, bytes}}, &push, sizeof push, groups);
+    // The clock right after it (a few ms of walking; nullopt without a shader clock).
+    const std::optional<double> mhz = ctx_.clock().read_mhz();
 
     std::vector<uint32_t> out(threads);
     ctx_.download(out_, out.data(), bytes);
@@ -256,6 +270,12 @@ class VulkanCompute final : public ComputeKernels {
     t.sms = l.latency ? 1 : static_cast<int>(units());
     t.warps_per_sm =
         static_cast<int>(l.latency ? (threads + 31) / 32 : threads / uint64_t(t.sms) / 32);
+    // The probe takes cycles as the span at this clock (x the SMs for throughput), so only
+    // where the SMs are known (VK_NV_shader_sm_builtins) or one workgroup ran.
+    if (mhz && (l.latency || info_.compute_units > 0)) {
+      t.clock_mhz = mhz;
+      t.clock_peak_mhz = ctx_.clock().peak_mhz();
+    }
     const uint64_t steps = iters * static_cast<uint64_t>(kStepsPerIteration / l.ilp);
     t.ops_per_thread = steps * static_cast<uint64_t>(l.latency ? 1 : l.ilp) *
                        static_cast<uint64_t>(op->insts_per_step);
@@ -307,6 +327,7 @@ class VulkanCompute final : public ComputeKernels {
   Context& ctx_;
   DeviceInfo info_;
   bool cpu_ = false;
+  bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint32_t max_wg_ = 1;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   Buffer out_;

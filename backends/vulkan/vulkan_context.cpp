@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "gpu_clock.hpp"
 #include "gpudissect/units.hpp"
 #include "vulkan_shaders.hpp"
 
@@ -411,6 +412,7 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
 Context::~Context() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
+  clock_.reset();  // its pipeline and buffers, before the device
   if (descriptors_) vkDestroyDescriptorPool(device_, descriptors_, nullptr);
   if (timestamps_) vkDestroyQueryPool(device_, timestamps_, nullptr);
   if (fence_) vkDestroyFence(device_, fence_, nullptr);
@@ -520,6 +522,12 @@ void Context::submit_and_wait(const char* what) {
   check(vkQueueSubmit(queue_, 1, &si, fence_), std::string("vkQueueSubmit (") + what + ")");
   check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX),
         std::string("waiting for ") + what);
+  last_done_ = std::chrono::steady_clock::now();
+}
+
+GpuClock& Context::clock() {
+  if (!clock_) clock_ = std::make_unique<GpuClock>(*this);
+  return *clock_;
 }
 
 void Context::fill(const Buffer& dst, uint64_t bytes, uint32_t word) {
@@ -568,6 +576,7 @@ void Context::copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& 
     check(vkQueueSubmit(queues[i], 1, &si, fences[i]), "vkQueueSubmit (a copy pair)");
   }
   check(vkWaitForFences(device_, 2, fences, VK_TRUE, UINT64_MAX), "waiting for a copy pair");
+  last_done_ = std::chrono::steady_clock::now();
 }
 
 void Context::upload(const Buffer& dst, const void* data, uint64_t bytes) {
@@ -743,6 +752,7 @@ Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
   check(r, "vkQueueSubmit (a dispatch batch)");
   check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for a dispatch batch");
   const auto t3 = Clock::now();
+  last_done_ = t3;
   t.record_ns = ns(t0, t1);
   t.submit_ns = ns(t1, t2);
   t.round_trip_ns = ns(t1, t3);

@@ -5,6 +5,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -127,6 +128,22 @@ struct Binding {
 // The embedded SPIR-V module of that name; throws BackendError when there is none.
 std::vector<uint32_t> shader_words(const std::string& name);
 
+// What one chase dispatch leaves in its result buffer (chase_common.glsl's Result block).
+struct ChaseResult {
+  uint32_t end;
+  uint32_t pad;
+  uint32_t clock_before[2];
+  uint32_t clock_after[2];
+};
+// Shader clock ticks between the two readings (0 without a clock).
+inline uint64_t clock_ticks(const ChaseResult& r) {
+  const uint64_t before = r.clock_before[0] | (uint64_t(r.clock_before[1]) << 32);
+  const uint64_t after = r.clock_after[0] | (uint64_t(r.clock_after[1]) << 32);
+  return after - before;
+}
+
+class GpuClock;
+
 class Context {
  public:
   Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts);
@@ -136,6 +153,11 @@ class Context {
 
   const Facts& facts() const { return facts_; }
   VkDevice device() const { return device_; }
+  // The GPU's clock as the kernel sets see it (gpu_clock.hpp), made on first use.
+  GpuClock& clock();
+  // When the last submission's wait returned (the context's creation before any): how long
+  // the GPU has been idle, as far as this process knows.
+  std::chrono::steady_clock::time_point last_done() const { return last_done_; }
 
   // device-local; host-visible and coherent; host-visible and coherent, and also
   // HOST_CACHED where a type offers it (for the host to read from).
@@ -202,6 +224,8 @@ class Context {
   VkCommandBuffer transfer_cmd_ = VK_NULL_HANDLE;
   VkFence transfer_fence_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
+  std::chrono::steady_clock::time_point last_done_ = std::chrono::steady_clock::now();
+  std::unique_ptr<GpuClock> clock_;
 };
 
 }  // namespace gd::vulkan

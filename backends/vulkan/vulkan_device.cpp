@@ -44,20 +44,6 @@ std::string vendor_name(uint32_t id) {
   }
 }
 
-// What one chase dispatch leaves in its result buffer (chase_common.glsl's Result block).
-struct ChaseResult {
-  uint32_t end;
-  uint32_t pad;
-  uint32_t clock_before[2];
-  uint32_t clock_after[2];
-};
-
-uint64_t clock_ticks(const ChaseResult& r) {
-  const uint64_t before = r.clock_before[0] | (uint64_t(r.clock_before[1]) << 32);
-  const uint64_t after = r.clock_after[0] | (uint64_t(r.clock_after[1]) << 32);
-  return after - before;
-}
-
 // One launch's times: nanoseconds from the timestamps, ticks of the shader clock.
 struct LaunchTime {
   double ns = 0;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "chase_request.hpp"
 #include "compute.hpp"
 #include "frontend.hpp"
+#include "gpu_clock.hpp"
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
@@ -543,8 +545,9 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
       "fp16x2.fma",    "fp16x2.add",    "fp16x2.mul",  "int32.add", "int32.mul", "int32.mad",
       "warp.shfl_idx", "warp.shfl_xor", "warp.ballot", "warp.redux"};
   int measured = 0, unsupported = 0;
-  // The compute modules read no shader clock and Vulkan reports no clock rate.
-  const bool clock = dev->info().clock_mhz_reported.has_value();
+  // Vulkan reports no clock rate; the backend reads the shader clock after each launch where
+  // the device has one (lavapipe: none).
+  const bool clock = dev->info().clock_mhz_reported.has_value() || has_shader_clock(*dev);
   for (const auto& f : out.table) {
     SCOPED_TRACE(f.op);
     const bool has_module =
@@ -569,6 +572,10 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
       EXPECT_FALSE(f.latency_cycles);
       ASSERT_TRUE(f.latency_ns);
       EXPECT_GT(f.latency_ns->median, 0.05);
+    } else {
+      EXPECT_EQ(f.clock_source, "measured");
+      ASSERT_TRUE(f.latency_cycles);  // one subgroup: the span at the clock read after it
+      EXPECT_GT(f.latency_cycles->median, 0.5);
     }
   }
   // sfu.rsqrt has no GLSL version here; on lavapipe every op with a module runs.
@@ -598,8 +605,59 @@ TEST(VulkanCompute, HostCheckReplaysTheChains) {
   }
   gd::ComputeLaunch bad{"fp32.fma", "", 3};
   EXPECT_THROW(k->run(bad), gd::BackendError);
+  // Launches of at least 10 ms on a GPU (to keep its clock up); a CPU driver keeps the
+  // probe's target.
+  if (dev->info().extra.at("device_type") == "CPU")
+    EXPECT_EQ(k->min_launch_ms(), 0);
+  else
+    EXPECT_GE(k->min_launch_ms(), 10);
   gd::ComputeLaunch mixed{"fp32.fma", "int32.mad", 8};
   EXPECT_THROW(k->run(mixed), gd::BackendError);
+}
+
+// ---- the GPU's clock (gpu_clock.hpp) ----
+
+// On a CPU driver (lavapipe) nothing is brought up and no clock is read, so the probes cost
+// CI nothing more; the busy work itself, which a GPU without VK_KHR_shader_clock gets for a
+// fixed 0.3 s, walks the one-line chain and ends where it must. On a GPU with a shader clock,
+// the ramp stops on two agreeing readings (or the cap) and the readings are plausible.
+TEST(VulkanClock, RampOnAGpuNothingOnACpuDriver) {
+  GD_REQUIRE_DEVICE(dev);
+  const auto instance = gd::vulkan::Instance::create();
+  const auto devices = instance->physical_devices();
+  ASSERT_FALSE(devices.empty());
+  const gd::vulkan::Facts facts = gd::vulkan::query_facts(devices[0], 0);
+  if (!facts.timing().ok) GTEST_SKIP() << facts.timing().reason;
+  gd::vulkan::Context ctx(instance, devices[0], facts);
+  gd::vulkan::GpuClock& clock = ctx.clock();
+  const bool cpu = facts.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  EXPECT_EQ(clock.active(), !cpu);
+  const gd::vulkan::GpuClock::Walk w = clock.walk(4096);  // throws where it ends elsewhere
+  EXPECT_GT(w.ns, 0);
+  if (!facts.shader_clock) EXPECT_EQ(w.ticks, 0u);
+  using Clock = std::chrono::steady_clock;
+  if (cpu) {
+    const auto t0 = Clock::now();
+    clock.prepare(true);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 0.05);
+    EXPECT_EQ(clock.last_ramp().state, gd::RampState::go_on);  // never ran
+    EXPECT_FALSE(clock.read_mhz());
+    EXPECT_FALSE(clock.peak_mhz());
+  }
+  const gd::vulkan::GpuClock::Ramp r = clock.bring_up();
+  if (!cpu && facts.shader_clock) {
+    EXPECT_TRUE(r.state == gd::RampState::stable || r.state == gd::RampState::capped);
+    ASSERT_GE(r.mhz.size(), 2u);
+    for (double m : r.mhz) EXPECT_GT(m, 10.0);
+    ASSERT_TRUE(clock.peak_mhz());
+    EXPECT_DOUBLE_EQ(*clock.peak_mhz(), *std::max_element(r.mhz.begin(), r.mhz.end()));
+    EXPECT_LT(r.seconds, 2.0);
+  } else {
+    EXPECT_EQ(r.state, gd::RampState::timed);
+    EXPECT_TRUE(r.mhz.empty());
+    EXPECT_GE(r.seconds, 0.3);
+    EXPECT_LT(r.seconds, 1.5);
+  }
 }
 
 // ---- atomics ----
@@ -628,7 +686,7 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
     ASSERT_TRUE(f.status.ok()) << f.status.reason;  // ok: the host check passed
     ASSERT_TRUE(f.gops);
     EXPECT_GT(f.gops->median, 1e-4);
-    EXPECT_FALSE(f.ops_per_clk_sm);  // no clock: unknown, not 0
+    if (!has_shader_clock(*dev)) EXPECT_FALSE(f.ops_per_clk_sm);  // no clock: unknown, not 0
     ASSERT_TRUE(f.instruction);
     EXPECT_EQ(f.instruction->rfind("SPIR-V OpAtomic", 0), 0u) << *f.instruction;
     ++measured;

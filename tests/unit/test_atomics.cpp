@@ -284,6 +284,10 @@ class FakeAtomics final : public AtomicsKernels {
   // placement p makes a launch take 1 + p/10 ms. Off: one placement, as OpenCL.
   bool placed = false;
   std::atomic<bool>* stop_after_latency = nullptr;
+  // The SM clock the latency and throughput kernels report, and the highest clock seen on
+  // the device where the backend tracks one (Vulkan).
+  double clock = 1500;
+  std::optional<double> clock_peak;
   std::map<std::string, PingPongRequest> pingpong_requests;
   std::map<std::string, ThroughputRequest> throughput_requests;
 
@@ -312,7 +316,8 @@ class FakeAtomics final : public AtomicsKernels {
         t.ns_per_handoff.push_back(kind_cycles(r.kind) / 1.5);
       }
     }
-    t.clock_mhz = 1500;
+    t.clock_mhz = clock;
+    t.clock_peak_mhz = clock_peak;
     t.total_round_trips = uint64_t(r.round_trips) * r.repeats;
     t.outcome = good_outcome(t.total_round_trips);
     if (r.kind == PingPong::global_release_acquire && stop_after_latency)
@@ -350,15 +355,16 @@ class FakeAtomics final : public AtomicsKernels {
           const double sec = 1e-3 * (1 + 0.1 * p) * (i == 0 ? 3 : 1);
           t.seconds_by_placement[p].push_back(sec);
           t.seconds.push_back(sec);
-          t.clock_mhz.push_back(1500);
+          t.clock_mhz.push_back(clock);
         }
     } else {
       for (int i = 0; i < r.repeats; ++i) {
         t.seconds.push_back(1e-3);
-        t.clock_mhz.push_back(1500);
+        t.clock_mhz.push_back(clock);
       }
     }
     t.sms = 4;
+    t.clock_peak_mhz = clock_peak;
     t.check_error = throughput_check(r, t.layout, w, succ);
     return t;
   }
@@ -537,6 +543,44 @@ TEST(AtomicsProbe, FullRunOnTheFake) {
   EXPECT_NE(out.throughput.at("global.add_i32.same_per_warp").note.find("thread-level"),
             std::string::npos);
   EXPECT_GT(out.throughput.size(), 20u);
+}
+
+// A backend that tracks the highest clock seen (Vulkan): figures measured below 80 % of it
+// say the GPU clock was low (the H200 through NVIDIA's Vulkan driver sat at 345 MHz of 1980
+// through the first run's atomics); at the highest clock, nothing is said.
+TEST(AtomicsProbe, LowClockIsNoted) {
+  FakeDevice dev(true, 4);
+  dev.atomics.clock = 345;
+  dev.atomics.clock_peak = 1980;
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  AtomicsProbeResult out;
+  AtomicsOptions opt;
+  opt.quick = true;
+  opt.matrix = false;
+  run_atomics(dev, opt, progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
+  EXPECT_NE(t.note.find("GPU clock low: 345 MHz"), std::string::npos) << t.note;
+  ASSERT_TRUE(t.ops_per_clk_sm);  // per clock at the clock seen
+  EXPECT_NEAR(t.ops_per_clk_sm->median, 10240 / 1e-3 / 345e6 / 4, 1e-12);
+  // The SASS note stays, the clock's follows it.
+  const std::string& folded = out.throughput.at("global.add_i32.same_per_warp").note;
+  EXPECT_EQ(folded.find("the SASS folds"), 0u) << folded;
+  EXPECT_NE(folded.find("; GPU clock low"), std::string::npos) << folded;
+  EXPECT_NE(out.latency.at("global.cas_pingpong").note.find("GPU clock low"), std::string::npos)
+      << out.latency.at("global.cas_pingpong").note;
+  EXPECT_NE(out.latency.at("shared.cas_pingpong").note.find("GPU clock low"), std::string::npos);
+
+  FakeDevice high(true, 4);
+  high.atomics.clock = 1980;
+  high.atomics.clock_peak = 1980;
+  AtomicsProbeResult fine;
+  run_atomics(high, opt, progress, stop, fine);
+  for (const auto& [key, f] : fine.throughput)
+    EXPECT_EQ(f.note.find("GPU clock low"), std::string::npos) << key;
+  for (const auto& [key, l] : fine.latency)
+    EXPECT_EQ(l.note.find("GPU clock low"), std::string::npos) << key;
 }
 
 TEST(AtomicsProbe, LostUpdateIsAnErrorNotAFigure) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -451,4 +452,138 @@ TEST(ComputeReport, UnstableRateIsMarkedInTheTable) {
   }
   EXPECT_NE(fp64.find("UNSTABLE"), std::string::npos) << os.str();
   EXPECT_EQ(fp32.find("UNSTABLE"), std::string::npos) << os.str();
+}
+
+// ---- a backend that reads a clock after each launch (Vulkan on an NVIDIA GPU) ----
+
+namespace {
+
+// Counts no cycles in the kernel (no sm_cycles, no cycles_per_block), only a clock read after
+// the launch and the highest clock seen: 132 SMs at 128 FP32 fma/clk/SM, a dependent step of
+// 4 cycles, at `mhz`. Records every launch's span.
+class ClockAfterLaunchCompute final : public gd::ComputeKernels {
+ public:
+  double mhz = 1980, peak = 1980, floor_ms = 0;
+  std::vector<double> spans;
+  std::string language() const override { return "glsl"; }
+  gd::Support supports(const gd::ComputeOp&) override { return gd::Support::yes(); }
+  double min_launch_ms() const override { return floor_ms; }
+  gd::ComputeTiming run(const gd::ComputeLaunch& l) override {
+    gd::ComputeTiming t;
+    t.ops_per_thread = l.iters * 64;
+    t.sms = l.latency ? 1 : 132;
+    t.threads = l.latency ? 32 : 132 * 2048;
+    t.warps_per_sm = l.latency ? 1 : 64;
+    const double cycles = l.latency ? 4.0 * double(t.ops_per_thread)
+                                    : double(t.ops_per_thread) * double(t.threads) / 128 / 132;
+    t.span_ns = cycles / mhz * 1e3;
+    t.clock_mhz = mhz;
+    t.clock_peak_mhz = peak;
+    spans.push_back(t.span_ns);
+    return t;
+  }
+};
+
+class ClockAfterLaunchDevice final : public gd::Device {
+ public:
+  ClockAfterLaunchDevice() {
+    info_.backend = "vulkan";
+    info_.name = "Fake GPU through Vulkan";
+    info_.compute_units = 132;
+  }
+  const gd::DeviceInfo& info() const override { return info_; }
+  gd::Support supports(gd::MemPath) const override { return gd::Support::no("fake"); }
+  uint64_t max_footprint(gd::MemPath) const override { return 0; }
+  gd::ChaseTiming chase(const gd::ChaseRequest&) override { throw gd::BackendError("fake"); }
+  std::optional<gd::ClockSample> sample_clock() override { return std::nullopt; }
+  gd::KernelSet* kernel_set(const std::string& probe) override {
+    return probe == gd::ComputeKernels::kProbe ? &kernels : nullptr;
+  }
+  ClockAfterLaunchCompute kernels;
+
+ private:
+  gd::DeviceInfo info_;
+};
+
+gd::ComputeFigure fma_on(ClockAfterLaunchDevice& dev, gd::ComputeProbeResult* all = nullptr) {
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::ComputeProbeResult out;
+  const auto opt = gd::parse_compute_options(
+      {{"ops", "fp32.fma"}, {"repeats", "2"}, {"ms", "0.2"}, {"mixed", "0"}, {"tensor", "0"}});
+  gd::run_compute(dev, opt, progress, stop, out);
+  EXPECT_TRUE(out.status.ok()) << out.status.reason;
+  EXPECT_EQ(out.table.size(), 1u);
+  if (all) *all = out;
+  return out.table.empty() ? gd::ComputeFigure{} : out.table.front();
+}
+
+}  // namespace
+
+// Only a clock known (no per-SM cycles, no cycles per block): throughput per clock per SM is
+// the ops over SMs x span x clock, latency the span at the clock over the steps; no note.
+TEST(ComputeClockAfterLaunch, PerClockFiguresFromTheSpanAtTheClock) {
+  ClockAfterLaunchDevice dev;
+  gd::ComputeProbeResult out;
+  const gd::ComputeFigure f = fma_on(dev, &out);
+  ASSERT_TRUE(f.status.ok()) << f.status.reason;
+  ASSERT_TRUE(f.ops_per_clk_sm);
+  EXPECT_NEAR(f.ops_per_clk_sm->median, 128, 1e-6);
+  ASSERT_TRUE(f.latency_cycles);
+  EXPECT_NEAR(f.latency_cycles->median, 4, 1e-9);
+  EXPECT_FALSE(f.latency_ns);
+  EXPECT_EQ(f.clock_source, "measured");
+  ASSERT_TRUE(f.clock_mhz);
+  EXPECT_DOUBLE_EQ(*f.clock_mhz, 1980);
+  ASSERT_TRUE(out.clock_mhz);
+  EXPECT_DOUBLE_EQ(*out.clock_mhz, 1980);
+  // 132 SMs x 128 fma x 2 FLOP x 1.98 GHz = 66.9 TFLOP/s.
+  ASSERT_TRUE(gd::rate_tera(f));
+  EXPECT_NEAR(*gd::rate_tera(f), 132 * 128 * 2 * 1.98e9 / 1e12, 1e-6);
+  EXPECT_EQ(f.note, "");
+}
+
+// The GPU at 345 MHz against 1980 seen before (the H200's idle clock through NVIDIA's Vulkan
+// driver): per clock the figures stand, per second they are 5.7x low, and the figure says the
+// clock was low, in the table and in its headline figures.
+TEST(ComputeClockAfterLaunch, LowClockIsNotedNotSilent) {
+  ClockAfterLaunchDevice dev;
+  dev.kernels.mhz = 345;
+  gd::ComputeProbeResult out;
+  const gd::ComputeFigure f = fma_on(dev, &out);
+  ASSERT_TRUE(f.ops_per_clk_sm);
+  EXPECT_NEAR(f.ops_per_clk_sm->median, 128, 1e-6);
+  ASSERT_TRUE(f.latency_cycles);
+  EXPECT_NEAR(f.latency_cycles->median, 4, 1e-9);
+  EXPECT_NE(f.note.find("GPU clock low: 345 MHz"), std::string::npos) << f.note;
+  EXPECT_NE(f.note.find("1980 MHz"), std::string::npos) << f.note;
+  gd::RunResult r;
+  r.put(out);
+  std::ostringstream os;
+  gd::report::print_compute_summary(os, r);
+  EXPECT_NE(os.str().find("GPU clock low"), std::string::npos) << os.str();
+  const gd::Probe* probe = gd::probe_registry().find("compute");
+  ASSERT_TRUE(probe);
+  int noted = 0;
+  for (const gd::Figure& fig : probe->figures(r))
+    noted += fig.where.find("GPU clock low") != std::string::npos;
+  EXPECT_EQ(noted, 2);  // the rate and the latency
+  // Within 80 % of the highest clock seen: no note (a GPU under load may run a little lower).
+  dev.kernels.mhz = 1700;
+  EXPECT_EQ(fma_on(dev).note, "");
+}
+
+// A backend's floor on the launch length (Vulkan on a GPU: 10 ms) overrides a shorter target;
+// 0 leaves the target alone.
+TEST(ComputeClockAfterLaunch, BackendFloorOnTheLaunchLength) {
+  ClockAfterLaunchDevice dev;
+  fma_on(dev);
+  ASSERT_FALSE(dev.kernels.spans.empty());
+  EXPECT_LT(dev.kernels.spans.back(), 1e6);  // the 0.2 ms target (latency: 0.05 ms)
+  dev.kernels.spans.clear();
+  dev.kernels.floor_ms = 10;
+  fma_on(dev);
+  ASSERT_FALSE(dev.kernels.spans.empty());
+  EXPECT_GE(dev.kernels.spans.back(), 5e6);  // at least half the floor, as any target
+  EXPECT_LT(dev.kernels.spans.back(), 20e6);
 }

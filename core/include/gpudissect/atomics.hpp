@@ -67,7 +67,8 @@ struct PingPongTiming {
   // Empty: one location, the flat vectors are its repeats.
   std::vector<std::vector<double>> cycles_by_location, ns_by_location;
   PingPongOutcome outcome;
-  int sm_a = -1, sm_b = -1;  // where the players ran, where known
+  int sm_a = -1, sm_b = -1;              // where the players ran, where known
+  std::optional<double> clock_peak_mhz;  // as ThroughputTiming's
 };
 
 // Empty when the outcome is exactly what `total_round_trips` hand-overs leave; else why not.
@@ -245,8 +246,11 @@ struct ThroughputTiming {
   // Several placements: [placement][repeat] (`seconds` holds every launch). Empty: one.
   std::vector<std::vector<double>> seconds_by_placement;
   std::vector<double> clock_mhz;  // SM clock seen during each launch, where measurable
-  int sms = 0;                    // SMs the grid covered
-  std::string check_error;        // empty: throughput_check passed
+  // The highest clock the backend has seen on the device so far, where it tracks one
+  // (Vulkan); a figure whose clock is far below it ran at a low clock and says so.
+  std::optional<double> clock_peak_mhz;
+  int sms = 0;              // SMs the grid covered
+  std::string check_error;  // empty: throughput_check passed
 };
 
 // What a backend offers the atomics probe. Calls throw AllocationFailed when memory cannot

@@ -134,6 +134,9 @@ struct ComputeTiming {
   // per clock is the launch's operations over sm_cycles: counted by the SMs' own clocks over
   // the time they held the work, it needs no wall clock and cannot exceed what an SM issues.
   double sm_cycles = 0, sm_ns = 0;
+  // The highest clock the backend has seen on the device so far, where it tracks one
+  // (Vulkan); a figure whose clock_mhz is far below it ran at a low clock and says so.
+  std::optional<double> clock_peak_mhz;
 };
 
 // One block's record from a CUDA compute kernel: the SM it ran on, its clock64 at the loop's
@@ -182,6 +185,9 @@ class ComputeKernels : public KernelSet {
   // The instruction timed where no machine code is read (Vulkan: the SPIR-V op); empty
   // where the SASS names it or nothing does.
   virtual std::string instruction(const ComputeOp&) { return {}; }
+  // The shortest timed launch worth making, ms (0: the probe's target stands). Vulkan on a
+  // GPU: 10, to keep the GPU busy enough that its driver keeps the clock up.
+  virtual double min_launch_ms() const { return 0; }
 };
 
 // ---- result model ----

@@ -1,0 +1,81 @@
+// The GPU's clock as the Vulkan kernel sets see it: brought up before timed work, read after.
+//
+// Why: through NVIDIA's Vulkan driver an H200 stayed at (near) its 345 MHz idle clock during
+// the compute and atomics probes, whose dispatches were ~2 ms each with host work (fills,
+// read-backs, checks) between them. Every figure came out ~5.7x slow (FP32 fma 12.59 TFLOP/s
+// against CUDA's 66.29, global atomicAdd 118.7 GOP/s against 438) and nothing said so, while
+// the latency probe's long chase dispatches on the same GPU saw 1980 MHz (2026-11-23). CUDA
+// contexts raise the clock by themselves; here the backend keeps the GPU busy first.
+//
+// The busy work and the readings are one invocation walking a one-line chain
+// (chase_global[_clock]), as VulkanDevice::sample_clock does: long dependent walks are what
+// brought the clock up in the latency probe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gpudissect/clock_ramp.hpp"
+#include "vulkan_context.hpp"
+
+namespace gd::vulkan {
+
+class GpuClock {
+ public:
+  // The GPU was idle this long (no submission): its clock may have dropped, bring it up again.
+  static constexpr double kIdleSeconds = 0.5;
+  // A ramp's readings walk about this long each (N hops, then 2N).
+  static constexpr double kRampWindowMs = 10;
+
+  explicit GpuClock(Context& ctx);
+  GpuClock(const GpuClock&) = delete;
+  GpuClock& operator=(const GpuClock&) = delete;
+
+  // A GPU that can time. On a CPU driver (lavapipe) there is no clock to bring up and the busy
+  // work would only cost time: prepare() and read_mhz() do nothing there.
+  bool active() const { return active_; }
+
+  // Before timed work: brings the clock up at the start of a probe (`probe_start`: the first
+  // call of its kernels) and after the GPU sat idle for kIdleSeconds; nothing otherwise.
+  void prepare(bool probe_start);
+
+  struct Ramp {
+    std::vector<double> mhz;             // the readings, in order (none without a clock)
+    double seconds = 0;                  // busy work in all
+    RampState state = RampState::go_on;  // why it stopped; go_on: it has not run
+  };
+  // Busy work until the clock is stable (gd::clock_ramp_state: two readings within 2.5 % after
+  // 0.2 s, 1.2 s at most) or, without a shader clock, for a fixed 0.3 s.
+  Ramp bring_up();
+  const Ramp& last_ramp() const { return last_; }
+
+  // The shader clock over walks of N and 2N hops (N taking about `window_ms`), from the
+  // difference of the two (the dispatch's fixed cost cancels); nullopt without a shader clock
+  // or on a CPU driver.
+  std::optional<double> read_mhz(double window_ms = 1.0);
+  // The highest reading so far; nullopt before the first.
+  std::optional<double> peak_mhz() const;
+
+  // One dispatch walking `hops` hops (at most 2^20: llvmpipe's loop limit, chase_common.glsl)
+  // on the one-line chain: the timestamps' span and the shader clock's ticks (0 without one).
+  struct Walk {
+    double ns = 0;
+    uint64_t ticks = 0;
+  };
+  Walk walk(uint64_t hops);
+
+ private:
+  uint64_t hops_for(double ms) const;  // from the last walk's time per hop
+
+  Context& ctx_;
+  bool active_ = false, shader_clock_ = false;
+  std::unique_ptr<Pipeline> pipeline_;
+  Buffer chain_, result_;
+  double ns_per_hop_ = 0;
+  double peak_ = 0;
+  Ramp last_;
+};
+
+}  // namespace gd::vulkan
