@@ -20,7 +20,7 @@ struct FrontendOptions {
   int min_instructions = 1024;
   int max_instructions = 0;  // 0: 131072 on CUDA, 4096 on OpenCL
   int points_per_doubling = 2;
-  bool refine = true;  // extra sizes at each level's edge (1/8 of a doubling)
+  bool refine = true;               // extra sizes at each level's edge (1/8 of a doubling)
   int region_instructions = 16384;  // per region of the partition test
   int repeats = 5;
   int launches = 200;  // launch-latency samples
@@ -28,11 +28,14 @@ struct FrontendOptions {
 };
 
 // `--option frontend.KEY=VALUE`; throws std::invalid_argument naming the key.
-FrontendOptions parse_frontend_options(const OptionValues& kv, const std::vector<OptionSpec>& specs);
+FrontendOptions parse_frontend_options(const OptionValues& kv,
+                                       const std::vector<OptionSpec>& specs);
 
 // Code sizes of the sweep: min..max, `per_doubling` points per doubling, multiples of
 // kIcacheChains, increasing, max included.
 std::vector<int> icache_sizes(int min_instructions, int max_instructions, int per_doubling);
+// The icache sweep's largest kernel: the option, else by language (and --quick on CUDA).
+int icache_max_instructions(const FrontendOptions& opt, const std::string& language);
 
 // Sizes to add inside the capacity bracket [lo_bytes, hi_bytes] of an edge: `steps`
 // geometric steps between the bracketing instruction counts (bytes / 16), none already

@@ -242,6 +242,19 @@ TEST(FrontendDispatch, RateAndSkew) {
   EXPECT_FALSE(dispatch_stats({{0, 0, 5, 6}}));
 }
 
+TEST(FrontendOptions, QuickStopsTheCudaIcacheSweepAt32K) {
+  const auto specs = probe_registry().find("frontend")->options();
+  EXPECT_EQ(icache_max_instructions(parse_frontend_options({}, specs), "cuda"), 131072);
+  EXPECT_EQ(icache_max_instructions(parse_frontend_options({{"quick", "1"}}, specs), "cuda"),
+            32768);
+  EXPECT_EQ(icache_max_instructions(parse_frontend_options({{"quick", "1"}}, specs), "opencl"),
+            4096);
+  EXPECT_EQ(
+      icache_max_instructions(
+          parse_frontend_options({{"quick", "1"}, {"max_instructions", "65536"}}, specs), "cuda"),
+      65536);
+}
+
 TEST(FrontendOptions, ParseAndReject) {
   const Probe* p = probe_registry().find("frontend");
   ASSERT_TRUE(p);
