@@ -45,7 +45,9 @@ GpuClock::Ramp GpuClock::bring_up() {
       walk(hops_for(kRampWindowMs));
     }
     r.seconds = seconds_since(t0);
-    r.state = clock_ramp_state(r.mhz, r.seconds, clock);
+    ClockRampRule rule;
+    rule.target_mhz = peak_;
+    r.state = clock_ramp_state(r.mhz, r.seconds, clock, rule);
     if (r.state != RampState::go_on) break;
   }
   last_ = r;
@@ -69,6 +71,10 @@ std::optional<double> GpuClock::read_mhz(double window_ms) {
   if (!std::isfinite(mhz) || !(mhz > 0)) return std::nullopt;
   peak_ = std::max(peak_, mhz);
   return mhz;
+}
+
+void GpuClock::observe(double mhz) {
+  if (std::isfinite(mhz) && mhz > 0) peak_ = std::max(peak_, mhz);
 }
 
 std::optional<double> GpuClock::peak_mhz() const {

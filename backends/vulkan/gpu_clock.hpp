@@ -25,7 +25,9 @@ namespace gd::vulkan {
 class GpuClock {
  public:
   // The GPU was idle this long (no submission): its clock may have dropped, bring it up again.
-  static constexpr double kIdleSeconds = 0.5;
+  // 0.1 s: the compute probe's host checks (replays of up to 2^26 steps) left the H200 idle
+  // for a few tenths of a second at a time, and its clock fell to 556-1006 MHz in them.
+  static constexpr double kIdleSeconds = 0.1;
   // A ramp's readings walk about this long each (N hops, then 2N).
   static constexpr double kRampWindowMs = 10;
 
@@ -57,6 +59,9 @@ class GpuClock {
   std::optional<double> read_mhz(double window_ms = 1.0);
   // The highest reading so far; nullopt before the first.
   std::optional<double> peak_mhz() const;
+  // A clock measured elsewhere on this device (the latency probe's chases): counts as a
+  // reading for the peak, which bring_up aims at and low-clock notes compare with.
+  void observe(double mhz);
 
   // One dispatch walking `hops` hops (at most 2^20: llvmpipe's loop limit, chase_common.glsl)
   // on the one-line chain: the timestamps' span and the shader clock's ticks (0 without one).

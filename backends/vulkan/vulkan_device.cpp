@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpudissect/units.hpp"
+#include "gpu_clock.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_context.hpp"
 #include "vulkan_probes.hpp"
@@ -183,6 +184,8 @@ class VulkanDevice final : public Device {
       if (mhz.back() <= 2 * mhz.front()) {
         t.cycles_per_hop = cycles;
         t.clock_mhz = mhz[mhz.size() / 2];
+        // The chases' clock is the highest the compute and atomics probes aim at (GpuClock).
+        ctx_.clock().observe(*t.clock_mhz);
       }
     }
     t.end_line = static_cast<uint32_t>(idx / words_per_line);

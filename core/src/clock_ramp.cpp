@@ -12,7 +12,8 @@ RampState clock_ramp_state(const std::vector<double>& mhz, double elapsed_s, boo
   if (!has_clock) return elapsed_s >= rule.no_clock_seconds ? RampState::timed : RampState::go_on;
   if (mhz.size() >= 2 && elapsed_s >= rule.min_seconds) {
     const double a = mhz[mhz.size() - 2], b = mhz.back();
-    if (a > 0 && b > 0 && std::abs(b - a) <= rule.tolerance * std::max(a, b))
+    if (a > 0 && b > 0 && std::abs(b - a) <= rule.tolerance * std::max(a, b) &&
+        b >= rule.target_fraction * rule.target_mhz)
       return RampState::stable;
   }
   return elapsed_s >= rule.cap_seconds ? RampState::capped : RampState::go_on;

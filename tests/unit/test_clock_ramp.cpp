@@ -38,6 +38,19 @@ TEST(ClockRamp, AgreeingIdleReadingsTooEarlyGoOn) {
   EXPECT_EQ(clock_ramp_state({1980}, 0.5, true), RampState::go_on);
 }
 
+// With the device's highest clock known (the latency probe's 1980 MHz), a stable plateau
+// below 95 % of it is a step of the driver's ramp: go on, up to the cap. The H200's ramps
+// settled at 556-1576 MHz without this (2026-11-23).
+TEST(ClockRamp, APlateauBelowTheKnownPeakGoesOn) {
+  ClockRampRule rule;
+  rule.target_mhz = 1980;
+  EXPECT_EQ(clock_ramp_state({1576, 1580}, 0.3, true, rule), RampState::go_on);
+  EXPECT_EQ(clock_ramp_state({1576, 1580}, rule.cap_seconds, true, rule), RampState::capped);
+  EXPECT_EQ(clock_ramp_state({1965, 1975}, 0.3, true, rule), RampState::stable);
+  rule.target_mhz = 0;  // unknown: any stable pair
+  EXPECT_EQ(clock_ramp_state({1576, 1580}, 0.3, true, rule), RampState::stable);
+}
+
 // Tolerance: 2.5 % of the larger reading by default.
 TEST(ClockRamp, ToleranceIsRelative) {
   EXPECT_EQ(clock_ramp_state({1000, 1024}, 0.3, true), RampState::stable);

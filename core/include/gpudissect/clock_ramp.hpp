@@ -20,6 +20,12 @@ struct ClockRampRule {
   double min_seconds = 0.2;
   double cap_seconds = 1.2;       // stop here, stable or not
   double no_clock_seconds = 0.3;  // the fixed busy period where no clock can be read
+  // The highest clock the device was seen at (0: unknown): a stable pair below
+  // target_fraction of it is a plateau of the driver's ramp, not the end. On the H200 the
+  // first ramps settled at 556-1576 MHz where the latency probe's chases ran at 1980
+  // (2026-11-23).
+  double target_mhz = 0;
+  double target_fraction = 0.95;
 };
 
 enum class RampState {
