@@ -524,10 +524,20 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
       }
     }
     t.levels = tlb_levels(t.curve.points);
-    if (t.levels.size() <= 1 && !t.curve.points.empty())
+    if (t.levels.size() <= 1 && !t.curve.points.empty()) {
+      double lo = 0, hi = 0;
+      for (const MemPoint& p : t.curve.points)
+        if (p.status == "ok" && p.cycles) {
+          lo = lo > 0 ? std::min(lo, p.cycles->median) : p.cycles->median;
+          hi = std::max(hi, p.cycles->median);
+        }
       t.note = "no step up to " + format_bytes(double(t.curve.points.back().footprint_bytes)) +
-               " (one line per 2 MiB): every TLB level reaches further, or covers more than "
-               "2 MiB per entry";
+               " (one line per 2 MiB): every TLB level reaches further, covers more than "
+               "2 MiB per entry, or misses for less than " +
+               format_fixed(100 * kTlbMinStep, 0) + " % of a hit";
+      if (hi > 0)
+        t.note += "; every hop " + format_fixed(lo, 0) + " to " + format_fixed(hi, 0) + " cycles";
+    }
     out.tlb.push_back(t);
   }
 }

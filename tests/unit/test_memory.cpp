@@ -548,6 +548,45 @@ TEST(MemoryProbe, L1GranularityWalksTheSameBytesFromL2AtEveryStride) {
   EXPECT_EQ(l2, 7);
 }
 
+// A creep under 10 % of the hit latency is not a TLB level (the H200's chunk-mapped curves:
+// 261 -> 290 cycles over 4 MiB..5 GiB in one lease, flat at 287 in the next); a 100-cycle
+// step is.
+TEST(MemoryTlb, ARiseUnderTenPercentIsNotALevel) {
+  auto curve = [](double step) {
+    std::vector<MemPoint> v;
+    for (uint64_t mib = 4; mib <= 4096; mib *= 2) {
+      MemPoint p;
+      p.footprint_bytes = mib * MiB;
+      const double c = mib <= 64 ? 268 : 268 + step;
+      p.cycles = Summary{c, c, c, c, c, 5};
+      v.push_back(p);
+    }
+    return v;
+  };
+  EXPECT_EQ(tlb_levels(curve(20)).size(), 1u);  // +7 %: one level, no reach
+  // The H200 lease's chunk-mapped curve itself (MiB, cycles): a creep, cut at 38-108 MiB
+  // (+19 cycles) by the level finder alone.
+  const std::vector<std::pair<uint64_t, double>> h200 = {
+      {4, 261},    {6, 258},    {8, 260},    {10, 265},   {12, 264},   {14, 268},   {16, 270},
+      {20, 270},   {22, 270},   {26, 269},   {32, 272},   {38, 272},   {46, 274},   {54, 273},
+      {64, 276},   {76, 277},   {90, 278},   {108, 281},  {128, 282},  {152, 283},  {182, 283},
+      {216, 282},  {256, 281},  {304, 283},  {362, 285},  {430, 286},  {512, 286},  {608, 286},
+      {724, 286},  {862, 288},  {1024, 287}, {1218, 288}, {1448, 288}, {1722, 288}, {2048, 288},
+      {2436, 288}, {2896, 289}, {3444, 289}, {4096, 289}, {4870, 290}};
+  std::vector<MemPoint> seen;
+  for (auto [mib, c] : h200) {
+    MemPoint p;
+    p.footprint_bytes = mib * MiB;
+    p.cycles = Summary{c, c, c, c, c, 5};
+    seen.push_back(p);
+  }
+  EXPECT_EQ(tlb_levels(seen).size(), 1u);
+  const auto two = tlb_levels(curve(100));  // +37 %: a level reaching 64-128 MiB
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(*two[0].reach_lo_bytes, 64 * MiB);
+  EXPECT_NEAR(*two[1].step_cycles, 100, 1);
+}
+
 TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   FakeMemory k;
   MemoryOptions opt;

@@ -221,6 +221,9 @@ struct TlbLevel {
   std::optional<uint64_t> reach_lo_bytes, reach_hi_bytes;
   std::optional<double> step_cycles;
 };
+// A TLB level's miss costs at least this fraction of the level before it; smaller rises are
+// not levels (tlb_levels merges them into the level before).
+constexpr double kTlbMinStep = 0.10;
 std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve);
 
 // ---- result model ----
