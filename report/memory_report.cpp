@@ -210,13 +210,10 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                            " fetch granularity (bytes per miss)",
                        static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
                        "sequential walk, stride sweep", g.curve.clock_mhz, true));
-      // Three runs on one H200 (2026-11-23) gave 256, 32 and 64 B for the L1 while the L2's
-      // read 64 B every time: an L1 miss of this walk is an L2 hit or a device-memory access
-      // depending on where the uploaded chain sits, so its saturation stride moves.
-      if (g.level == "l1")
-        f.back().status = {"unstable",
-                           "the L1 walk's misses are L2 hits or device-memory accesses by where "
-                           "the chain sits; 256, 32 and 64 B in three H200 runs: not a result"};
+      // The L1's was marked unstable while its walk's misses went to L2 or device memory by
+      // where the chain sat (256, 32 and 64 B in three H200 runs); with the chain read through
+      // L2 first and 256 KiB per repeat at every stride, five H200 runs over two leases read
+      // 32 B (2026-11-23, results/NOTES-memory.md).
     }
   if (m.l1_line.estimate.bytes && !m.l1_line.by_stride.empty())
     f.push_back(make("memory.l1.line_bytes", "L1 line (tag) size",
