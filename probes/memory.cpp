@@ -378,18 +378,23 @@ void line_part(Ctx& c, MemoryProbeResult& out) {
   lr.estimate = estimate_line(caps);
 }
 
-// L1 associativity: N lines 256 KiB apart (the largest L1, carve-out 0: with a plain set
-// index every multiple of the set stride lands in one set) and 32 KiB apart.
-void ways_part(Ctx& c, MemoryProbeResult& out) {
-  WaysResult& wr = out.l1_ways;
-  for (uint64_t st : {256 * KiB, 32 * KiB}) {
+// "256K", "4M": a conflict distance in a curve key.
+std::string distance_key(uint64_t st) {
+  constexpr uint64_t MiB = 1024 * KiB;
+  return st % MiB == 0 ? std::to_string(st / MiB) + "M" : std::to_string(st / KiB) + "K";
+}
+
+// Conflict chains: N = conflict_counts() lines `st` bytes apart, one warp, at each distance.
+void conflict_sweep(Ctx& c, WaysResult& wr, MemLoad load, int carveout_percent,
+                    const std::vector<uint64_t>& distances, const std::string& level) {
+  for (uint64_t st : distances) {
     MemCurve curve;
-    curve.key = "ways.l1." + std::to_string(st / KiB) + "K";
-    curve.load = MemLoad::ca;
+    curve.key = "ways." + level + "." + distance_key(st);
+    curve.load = load;
     curve.stride_bytes = st;
     MemChaseRequest base;
-    base.load = MemLoad::ca;
-    base.carveout_percent = 0;
+    base.load = load;
+    base.carveout_percent = carveout_percent;
     base.stride_bytes = st;
     const auto counts = conflict_counts();
     int i = 0;
@@ -400,7 +405,9 @@ void ways_part(Ctx& c, MemoryProbeResult& out) {
         curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
         continue;
       }
-      c.progress.step("memory", "L1 conflict chain, " + std::to_string(st / KiB) + " KiB apart",
+      c.progress.step("memory",
+                      (level == "l1" ? "L1" : "L2") + std::string(" conflict chain, ") +
+                          format_bytes(double(st)) + " apart",
                       ++i, static_cast<int>(counts.size()), std::to_string(n) + " lines");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
       if (curve.points.back().status == "error") {
@@ -413,6 +420,102 @@ void ways_part(Ctx& c, MemoryProbeResult& out) {
     wr.estimates.push_back(estimate_ways(curve.points, st));
     wr.by_stride.push_back(curve);
   }
+}
+
+// L1 associativity: N lines 256 KiB apart (the largest L1, carve-out 0: with a plain set
+// index every multiple of the set stride lands in one set) and 32 KiB apart.
+void ways_part(Ctx& c, MemoryProbeResult& out) {
+  conflict_sweep(c, out.l1_ways, MemLoad::ca, 0, {256 * KiB, 32 * KiB}, "l1");
+}
+
+// Warps of one block in the L2 line part, each on its own disjoint chain: a dependent L2 hop
+// costs 140-260 ns on the H200 (280-512 cycles at 1980 MHz), so one warp over 60 MiB at a
+// 128-byte stride (491K lines, 2 warm-up passes + 5 timed) costs ~1.4 s per point; n warps
+// walk n chains of 1/n of the footprint side by side, ~n times faster.
+constexpr int kL2Warps = 8;
+
+// The L2's line (tag) size: the total capacity 8 warps' random chains see through L2 only
+// (ld.global.cg, no L1) at strides of 64, 128 and 256 bytes, from a quarter of the L2 the API
+// reports to 3 x L2 x stride / 128 in all (l2_line_range; each warp walks 1/8 of it), then
+// estimate_line as for the L1. The first edge each sweep finds is compared across strides:
+// on Hopper that may be the near half of the L2 (the H200's latency map steps at 26.9-29.3 MiB
+// to the far half's 512 cycles), which is the same cache at every stride, so its edge moves
+// with the line as the whole L2's would; the plateaus before the edges must agree.
+//
+// Wall time on the H200, from its latency map (near L2 280 cycles to ~27 MiB, far L2 512 to
+// ~55 MiB, memory 658; 1980 MHz): each point costs 7 passes (2 warm-up + 5 timed) over each
+// warp's chain of F / 8 / stride lines, i.e. 7 F / (8 stride) hops per warp at 141-332 ns, the
+// 8 warps side by side. The sweep stops 3 points past its first edge and adds 6 inside it: at
+// 64 and 128 B, 15 to 42 MiB (7 grid points) + 6 near 27 MiB; at 256 B, 15 to 85 MiB (11
+// points) + 6 near 55 MiB. That is ~2.1 s of chasing (the unit test
+// MemoryProbe.L2PartsFitTheirTimeOnAnH200SizedL2 adds it up on a fake of those latencies) and
+// ~0.5 s of host work (chains, uploads, the end checks): ~3 s for the part. Where no edge
+// shows, each sweep runs to its end (90, 180, 360 MiB) at up to device-memory latency: 8.2 s
+// of chasing, ~10 s in all, still under 15 s. Points past the probe's budget (memory.budget)
+// are skipped with the reason.
+void l2_line_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
+  LineResult& lr = out.l2_line;
+  if (!info.l2_bytes || *info.l2_bytes == 0) {
+    lr.status = {"skipped", "the device reports no L2 size to plan the sweep from"};
+    return;
+  }
+  std::vector<std::pair<uint64_t, std::optional<uint64_t>>> caps;
+  for (uint64_t st : {64, 128, 256}) {
+    if (c.stop) return;
+    MemCurve curve;
+    curve.key = "line.l2." + std::to_string(st);
+    MemChaseRequest base;
+    base.load = MemLoad::cg;
+    base.stride_bytes = st;
+    base.warps = kL2Warps;
+    const auto [lo, hi] = l2_line_range(*info.l2_bytes, st);
+    capacity_curve(
+        c, base, lo / kL2Warps, hi / kL2Warps,
+        "L2 line, stride " + std::to_string(st) + " B, " + std::to_string(kL2Warps) + " warps",
+        curve);
+    caps.push_back({st, total_capacity(curve).capacity_bytes});
+    lr.by_stride.push_back(curve);
+    if (curve.status.status == "error") {
+      lr.status = curve.status;
+      throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
+    }
+  }
+  lr.estimate = estimate_line(caps);
+  // The edges compared must be one level's (the near half's at every stride, say): the
+  // plateaus before them within 25 % of each other.
+  double lo_cyc = 0, hi_cyc = 0;
+  std::string plateaus;
+  for (const MemCurve& cv : lr.by_stride)
+    if (cv.capacity.capacity_bytes && cv.capacity.plateau_cycles) {
+      const double p = *cv.capacity.plateau_cycles;
+      lo_cyc = lo_cyc == 0 ? p : std::min(lo_cyc, p);
+      hi_cyc = std::max(hi_cyc, p);
+      plateaus += (plateaus.empty() ? "" : ", ") + std::to_string(cv.stride_bytes) + " B " +
+                  std::to_string(static_cast<int>(std::lround(p)));
+    }
+  if (lr.estimate.bytes && hi_cyc > 1.25 * lo_cyc) {
+    lr.estimate.bytes.reset();
+    lr.estimate.note = "the edges compared are not one level's: the plateaus before them differ (" +
+                       plateaus + " cycles)";
+  }
+}
+
+// L2 associativity: conflict chains through L2 only, lines 1 MiB and 4 MiB apart (one warp,
+// at most 128 lines, 5 x 4096 timed hops per point: 0.2 s for both on the H200 at 280 cycles
+// a hop, 0.4 s at device-memory latency). With a plain set index N lines a multiple
+// of the set stride apart share one set; Hopper's L2 spreads addresses over its slices by a
+// hash (60 MiB is no power of two), so no step is expected and the ways come out undetermined
+// with that reason.
+void l2_ways_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
+  constexpr uint64_t MiB = 1024 * KiB;
+  WaysResult& wr = out.l2_ways;
+  conflict_sweep(c, wr, MemLoad::cg, -1, {1 * MiB, 4 * MiB}, "l2");
+  const uint64_t l2 = info.l2_bytes.value_or(0);
+  if (l2 && (l2 & (l2 - 1)) != 0)
+    for (WaysEstimate& e : wr.estimates)
+      if (!e.ways && !e.note.empty())
+        e.note += "; the L2 the device reports (" + format_bytes(double(l2)) +
+                  ") is no power of two, so its slices are not picked by plain address bits";
 }
 
 void constant_part(Ctx& c, MemoryProbeResult& out) {
@@ -551,6 +654,12 @@ std::vector<OptionSpec> memory_option_specs() {
       {"partition", "1",
        "1..max_warps warps of one block, one chain each: per-SM or per-partition caches"},
       {"granularity", "1", "L1 and L2 fetch granularity (sector) by a stride sweep"},
+      {"l2_line", "1",
+       "L2 line (tag) size: capacity through ld.global.cg at strides of 64, 128 and 256 bytes, "
+       "8 warps of one block (off with quick)"},
+      {"l2_ways", "1",
+       "L2 associativity: conflict chains of lines 1 MiB and 4 MiB apart through ld.global.cg "
+       "(off with quick)"},
       {"constant", "1",
        "constant memory past its first level (a 64 KiB bank, then 31 KiB of kernel parameters)"},
       {"tlb", "1",
@@ -578,6 +687,8 @@ MemoryOptions parse_memory_options(const OptionValues& kv, const std::vector<Opt
     o.refine = 4;
     o.budget = 20;
     o.tlb = false;
+    o.l2_line = false;
+    o.l2_ways = false;
   }
   for (const auto& [k, v] : kv) {
     if (k == "quick") continue;
@@ -587,6 +698,10 @@ MemoryOptions parse_memory_options(const OptionValues& kv, const std::vector<Opt
       o.partition = options::flag("memory", k, v);
     else if (k == "granularity")
       o.granularity = options::flag("memory", k, v);
+    else if (k == "l2_line")
+      o.l2_line = options::flag("memory", k, v);
+    else if (k == "l2_ways")
+      o.l2_ways = options::flag("memory", k, v);
     else if (k == "constant")
       o.constant = options::flag("memory", k, v);
     else if (k == "tlb")
@@ -627,8 +742,9 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
                             " backend has no memory-probe kernels (no carve-out control, cache "
                             "operators or per-warp chase there)";
     out.status = {"unsupported", why};
-    for (Status* s : {&out.carveout_status, &out.partition_status, &out.granularity_status,
-                      &out.constant_status, &out.tlb_status})
+    for (Status* s :
+         {&out.carveout_status, &out.partition_status, &out.granularity_status, &out.l2_line.status,
+          &out.l2_ways.status, &out.constant_status, &out.tlb_status})
       *s = {"unsupported", why};
     return;
   }
@@ -664,6 +780,8 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
     line_part(c, out);
     ways_part(c, out);
   });
+  run_part(opt.l2_line, "l2_line", out.l2_line.status, [&] { l2_line_part(c, dev.info(), out); });
+  run_part(opt.l2_ways, "l2_ways", out.l2_ways.status, [&] { l2_ways_part(c, dev.info(), out); });
   run_part(opt.constant, "constant", out.constant_status, [&] { constant_part(c, out); });
   run_part(opt.tlb, "tlb", out.tlb_status, [&] { tlb_part(c, out); });
   if (stop) out.status = {"interrupted", "stopped by the user"};

@@ -1,7 +1,8 @@
 // The memory probe (issue 9 parts 1, 2, 3, 4 and 6): L1 under each shared-memory carve-out,
-// caches private to a scheduler partition, L1/L2 fetch granularity, constant memory past its
-// first level, and the TLB behind chunk-mapped memory. The registry entry is memory_probe.cpp, the
-// model and pure logic core/include/gpudissect/memory.hpp, the kernels backends/cuda/memory.cu.
+// caches private to a scheduler partition, L1/L2 fetch granularity, L1/L2 line and ways,
+// constant memory past its first level, and the TLB behind chunk-mapped memory. The registry entry
+// is memory_probe.cpp, the model and pure logic core/include/gpudissect/memory.hpp, the kernels
+// backends/cuda/memory.cu.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@ struct MemoryOptions {
   bool quick = false;  // 2 points per doubling, 3 repeats, 4 carve-outs, 2 warp counts
   bool carveout = true, partition = true, granularity = true, constant = true;
   bool tlb = true;                           // off with quick
+  bool l2_line = true, l2_ways = true;       // off with quick
   uint64_t tlb_max_footprint = 16ull << 30;  // of the TLB sweeps (one line per 2 MiB)
   int repeats = 5;
   int points_per_doubling = 4;

@@ -41,6 +41,39 @@ std::string capacity_text(const CapacityEstimate& e) {
 
 std::string carveout_id(const CarveoutResult& c) { return c.point.key(); }
 
+// "64 B 27.5 MiB (<28 MiB); 128 B ...": each stride's capacity, the total over the curve's
+// warps (the L1 curves have one).
+std::string line_capacities(const LineResult& l) {
+  std::string s;
+  for (const auto& c : l.by_stride)
+    s += (s.empty() ? "" : "; ") + std::to_string(c.stride_bytes) + " B " +
+         capacity_text(total_capacity(c));
+  return s;
+}
+
+std::string line_verdict(const LineResult& l) {
+  return l.estimate.bytes ? std::to_string(*l.estimate.bytes) + " B"
+                          : "undetermined: " + l.estimate.note;
+}
+
+// "1 MiB apart: undetermined (...); 4 MiB apart: 16 ways"
+std::string ways_text(const WaysResult& w) {
+  std::string s;
+  for (std::size_t i = 0; i < w.by_stride.size(); ++i) {
+    s += (i ? "; " : "") + format_bytes(w.by_stride[i].stride_bytes) + " apart: ";
+    if (i < w.estimates.size())
+      s += w.estimates[i].ways ? std::to_string(*w.estimates[i].ways) + " ways"
+                               : "undetermined (" + w.estimates[i].note + ")";
+  }
+  return s;
+}
+
+// The L2 line part's note on which edge it compares.
+constexpr const char* kL2EdgeNote =
+    "the first edge of each sweep is compared across strides; on Hopper that may be the near half "
+    "of the L2 (26.9-29.3 MiB of the H200's 60 MiB in its latency map), the same cache at every "
+    "stride";
+
 // "L1 TLB 32 MiB..36 MiB at 300 cycles; L2 TLB ... +100; page walk 900 (+500)".
 std::string tlb_text(const TlbResult& t) {
   if (!t.status.ok()) return status_text(t.status);
@@ -221,6 +254,14 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                      m.l1_line.by_stride.front().instruction,
                      "capacity seen at strides of 32 to 512 bytes",
                      m.l1_line.by_stride.front().clock_mhz, true));
+  if (m.l2_line.estimate.bytes && !m.l2_line.by_stride.empty())
+    f.push_back(make("memory.l2.line_bytes", "L2 line (tag) size",
+                     static_cast<double>(*m.l2_line.estimate.bytes), "bytes",
+                     m.l2_line.by_stride.front().instruction,
+                     "capacity seen through L2 only at strides of 64 to 256 bytes, " +
+                         std::to_string(m.l2_line.by_stride.front().warps) +
+                         " warps of one block on disjoint chains",
+                     m.l2_line.by_stride.front().clock_mhz, true));
   if (m.constant) {
     const MemCurve& c = *m.constant;
     if (c.capacity.capacity_bytes) {
@@ -321,30 +362,26 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
       os << "undetermined: " << g.estimate.note;
     os << "\n";
   }
-  if (!m.l1_line.by_stride.empty()) {
-    os << "  L1 line (capacity by stride: ";
-    for (const auto& c : m.l1_line.by_stride)
-      os << c.stride_bytes << " B " << capacity_text(c.capacity) << "; ";
-    os << "): "
-       << (m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " B"
-                                    : "undetermined: " + m.l1_line.estimate.note)
-       << "\n";
-  }
-  if (!m.l1_ways.by_stride.empty()) {
-    os << "  L1 associativity (conflict chains): ";
-    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
-      const auto& c = m.l1_ways.by_stride[i];
-      os << format_bytes(c.stride_bytes) << " apart: ";
-      if (i < m.l1_ways.estimates.size() && m.l1_ways.estimates[i].ways)
-        os << *m.l1_ways.estimates[i].ways << " ways";
-      else if (i < m.l1_ways.estimates.size())
-        os << "undetermined (" << m.l1_ways.estimates[i].note << ")";
-      os << "; ";
-    }
-    os << "\n";
-  }
+  if (!m.l1_line.by_stride.empty())
+    os << "  L1 line (capacity by stride: " << line_capacities(m.l1_line)
+       << "): " << line_verdict(m.l1_line) << "\n";
+  if (!m.l1_ways.by_stride.empty())
+    os << "  L1 associativity (conflict chains): " << ways_text(m.l1_ways) << "\n";
   if (m.granularity.empty() && !m.granularity_status.ok())
     os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
+  if (!m.l2_line.by_stride.empty()) {
+    os << "  L2 line (total capacity over " << m.l2_line.by_stride.front().warps
+       << " warps by stride, through L2 only: " << line_capacities(m.l2_line) << "): ";
+    os << (m.l2_line.status.ok() ? line_verdict(m.l2_line) : status_text(m.l2_line.status))
+       << "\n    (" << kL2EdgeNote << ")\n";
+  } else if (!m.l2_line.status.ok()) {
+    os << "  L2 line: " << status_text(m.l2_line.status) << "\n";
+  }
+  if (!m.l2_ways.by_stride.empty())
+    os << "  L2 associativity (conflict chains through L2 only): " << ways_text(m.l2_ways)
+       << (m.l2_ways.status.ok() ? "" : "; " + status_text(m.l2_ways.status)) << "\n";
+  else if (!m.l2_ways.status.ok())
+    os << "  L2 associativity: " << status_text(m.l2_ways.status) << "\n";
   if (m.constant) {
     const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
     os << "  constant: L1 " << capacity_text(m.constant->capacity) << " at "
@@ -366,7 +403,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
                                                     const MemoryProbeResult& m) {
   std::vector<std::filesystem::path> files;
   if (m.carveouts.empty() && m.partitions.empty() && m.granularity.empty() && !m.constant &&
-      m.tlb.empty())
+      m.tlb.empty() && m.l2_line.by_stride.empty() && m.l2_ways.by_stride.empty())
     return files;
   const auto f = dir / "memory_points.csv";
   std::ofstream o(f);
@@ -377,6 +414,8 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
   for (const auto& g : m.granularity) csv_curve(o, "granularity", g.curve);
   for (const auto& c : m.l1_line.by_stride) csv_curve(o, "line", c);
   for (const auto& c : m.l1_ways.by_stride) csv_curve(o, "ways", c);
+  for (const auto& c : m.l2_line.by_stride) csv_curve(o, "l2_line", c);
+  for (const auto& c : m.l2_ways.by_stride) csv_curve(o, "l2_ways", c);
   if (m.constant) csv_curve(o, "constant", *m.constant);
   for (const auto& t : m.tlb) csv_curve(o, "tlb", t.curve);
   files.push_back(f);
@@ -500,6 +539,42 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
     h << "</p>\n";
     h << chart(ctx, "memory_l1_ways", "L1 conflict chains: latency by lines x distance",
                "lines x distance (bytes)", curves);
+  }
+
+  // Older results have neither part (an empty ok status): no section for them.
+  const bool l2_parts = !m.l2_line.by_stride.empty() || !m.l2_line.status.ok() ||
+                        !m.l2_ways.by_stride.empty() || !m.l2_ways.status.ok();
+  if (l2_parts) {
+    h << "<h3>L2 line and associativity</h3>\n<p>Line (tag) size: warps of one block, each "
+         "chasing its own random chain through L2 only (<code>ld.global.cg</code>, no L1), at "
+         "strides of 64, 128 and 256 bytes; the capacity is the total over the warps. As for the "
+         "L1, it stays while the stride is within a line and doubles with each doubling past it. "
+      << html_escape(std::string(kL2EdgeNote))
+      << ". Status: " << html_escape(status_text(m.l2_line.status)) << ".";
+    if (!m.l2_line.by_stride.empty())
+      h << " Capacity by stride: " << html_escape(line_capacities(m.l2_line)) << "; line: <b>"
+        << html_escape(line_verdict(m.l2_line)) << "</b>.";
+    h << "</p>\n";
+    if (!m.l2_line.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_line.by_stride)
+        curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+      h << chart(ctx, "memory_l2_line", "L2 latency by footprint per warp at each stride",
+                 "footprint per warp (bytes)", curves);
+    }
+    h << "<p>Associativity: N lines a fixed distance apart through L2 only, one warp; with a plain "
+         "set index they share one set and stay hits while N is at most the ways. A hashed slice "
+         "and set index (NVIDIA's L2) shows no step. Status: "
+      << html_escape(status_text(m.l2_ways.status)) << ".";
+    if (!m.l2_ways.by_stride.empty()) h << " " << html_escape(ways_text(m.l2_ways));
+    h << "</p>\n";
+    if (!m.l2_ways.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_ways.by_stride)
+        curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+      h << chart(ctx, "memory_l2_ways", "L2 conflict chains: latency by lines x distance",
+                 "lines x distance (bytes)", curves);
+    }
   }
 
   h << "<h3>Constant memory</h3>\n<p>Status: " << html_escape(status_text(m.constant_status))

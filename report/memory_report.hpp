@@ -15,7 +15,7 @@ namespace gd::report {
 
 // Ids: memory.carveout.<shared KiB|default|<p>pct>.{l1_capacity,l1_latency},
 // memory.partition.<path>.capacity_<n>warps (bytes per warp), memory.partition.<path>.l1_latency,
-// memory.{l1,l2}.sector_bytes (fetch granularity), memory.l1.line_bytes,
+// memory.{l1,l2}.sector_bytes (fetch granularity), memory.{l1,l2}.line_bytes,
 // memory.constant.L1.capacity, memory.constant.L1_5.{capacity | capacity_min, latency}.
 // memory.carveout.default.shared_bytes: the split the driver chose by itself, where the L1 found
 // fits exactly one split of the device's compute capability.

@@ -298,7 +298,36 @@ LineEstimate estimate_line(
     if (c > 1.25 * base) break;
     e.bytes = s;
   }
+  // Past the line each line holds one element: the capacity doubles with each doubling of the
+  // stride. A capacity off that by more than 25 % either way is no line's.
+  const uint64_t line = *e.bytes;
+  for (const auto& [s, c] : v) {
+    if (s <= line) continue;
+    const double want = base * static_cast<double>(s) / static_cast<double>(line);
+    if (c < 0.8 * want || c > 1.25 * want) {
+      e.bytes.reset();
+      e.note = "the capacities do not follow one line size: constant up to a " +
+               std::to_string(line) + "-byte stride, then " + std::to_string(c) + " bytes at " +
+               std::to_string(s) + " where a " + std::to_string(line) + "-byte line gives " +
+               std::to_string(static_cast<uint64_t>(want));
+      return e;
+    }
+  }
   return e;
+}
+
+CapacityEstimate total_capacity(const MemCurve& c) {
+  CapacityEstimate e = c.capacity;
+  const auto n = static_cast<uint64_t>(std::max(1, c.warps));
+  if (e.capacity_bytes) *e.capacity_bytes *= n;
+  if (e.next_bytes) *e.next_bytes *= n;
+  return e;
+}
+
+std::pair<uint64_t, uint64_t> l2_line_range(uint64_t l2_bytes, uint64_t stride) {
+  const uint64_t lo = std::max<uint64_t>(l2_bytes / 4, 64 * stride);
+  const uint64_t hi = std::max<uint64_t>(3 * l2_bytes / 128 * stride, 2 * lo);
+  return {lo, hi};
 }
 
 std::vector<int> conflict_counts() {
@@ -426,6 +455,55 @@ void from_json(const nlohmann::json& j, MemCurve& c) {
   jf::get(j, "clock_mhz", c.clock_mhz);
 }
 
+namespace {
+
+nlohmann::json line_json(const LineResult& r) {
+  nlohmann::json l = {{"by_stride", r.by_stride}};
+  jf::put_status(l, r.status);
+  jf::put(l, "bytes", r.estimate.bytes);
+  if (!r.estimate.note.empty()) l["note"] = r.estimate.note;
+  return l;
+}
+
+LineResult line_from(const nlohmann::json& l) {
+  LineResult r;
+  r.status = jf::get_status(l);
+  jf::get(l, "by_stride", r.by_stride);
+  jf::get(l, "bytes", r.estimate.bytes);
+  jf::get(l, "note", r.estimate.note);
+  return r;
+}
+
+nlohmann::json ways_json(const WaysResult& r) {
+  nlohmann::json w = {{"by_stride", r.by_stride}};
+  jf::put_status(w, r.status);
+  nlohmann::json es = nlohmann::json::array();
+  for (const auto& e : r.estimates) {
+    nlohmann::json x = nlohmann::json::object();
+    jf::put(x, "ways", e.ways);
+    if (!e.note.empty()) x["note"] = e.note;
+    es.push_back(x);
+  }
+  w["estimates"] = es;
+  return w;
+}
+
+WaysResult ways_from(const nlohmann::json& w) {
+  WaysResult r;
+  r.status = jf::get_status(w);
+  jf::get(w, "by_stride", r.by_stride);
+  if (w.contains("estimates"))
+    for (const auto& x : w.at("estimates")) {
+      WaysEstimate e;
+      jf::get(x, "ways", e.ways);
+      jf::get(x, "note", e.note);
+      r.estimates.push_back(e);
+    }
+  return r;
+}
+
+}  // namespace
+
 std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve) {
   std::vector<CurvePoint> pts;
   for (const MemPoint& p : curve)
@@ -510,26 +588,10 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
     gs.push_back(e);
   }
   j["granularity"] = gs;
-  {
-    nlohmann::json l = {{"by_stride", r.l1_line.by_stride}};
-    jf::put_status(l, r.l1_line.status);
-    jf::put(l, "bytes", r.l1_line.estimate.bytes);
-    if (!r.l1_line.estimate.note.empty()) l["note"] = r.l1_line.estimate.note;
-    j["l1_line"] = l;
-  }
-  {
-    nlohmann::json w = {{"by_stride", r.l1_ways.by_stride}};
-    jf::put_status(w, r.l1_ways.status);
-    nlohmann::json es = nlohmann::json::array();
-    for (const auto& e : r.l1_ways.estimates) {
-      nlohmann::json x = nlohmann::json::object();
-      jf::put(x, "ways", e.ways);
-      if (!e.note.empty()) x["note"] = e.note;
-      es.push_back(x);
-    }
-    w["estimates"] = es;
-    j["l1_ways"] = w;
-  }
+  j["l1_line"] = line_json(r.l1_line);
+  j["l1_ways"] = ways_json(r.l1_ways);
+  j["l2_line"] = line_json(r.l2_line);
+  j["l2_ways"] = ways_json(r.l2_ways);
   if (r.constant) j["constant"] = *r.constant;
   jf::put(j, "constant_bank_bytes", r.constant_bank_bytes);
   nlohmann::json ts = nlohmann::json::array();
@@ -614,25 +676,10 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
       }
       r.granularity.push_back(g);
     }
-  if (j.contains("l1_line")) {
-    const auto& l = j.at("l1_line");
-    r.l1_line.status = jf::get_status(l);
-    jf::get(l, "by_stride", r.l1_line.by_stride);
-    jf::get(l, "bytes", r.l1_line.estimate.bytes);
-    jf::get(l, "note", r.l1_line.estimate.note);
-  }
-  if (j.contains("l1_ways")) {
-    const auto& w = j.at("l1_ways");
-    r.l1_ways.status = jf::get_status(w);
-    jf::get(w, "by_stride", r.l1_ways.by_stride);
-    if (w.contains("estimates"))
-      for (const auto& x : w.at("estimates")) {
-        WaysEstimate e;
-        jf::get(x, "ways", e.ways);
-        jf::get(x, "note", e.note);
-        r.l1_ways.estimates.push_back(e);
-      }
-  }
+  if (j.contains("l1_line")) r.l1_line = line_from(j.at("l1_line"));
+  if (j.contains("l1_ways")) r.l1_ways = ways_from(j.at("l1_ways"));
+  if (j.contains("l2_line")) r.l2_line = line_from(j.at("l2_line"));
+  if (j.contains("l2_ways")) r.l2_ways = ways_from(j.at("l2_ways"));
   if (j.contains("constant")) r.constant = j.at("constant").get<MemCurve>();
   jf::get(j, "constant_bank_bytes", r.constant_bank_bytes);
   if (j.contains("tlb"))

@@ -8,7 +8,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -223,6 +226,28 @@ TEST(MemoryEstimate, LineFromCapacityByStride) {
   EXPECT_NE(e.note.find("did not grow"), std::string::npos);
   e = estimate_line({{32, c}, {64, std::nullopt}});
   EXPECT_FALSE(e.bytes);
+  // The L2's three strides: constant to the line, then doubling per doubling.
+  const uint64_t l2 = 27 * MiB;
+  e = estimate_line({{64, l2}, {128, l2 + MiB}, {256, 2 * l2}});
+  ASSERT_TRUE(e.bytes) << e.note;
+  EXPECT_EQ(*e.bytes, 128u);
+  e = estimate_line({{64, l2}, {128, 2 * l2}, {256, 4 * l2 - MiB}});
+  ASSERT_TRUE(e.bytes) << e.note;
+  EXPECT_EQ(*e.bytes, 64u);
+  // Growing, but not as any line's: 1.5x at 128 then 2x at 256, or 3x at 256 after 1x.
+  for (const auto& bad : {std::vector<std::pair<uint64_t, std::optional<uint64_t>>>{
+                              {64, l2}, {128, l2 * 3 / 2}, {256, 2 * l2}},
+                          std::vector<std::pair<uint64_t, std::optional<uint64_t>>>{
+                              {64, l2}, {128, l2}, {256, 3 * l2}}}) {
+    e = estimate_line(bad);
+    EXPECT_FALSE(e.bytes) << *e.bytes;
+    EXPECT_NE(e.note.find("do not follow one line size"), std::string::npos) << e.note;
+  }
+  // The L1 as measured on the H200: 215/215/215/430/861 KiB.
+  e = estimate_line(
+      {{32, 215 * KiB}, {64, 215 * KiB}, {128, 215 * KiB}, {256, 430 * KiB}, {512, 861 * KiB}});
+  ASSERT_TRUE(e.bytes) << e.note;
+  EXPECT_EQ(*e.bytes, 128u);
 }
 
 TEST(MemoryEstimate, WaysFromConflictChains) {
@@ -271,11 +296,28 @@ class FakeMemory : public MemoryKernels {
     MemLoad load;
     uint64_t stride, hops;
     bool l2_prefetch, sequential;
+    int warps = 1;
+    uint64_t hops_per_warp = 0;  // warm-up + timed, each warp
+    double cycles = 0;           // per hop
   };
   std::vector<Seen> seen;  // every launch's request, in order
   int launches = 0;
 
+  // The L2 behind ld.global.cg: lines of l2_line bytes; a near half of 46 % of the L2 (the
+  // H200: an edge at 26.9-29.3 MiB of 60), then the far half to 92 %, then device memory
+  // (280, 512, 658 cycles as the H200's latency map). Its slices and sets hashed (no conflict
+  // step) unless l2_plain_ways: then lines 1 MiB apart (any multiple of 64 KiB) share a set
+  // of that many ways. l2_flat: every cg chase at device-memory latency (no edge anywhere).
+  uint64_t l2_line = 128;
+  double l2_extra_at_256 = 0;  // cycles added to every cg chase at a 256-byte stride
+  int l2_plain_ways = 0;
+  bool l2_flat = false;
+  bool no_l2 = false;  // no "l2_line"/"l2_ways" support
+  uint64_t l2_bytes = 1 << 20;
+
   Support supports(const std::string& part) override {
+    if ((part == "l2_line" || part == "l2_ways") && no_l2)
+      return Support::no("no L1-bypassing load here");
     if (part == "partition.readonly" && no_readonly) return Support::no("no read-only path here");
     if (part == "tlb.chunks" && no_chunks) return Support::no("no virtual-memory API here");
     return Support::yes();
@@ -315,15 +357,21 @@ class FakeMemory : public MemoryKernels {
     const uint64_t per_warp = lines * r.stride_bytes;
     const bool sequential = r.next->size() > 4 && (*r.next)[0] == 1 && (*r.next)[1] == 2 &&
                             (*r.next)[2] == 3 && (*r.next)[3] == 4;
-    seen.push_back({r.load, r.stride_bytes, r.hops_per_repeat, r.l2_prefetch, sequential});
     double cyc = 0;
     if (r.chunk_bytes) {
       // Chunk-mapped: an L1 TLB of 16 entries (32 MiB of 2 MiB pages), an L2 TLB of 2048
       // (4 GiB), then page walks. One line per page, all in L2 (300 cycles).
       const uint64_t pages = r.next->size();
       cyc = pages <= 16 ? 300 : pages <= 2048 ? 400 : 900;
-    } else if (r.load == MemLoad::cg && r.stride_bytes >= (2u << 20)) {
+    } else if (r.load == MemLoad::cg && r.stride_bytes == (2u << 20)) {
       cyc = 300;  // one big allocation: pages far larger than 2 MiB, no step
+    } else if (r.load == MemLoad::cg && !sequential) {
+      const uint64_t used = per_warp * r.warps * l2_line / std::max(l2_line, r.stride_bytes);
+      cyc = used <= l2_bytes * 46 / 100 ? 280 : used <= l2_bytes * 92 / 100 ? 512 : 658;
+      if (l2_plain_ways && r.stride_bytes % (64 * KiB) == 0)
+        cyc = lines <= static_cast<uint64_t>(l2_plain_ways) ? 280 : 658;
+      if (l2_flat) cyc = 658;
+      if (r.stride_bytes == 256) cyc += l2_extra_at_256;
     } else if (r.load == MemLoad::constant) {
       cyc = per_warp <= 2 * KiB ? 29 : 99;
     } else if (sequential) {
@@ -342,6 +390,8 @@ class FakeMemory : public MemoryKernels {
       if (r.stride_bytes >= 32 * KiB) cyc = lines <= 8 ? 33 : 290;
     }
     const uint64_t hops = r.warmup_hops + r.hops_per_repeat * r.repeats;
+    seen.push_back(
+        {r.load, r.stride_bytes, r.hops_per_repeat, r.l2_prefetch, sequential, r.warps, hops, cyc});
     for (int w = 0; w < r.warps; ++w) {
       std::vector<double> v;
       double c = cyc;
@@ -351,7 +401,10 @@ class FakeMemory : public MemoryKernels {
       for (int k = 0; k < r.repeats; ++k) v.push_back(c * (1 + 0.001 * k));
       t.cycles_per_hop.push_back(v);
       const bool wrong = corrupt_all || (corrupt && r.next->size() > 1);
-      t.end_lines.push_back(walk(*r.next, r.starts[w], hops) + (wrong ? 1 : 0));
+      // Every chain the probe builds is one cycle per warp of size / warps lines, so the walk
+      // ends where hops modulo that length ends (the probe's own check walks every hop).
+      const uint64_t cycle = std::max<uint64_t>(1, r.next->size() / r.warps);
+      t.end_lines.push_back(walk(*r.next, r.starts[w], hops % cycle) + (wrong ? 1 : 0));
     }
     return t;
   }
@@ -359,7 +412,7 @@ class FakeMemory : public MemoryKernels {
 
 class FakeDevice : public Device {
  public:
-  explicit FakeDevice(MemoryKernels* k) : k_(k), info_(h100_like()) {}
+  explicit FakeDevice(MemoryKernels* k, DeviceInfo info = h100_like()) : k_(k), info_(info) {}
   const DeviceInfo& info() const override { return info_; }
   Support supports(MemPath) const override { return Support::no("fake"); }
   uint64_t max_footprint(MemPath) const override { return 0; }
@@ -374,8 +427,10 @@ class FakeDevice : public Device {
   DeviceInfo info_;
 };
 
-MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {}) {
-  FakeDevice dev(&k);
+MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {},
+                           DeviceInfo info = h100_like()) {
+  k.l2_bytes = info.l2_bytes.value_or(k.l2_bytes);
+  FakeDevice dev(&k, info);
   NullProgress progress;
   std::atomic<bool> stop{false};
   MemoryProbeResult out;
@@ -515,8 +570,8 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
     for (std::size_t at = with.find("<svg"); at != std::string::npos;
          at = with.find("<svg", at + 1))
       ++svgs;
-    // 3 partition paths, granularity, line, ways, constant, TLB
-    EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1 + 1);
+    // 3 partition paths, granularity, L1 line, L1 ways, L2 line, L2 ways, constant, TLB
+    EXPECT_EQ(svgs, 3u + 1 + 1 + 1 + 1 + 1 + 1 + 1);
   }
   const auto dir = std::filesystem::temp_directory_path() / "gd_memory_csv";
   std::filesystem::create_directories(dir);
@@ -644,6 +699,272 @@ TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   EXPECT_EQ(out2.tlb[0].status.status, "unsupported");
   EXPECT_NE(out2.tlb[0].status.reason.find("virtual-memory"), std::string::npos);
   EXPECT_TRUE(out2.tlb[1].status.ok());
+}
+
+MemoryOptions l2_only() {
+  MemoryOptions o;
+  o.carveout = o.partition = o.granularity = o.constant = o.tlb = false;
+  return o;
+}
+
+TEST(MemoryProbe, L2LineAndWaysOnAFakeL2) {
+  FakeMemory k;  // 128-byte lines, hashed slices and sets, a 1 MiB L2
+  const auto out = run_fake(k, l2_only());
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_TRUE(out.l2_line.status.ok()) << out.l2_line.status.reason;
+  ASSERT_EQ(out.l2_line.by_stride.size(), 3u);
+  std::vector<uint64_t> totals;
+  for (const MemCurve& c : out.l2_line.by_stride) {
+    EXPECT_EQ(c.load, MemLoad::cg) << c.key;
+    EXPECT_EQ(c.warps, 8) << c.key;
+    const CapacityEstimate t = total_capacity(c);
+    ASSERT_TRUE(t.capacity_bytes) << c.key << " " << c.capacity.note;
+    EXPECT_EQ(*t.capacity_bytes, 8 * *c.capacity.capacity_bytes);
+    totals.push_back(*t.capacity_bytes);
+  }
+  EXPECT_EQ(out.l2_line.by_stride[0].key, "line.l2.64");
+  EXPECT_EQ(out.l2_line.by_stride[2].stride_bytes, 256u);
+  // The near half's edge (46 % of 1 MiB = 482 KiB of lines), bracketed, at every stride.
+  const double near = 0.46 * MiB;
+  for (int i : {0, 1}) EXPECT_NEAR(double(totals[i]), near, 0.06 * near) << i;
+  EXPECT_NEAR(double(totals[2]), 2 * near, 0.12 * near);
+  ASSERT_TRUE(out.l2_line.estimate.bytes) << out.l2_line.estimate.note;
+  EXPECT_EQ(*out.l2_line.estimate.bytes, 128u);
+  // Hashed: no conflict step at either distance, and the reason said.
+  ASSERT_TRUE(out.l2_ways.status.ok()) << out.l2_ways.status.reason;
+  ASSERT_EQ(out.l2_ways.estimates.size(), 2u);
+  EXPECT_EQ(out.l2_ways.by_stride[0].key, "ways.l2.1M");
+  EXPECT_EQ(out.l2_ways.by_stride[1].key, "ways.l2.4M");
+  EXPECT_EQ(out.l2_ways.by_stride[1].load, MemLoad::cg);
+  for (const WaysEstimate& e : out.l2_ways.estimates) {
+    EXPECT_FALSE(e.ways);
+    EXPECT_NE(e.note.find("no conflict step up to 128 lines"), std::string::npos) << e.note;
+    EXPECT_NE(e.note.find("hashed set index"), std::string::npos) << e.note;
+  }
+  // Every L2 chase bypasses L1; the line sweeps run 8 warps, the conflict chains one.
+  int line_launches = 0, ways_launches = 0;
+  for (const auto& s : k.seen) {
+    ASSERT_EQ(s.load, MemLoad::cg);
+    if (s.stride >= MiB) {
+      ++ways_launches;
+      EXPECT_EQ(s.warps, 1);
+    } else {
+      ++line_launches;
+      EXPECT_EQ(s.warps, 8);
+    }
+  }
+  EXPECT_EQ(ways_launches, 2 * static_cast<int>(conflict_counts().size()));
+  EXPECT_GT(line_launches, 3 * 6);
+
+  // Figures, summary, HTML, CSV and the JSON both ways.
+  RunResult rr;
+  rr.device = h100_like();
+  rr.put(out);
+  const Probe* p = probe_registry().find("memory");
+  std::map<std::string, Figure> fig;
+  for (const Figure& f : p->figures(rr)) fig[f.id] = f;
+  ASSERT_TRUE(fig.count("memory.l2.line_bytes"));
+  EXPECT_EQ(fig.at("memory.l2.line_bytes").value->median, 128);
+  EXPECT_EQ(fig.at("memory.l2.line_bytes").unit, "bytes");
+  EXPECT_TRUE(well_formed_figure_id("memory.l2.line_bytes"));
+  std::ostringstream os;
+  p->print_summary(os, rr);
+  if (std::getenv("GD_SHOW")) std::cout << os.str();
+  EXPECT_NE(os.str().find("L2 line (total capacity over 8 warps by stride, through L2 only: 64 B "),
+            std::string::npos)
+      << os.str();
+  EXPECT_NE(os.str().find("): 128 B"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("near half"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("L2 associativity (conflict chains through L2 only): 1 MiB apart: "
+                          "undetermined (no conflict step"),
+            std::string::npos)
+      << os.str();
+  report::SectionContext ctx;
+  const std::string html = p->html_section(rr, ctx);
+  EXPECT_NE(html.find("L2 line and associativity"), std::string::npos);
+  EXPECT_NE(html.find("line: <b>128 B</b>"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / "gd_memory_l2_csv";
+  std::filesystem::create_directories(dir);
+  const auto files = p->write_csv(dir, rr);
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream csv(files[0]);
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("l2_line,line.l2.128,cg,8,"), std::string::npos);
+  EXPECT_NE(text.find("l2_ways,ways.l2.4M,cg,1,"), std::string::npos);
+  const nlohmann::json j = out;
+  ASSERT_TRUE(j.contains("l2_line"));
+  EXPECT_EQ(j["l2_line"]["bytes"], 128);
+  EXPECT_EQ(j["l2_line"]["by_stride"][1]["warps"], 8);
+  const MemoryProbeResult back = j.get<MemoryProbeResult>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  ASSERT_EQ(back.l2_line.by_stride.size(), 3u);
+  EXPECT_EQ(*back.l2_line.estimate.bytes, 128u);
+  EXPECT_EQ(back.l2_line.by_stride[2].warps, 8);
+  EXPECT_EQ(back.l2_line.by_stride[2].load, MemLoad::cg);
+  ASSERT_EQ(back.l2_ways.estimates.size(), 2u);
+  EXPECT_EQ(back.l2_ways.estimates[1].note, out.l2_ways.estimates[1].note);
+  EXPECT_FALSE(back.l2_ways.estimates[1].ways);
+  // A file from before the L2 parts reads back with neither, and no L2 section.
+  nlohmann::json old = j;
+  old.erase("l2_line");
+  old.erase("l2_ways");
+  const MemoryProbeResult before = old.get<MemoryProbeResult>();
+  EXPECT_TRUE(before.l2_line.by_stride.empty());
+  RunResult rb;
+  rb.put(before);
+  report::SectionContext ctx2;
+  EXPECT_EQ(p->html_section(rb, ctx2).find("L2 line and associativity"), std::string::npos);
+}
+
+TEST(MemoryProbe, L2LineOfOtherSizesAndPlainWays) {
+  // 64-byte lines: the capacity doubles from 64 to 128 and again to 256.
+  FakeMemory k64;
+  k64.l2_line = 64;
+  auto out = run_fake(k64, l2_only());
+  ASSERT_TRUE(out.l2_line.estimate.bytes) << out.l2_line.estimate.note;
+  EXPECT_EQ(*out.l2_line.estimate.bytes, 64u);
+  // 256-byte lines: no growth up to the largest stride, said so.
+  FakeMemory k256;
+  k256.l2_line = 256;
+  out = run_fake(k256, l2_only());
+  EXPECT_FALSE(out.l2_line.estimate.bytes);
+  EXPECT_NE(out.l2_line.estimate.note.find("did not grow up to a 256-byte stride"),
+            std::string::npos)
+      << out.l2_line.estimate.note;
+  // The edge at 256 B after a plateau of another level: not compared, said so.
+  FakeMemory kl;
+  kl.l2_extra_at_256 = 200;
+  out = run_fake(kl, l2_only());
+  EXPECT_FALSE(out.l2_line.estimate.bytes);
+  EXPECT_NE(out.l2_line.estimate.note.find("not one level's"), std::string::npos)
+      << out.l2_line.estimate.note;
+  EXPECT_NE(out.l2_line.estimate.note.find("256 B 48"), std::string::npos)
+      << out.l2_line.estimate.note;
+  // A plain set index of 16 ways: the step shows at both distances.
+  FakeMemory kw;
+  kw.l2_plain_ways = 16;
+  out = run_fake(kw, l2_only());
+  ASSERT_EQ(out.l2_ways.estimates.size(), 2u);
+  for (const WaysEstimate& e : out.l2_ways.estimates) {
+    ASSERT_TRUE(e.ways) << e.note;
+    EXPECT_EQ(*e.ways, 16);
+  }
+  // No edge anywhere: each sweep runs to its end, and the line is undetermined with the reason.
+  FakeMemory kf;
+  kf.l2_flat = true;
+  out = run_fake(kf, l2_only());
+  EXPECT_FALSE(out.l2_line.estimate.bytes);
+  EXPECT_NE(out.l2_line.estimate.note.find("fewer than 2 strides with a capacity"),
+            std::string::npos)
+      << out.l2_line.estimate.note;
+  ASSERT_EQ(out.l2_line.by_stride.size(), 3u);
+  // The last point: 3 x the L2 x stride / 128 in all, per warp an eighth of it.
+  EXPECT_EQ(out.l2_line.by_stride[2].points.back().footprint_bytes * 8, 6 * MiB);
+}
+
+TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
+  const auto specs = memory_option_specs();
+  MemoryOptions q = parse_memory_options({{"quick", "1"}}, specs);
+  EXPECT_FALSE(q.l2_line);
+  EXPECT_FALSE(q.l2_ways);
+  q.carveout = q.partition = q.granularity = q.constant = false;
+  FakeMemory k;
+  auto out = run_fake(k, q);
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_EQ(out.l2_line.status.reason, "memory.l2_line=0");
+  EXPECT_EQ(out.l2_ways.status.status, "skipped");
+  EXPECT_TRUE(out.l2_line.by_stride.empty());
+  EXPECT_EQ(k.launches, 0);
+  // Quick with the part asked for by name: it runs.
+  MemoryOptions qa = parse_memory_options({{"quick", "1"}, {"l2_line", "1"}}, specs);
+  EXPECT_TRUE(qa.l2_line);
+  EXPECT_FALSE(qa.l2_ways);
+  // Off by option, the other on.
+  MemoryOptions o = parse_memory_options({{"l2_line", "0"}}, specs);
+  EXPECT_FALSE(o.l2_line);
+  EXPECT_TRUE(o.l2_ways);
+  o.carveout = o.partition = o.granularity = o.constant = o.tlb = false;
+  FakeMemory k1;
+  out = run_fake(k1, o);
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_TRUE(out.l2_line.by_stride.empty());
+  EXPECT_EQ(out.l2_ways.by_stride.size(), 2u);
+  RunResult rr;
+  rr.put(out);
+  std::ostringstream os;
+  probe_registry().find("memory")->print_summary(os, rr);
+  EXPECT_NE(os.str().find("L2 line: skipped: memory.l2_line=0"), std::string::npos) << os.str();
+  // A backend without the loads or warps it needs: unsupported, with its reason.
+  FakeMemory k2;
+  k2.no_l2 = true;
+  out = run_fake(k2, l2_only());
+  EXPECT_EQ(out.l2_line.status.status, "unsupported");
+  EXPECT_EQ(out.l2_line.status.reason, "no L1-bypassing load here");
+  EXPECT_EQ(out.l2_ways.status.status, "unsupported");
+  EXPECT_EQ(k2.launches, 0);
+  // No L2 size from the API: nothing to plan the sweep from.
+  FakeMemory k3;
+  DeviceInfo no_l2 = h100_like();
+  no_l2.l2_bytes.reset();
+  out = run_fake(k3, l2_only(), no_l2);
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_NE(out.l2_line.status.reason.find("no L2 size"), std::string::npos);
+  // A backend with no memory kernels at all: both say why.
+  FakeDevice none(nullptr);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  MemoryProbeResult r;
+  run_memory(none, MemoryOptions{}, progress, stop, r);
+  EXPECT_EQ(r.l2_line.status.status, "unsupported");
+  EXPECT_EQ(r.l2_ways.status.status, "unsupported");
+}
+
+// The L2 parts on an H200-sized L2 (60 MiB; near half to 27.6 MiB at 280 cycles, far half to
+// 55 MiB at 512, memory at 658; 1980 MHz): the device time the plan would take there, from
+// the hops each launch walks (the warps of one launch walk side by side).
+double modeled_seconds(const FakeMemory& k, bool line) {
+  double s = 0;
+  for (const auto& x : k.seen)
+    if (x.load == MemLoad::cg && (x.stride < MiB) == line)
+      s += double(x.hops_per_warp) * x.cycles / 1980e6;
+  return s;
+}
+
+TEST(MemoryProbe, L2PartsFitTheirTimeOnAnH200SizedL2) {
+  DeviceInfo h200 = h100_like();
+  h200.l2_bytes = 60 * MiB;
+  FakeMemory k;
+  const auto out = run_fake(k, l2_only(), h200);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_TRUE(out.l2_line.estimate.bytes) << out.l2_line.estimate.note;
+  EXPECT_EQ(*out.l2_line.estimate.bytes, 128u);
+  // The near half's edge, compared at every stride.
+  const auto cap = [&](int i) {
+    return double(*total_capacity(out.l2_line.by_stride[i]).capacity_bytes);
+  };
+  EXPECT_NEAR(cap(0), 0.46 * 60 * MiB, 1.5 * MiB);
+  EXPECT_NEAR(cap(1), 0.46 * 60 * MiB, 1.5 * MiB);
+  EXPECT_NEAR(cap(2), 2 * 0.46 * 60 * MiB, 3 * MiB);
+  for (const WaysEstimate& e : out.l2_ways.estimates)
+    EXPECT_NE(e.note.find("60 MiB) is no power of two"), std::string::npos) << e.note;
+  if (std::getenv("GD_SHOW")) {
+    RunResult rr;
+    rr.put(out);
+    probe_registry().find("memory")->print_summary(std::cout, rr);
+  }
+  const double line_s = modeled_seconds(k, true), ways_s = modeled_seconds(k, false);
+  std::cout << "[ modeled H200 time ] L2 line " << line_s << " s, L2 ways " << ways_s << " s\n";
+  EXPECT_LT(line_s, 4.0);
+  EXPECT_LT(ways_s, 0.5);
+  // Where no edge shows, every sweep runs to its end, still inside the part's 15 s.
+  FakeMemory flat;
+  flat.l2_flat = true;
+  MemoryOptions o = l2_only();
+  o.l2_ways = false;
+  run_fake(flat, o, h200);
+  const double flat_s = modeled_seconds(flat, true);
+  std::cout << "[ modeled H200 time ] L2 line, no edge " << flat_s << " s\n";
+  EXPECT_LT(flat_s, 15.0);
 }
 
 TEST(MemoryProbe, PartitionCurveCountsEveryWarpsMisses) {

@@ -1,14 +1,15 @@
 // The memory probe (issue 9): the L1 under each shared-memory carve-out, caches private to a
-// scheduler partition, the fetch granularity (sector) of L1 and L2, and the constant cache
-// beyond its first level. This header holds the backend-neutral contract (MemoryKernels), the
-// result model and the pure logic (plans, capacity and granularity estimates, the partition
-// verdict), so that all of it is tested without a GPU.
+// scheduler partition, the fetch granularity (sector) of L1 and L2, the line and ways of L1
+// and L2, and the constant cache beyond its first level. This header holds the backend-neutral
+// contract (MemoryKernels), the result model and the pure logic (plans, capacity and granularity
+// estimates, the partition verdict), so that all of it is tested without a GPU.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpudissect/device.hpp"
@@ -73,7 +74,9 @@ class MemoryKernels : public KernelSet {
   virtual ~MemoryKernels() = default;
   // "carveout", "partition", "partition.global", "partition.readonly", "partition.texture",
   // "granularity", "granularity.l1", "granularity.l2",
-  // "constant", "tlb", "tlb.chunks", "tlb.malloc".
+  // "constant", "tlb", "tlb.chunks", "tlb.malloc",
+  // "l2_line" (ld.global.cg chases by several warps of one block, disjoint chains),
+  // "l2_ways" (ld.global.cg conflict chains).
   virtual Support supports(const std::string& part) = 0;
   // Throws AllocationFailed or BackendError.
   virtual MemChaseTiming chase(const MemChaseRequest& r) = 0;
@@ -180,7 +183,8 @@ GranularityEstimate estimate_granularity(const std::vector<MemPoint>& by_stride,
 // array; past the line, each line holds one element, so the capacity seen grows with the
 // stride (as far as the set index spreads the lines). The line is the largest stride whose
 // capacity stays within 25 % of the smallest stride's, given that a larger stride's is at
-// least 1.6 times it; otherwise absent, with the reason.
+// least 1.6 times it, and that every stride past the line sees the smallest stride's capacity
+// times stride / line within 25 %; otherwise absent, with the reason.
 struct LineEstimate {
   std::optional<uint64_t> bytes;
   std::string note;
@@ -268,9 +272,17 @@ struct GranularityResult {
 
 struct LineResult {
   Status status;
-  std::vector<MemCurve> by_stride;  // L1 capacity curves, one per stride
+  std::vector<MemCurve> by_stride;  // capacity curves, one per stride (footprint per warp)
   LineEstimate estimate;
 };
+
+// The total capacity of a curve whose footprints are per warp: capacity and next footprint
+// times the curve's warps (the L2 line curves: n warps, one disjoint chain each).
+CapacityEstimate total_capacity(const MemCurve& c);
+
+// The L2 line part's sweep, total footprint over all warps: from a quarter of the L2 the API
+// reports to 3 x L2 x stride / 128 (past the edge a 128-byte line puts there at the stride).
+std::pair<uint64_t, uint64_t> l2_line_range(uint64_t l2_bytes, uint64_t stride);
 
 struct WaysResult {
   Status status;
@@ -297,6 +309,11 @@ struct MemoryProbeResult {
   std::vector<GranularityResult> granularity;
   LineResult l1_line;  // part of the granularity part
   WaysResult l1_ways;  // likewise
+  // The L2's line by capacity at strides of 64, 128 and 256 bytes (ld.global.cg, several warps
+  // of one block), and its ways by conflict chains 1 MiB and 4 MiB apart; each its own part
+  // (status: the part's).
+  LineResult l2_line;
+  WaysResult l2_ways;
   std::optional<MemCurve> constant;
   std::optional<uint64_t> constant_bank_bytes;
   std::vector<TlbResult> tlb;
