@@ -288,6 +288,19 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
 // dropped. Where it could not be read (OpenCL), the compiler most likely folded the chain:
 // the figure is withheld with the reason, never reported as a rate.
 void withhold_impossible(ComputeFigure& f) {
+  // An INT32 add may issue on two pipes (IADD3 on the integer pipe, IMAD.IADD on the FMA
+  // pipe): CUDA's SASS on the H200 holds both and reaches 126.4/clk/SM against the integer
+  // pipe's 64, and Vulkan, whose machine code is not read, read 122.1 (2026-11-23). Up to
+  // twice the one-pipe peak is then the split, not a folded chain.
+  const bool two_pipes =
+      f.op == "int32.add" && f.opcodes.empty() && f.fraction_of_peak && *f.fraction_of_peak <= 2.05;
+  if (two_pipes) {
+    f.note += std::string(f.note.empty() ? "" : "; ") +
+              "above the integer pipe's peak: the compiler splits adds between IADD3 and "
+              "IMAD.IADD (two pipes), as CUDA's SASS shows";
+    f.fraction_of_peak.reset();
+    return;
+  }
   const bool too_fast = f.fraction_of_peak && *f.fraction_of_peak > 1.05;
   // Without a clock (latency in ns only): a dependent step takes at least a cycle, and
   // under 0.1 ns is a 10 GHz chain (a folded shuffle pair measured 0.06 ns on lavapipe).

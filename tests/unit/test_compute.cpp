@@ -263,6 +263,23 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   EXPECT_FALSE(read.peak_per_clk_sm);
   EXPECT_TRUE(read.ops_per_s);
 
+  // An INT32 add at up to twice the integer pipe's peak, machine code unread (Vulkan on the
+  // H200: 122.1/clk/SM against 64): the add split over two pipes, a rate, not a fold.
+  gd::ComputeFigure split;
+  split.op = "int32.add";
+  split.ops_per_clk_sm = gd::Summary{122.1, 122, 122.2, 122, 122.2, 3};
+  split.ops_per_s = gd::Summary{32e12, 32e12, 32e12, 32e12, 32e12, 3};
+  split.peak_per_clk_sm = 64;
+  split.fraction_of_peak = 1.91;
+  gd::withhold_impossible(split);
+  EXPECT_TRUE(split.status.ok()) << split.status.reason;
+  EXPECT_TRUE(split.ops_per_s);
+  EXPECT_FALSE(split.fraction_of_peak);
+  EXPECT_NE(split.note.find("IMAD.IADD"), std::string::npos);
+  split.fraction_of_peak = 2.5;  // past two pipes: folded after all
+  gd::withhold_impossible(split);
+  EXPECT_EQ(split.status.status, "error");
+
   gd::ComputeFigure fine;
   fine.fraction_of_peak = 0.99;
   fine.peak_per_clk_sm = 128;
