@@ -241,11 +241,27 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
     cal.repeats = 1;
     try {
       c.k.stream(cal);  // the first call builds the program (seconds on PoCL): not timed
-      const auto tc = Clock::now();
-      const StreamTiming t = c.k.stream(cal);
-      const double s = seconds_since(tc);
+      // The rate a point's size adds, not the call's: a Vulkan call spends ~5 ms on the host
+      // around a 16 MiB read (buffer fill, read-back, check), which read as 2.9 GB/s on the
+      // H200 and had the sweep skip every point of the read curve (2026-11-23). A 64 KiB call
+      // beside it measures that fixed part.
+      StreamRequest small = cal;
+      small.buffer_bytes = 64ull << 10;
+      c.k.stream(small);
+      auto timed_call = [&](const StreamRequest& r, StreamTiming* out) {
+        const auto tc = Clock::now();
+        *out = c.k.stream(r);
+        return seconds_since(tc);
+      };
+      StreamTiming t, t0;
+      const double s0 = timed_call(small, &t0);
+      const double s = timed_call(cal, &t);
       const double bytes = double(stream_traffic(BwOp::read, t.layout, 1).total());
-      if (s > 0) c.rate = bytes / s;
+      const double bytes0 = double(stream_traffic(BwOp::read, t0.layout, 1).total());
+      if (s > s0 && bytes > bytes0)
+        c.rate = (bytes - bytes0) / (s - s0);
+      else if (s > 0)
+        c.rate = bytes / s;
       if (!t.seconds.empty() && median(t.seconds) > 0) c.launch_rate = bytes / median(t.seconds);
     } catch (const std::exception&) {
       // the sweep's first point will say what is wrong
