@@ -241,28 +241,31 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
     cal.repeats = 1;
     try {
       c.k.stream(cal);  // the first call builds the program (seconds on PoCL): not timed
-      // The rate a point's size adds, not the call's: a Vulkan call spends ~5 ms on the host
-      // around a 16 MiB read (buffer fill, read-back, check), which read as 2.9 GB/s on the
-      // H200 and had the sweep skip every point of the read curve (2026-11-23). A 64 KiB call
-      // beside it measures that fixed part.
-      StreamRequest small = cal;
-      small.buffer_bytes = 64ull << 10;
-      c.k.stream(small);
+      // The rate the bytes a launch moves add, not the call's: a Vulkan call spends ~5 ms on
+      // the host around one 16 MiB read (dispatch round trips, the check), which read as
+      // 2.9 GB/s on the H200, and the planner, which scales a rate by the ~8 GB a launch moves,
+      // skipped every point of the read curve (2026-11-23). The same buffer read 64 times
+      // against once gives the part that grows with the bytes; never above the rate inside
+      // the launch (GPU timestamps), which the host clock cannot beat.
+      StreamRequest many = cal;
+      many.passes = 64;
       auto timed_call = [&](const StreamRequest& r, StreamTiming* out) {
         const auto tc = Clock::now();
         *out = c.k.stream(r);
         return seconds_since(tc);
       };
-      StreamTiming t, t0;
-      const double s0 = timed_call(small, &t0);
+      StreamTiming t, t64;
       const double s = timed_call(cal, &t);
+      const double s64 = timed_call(many, &t64);
       const double bytes = double(stream_traffic(BwOp::read, t.layout, 1).total());
-      const double bytes0 = double(stream_traffic(BwOp::read, t0.layout, 1).total());
-      if (s > s0 && bytes > bytes0)
-        c.rate = (bytes - bytes0) / (s - s0);
-      else if (s > 0)
-        c.rate = bytes / s;
-      if (!t.seconds.empty() && median(t.seconds) > 0) c.launch_rate = bytes / median(t.seconds);
+      const double bytes64 = double(stream_traffic(BwOp::read, t64.layout, 64).total());
+      if (!t64.seconds.empty() && median(t64.seconds) > 0)
+        c.launch_rate = bytes64 / median(t64.seconds);
+      if (s64 > s && bytes64 > bytes)
+        c.rate = (bytes64 - bytes) / (s64 - s);
+      else if (s64 > 0)
+        c.rate = bytes64 / s64;
+      if (c.rate && c.launch_rate) c.rate = std::min(*c.rate, *c.launch_rate);
     } catch (const std::exception&) {
       // the sweep's first point will say what is wrong
     }
