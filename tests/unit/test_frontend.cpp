@@ -244,6 +244,10 @@ TEST(FrontendDispatch, RateAndSkew) {
 
 TEST(FrontendOptions, QuickStopsTheCudaIcacheSweepAt32K) {
   const auto specs = probe_registry().find("frontend")->options();
+  // ... and leaves the partition test out unless asked for.
+  EXPECT_TRUE(parse_frontend_options({}, specs).partitions);
+  EXPECT_FALSE(parse_frontend_options({{"quick", "1"}}, specs).partitions);
+  EXPECT_TRUE(parse_frontend_options({{"quick", "1"}, {"partitions", "1"}}, specs).partitions);
   EXPECT_EQ(icache_max_instructions(parse_frontend_options({}, specs), "cuda"), 131072);
   EXPECT_EQ(icache_max_instructions(parse_frontend_options({{"quick", "1"}}, specs), "cuda"),
             32768);
