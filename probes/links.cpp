@@ -193,6 +193,19 @@ void take_latency(LinkLatency& l, const std::string& check_error, const std::vec
   }
 }
 
+// Empty where a peer chase ended on the line the chain reaches after the hops it walked;
+// else what went wrong (with the SM, for a chase run on a chosen one).
+std::string chase_end_error(const ChaseTiming& t, const PeerChaseRequest& r,
+                            const std::vector<uint32_t>& next) {
+  const uint64_t walked =
+      t.hops_walked ? t.hops_walked : r.warmup_hops + r.hops_per_repeat * r.repeats;
+  const uint32_t want = walk(next, 0, walked);
+  if (t.end_line == want) return {};
+  return "the chase" + (r.sm >= 0 ? " from SM " + std::to_string(r.sm) : std::string()) +
+         " ended on line " + std::to_string(t.end_line) + ", the chain says " +
+         std::to_string(want);
+}
+
 // The chase again from SMs spread over the reader (every sms/n-th), shorter (3 repeats): on
 // the H200 pair one block, wherever it landed, read 802 to 857 ns per hop over three leases,
 // so where the reading SM sits is part of the figure. A failed check or a backend error
@@ -209,12 +222,8 @@ void chase_by_sm(Ctx& c, LinkPair& pair, const std::vector<uint32_t>& next,
     r.repeats = std::min(3, base.repeats);
     try {
       const ChaseTiming t = c.k.peer_chase(r);
-      const uint64_t walked =
-          t.hops_walked ? t.hops_walked : r.warmup_hops + r.hops_per_repeat * r.repeats;
-      if (t.end_line != walk(next, 0, walked))
-        throw BackendError("the chase from SM " + std::to_string(r.sm) + " ended on line " +
-                           std::to_string(t.end_line) + ", the chain says " +
-                           std::to_string(walk(next, 0, walked)));
+      if (const std::string bad = chase_end_error(t, r, next); !bad.empty())
+        throw BackendError(bad);
       if (t.ns_per_hop.empty()) continue;
       LinkLatency::BySm s;
       s.sm = t.sm >= 0 ? t.sm : r.sm;
@@ -251,14 +260,7 @@ void p2p_latency(Ctx& c, LinkPair& pair) {
     l.hops_or_round_trips = r.hops_per_repeat;
     try {
       const ChaseTiming t = c.k.peer_chase(r);
-      const uint64_t walked =
-          t.hops_walked ? t.hops_walked : r.warmup_hops + r.hops_per_repeat * r.repeats;
-      const uint32_t want = walk(next, 0, walked);
-      take_latency(l,
-                   t.end_line == want ? std::string()
-                                      : "the chase ended on line " + std::to_string(t.end_line) +
-                                            ", the chain says " + std::to_string(want),
-                   t.ns_per_hop, t.cycles_per_hop, t.clock_mhz);
+      take_latency(l, chase_end_error(t, r, next), t.ns_per_hop, t.cycles_per_hop, t.clock_mhz);
     } catch (const BackendError& e) {
       l.status = {"error", e.what()};
     }

@@ -17,6 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t KiB = 1024;
+constexpr uint64_t MiB = 1024 * KiB;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -380,7 +381,6 @@ void line_part(Ctx& c, MemoryProbeResult& out) {
 
 // "256K", "4M": a conflict distance in a curve key.
 std::string distance_key(uint64_t st) {
-  constexpr uint64_t MiB = 1024 * KiB;
   return st % MiB == 0 ? std::to_string(st / MiB) + "M" : std::to_string(st / KiB) + "K";
 }
 
@@ -507,7 +507,6 @@ void l2_line_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
 // hash (60 MiB is no power of two), so no step is expected and the ways come out undetermined
 // with that reason.
 void l2_ways_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
-  constexpr uint64_t MiB = 1024 * KiB;
   WaysResult& wr = out.l2_ways;
   conflict_sweep(c, wr, MemLoad::cg, -1, {1 * MiB, 4 * MiB}, "l2");
   const uint64_t l2 = info.l2_bytes.value_or(0);

@@ -462,6 +462,12 @@ class CudaLinks final : public LinksKernels {
     if (!r.next || r.next->empty()) throw BackendError("peer chase: empty chain");
     Gpu& owner = gpu(r.owner);
     Gpu& exec = gpu(r.executor);
+    // The results (2 per repeat, the line reached, the SM), then the word a block claims its
+    // SM with, all in the executor's 64 KiB result buffer.
+    constexpr uint64_t kResultWords = 4096;
+    if (2 * uint64_t(r.repeats) + 2 > kResultWords)
+      throw BackendError("peer chase: too many repeats");
+    if (r.sm >= exec.sms) throw BackendError("peer chase: no SM " + std::to_string(r.sm));
     const uint64_t lines = r.next->size();
     const uint64_t bytes = lines * r.stride_bytes;
     const uint32_t stride_words = uint32_t(r.stride_bytes / 4);
@@ -475,13 +481,12 @@ class CudaLinks final : public LinksKernels {
       // on another GPU's non-blocking stream, which does not wait for it.
       check(cudaDeviceSynchronize(), "waiting for the chain's copy");
     }
-    if (2 * uint64_t(r.repeats) + 2 > 4096) throw BackendError("peer chase: too many repeats");
     auto* out = static_cast<unsigned long long*>(exec.in.get(64 << 10, "peer chase results"));
-    int* claim = reinterpret_cast<int*>(out + 4096);
-    if (r.sm >= exec.sms) throw BackendError("peer chase: no SM " + std::to_string(r.sm));
+    int* claim = reinterpret_cast<int*>(out + kResultWords);
     {
       OnDevice on(exec.index);
-      check(cudaMemsetAsync(out, 0, 4096 * 8 + sizeof(int), exec.stream[0]), "cudaMemsetAsync");
+      check(cudaMemsetAsync(out, 0, kResultWords * 8 + sizeof(int), exec.stream[0]),
+            "cudaMemsetAsync");
       // To run on a chosen SM, four blocks per SM, of which the first on that SM chases.
       const int blocks = r.sm >= 0 ? 4 * exec.sms : 1;
       links_chase<<<blocks, 32, 0, exec.stream[0]>>>(static_cast<const uint32_t*>(chain),
