@@ -19,6 +19,7 @@
 #include "backends.hpp"
 #include "compare_cmd.hpp"  // compare, reference (issue 10)
 #include "fleet_cmd.hpp"    // fleet (issue 12)
+#include "gpudissect/head_start.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "progress.hpp"
@@ -250,6 +251,22 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     progress = std::make_unique<ConsoleProgress>(std::cerr, isatty(STDERR_FILENO));
   progress->note("device " + r.device.id + ": " + r.device.name);
 
+  // Head starts: what the probes can do before their turn (the CUDA backend's NVRTC
+  // compiles of the compute and frontend kernels) runs in the background, at low priority,
+  // from now on, while the first probes measure (Probe::ahead).
+  std::vector<HeadStart::Work> ahead;
+  for (const std::string& name : probes) {
+    try {
+      ahead.push_back(registry.find(name)->ahead(*dev, parsed.at(name)));
+    } catch (const std::exception&) {
+      // no head start: the probe compiles in its turn and reports a failure there
+    }
+  }
+  HeadStart head_start(std::move(ahead));
+  if (head_start.size() > 0)
+    progress->note("compiling the kernels of " + std::to_string(head_start.size()) +
+                   " later probes in the background");
+
   int rc = 0;
   // Each probe fills its part of the result as it goes; a failure is recorded in that part
   // and the later probes still run, unless the user stopped the run. The JSON is written
@@ -275,6 +292,7 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     report::write_json(json, r, registry);
   }
   progress->finish();
+  head_start.cancel();  // after an interruption: nothing more is needed
   if (g_stop && rc == 0) rc = 128 + (g_signal ? g_signal.load() : SIGINT);
 
   std::vector<fs::path> written = {json};
@@ -364,7 +382,8 @@ int main(int argc, char** argv) {
   run->add_option("probes", ra.probes,
                   "Probes to run (default: all). Valid: " + join(probe_names()));
   run->add_option("-d,--device", ra.device,
-                  "cuda:N, opencl:P.D or vulkan:N (default: first CUDA GPU, else first OpenCL device, else first Vulkan device)");
+                  "cuda:N, opencl:P.D or vulkan:N (default: first CUDA GPU, else first OpenCL "
+                  "device, else first Vulkan device)");
   run->add_option("-p,--path", ra.paths,
                   "Memory paths, comma separated (CUDA: global,l2,readonly,texture,constant,"
                   "shared; OpenCL: global,constant,local,image). Default: all of the device's")

@@ -324,6 +324,47 @@ void withhold_impossible(ComputeFigure& f) {
   f.ops_per_s.reset();
 }
 
+namespace {
+
+bool mixed_pairs_run(const ComputeOptions& opt, const std::string& language) {
+  return opt.mixed && !opt.quick && opt.ops.empty() && language == "cuda";
+}
+bool barriers_run(const ComputeOptions& opt, const std::string& language) {
+  return opt.ops.empty() && !opt.quick && language == "cuda";
+}
+
+}  // namespace
+
+std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt) {
+  std::vector<const ComputeOp*> table;
+  for (const auto& op : compute_ops()) {
+    if (op.klass == "memory" || op.klass == "sync") continue;
+    if (op.klass == "tensor" && !opt.tensor) continue;
+    if (opt.quick && std::find(kQuick.begin(), kQuick.end(), op.name) == kQuick.end()) continue;
+    if (!selected(opt, op)) continue;
+    table.push_back(&op);
+  }
+  return table;
+}
+
+std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, ComputeKernels& k) {
+  std::vector<ComputeLaunch> plan;
+  for (const auto* op : compute_table(opt))
+    if (k.supports(*op).ok) plan.push_back({op->name, "", 8});
+  if (mixed_pairs_run(opt, k.language()))
+    for (const auto& [a, b] : kPairs) plan.push_back({a, b, 8});
+  if (barriers_run(opt, k.language())) plan.push_back({"sync.bar", "", 1});
+  return plan;
+}
+
+AheadWork compute_ahead(Device& dev, const ComputeOptions& opt) {
+  ComputeKernels* k = dev.kernels<ComputeKernels>();
+  if (!k || !k->compiles_beside_measurements()) return {};
+  return [k, plan = compute_compile_plan(opt, *k)](const std::atomic<bool>& cancel) {
+    k->prepare(plan, &cancel);
+  };
+}
+
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out) {
   const auto t0 = Clock::now();
@@ -340,23 +381,12 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       "whitepaper dense peaks";
   Runner run(dev, *k, opt);
 
-  // What will run, compiled ahead in parallel.
-  std::vector<const ComputeOp*> table;
-  for (const auto& op : compute_ops()) {
-    if (op.klass == "memory" || op.klass == "sync") continue;
-    if (op.klass == "tensor" && !opt.tensor) continue;
-    if (opt.quick && std::find(kQuick.begin(), kQuick.end(), op.name) == kQuick.end()) continue;
-    if (!selected(opt, op)) continue;
-    table.push_back(&op);
-  }
-  std::vector<ComputeLaunch> plan;
-  for (const auto* op : table)
-    if (k->supports(*op).ok) plan.push_back({op->name, "", 8});
-  const bool mixed = opt.mixed && !opt.quick && opt.ops.empty() && out.language == "cuda";
-  if (mixed)
-    for (const auto& [a, b] : kPairs) plan.push_back({a, b, 8});
-  const bool sync = opt.ops.empty() && !opt.quick && out.language == "cuda";
-  if (sync) plan.push_back({"sync.bar", "", 1});
+  // What will run, compiled ahead in parallel (or already, since the run began: the
+  // probe's AheadWork).
+  const std::vector<const ComputeOp*> table = compute_table(opt);
+  const std::vector<ComputeLaunch> plan = compute_compile_plan(opt, *k);
+  const bool mixed = mixed_pairs_run(opt, out.language);
+  const bool sync = barriers_run(opt, out.language);
   progress.note("compute: compiling " + std::to_string(plan.size()) + " kernel sources");
   k->prepare(plan);
   wall();

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
+#include "gpudissect/probe.hpp"
 #include "gpudissect/result.hpp"
 #include "progress.hpp"
 
@@ -28,6 +30,14 @@ struct ComputeOptions {
 // std::invalid_argument naming the key on a bad key or value.
 ComputeOptions parse_compute_options(const std::map<std::string, std::string>& kv);
 
+// The ops of the instruction table these options run, in order.
+std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt);
+// Every kernel source the probe runs with these options on `k`: one launch per (op, mix).
+std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, ComputeKernels& k);
+// Those sources compiled ahead, beside the probes before this one, where the backend can
+// (KernelSet::compiles_beside_measurements); empty otherwise.
+AheadWork compute_ahead(Device& dev, const ComputeOptions& opt);
+
 // Fills `out` as it goes, so whatever was measured survives an exception or `stop`.
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out);
@@ -37,7 +47,6 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
 void withhold_impossible(ComputeFigure& f);
 // Judges a figure by its timed loop: `n` intended instructions found (count_opcodes) for
 // `expected` counted ops. Exposed for tests.
-void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n,
-                     int expected);
+void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected);
 
 }  // namespace gd

@@ -36,6 +36,9 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
                  const std::atomic<bool>& stop, ComputeProbeResult& out) const override {
     run_compute(dev, opt, progress, stop, out);
   }
+  AheadWork ahead_typed(Device& dev, const ComputeOptions& opt) const override {
+    return compute_ahead(dev, opt);
+  }
 
  public:
   // compute.<op> (the GPU-wide rate in TFLOP/s or TOP/s, per SM per clock in

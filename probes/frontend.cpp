@@ -388,10 +388,7 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
     plan.push_back({b, 0, 0, 0, 30});
     kinds.push_back("block");
   }
-  std::vector<int> regs = {32, 40, 48, 56, 64, 72, 80, 96, 128, 168, 255};
-  // --quick keeps 40: ptxas gives a 32-register cap 24 registers and a 40-register cap 32, so
-  // without it the threshold figure (max_regs_full) reads 24 instead of 32.
-  if (opt.quick) regs = {32, 40, 64, 128, 255};
+  const std::vector<int> regs = occupancy_register_caps(opt);
   Status compiled;
   guarded(compiled, [&] { k.prepare_occupancy(regs); });
   for (int r : regs) {
@@ -536,6 +533,37 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
   return o;
 }
 
+std::vector<int> icache_sweep_sizes(const FrontendOptions& opt, const std::string& language) {
+  const int max_n = icache_max_instructions(opt, language);
+  return icache_sizes(std::min(opt.min_instructions, max_n), max_n, opt.points_per_doubling);
+}
+
+std::vector<IcacheKernelSpec> icache_compile_plan(const FrontendOptions& opt, FrontendKernels& k) {
+  std::vector<IcacheKernelSpec> specs;
+  if (opt.icache && k.supports("icache").ok)
+    for (int n : icache_sweep_sizes(opt, k.language())) specs.push_back({n, 1});
+  if (opt.partitions && k.supports("partitions").ok) specs.push_back({opt.region_instructions, 4});
+  return specs;
+}
+
+std::vector<int> occupancy_register_caps(const FrontendOptions& opt) {
+  // --quick keeps 40: ptxas gives a 32-register cap 24 registers and a 40-register cap 32, so
+  // without it the threshold figure (max_regs_full) reads 24 instead of 32.
+  if (opt.quick) return {32, 40, 64, 128, 255};
+  return {32, 40, 48, 56, 64, 72, 80, 96, 128, 168, 255};
+}
+
+AheadWork frontend_ahead(Device& dev, const FrontendOptions& opt) {
+  FrontendKernels* k = dev.kernels<FrontendKernels>();
+  if (!k || !k->compiles_beside_measurements()) return {};
+  std::vector<int> regs;
+  if (opt.occupancy && k->supports("occupancy").ok) regs = occupancy_register_caps(opt);
+  return [k, specs = icache_compile_plan(opt, *k), regs](const std::atomic<bool>& cancel) {
+    k->prepare_icache(specs, &cancel);
+    k->prepare_occupancy(regs, &cancel);
+  };
+}
+
 void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
                   const std::atomic<bool>& stop, FrontendProbeResult& out) {
   const auto t0 = Clock::now();
@@ -570,20 +598,16 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
     if (lname.find("llvmpipe") != std::string::npos)
       out.note += ". lavapipe runs on the CPU: these are its figures, not a GPU's";
   }
-  const int max_n = icache_max_instructions(opt, out.language);
-  const std::vector<int> sizes =
-      icache_sizes(std::min(opt.min_instructions, max_n), max_n, opt.points_per_doubling);
+  const std::vector<int> sizes = icache_sweep_sizes(opt, out.language);
   IcacheRunner runner(*k, info, opt.repeats);
   if (out.language == "opencl") out.timed_instruction = "fma (OpenCL C; machine code not read)";
 
-  // Compile ahead, in parallel where the backend can.
+  // Compile ahead, in parallel where the backend can (or already, since the run began: the
+  // probe's AheadWork).
   const bool do_icache = opt.icache && k->supports("icache").ok;
   const bool do_parts = opt.partitions && k->supports("partitions").ok;
   {
-    std::vector<IcacheKernelSpec> specs;
-    if (do_icache)
-      for (int n : sizes) specs.push_back({n, 1});
-    if (do_parts) specs.push_back({opt.region_instructions, 4});
+    const std::vector<IcacheKernelSpec> specs = icache_compile_plan(opt, *k);
     if (!specs.empty()) {
       progress.note("frontend: compiling " + std::to_string(specs.size()) +
                     " instruction-cache kernels (" + std::to_string(sizes.front()) + ".." +

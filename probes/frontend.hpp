@@ -43,6 +43,17 @@ int icache_max_instructions(const FrontendOptions& opt, const std::string& langu
 std::vector<int> icache_refinement(const std::vector<int>& measured, double lo_bytes,
                                    double hi_bytes, int max_instructions, int steps);
 
+// The instruction-cache sweep's sizes (instructions) for these options on this language.
+std::vector<int> icache_sweep_sizes(const FrontendOptions& opt, const std::string& language);
+// The instruction-cache kernels the sweep and the partition test start with (the edges'
+// refinement adds more once the sweep has found them).
+std::vector<IcacheKernelSpec> icache_compile_plan(const FrontendOptions& opt, FrontendKernels& k);
+// Register caps of the occupancy part's register-forcing kernels.
+std::vector<int> occupancy_register_caps(const FrontendOptions& opt);
+// Those kernels compiled ahead, beside the probes before this one, where the backend can
+// (KernelSet::compiles_beside_measurements); empty otherwise.
+AheadWork frontend_ahead(Device& dev, const FrontendOptions& opt);
+
 void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
                   const std::atomic<bool>& stop, FrontendProbeResult& out);
 

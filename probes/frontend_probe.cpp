@@ -52,6 +52,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
                  const std::atomic<bool>& stop, FrontendProbeResult& out) const override {
     run_frontend(dev, opt, progress, stop, out);
   }
+  AheadWork ahead_typed(Device& dev, const FrontendOptions& opt) const override {
+    return frontend_ahead(dev, opt);
+  }
 
  public:
   std::vector<Figure> figures(const RunResult& r) const override {

@@ -6,6 +6,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,8 @@
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "gpudissect/build_once.hpp"
+#include "gpudissect/parallel.hpp"
 
 namespace gd::cuda {
 
@@ -58,34 +61,23 @@ class CudaCompute final : public ComputeKernels {
     return Support::yes();
   }
 
-  void prepare(const std::vector<ComputeLaunch>& ls) override {
+  // Safe beside other probes' measurements: NVRTC, cuobjdump and the disk cache only.
+  bool compiles_beside_measurements() const override { return true; }
+
+  void prepare(const std::vector<ComputeLaunch>& ls, const std::atomic<bool>* cancel) override {
     std::vector<std::pair<std::string, std::string>> keys;
     for (const auto& l : ls) {
       std::pair<std::string, std::string> k{l.op, l.mix};
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     }
-    // NVRTC and cuobjdump run in parallel; loading stays on this thread.
-    const unsigned workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-    std::vector<std::future<void>> fs;
-    std::size_t next = 0;
-    std::mutex m;
-    for (unsigned w = 0; w < workers; ++w)
-      fs.push_back(std::async(std::launch::async, [&] {
-        for (;;) {
-          std::pair<std::string, std::string> k;
-          {
-            std::lock_guard<std::mutex> g(m);
-            if (next >= keys.size()) return;
-            k = keys[next++];
-          }
-          try {
-            build(k.first, k.second);
-          } catch (const std::exception&) {
-            // Reported again, with its message, when the launch asks for it.
-          }
-        }
-      }));
-    for (auto& f : fs) f.wait();
+    // NVRTC and cuobjdump run in parallel; loading stays on the run's thread.
+    parallel_for(keys.size(), cancel, [&](std::size_t i) {
+      try {
+        build(keys[i].first, keys[i].second);
+      } catch (const std::exception&) {
+        // Reported again, with its message, when the launch asks for it.
+      }
+    });
   }
 
   ComputeTiming run(const ComputeLaunch& l) override {
@@ -200,18 +192,22 @@ class CudaCompute final : public ComputeKernels {
   }
 
   LoopSass sass(const ComputeLaunch& l) override {
-    Module& mod = module(l.op, l.mix);
+    const Built& b = build(l.op, l.mix);
+    if (!b.error.empty()) throw BackendError(b.error);
     const ComputeOp* op = find_compute_op(l.op);
     const int ilp = op->warpgroup ? 1 : l.ilp;
-    auto it = mod.loops.find(compute_kernel_name(ilp));
-    return it == mod.loops.end() ? LoopSass{} : it->second;
+    auto it = b.loops.find(compute_kernel_name(ilp));
+    return it == b.loops.end() ? LoopSass{} : it->second;
   }
 
  private:
-  struct Module {
+  // What compiling one (op, mix) source gives: immutable once built, shared between threads.
+  struct Built {
     std::string cubin, error;
     std::map<std::string, LoopSass> loops;
-    bool built = false;
+  };
+  // Its library loaded into the context: used on the run's thread only.
+  struct Module {
     cudaLibrary_t lib = nullptr;
     std::map<int, cudaKernel_t> kernels;
   };
@@ -221,50 +217,49 @@ class CudaCompute final : public ComputeKernels {
     return "sm_" + std::to_string(cc_);
   }
 
-  // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls.
-  void build(const std::string& name, const std::string& mix) {
-    const std::string key = name + "|" + mix;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      if (modules_[key].built) return;
-    }
-    const ComputeOp* op = find_compute_op(name);
-    const ComputeOp* mx = mix.empty() ? nullptr : find_compute_op(mix);
-    if (!op || (!mix.empty() && !mx)) throw BackendError("unknown compute op " + key);
-    const std::vector<int> ilps = op->warpgroup ? std::vector<int>{1} : kIlps;
-    const std::string src = generate_cuda_source(*op, ilps, mx);
-    const std::string arch = mx && mx->sm90a ? "sm_90a" : arch_for(*op);
-    const uint64_t h = fnv1a(src + "|" + arch + "|" + nvrtc_version_);
-    const auto path = cache_dir() / (std::to_string(h) + ".cubin");
-    Module m;
-    try {
-      m.cubin = read_file(path);
-      if (m.cubin.empty()) {
-        m.cubin = nvrtc_compile(src, arch, true).image;
-        write_file(path, m.cubin);
+  // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls. A
+  // second caller of the same key waits for the first (the run's head start, Probe::ahead,
+  // may be compiling it).
+  const Built& build(const std::string& name, const std::string& mix) {
+    return built_.get(name + "|" + mix, [&] {
+      Built m;
+      const ComputeOp* op = find_compute_op(name);
+      const ComputeOp* mx = mix.empty() ? nullptr : find_compute_op(mix);
+      if (!op || (!mix.empty() && !mx)) {
+        m.error = "unknown compute op " + name + "|" + mix;
+        return m;
       }
-      const auto sass_path = cache_dir() / (std::to_string(h) + ".sass");
-      std::string sass = read_file(sass_path);
-      if (sass.empty()) {
-        sass = disassemble(m.cubin, h);
-        if (!sass.empty()) write_file(sass_path, sass);
+      const std::vector<int> ilps = op->warpgroup ? std::vector<int>{1} : kIlps;
+      const std::string src = generate_cuda_source(*op, ilps, mx);
+      const std::string arch = mx && mx->sm90a ? "sm_90a" : arch_for(*op);
+      const uint64_t h = fnv1a(src + "|" + arch + "|" + nvrtc_version_);
+      const auto path = cache_dir() / (std::to_string(h) + ".cubin");
+      try {
+        m.cubin = read_file(path);
+        if (m.cubin.empty()) {
+          m.cubin = nvrtc_compile(src, arch, true).image;
+          write_file(path, m.cubin);
+        }
+        const auto sass_path = cache_dir() / (std::to_string(h) + ".sass");
+        std::string sass = read_file(sass_path);
+        if (sass.empty()) {
+          sass = disassemble(m.cubin, h);
+          if (!sass.empty()) write_file(sass_path, sass);
+        }
+        if (!sass.empty()) m.loops = parse_sass_loops(sass);
+      } catch (const std::exception& e) {
+        m.error = e.what();
       }
-      if (!sass.empty()) m.loops = parse_sass_loops(sass);
-    } catch (const std::exception& e) {
-      m.error = e.what();
-    }
-    m.built = true;
-    std::lock_guard<std::mutex> g(mu_);
-    Module& slot = modules_[key];
-    if (!slot.built) slot = std::move(m);
+      return m;
+    });
   }
 
   Module& module(const std::string& name, const std::string& mix) {
-    build(name, mix);
+    const Built& b = build(name, mix);
+    if (!b.error.empty()) throw BackendError(b.error);
     Module& m = modules_[name + "|" + mix];
-    if (!m.error.empty()) throw BackendError(m.error);
     if (!m.lib)
-      check(cudaLibraryLoadData(&m.lib, m.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+      check(cudaLibraryLoadData(&m.lib, b.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
             "loading a generated compute kernel");
     return m;
   }
@@ -300,8 +295,8 @@ class CudaCompute final : public ComputeKernels {
   DeviceInfo info_;
   int cc_ = 0;
   std::string nvrtc_version_;
-  std::mutex mu_;
-  std::map<std::string, Module> modules_;
+  BuildOnce<Built> built_;
+  std::map<std::string, Module> modules_;  // the run's thread only
   unsigned* out_ = nullptr;
   unsigned long long* tim_ = nullptr;
   std::size_t out_cap_ = 0, tim_cap_ = 0;

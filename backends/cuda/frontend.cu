@@ -19,6 +19,8 @@
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
 #include "device_clock.cuh"
+#include "gpudissect/build_once.hpp"
+#include "gpudissect/parallel.hpp"
 
 namespace gd::cuda {
 
@@ -144,13 +146,23 @@ class CudaFrontend final : public FrontendKernels {
     return Support::yes();
   }
 
-  void prepare_icache(const std::vector<IcacheKernelSpec>& specs) override {
-    parallel(specs.size(),
-             [&](std::size_t i) { build(key_of(specs[i]), generate_icache_cuda(specs[i]), {}); });
+  // Safe beside other probes' measurements: NVRTC, cuobjdump and the disk cache only.
+  bool compiles_beside_measurements() const override { return true; }
+
+  // The largest kernels first: the compiles end together instead of waiting on one.
+  void prepare_icache(const std::vector<IcacheKernelSpec>& specs,
+                      const std::atomic<bool>* cancel) override {
+    std::vector<IcacheKernelSpec> order = specs;
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.body_instructions * a.regions > b.body_instructions * b.regions;
+    });
+    parallel_for(order.size(), cancel, [&](std::size_t i) {
+      build(key_of(order[i]), generate_icache_cuda(order[i]), {});
+    });
   }
 
-  void prepare_occupancy(const std::vector<int>& regs) override {
-    parallel(regs.size(), [&](std::size_t i) {
+  void prepare_occupancy(const std::vector<int>& regs, const std::atomic<bool>* cancel) override {
+    parallel_for(regs.size(), cancel, [&](std::size_t i) {
       build(occupancy_key(regs[i]), generate_occupancy_cuda(regs[i]),
             {"--maxrregcount=" + std::to_string(regs[i])});
     });
@@ -208,7 +220,7 @@ class CudaFrontend final : public FrontendKernels {
     }
     r.check = bad ? msg.str() : "every thread matched the host reference";
     if (!mhz.empty()) r.clock_mhz = median(mhz);
-    const auto loops = region_loops(m.loops, std::max(1, run.spec.regions));
+    const auto loops = region_loops(m.built->loops, std::max(1, run.spec.regions));
     if (!loops.empty()) {
       r.loop_instructions = loops.front().instructions;
       r.code_bytes = loops.front().bytes();
@@ -450,10 +462,14 @@ class CudaFrontend final : public FrontendKernels {
   }
 
  private:
-  struct Module {
+  // What compiling one source gives: immutable once built, shared between threads.
+  struct Built {
     std::string cubin, error;
     std::vector<SassLoop> loops;
-    bool built = false;
+  };
+  // Its library loaded into the context: used on the run's thread only.
+  struct Module {
+    const Built* built = nullptr;
     cudaLibrary_t lib = nullptr;
     std::map<std::string, cudaKernel_t> kernels;
   };
@@ -465,71 +481,50 @@ class CudaFrontend final : public FrontendKernels {
            std::to_string(s.regions);
   }
 
-  template <class F>
-  static void parallel(std::size_t n, F&& fn) {
-    const unsigned workers =
-        std::max(1u, std::min<unsigned>(16u, std::thread::hardware_concurrency()));
-    std::atomic<std::size_t> next{0};
-    std::vector<std::future<void>> fs;
-    for (unsigned w = 0; w < workers; ++w)
-      fs.push_back(std::async(std::launch::async, [&] {
-        for (std::size_t i; (i = next++) < n;) {
-          try {
-            fn(i);
-          } catch (const std::exception&) {
-            // Reported again, with its message, when the kernel is asked for.
-          }
+  // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls. A
+  // second caller of the same key waits for the first (the run's head start, Probe::ahead,
+  // may be compiling it).
+  const Built& build(const std::string& key, const std::string& src,
+                     const std::vector<std::string>& extra) {
+    return built_.get(key, [&] {
+      const std::string arch = "sm_" + std::to_string(cc_);
+      std::string opts;
+      for (const auto& e : extra) opts += e + " ";
+      const uint64_t h = fnv1a(src + "|" + arch + "|" + opts + "|" + nvrtc_version_);
+      const auto dir = cache_dir("frontend");
+      const auto path = dir / (std::to_string(h) + ".cubin");
+      Built m;
+      try {
+        m.cubin = read_file(path);
+        if (m.cubin.empty()) {
+          m.cubin = nvrtc_compile(src, arch, true, extra).image;
+          write_file(path, m.cubin);
         }
-      }));
-    for (auto& f : fs) f.wait();
-  }
-
-  // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls.
-  void build(const std::string& key, const std::string& src,
-             const std::vector<std::string>& extra) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      if (modules_[key].built) return;
-    }
-    const std::string arch = "sm_" + std::to_string(cc_);
-    std::string opts;
-    for (const auto& e : extra) opts += e + " ";
-    const uint64_t h = fnv1a(src + "|" + arch + "|" + opts + "|" + nvrtc_version_);
-    const auto dir = cache_dir("frontend");
-    const auto path = dir / (std::to_string(h) + ".cubin");
-    Module m;
-    try {
-      m.cubin = read_file(path);
-      if (m.cubin.empty()) {
-        m.cubin = nvrtc_compile(src, arch, true, extra).image;
-        write_file(path, m.cubin);
+        const auto sass_path = dir / (std::to_string(h) + ".sass");
+        std::string sass = read_file(sass_path);
+        if (sass.empty()) {
+          sass = disassemble(m.cubin, h);
+          if (!sass.empty()) write_file(sass_path, sass);
+        }
+        if (!sass.empty()) {
+          const auto all = parse_sass_all_loops(sass);
+          if (auto it = all.find(icache_kernel_name()); it != all.end()) m.loops = it->second;
+        }
+      } catch (const std::exception& e) {
+        m.error = e.what();
       }
-      const auto sass_path = dir / (std::to_string(h) + ".sass");
-      std::string sass = read_file(sass_path);
-      if (sass.empty()) {
-        sass = disassemble(m.cubin, h);
-        if (!sass.empty()) write_file(sass_path, sass);
-      }
-      if (!sass.empty()) {
-        const auto all = parse_sass_all_loops(sass);
-        if (auto it = all.find(icache_kernel_name()); it != all.end()) m.loops = it->second;
-      }
-    } catch (const std::exception& e) {
-      m.error = e.what();
-    }
-    m.built = true;
-    std::lock_guard<std::mutex> g(mu_);
-    Module& slot = modules_[key];
-    if (!slot.built) slot = std::move(m);
+      return m;
+    });
   }
 
   Module& module(const std::string& key, const std::string& src,
                  const std::vector<std::string>& extra) {
-    build(key, src, extra);
+    const Built& b = build(key, src, extra);
+    if (!b.error.empty()) throw BackendError(b.error);
     Module& m = modules_[key];
-    if (!m.error.empty()) throw BackendError(m.error);
+    m.built = &b;
     if (!m.lib)
-      check(cudaLibraryLoadData(&m.lib, m.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+      check(cudaLibraryLoadData(&m.lib, b.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
             "loading a generated frontend kernel");
     return m;
   }
@@ -639,8 +634,8 @@ class CudaFrontend final : public FrontendKernels {
   DeviceInfo info_;
   int cc_ = 0;
   std::string nvrtc_version_;
-  std::mutex mu_;
-  std::map<std::string, Module> modules_;
+  BuildOnce<Built> built_;
+  std::map<std::string, Module> modules_;  // the run's thread only
   std::map<std::string, uint32_t> refs_;
   DeviceBuffer out_, tim_, rec_;
   std::vector<cudaStream_t> streams_;

@@ -66,7 +66,7 @@ class OpenCLFrontend final : public FrontendKernels {
     return Support::no("unknown part " + part);
   }
 
-  void prepare_icache(const std::vector<IcacheKernelSpec>&) override {
+  void prepare_icache(const std::vector<IcacheKernelSpec>&, const std::atomic<bool>*) override {
     // PoCL's LLVM is slow per statement: build only what runs, on first use.
   }
 

@@ -482,6 +482,14 @@ class ClockAfterLaunchCompute final : public gd::ComputeKernels {
  public:
   double mhz = 1980, peak = 1980, floor_ms = 0;
   std::vector<double> spans;
+  bool beside = false;                             // compiles_beside_measurements
+  std::vector<std::vector<std::string>> prepared;  // "op|mix" of each prepare call
+  bool compiles_beside_measurements() const override { return beside; }
+  void prepare(const std::vector<gd::ComputeLaunch>& ls, const std::atomic<bool>*) override {
+    std::vector<std::string> v;
+    for (const auto& l : ls) v.push_back(l.op + "|" + l.mix);
+    prepared.push_back(v);
+  }
   std::string language() const override { return "glsl"; }
   gd::Support supports(const gd::ComputeOp&) override { return gd::Support::yes(); }
   double min_launch_ms() const override { return floor_ms; }
@@ -603,4 +611,26 @@ TEST(ComputeClockAfterLaunch, BackendFloorOnTheLaunchLength) {
   ASSERT_FALSE(dev.kernels.spans.empty());
   EXPECT_GE(dev.kernels.spans.back(), 5e6);  // at least half the floor, as any target
   EXPECT_LT(dev.kernels.spans.back(), 20e6);
+}
+
+// The head start (Probe::ahead) compiles exactly the sources the probe's turn prepares, and
+// none where the backend's compiles must not overlap other probes' measurements.
+TEST(ComputeAhead, CompilesWhatTheRunPrepares) {
+  ClockAfterLaunchDevice dev;
+  const gd::Probe* probe = gd::probe_registry().find("compute");
+  const std::any opt = gd::parse_compute_options({{"quick", "1"}});
+  EXPECT_FALSE(probe->ahead(dev, opt));
+  dev.kernels.beside = true;
+  const gd::AheadWork work = probe->ahead(dev, opt);
+  ASSERT_TRUE(work);
+  std::atomic<bool> cancel{false};
+  work(cancel);
+  ASSERT_EQ(dev.kernels.prepared.size(), 1u);
+  EXPECT_GE(dev.kernels.prepared[0].size(), 3u);  // quick: FP32, FP64, tensor ... at least
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::ComputeProbeResult out;
+  gd::run_compute(dev, std::any_cast<const gd::ComputeOptions&>(opt), progress, stop, out);
+  ASSERT_EQ(dev.kernels.prepared.size(), 2u);
+  EXPECT_EQ(dev.kernels.prepared[1], dev.kernels.prepared[0]);
 }

@@ -389,6 +389,19 @@ class FakeKernels : public FrontendKernels {
  public:
   bool fail = false;
   bool nothing = false;
+  bool beside = false;                                            // compiles_beside_measurements
+  std::vector<std::vector<std::pair<int, int>>> icache_prepared;  // (instructions, regions)
+  std::vector<std::vector<int>> occupancy_prepared;
+  bool compiles_beside_measurements() const override { return beside; }
+  void prepare_icache(const std::vector<IcacheKernelSpec>& specs,
+                      const std::atomic<bool>*) override {
+    std::vector<std::pair<int, int>> v;
+    for (const auto& s : specs) v.emplace_back(s.body_instructions, s.regions);
+    icache_prepared.push_back(v);
+  }
+  void prepare_occupancy(const std::vector<int>& regs, const std::atomic<bool>*) override {
+    occupancy_prepared.push_back(regs);
+  }
   std::string language() const override { return "fake"; }
   Support supports(const std::string& part) override {
     if (nothing) return Support::no("fake backend lacks " + part);
@@ -532,6 +545,40 @@ TEST(FrontendProbe, StopInterrupts) {
   FrontendProbeResult out;
   run_frontend(dev, small(), pr, stop, out);
   EXPECT_EQ(out.status.status, "interrupted");
+}
+
+// The head start (Probe::ahead) compiles exactly what the probe's own turn then asks for, and
+// only where the backend says its compiles may run beside other probes' measurements.
+TEST(FrontendProbe, AheadCompilesWhatTheRunAsksFor) {
+  const Probe* probe = probe_registry().find("frontend");
+  const std::any opt = small();
+  FakeKernels k;
+  FakeDevice dev(&k);
+  EXPECT_FALSE(probe->ahead(dev, opt)) << "no head start where compiles must not overlap";
+  k.beside = true;
+  const AheadWork work = probe->ahead(dev, opt);
+  ASSERT_TRUE(work);
+  std::atomic<bool> cancel{false};
+  work(cancel);
+  ASSERT_EQ(k.icache_prepared.size(), 1u);
+  ASSERT_EQ(k.occupancy_prepared.size(), 1u);
+  EXPECT_EQ(k.occupancy_prepared[0], occupancy_register_caps(small()));
+  NullProgress pr;
+  std::atomic<bool> stop{false};
+  FrontendProbeResult out;
+  run_frontend(dev, small(), pr, stop, out);
+  ASSERT_GE(k.icache_prepared.size(), 2u);
+  EXPECT_EQ(k.icache_prepared[1], k.icache_prepared[0]);  // the run's first compile
+  ASSERT_EQ(k.occupancy_prepared.size(), 2u);
+  EXPECT_EQ(k.occupancy_prepared[1], k.occupancy_prepared[0]);
+  // The sweep's sizes and the partition test's 4-region kernel.
+  EXPECT_EQ(k.icache_prepared[0].back(), std::make_pair(64, 4));
+  EXPECT_EQ(k.icache_prepared[0].size(), icache_sweep_sizes(small(), "fake").size() + 1);
+}
+
+TEST(FrontendProbe, NoAheadWithoutKernels) {
+  FakeDevice dev(nullptr);
+  EXPECT_FALSE(probe_registry().find("frontend")->ahead(dev, std::any(small())));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // arithmetic, the backend-neutral contract of the compute probe and its result model.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -177,8 +178,10 @@ class ComputeKernels : public KernelSet {
   virtual ~ComputeKernels() = default;
   virtual std::string language() const = 0;  // "cuda" | "opencl" | "glsl"
   virtual Support supports(const ComputeOp& op) = 0;
-  // Compiles ahead (in parallel where the backend can) every (op, mix, ilps) listed.
-  virtual void prepare(const std::vector<ComputeLaunch>&) {}
+  // Compiles ahead (in parallel where the backend can) every (op, mix, ilps) listed; stops
+  // starting new compiles once `cancel` (optional) is set.
+  virtual void prepare(const std::vector<ComputeLaunch>&,
+                       const std::atomic<bool>* /*cancel*/ = nullptr) {}
   virtual ComputeTiming run(const ComputeLaunch& l) = 0;
   // The timed loop's SASS, where the backend can read it.
   virtual LoopSass sass(const ComputeLaunch&) { return {}; }

@@ -20,6 +20,11 @@ namespace gd {
 class KernelSet {
  public:
   virtual ~KernelSet() = default;
+  // Whether this set's compile-ahead calls (ComputeKernels::prepare, FrontendKernels::
+  // prepare_icache ...) may run on another thread while other probes measure: true where
+  // they only compile on the host (NVRTC) and touch neither the device nor state the
+  // measuring thread uses. A run then starts them at its beginning (Probe::ahead).
+  virtual bool compiles_beside_measurements() const { return false; }
 };
 
 // A way of reaching memory that the latency probe can chase through.

@@ -6,6 +6,7 @@
 // host/GPU clock offset), so that all of it is tested without a GPU.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -218,10 +219,13 @@ class FrontendKernels : public KernelSet {
   // "rate.streams", "rate.graph", "dispatch", "occupancy".
   virtual Support supports(const std::string& part) = 0;
   // Compiles ahead (in parallel where it can) the kernels these runs need.
-  virtual void prepare_icache(const std::vector<IcacheKernelSpec>&) {}
+  // Stops starting new compiles once `cancel` (optional) is set (likewise below).
+  virtual void prepare_icache(const std::vector<IcacheKernelSpec>&,
+                              const std::atomic<bool>* /*cancel*/ = nullptr) {}
   virtual IcacheTiming icache(const IcacheRun& run) = 0;
   // Compiles ahead the register-forcing occupancy kernels of these register counts.
-  virtual void prepare_occupancy(const std::vector<int>& /*regs*/) {}
+  virtual void prepare_occupancy(const std::vector<int>& /*regs*/,
+                                 const std::atomic<bool>* /*cancel*/ = nullptr) {}
   virtual LaunchTiming launch_latency(int launches) = 0;
   // `mode`: "plain" (one stream), "streams" (round robin over `streams`), "graph".
   virtual RateTiming launch_rate(const std::string& mode, int kernels, int streams) = 0;

@@ -9,6 +9,7 @@
 #include <any>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -27,6 +28,11 @@ struct RunResult;
 namespace report {
 struct SectionContext;  // report/sections.hpp
 }
+
+// Work a probe can do before its turn, beside the probes that measure first: compiling its
+// generated kernels, which NVRTC does on the host's cores in seconds (5 s of a fresh H200
+// machine's 17.5 s quick run, 35 s of its full run). It stops early once `cancel` is set.
+using AheadWork = std::function<void(const std::atomic<bool>& cancel)>;
 
 // One `--option PROBE.KEY=VALUE` setting: what `--help` and the README show.
 struct OptionSpec {
@@ -53,6 +59,13 @@ class Probe {
   // probe names its plateaus after the latency probe's levels, for example).
   virtual void run(Device& dev, const std::any& options, const RunResult& earlier,
                    Progress& progress, const std::atomic<bool>& stop, std::any& result) const = 0;
+  // Called on the run's thread for every probe of the run before the first one measures;
+  // returns the work the probe can do ahead (or nothing), which the run starts on one
+  // background thread at low priority. It must be safe beside any probe's measurement
+  // (KernelSet::compiles_beside_measurements says which backends' compiles are), and run()
+  // must give the same result whether that work finished, was cancelled or never ran: it is
+  // a head start, not a step of the probe.
+  virtual AheadWork ahead(Device& /*dev*/, const std::any& /*options*/) const { return {}; }
   // The result's status (ok, error, interrupted ...), which the CLI sets on failure.
   virtual Status& status(std::any& result) const = 0;
   virtual double wall_seconds(const std::any& result) const = 0;
@@ -82,6 +95,9 @@ class TypedProbe : public Probe {
     run_typed(dev, std::any_cast<const Options&>(options), earlier, progress, stop,
               std::any_cast<Result&>(result));
   }
+  AheadWork ahead(Device& dev, const std::any& options) const final {
+    return ahead_typed(dev, std::any_cast<const Options&>(options));
+  }
   Status& status(std::any& result) const final { return std::any_cast<Result&>(result).status; }
   double wall_seconds(const std::any& result) const final {
     return std::any_cast<const Result&>(result).wall_seconds;
@@ -95,6 +111,7 @@ class TypedProbe : public Probe {
   virtual Options parse(const OptionValues& kv) const = 0;
   virtual void run_typed(Device& dev, const Options& opt, const RunResult& earlier,
                          Progress& progress, const std::atomic<bool>& stop, Result& out) const = 0;
+  virtual AheadWork ahead_typed(Device& /*dev*/, const Options& /*opt*/) const { return {}; }
 };
 
 // The probes in the order they run and appear in reports.
