@@ -9,6 +9,7 @@
 
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/budget.hpp"
+#include "gpudissect/head_start.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/sweep.hpp"
@@ -578,6 +579,11 @@ void constant_point(Ctx& c) {
 }
 
 void host_curves(Ctx& c) {
+  // Pageable transfers are the CPU's copies: the run's background compiles (HeadStart) would
+  // take its cores and memory bandwidth from them, so they finish first.
+  if (const double waited = HeadStart::wait_for_current(); waited > 0.05)
+    c.progress.note("bandwidth host: waited " + format_fixed(waited, 1) +
+                    " s for the background kernel compiles to end");
   const std::vector<uint64_t> sizes = host_transfer_sizes(c.opt.quick, c.opt.host_max_bytes);
   for (bool pinned : {true, false})
     for (HostDir d : {HostDir::to_device, HostDir::to_host, HostDir::both}) {

@@ -21,6 +21,7 @@
 #include <ostream>
 #include <thread>
 
+#include "gpudissect/head_start.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
@@ -189,6 +190,7 @@ std::string cpu_model() {
 
 void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
                      const std::atomic<bool>& stop, HostMemoryResult& out) {
+  HeadStart::wait_for_current();  // host memory is timed on the CPU: no compiles beside it
   const auto t0 = Clock::now();
   out.threads = opt.threads > 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
   out.cpu = cpu_model();

@@ -96,42 +96,57 @@ TEST(ParallelFor, CancelStopsNewItems) {
   EXPECT_LE(ran, 11);  // at most the other worker's item in flight
 }
 
-TEST(HeadStart, RunsTheWorksInOrderAndSkipsEmptyOnes) {
-  std::vector<int> order;
-  std::mutex mu;
-  auto work = [&](int i) {
-    return [&, i](const std::atomic<bool>&) {
-      std::lock_guard<std::mutex> g(mu);
-      order.push_back(i);
-    };
+TEST(HeadStart, WorksRunAtOnceAndAFailureStaysInside) {
+  std::atomic<int> started{0}, finished{0};
+  // Each of the two waits (up to 5 s) for the other to have started: both finish only when
+  // they run at the same time, as the longest compile of every probe must start at once.
+  auto meet = [&](const std::atomic<bool>&) {
+    ++started;
+    for (int i = 0; i < 5000 && started < 2; ++i) std::this_thread::sleep_for(1ms);
+    if (started >= 2) ++finished;
   };
-  {
-    gd::HeadStart h({work(1),
-                     {},
-                     work(2),
-                     [](const std::atomic<bool>&) { throw std::runtime_error("compile failed"); },
-                     work(3)});
-    EXPECT_EQ(h.size(), 4u);
-    for (int i = 0; i < 500 && !h.done(); ++i) std::this_thread::sleep_for(10ms);
-    EXPECT_TRUE(h.done());
-    EXPECT_GT(h.seconds(), 0);
-  }
-  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));  // the throwing work did not end the thread
+  gd::HeadStart h({meet,
+                   {},
+                   [](const std::atomic<bool>&) { throw std::runtime_error("compile failed"); },
+                   meet});
+  EXPECT_EQ(h.size(), 3u);
+  h.wait();
+  EXPECT_TRUE(h.done());
+  EXPECT_EQ(finished, 2);
+  EXPECT_GT(h.seconds(), 0);
   gd::HeadStart none({});
   EXPECT_TRUE(none.done());
   EXPECT_EQ(none.size(), 0u);
+  EXPECT_LT(none.wait(), 0.01);
 }
 
 TEST(HeadStart, DestructionCancelsAndWaits) {
-  std::atomic<bool> saw_cancel{false}, second_ran{false};
+  std::atomic<bool> saw_cancel{false};
   {
     gd::HeadStart h({[&](const std::atomic<bool>& cancel) {
-                       while (!cancel) std::this_thread::sleep_for(1ms);
-                       saw_cancel = true;
-                     },
-                     [&](const std::atomic<bool>&) { second_ran = true; }});
+      while (!cancel) std::this_thread::sleep_for(1ms);
+      saw_cancel = true;
+    }});
     std::this_thread::sleep_for(20ms);
-  }  // the destructor cancels: the first work ends, the second never starts
+    EXPECT_FALSE(h.done());
+  }  // the destructor cancels, and returns once the work has
   EXPECT_TRUE(saw_cancel);
-  EXPECT_FALSE(second_ran);
+}
+
+// A host-timed measurement waits for the run's background compiles, and only while a run's
+// head start exists.
+TEST(HeadStart, WaitForCurrentWaitsForTheRunningOne) {
+  EXPECT_EQ(gd::HeadStart::wait_for_current(), 0.0);
+  std::atomic<bool> finished{false};
+  {
+    gd::HeadStart h({[&](const std::atomic<bool>&) {
+      std::this_thread::sleep_for(100ms);
+      finished = true;
+    }});
+    const double waited = gd::HeadStart::wait_for_current();
+    EXPECT_TRUE(finished);
+    EXPECT_GT(waited, 0.02);
+    EXPECT_LT(gd::HeadStart::wait_for_current(), 0.01);  // done: no further wait
+  }
+  EXPECT_EQ(gd::HeadStart::wait_for_current(), 0.0);
 }
