@@ -829,6 +829,24 @@ bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 
 
 }  // namespace
 
+LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>* levels) {
+  LastCache api{api_bytes, api_bytes ? "API" : ""};
+  if (!levels || levels->size() < 2) return api;
+  const Level& memory = levels->back();
+  const Level& cache = (*levels)[levels->size() - 2];
+  if (memory.capacity_bytes || !cache.capacity_hi_bytes) return api;  // memory not reached
+  if (memory.confidence < 0.5 || cache.confidence < 0.5) return api;
+  const uint64_t edge = *cache.capacity_hi_bytes;
+  if (api_bytes && double(edge) >= 0.5 * double(*api_bytes)) return api;
+  LastCache measured{edge, "the latency map's last cache (" + cache.name + ", edge at " +
+                               format_bytes(double(edge)) + ")"};
+  if (api_bytes)
+    measured.source += ": the API's " + format_bytes(double(*api_bytes)) +
+                       " is not what this device's loads see (its map reached device memory "
+                       "below half of it)";
+  return measured;
+}
+
 void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
                              std::optional<uint64_t> l2_bytes) {
   curve.levels.clear();
@@ -968,7 +986,23 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
 void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
                    const std::atomic<bool>& stop, BandwidthProbeResult& out) {
   const auto t0 = Clock::now();
-  const DeviceInfo& info = dev.info();
+  // The device as the sweeps see it: its last cache the API's, or the latency map's where
+  // that contradicts the API (last_cache).
+  DeviceInfo info = dev.info();
+  {
+    const std::vector<Level>* global = nullptr;
+    if (opt.latency)
+      if (auto it = opt.latency->paths.find("global"); it != opt.latency->paths.end())
+        global = &it->second.levels;
+    const LastCache cache = last_cache(info.l2_bytes, global);
+    if (cache.source != "API" && cache.bytes) {
+      info.l2_bytes = cache.bytes;
+      out.last_cache_bytes = cache.bytes;
+      out.last_cache_source = cache.source;
+      progress.note("bandwidth: device memory past 4x " + format_bytes(double(*cache.bytes)) +
+                    ", " + cache.source);
+    }
+  }
   out.status = {};
   out.peak_gbps_api = api_memory_peak_gbps(info);
   BandwidthKernels* k = dev.kernels<BandwidthKernels>();

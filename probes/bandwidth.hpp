@@ -47,6 +47,20 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
 // footprint like latency does) and named like the latency probe's levels: L1 (or L2 for a
 // curve that bypasses L1), L2 near/far parts, device memory past 2x the L2. Exposed for
 // tests.
+// The largest cache in front of device memory, which tells device-memory points (past 4x it)
+// from cached ones and sizes the sweeps: the API's size (CUDA's L2, OpenCL's global-memory
+// cache), unless the same run's latency map of the global path contradicts it. It does where
+// the map reached device memory (its last level has no capacity), the edge into that level
+// lies below half the API's size, and both sides of the edge are confident (>= 0.5): then the
+// cache ends at that edge. A VM's CPU through PoCL reports its socket's 480 MiB L3 while its
+// own share ends at 31-34 MiB, and reads past 128 MiB run at the memory's speed (2026-11-25);
+// the H200's map ends its L2 at 61.5-64 MiB against the API's 60 MiB, which stands.
+struct LastCache {
+  std::optional<uint64_t> bytes;
+  std::string source;  // "API" or how the map contradicted it
+};
+LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>* global_levels);
+
 void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
                              std::optional<uint64_t> l2_bytes);
 

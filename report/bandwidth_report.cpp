@@ -165,6 +165,9 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
     os << "  % peak: of the level's own peak (L1, shared: 128 B/clk/SM x SMs x the clock seen; "
           "device memory: the API peak; -: no documented peak)\n";
   }
+  if (p.last_cache_bytes && !p.last_cache_source.empty())
+    os << "  device memory: figures from footprints past 4 x "
+       << format_bytes(double(*p.last_cache_bytes)) << ", " << p.last_cache_source << "\n";
   for (const auto& [n, c] : p.footprint) {
     if (!c.status.ok())
       os << "  " << n << ": " << c.status.status << " (" << c.status.reason << ")\n";

@@ -311,6 +311,8 @@ void to_json(json& j, const BandwidthProbeResult& r) {
   j["host"] = r.host;
   j["other"] = r.other;
   put(j, "host_latency_us", r.host_latency_us);
+  put(j, "last_cache_bytes", r.last_cache_bytes);
+  if (!r.last_cache_source.empty()) j["last_cache_source"] = r.last_cache_source;
 }
 void from_json(const json& j, BandwidthProbeResult& r) {
   r.status = get_status(j);
@@ -326,6 +328,8 @@ void from_json(const json& j, BandwidthProbeResult& r) {
   get(j, "host", r.host);
   get(j, "other", r.other);
   get(j, "host_latency_us", r.host_latency_us);
+  get(j, "last_cache_bytes", r.last_cache_bytes);
+  get(j, "last_cache_source", r.last_cache_source);
 }
 
 std::vector<uint64_t> host_transfer_sizes(bool quick, uint64_t max_bytes) {

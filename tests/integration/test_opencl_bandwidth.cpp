@@ -38,8 +38,8 @@ TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
   NullProgress progress;
   std::atomic<bool> stop{false};
   BandwidthProbeResult out;
-  BandwidthOptions opt = parse_bandwidth_options(
-      {{"max_footprint", "256M"}, {"budget", "2"}, {"parts", "footprint"}});
+  BandwidthOptions opt =
+      parse_bandwidth_options({{"max_footprint", "256M"}, {"budget", "2"}, {"parts", "footprint"}});
   run_bandwidth(*dev, opt, progress, stop, out);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   const BandwidthCurve& rd = out.footprint["read"];
@@ -122,6 +122,61 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   for (const BandwidthFigure& f : out.figures)
     have_read |= f.name.find("read") != std::string::npos;
   EXPECT_TRUE(have_read);
+}
+
+}  // namespace
+}  // namespace gd
+
+namespace gd {
+namespace {
+
+// Where the same run's latency map contradicts the API's cache size (a VM's CPU reports its
+// socket's L3), the device-memory figures are read past 4x the map's last cache instead:
+// a map that reached device memory past a confident 1 MiB edge makes an 8 MiB read the
+// device-memory figure, whatever PoCL reports (if it reports more than 2 MiB).
+TEST(OpenCLBandwidth, LatencyMapOverridesTheApiCacheForDeviceMemory) {
+  std::string why;
+  auto list = opencl::enumerate(&why);
+  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  auto dev = opencl::open(0, 0);
+  if (!dev->info().l2_bytes || *dev->info().l2_bytes <= (2u << 20))
+    GTEST_SKIP() << "the device reports no cache over 2 MiB";
+  LatencyProbeResult latency;
+  CurveResult& global = latency.paths["global"];
+  Level cache;
+  cache.name = "L2";
+  cache.capacity_bytes = cache.capacity_lo_bytes = 900u << 10;
+  cache.capacity_hi_bytes = 1u << 20;
+  cache.confidence = 0.9;
+  Level memory;
+  memory.name = "L3";
+  memory.confidence = 0.9;
+  global.levels = {cache, memory};
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  BandwidthProbeResult out;
+  BandwidthOptions opt = parse_bandwidth_options(
+      {{"max_footprint", "8M"}, {"parts", "footprint"}, {"repeats", "2"}, {"budget", "3"}});
+  opt.large_bytes = 0;  // no 4 GiB point
+  opt.latency = &latency;
+  run_bandwidth(*dev, opt, progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  ASSERT_TRUE(out.last_cache_bytes);
+  EXPECT_EQ(*out.last_cache_bytes, 1u << 20);
+  EXPECT_NE(out.last_cache_source.find("latency map"), std::string::npos) << out.last_cache_source;
+  bool read = false;
+  for (const BandwidthFigure& f : out.figures)
+    if (f.name == "device memory read") {
+      read = true;
+      EXPECT_NE(f.where.find("8 MiB"), std::string::npos) << f.where;
+    }
+  EXPECT_TRUE(read) << "no device memory read figure past 4 MiB";
+  // Without the map, the API's size stands and nothing this small is device memory.
+  BandwidthProbeResult api;
+  opt.latency = nullptr;
+  run_bandwidth(*dev, opt, progress, stop, api);
+  EXPECT_FALSE(api.last_cache_bytes);
+  for (const BandwidthFigure& f : api.figures) EXPECT_NE(f.name, "device memory read");
 }
 
 }  // namespace

@@ -660,3 +660,48 @@ TEST(BandwidthSummary, ASlopeIsNotAPlateau) {
 
 }  // namespace
 }  // namespace gd
+
+namespace {
+
+gd::Level level(const char* name, std::optional<uint64_t> hi, double confidence) {
+  gd::Level l;
+  l.name = name;
+  if (hi) l.capacity_bytes = l.capacity_lo_bytes = *hi * 9 / 10, l.capacity_hi_bytes = hi;
+  l.confidence = confidence;
+  return l;
+}
+
+}  // namespace
+
+// The cache device memory is read past: the API's, unless the latency map of the same run
+// reached device memory confidently below half of it.
+TEST(BandwidthLastCache, ApiUnlessTheLatencyMapContradictsIt) {
+  constexpr uint64_t MiB = 1ull << 20;
+  // No map, or one that did not reach device memory: the API.
+  EXPECT_EQ(gd::last_cache(480 * MiB, nullptr).bytes, 480 * MiB);
+  EXPECT_EQ(gd::last_cache(480 * MiB, nullptr).source, "API");
+  std::vector<gd::Level> cut = {level("L1", 48 << 10, 1), level("L2", 32 * MiB, 0.9)};
+  EXPECT_EQ(gd::last_cache(480 * MiB, &cut).source, "API");
+  // The H200: the map's far L2 ends at 61.5-64 MiB, the API says 60 MiB: the API stands.
+  std::vector<gd::Level> h200 = {level("L1", 220 << 10, 0.8), level("L2 near", 30 * MiB, 1),
+                                 level("L2 far", 64 * MiB, 0.87),
+                                 level("device memory", std::nullopt, 0.99)};
+  EXPECT_EQ(gd::last_cache(60 * MiB, &h200).bytes, 60 * MiB);
+  // A VM's CPU through PoCL (2026-11-25): /sys and PoCL say 480 MiB of L3, the map reached
+  // memory past a 31-34 MiB edge, both sides confident: the map's edge.
+  std::vector<gd::Level> vm = {level("L1", 48 << 10, 1), level("L5", 32 * MiB, 0.65),
+                               level("L6", std::nullopt, 0.70)};
+  const gd::LastCache c = gd::last_cache(480 * MiB, &vm);
+  EXPECT_EQ(c.bytes, 32 * MiB);
+  EXPECT_NE(c.source.find("L5"), std::string::npos) << c.source;
+  EXPECT_NE(c.source.find("480 MiB"), std::string::npos) << c.source;
+  // The same map with no API size at all: the map's.
+  EXPECT_EQ(gd::last_cache(std::nullopt, &vm).bytes, 32 * MiB);
+  // A doubtful map (the same VM's --quick map: conf 0.15 on both sides) leaves the API's.
+  std::vector<gd::Level> doubtful = {level("L1", 48 << 10, 1), level("L2", 610 << 10, 0.15),
+                                     level("L3", std::nullopt, 0.15)};
+  EXPECT_EQ(gd::last_cache(480 * MiB, &doubtful).bytes, 480 * MiB);
+  // Nor does a map with one level.
+  std::vector<gd::Level> one = {level("L1", std::nullopt, 1)};
+  EXPECT_EQ(gd::last_cache(480 * MiB, &one).bytes, 480 * MiB);
+}

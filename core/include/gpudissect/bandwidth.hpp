@@ -289,6 +289,10 @@ struct BandwidthProbeResult {
   std::map<std::string, BandwidthCurve> other;      // constant broadcast ...
   std::vector<BandwidthFigure> figures;
   std::optional<Summary> host_latency_us;  // a 4 KiB pinned host->device transfer
+  // The cache device-memory figures are read past (4x it), where it is not the API's size
+  // (probes/bandwidth.hpp: last_cache), and where that came from.
+  std::optional<uint64_t> last_cache_bytes;
+  std::string last_cache_source;
 };
 
 // Device-memory peak from the API's numbers (DDR: two transfers per clock), GB/s.
