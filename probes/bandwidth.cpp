@@ -321,9 +321,10 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
                 : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
         const double bytes_t =
             double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
-        bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1);
+        bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1, double(fp),
+                                double(top));
       } else {
-        bv = plan.admit(bytes0, c.opt.repeats + 1);
+        bv = plan.admit(bytes0, c.opt.repeats + 1, double(fp));
       }
       if (!bv.run) {
         insert_skipped(curve, double(fp), bv.reason);
@@ -368,10 +369,26 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
                                   : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
       r.passes = plan.passes(target, per_pass, int(grid.size()) - n + 1, r.repeats + 1);
       const auto tp = Clock::now();
-      const StreamTiming t = c.k.stream(r);
+      // Repeats stop by the stopping rule: 3 launches, more (up to bandwidth.repeats) only
+      // while they spread over 1 %. Each further call has its own untimed warm-up launch.
+      const StoppingRule rule{std::size_t(std::min(3, c.opt.repeats)), std::size_t(c.opt.repeats),
+                              0.01};
+      r.repeats = int(rule.min_samples);
+      StreamTiming t = c.k.stream(r);
+      int launches = r.repeats + 1;
+      while (t.check_error.empty() && int(t.seconds.size()) < c.opt.repeats &&
+             !rule.done(t.seconds) && !c.stop) {
+        r.repeats = c.opt.repeats - int(t.seconds.size());
+        const StreamTiming more = c.k.stream(r);
+        launches += r.repeats + 1;
+        t.seconds.insert(t.seconds.end(), more.seconds.begin(), more.seconds.end());
+        t.clock_mhz.insert(t.clock_mhz.end(), more.clock_mhz.begin(), more.clock_mhz.end());
+        t.check_error = more.check_error;
+      }
       std::optional<double> launch_s;
       if (!t.seconds.empty()) launch_s = median(t.seconds);
-      plan.record(double(per_pass) * double(r.passes), r.repeats + 1, seconds_since(tp), launch_s);
+      plan.record(double(per_pass) * double(r.passes), launches, seconds_since(tp), launch_s,
+                  double(fp));
       if (plan.rate()) c.rate = plan.rate();
       BandwidthPoint p;
       p.x = double(stream_footprint(op, t.layout));

@@ -116,7 +116,9 @@ TEST(Unstable, SpreadOverTenPercentIsUnstable) {
   s.q3 = 49.5;
   s.n = 5;
   EXPECT_TRUE(is_unstable(s));
-  EXPECT_EQ(unstable_note(s), " (unstable: \xC2\xB1" "40 %)");
+  EXPECT_EQ(unstable_note(s),
+            " (unstable: \xC2\xB1"
+            "40 %)");
   s.q1 = 41;
   s.q3 = 42;
   EXPECT_FALSE(is_unstable(s));
@@ -145,6 +147,37 @@ TEST(SweepPlanner, SmallerPointsGiveWayToTheLargest) {
   SweepPlanner p2(1.0);
   p2.record(1e9, 1, 0.5);
   EXPECT_TRUE(p2.admit_keeping(2e8, 1, 1e10, 1).run);
+}
+
+}  // namespace
+}  // namespace gd
+
+namespace gd {
+namespace {
+
+// The next curve's first point is planned from launches timed within a launch, not from the
+// previous curve's wall-clock rate with its setup folded in: on PoCL a 512 MiB read (6
+// launches of 0.025 s, ~0.3 s filling and checking its buffer) read as 2.34 GB/s, and the
+// write curve's first 16 KiB point, planned at 3.6 GB a launch, was refused as a 9 s point
+// and closed the curve: every write and copy point skipped (2026-11-25).
+TEST(SweepPlanner, EstimatesAreLaunchesAtTheirOwnRatePlusScaledSetup) {
+  SweepPlanner read(10);
+  const double fp = 512.0 * (1 << 20);
+  read.record(fp, 6, 6 * 0.025 + 0.3, 0.025, fp);  // 21.5 GB/s within a launch
+  // A point of twice the footprint: its launches plus twice the setup.
+  EXPECT_NEAR(*read.estimate(2 * fp, 6, 2 * fp), 6 * 0.05 + 0.6, 1e-9);
+  // A small point's setup shrinks with its footprint.
+  EXPECT_NEAR(*read.estimate(1e9, 6, 16384), 6e9 / (fp / 0.025) + 0.3 * 16384 / fp, 1e-9);
+  // The next curve starts from that in-launch rate: its first point fits.
+  SweepPlanner write(7.4);
+  write.assume_rate(2.34e9, fp / 0.025);
+  const BudgetVerdict v = write.admit(3.6e9, 6, 16384);
+  EXPECT_TRUE(v.run) << v.reason;
+  EXPECT_LT(v.estimate_seconds, 2.0);
+  // Without timed launches the wall-clock rate still rules (setup folded in).
+  SweepPlanner wall(10);
+  wall.record(1e9, 2, 1.0);
+  EXPECT_NEAR(*wall.estimate(1e9, 2, 123), 1.0, 1e-9);
 }
 
 }  // namespace
