@@ -354,6 +354,10 @@ std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, Compu
   if (mixed_pairs_run(opt, k.language()))
     for (const auto& [a, b] : kPairs) plan.push_back({a, b, 8});
   if (barriers_run(opt, k.language())) plan.push_back({"sync.bar", "", 1});
+  if (opt.sweep)
+    for (const auto& name : kSweepOps)
+      if (const ComputeOp* op = find_compute_op(name); op && k.supports(*op).ok)
+        for (int ilp : kSweepIlp) plan.push_back({name, "", ilp});
   return plan;
 }
 

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
@@ -25,8 +26,6 @@
 namespace gd::cuda {
 
 namespace {
-
-const std::vector<int> kIlps = {1, 2, 4, 8};
 
 class CudaCompute final : public ComputeKernels {
  public:
@@ -64,16 +63,19 @@ class CudaCompute final : public ComputeKernels {
   // Safe beside other probes' measurements: NVRTC, cuobjdump and the disk cache only.
   bool compiles_beside_measurements() const override { return true; }
 
+  // Each launch's ILP and ILP 1 (every figure's latency is one dependent chain).
   void prepare(const std::vector<ComputeLaunch>& ls, const std::atomic<bool>* cancel) override {
-    std::vector<std::pair<std::string, std::string>> keys;
-    for (const auto& l : ls) {
-      std::pair<std::string, std::string> k{l.op, l.mix};
+    std::vector<std::tuple<std::string, std::string, int>> keys;
+    auto add = [&](const std::string& op, const std::string& mix, int ilp) {
+      std::tuple<std::string, std::string, int> k{op, mix, ilp_of(op, ilp)};
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-    }
+    };
+    for (const auto& l : ls) add(l.op, l.mix, l.ilp);
+    for (const auto& l : ls) add(l.op, l.mix, 1);
     // NVRTC and cuobjdump run in parallel; loading stays on the run's thread.
     parallel_for(keys.size(), cancel, [&](std::size_t i) {
       try {
-        build(keys[i].first, keys[i].second);
+        build(std::get<0>(keys[i]), std::get<1>(keys[i]), std::get<2>(keys[i]));
       } catch (const std::exception&) {
         // Reported again, with its message, when the launch asks for it.
       }
@@ -81,10 +83,11 @@ class CudaCompute final : public ComputeKernels {
   }
 
   ComputeTiming run(const ComputeLaunch& l) override {
-    Module& mod = module(l.op, l.mix);
     const ComputeOp* op = find_compute_op(l.op);
+    if (!op) throw BackendError("unknown compute op " + l.op);
     const bool wg = op->warpgroup;
-    const int ilp = wg ? 1 : l.ilp;
+    const int ilp = ilp_of(l.op, l.ilp);
+    Module& mod = module(l.op, l.mix, ilp);
     cudaKernel_t k = kernel(mod, ilp);
     int block = 0, grid = 0, per_sm = 1;
     const int sms = info_.compute_units;
@@ -192,16 +195,24 @@ class CudaCompute final : public ComputeKernels {
   }
 
   LoopSass sass(const ComputeLaunch& l) override {
-    const Built& b = build(l.op, l.mix);
+    const int ilp = ilp_of(l.op, l.ilp);
+    const Built& b = build(l.op, l.mix, ilp);
     if (!b.error.empty()) throw BackendError(b.error);
-    const ComputeOp* op = find_compute_op(l.op);
-    const int ilp = op->warpgroup ? 1 : l.ilp;
     auto it = b.loops.find(compute_kernel_name(ilp));
     return it == b.loops.end() ? LoopSass{} : it->second;
   }
 
  private:
-  // What compiling one (op, mix) source gives: immutable once built, shared between threads.
+  // A warpgroup op (wgmma) has one chain per warpgroup: ILP 1 whatever was asked.
+  static int ilp_of(const std::string& op, int ilp) {
+    const ComputeOp* o = find_compute_op(op);
+    return o && o->warpgroup ? 1 : std::max(1, ilp);
+  }
+
+  // What compiling one (op, mix, ILP) source gives: immutable once built, shared between
+  // threads. One source per ILP: the table needs ILP 8 and 1 of every op, the ILP x occupancy
+  // sweep 1, 2, 4 and 8 of four ops; compiling all four everywhere made the full run's
+  // compiles ~40 % longer than its launches need.
   struct Built {
     std::string cubin, error;
     std::map<std::string, LoopSass> loops;
@@ -220,8 +231,8 @@ class CudaCompute final : public ComputeKernels {
   // Compiles (or finds in the disk cache) and disassembles; thread-safe, no CUDA calls. A
   // second caller of the same key waits for the first (the run's head start, Probe::ahead,
   // may be compiling it).
-  const Built& build(const std::string& name, const std::string& mix) {
-    return built_.get(name + "|" + mix, [&] {
+  const Built& build(const std::string& name, const std::string& mix, int ilp) {
+    return built_.get(name + "|" + mix + "|" + std::to_string(ilp), [&] {
       Built m;
       const ComputeOp* op = find_compute_op(name);
       const ComputeOp* mx = mix.empty() ? nullptr : find_compute_op(mix);
@@ -229,8 +240,7 @@ class CudaCompute final : public ComputeKernels {
         m.error = "unknown compute op " + name + "|" + mix;
         return m;
       }
-      const std::vector<int> ilps = op->warpgroup ? std::vector<int>{1} : kIlps;
-      const std::string src = generate_cuda_source(*op, ilps, mx);
+      const std::string src = generate_cuda_source(*op, {op->warpgroup ? 1 : ilp}, mx);
       const std::string arch = mx && mx->sm90a ? "sm_90a" : arch_for(*op);
       const uint64_t h = fnv1a(src + "|" + arch + "|" + nvrtc_version_);
       const auto path = cache_dir() / (std::to_string(h) + ".cubin");
@@ -254,10 +264,10 @@ class CudaCompute final : public ComputeKernels {
     });
   }
 
-  Module& module(const std::string& name, const std::string& mix) {
-    const Built& b = build(name, mix);
+  Module& module(const std::string& name, const std::string& mix, int ilp) {
+    const Built& b = build(name, mix, ilp);
     if (!b.error.empty()) throw BackendError(b.error);
-    Module& m = modules_[name + "|" + mix];
+    Module& m = modules_[name + "|" + mix + "|" + std::to_string(ilp)];
     if (!m.lib)
       check(cudaLibraryLoadData(&m.lib, b.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
             "loading a generated compute kernel");
