@@ -40,9 +40,13 @@ std::optional<double> SweepPlanner::estimate(double bytes_per_launch, int launch
     // A point's setup (its buffers filled and checked) grows with its footprint; the last
     // point's, scaled. (The wall-clock rate of a 512 MiB point, setup included, once refused
     // the next curve's 16 KiB point on PoCL as a 9 s one: every write and copy point skipped.)
-    const double setup = footprint_bytes > 0 && setup_footprint_ > 0
-                             ? setup_ * footprint_bytes / setup_footprint_
-                             : setup_;
+    // Scaled up at most 16x: a small point's setup is mostly fixed costs (allocations), and
+    // an H100's 32 KiB copy point, scaled to its 207 MiB largest one, reserved the whole
+    // --quick share of the curve and skipped every point between (2026-11-25).
+    double setup = setup_;
+    if (footprint_bytes > 0 && setup_footprint_ > 0)
+      setup *= std::min(footprint_bytes / setup_footprint_,
+                        footprint_bytes <= 16 * setup_footprint_ ? 16.0 : 1.0);
     return bytes_per_launch * launches / *launch_rate_ + setup;
   }
   if (!rate_ || *rate_ <= 0) return std::nullopt;

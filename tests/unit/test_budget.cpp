@@ -174,6 +174,13 @@ TEST(SweepPlanner, EstimatesAreLaunchesAtTheirOwnRatePlusScaledSetup) {
   const BudgetVerdict v = write.admit(3.6e9, 6, 16384);
   EXPECT_TRUE(v.run) << v.reason;
   EXPECT_LT(v.estimate_seconds, 2.0);
+  // Far past the point it was seen at (over 16x), a setup is not scaled: a small point's
+  // setup is mostly allocations (an H100's 32 KiB copy point, scaled to 207 MiB, reserved a
+  // whole --quick curve's share for its largest point).
+  SweepPlanner copy(0.6);
+  copy.record(2.4e12 * 1e-5, 4, 4e-5 + 80e-6, 1e-5, 32768);
+  EXPECT_LT(*copy.estimate(2.4e12 * 1e-5, 4, 207.0 * (1 << 20)), 1e-3);
+  EXPECT_NEAR(*copy.estimate(0, 4, 8 * 32768.0), 8 * 80e-6, 1e-9);
   // Without timed launches the wall-clock rate still rules (setup folded in).
   SweepPlanner wall(10);
   wall.record(1e9, 2, 1.0);
