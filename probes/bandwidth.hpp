@@ -43,10 +43,6 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
 void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
                    const std::atomic<bool>& stop, BandwidthProbeResult& out);
 
-// Plateaus of a bandwidth-vs-footprint curve, found on time per byte (which rises with
-// footprint like latency does) and named like the latency probe's levels: L1 (or L2 for a
-// curve that bypasses L1), L2 near/far parts, device memory past 2x the L2. Exposed for
-// tests.
 // The largest cache in front of device memory, which tells device-memory points (past 4x it)
 // from cached ones and sizes the sweeps: the API's size (CUDA's L2, OpenCL's global-memory
 // cache), unless the same run's latency map of the global path contradicts it. It does where
@@ -61,6 +57,10 @@ struct LastCache {
 };
 LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>* global_levels);
 
+// Plateaus of a bandwidth-vs-footprint curve, found on time per byte (which rises with
+// footprint like latency does) and named like the latency probe's levels: L1 (or L2 for a
+// curve that bypasses L1), L2 near/far parts, device memory past 2x the L2. Exposed for
+// tests.
 void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
                              std::optional<uint64_t> l2_bytes);
 

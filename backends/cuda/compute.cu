@@ -11,11 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <map>
-#include <mutex>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "cuda_probes.hpp"
@@ -73,12 +70,9 @@ class CudaCompute final : public ComputeKernels {
     for (const auto& l : ls) add(l.op, l.mix, l.ilp);
     for (const auto& l : ls) add(l.op, l.mix, 1);
     // NVRTC and cuobjdump run in parallel; loading stays on the run's thread.
+    // A failed compile is kept in its Built and reported when the launch asks for it.
     parallel_for(keys.size(), cancel, [&](std::size_t i) {
-      try {
-        build(std::get<0>(keys[i]), std::get<1>(keys[i]), std::get<2>(keys[i]));
-      } catch (const std::exception&) {
-        // Reported again, with its message, when the launch asks for it.
-      }
+      build(std::get<0>(keys[i]), std::get<1>(keys[i]), std::get<2>(keys[i]));
     });
   }
 

@@ -10,11 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <map>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
