@@ -8,7 +8,10 @@
 // can be hoisted or merged across passes). Bytes are counted as for the GPU: a read moves
 // the slice once per pass, a write too, a copy twice (read + write). Every result is
 // checked: the read sums are exact, written words hold their last pass's value, copies
-// equal their source.
+// equal their source. Writes run twice: with plain stores (each line is read for ownership
+// first) and, on x86-64, with non-temporal stores (movnti: lines written without being
+// read, as glibc's memcpy does for large copies and the OpenCL CPU kernels' streaming
+// stores do), so each bandwidth-probe figure on a CPU has its like here.
 #include "gpudissect/host_memory.hpp"
 
 #include <algorithm>
@@ -20,6 +23,9 @@
 #include <memory>
 #include <ostream>
 #include <thread>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/options.hpp"
@@ -80,6 +86,18 @@ void write_slice(uint64_t* w, uint64_t first, uint64_t n, uint64_t pass) {
   for (uint64_t i = 0; i < n; ++i) w[i] = first + i + pass;
 }
 
+#if defined(__x86_64__)
+constexpr bool kStreamingStores = true;
+void write_slice_streaming(uint64_t* w, uint64_t first, uint64_t n, uint64_t pass) {
+  for (uint64_t i = 0; i < n; ++i)
+    _mm_stream_si64(reinterpret_cast<long long*>(w + i), static_cast<long long>(first + i + pass));
+  _mm_sfence();  // the stores are weakly ordered: visible before the pass ends
+}
+#else
+constexpr bool kStreamingStores = false;
+void write_slice_streaming(uint64_t*, uint64_t, uint64_t, uint64_t) {}
+#endif
+
 struct Timed {
   double seconds = 0;
   std::string check_error;
@@ -108,6 +126,8 @@ Timed run_once(const std::string& op, Words& src, Words& dst, int threads, uint6
           sum += read_slice(s, per);
         else if (op == "write")
           write_slice(s, t * per, per, pass);
+        else if (op == "write_streaming")
+          write_slice_streaming(s, t * per, per, pass);
         else
           std::memcpy(d, s, per * 8);
         compiler_barrier();
@@ -133,8 +153,9 @@ Timed run_once(const std::string& op, Words& src, Words& dst, int threads, uint6
         out.check_error = "thread " + std::to_string(t) + " read sum " + std::to_string(sums[t]) +
                           ", expected " + std::to_string(want);
     } else {
-      const uint64_t* w = op == "write" ? src.data() : dst.data();
-      const uint64_t add = op == "write" ? passes - 1 : 0;
+      const bool write = op != "copy";
+      const uint64_t* w = write ? src.data() : dst.data();
+      const uint64_t add = write ? passes - 1 : 0;
       for (uint64_t i = 0; i < per; i += 4099)
         if (w[first + i] != first + i + add) {
           out.check_error = op + ": word " + std::to_string(first + i) + " holds " +
@@ -204,15 +225,21 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
     footprints.push_back(uint64_t(f));
   if (opt.quick && !footprints.empty()) footprints = {footprints.back()};
 
-  const std::vector<std::string> ops = {"read", "write", "copy"};
+  const std::vector<std::string> ops = {"read", "write", "write_streaming", "copy"};
   int n = 0;
   const int total = int(ops.size() * footprints.size());
   for (const std::string& op : ops) {
     BandwidthCurve& curve = out.curves[op];
     curve.x_unit = "footprint_bytes";
-    curve.timed_instruction = op == "copy"   ? "memcpy"
-                              : op == "read" ? "64-bit loads"
-                                             : "64-bit stores";
+    curve.timed_instruction = op == "copy"              ? "memcpy"
+                              : op == "read"            ? "64-bit loads"
+                              : op == "write_streaming" ? "64-bit non-temporal stores (movnti)"
+                                                        : "64-bit stores";
+    if (op == "write_streaming" && !kStreamingStores) {
+      curve.status = {"unsupported", "non-temporal stores are measured on x86-64 hosts only"};
+      n += int(footprints.size());
+      continue;
+    }
     const auto c0 = Clock::now();
     for (uint64_t fp : footprints) {
       progress.step(kName, op, ++n, total, format_bytes(double(fp)));
@@ -242,7 +269,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
           passes *= 8;
         }
         const uint64_t bytes = words * 8 * passes * (op == "copy" ? 2 : 1);
-        (op == "write" ? pt.write_bytes : pt.read_bytes) = words * 8 * passes;
+        (op == "read" || op == "copy" ? pt.read_bytes : pt.write_bytes) = words * 8 * passes;
         if (op == "copy") pt.write_bytes = words * 8 * passes;
         std::vector<double> gbps, secs;
         for (int r = 0; r < opt.repeats; ++r) {
@@ -271,7 +298,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
       if (it->status != "ok" || !it->gbps) continue;
       if (it->x < past_caches) break;
       BandwidthFigure f;
-      f.name = "memory " + op;
+      f.name = op == "write_streaming" ? "memory write, non-temporal" : "memory " + op;
       f.gbps = *it->gbps;
       f.timed_instruction = curve.timed_instruction;
       f.where = op + " at " + format_bytes(it->x) + ", " + std::to_string(out.threads) + " threads";
@@ -339,7 +366,8 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
       Figure f;
       f.id = "host." + std::string(b.name == "memory read"    ? "memory.read"
                                    : b.name == "memory write" ? "memory.write"
-                                                              : "memory.copy");
+                                   : b.name == "memory copy"  ? "memory.copy"
+                                                              : "memory.write_streaming");
       f.label = "host " + b.name;
       f.value = b.gbps;
       f.unit = "GB/s";

@@ -22,10 +22,11 @@ struct HostMemoryResult {
   std::string cpu;  // model name, where the OS says
   // Caches as the OS describes them (/sys/devices/system/cpu/cpu0/cache): "L1d 48 KiB" ...
   std::vector<std::string> caches;
-  // read, write, copy: GB/s (1e9 bytes/s, read + write bytes) against total footprint.
+  // read, write, write_streaming (non-temporal stores, x86-64), copy: GB/s (1e9 bytes/s,
+  // read + write bytes) against total footprint.
   std::map<std::string, BandwidthCurve> curves;
-  // "memory read", "memory write", "memory copy": the largest footprint measured, once it is
-  // past 4x the largest cache the OS reports (otherwise absent).
+  // "memory read", "memory write", "memory write, non-temporal", "memory copy": the largest
+  // footprint measured, once it is past 4x the largest cache the OS reports (else absent).
   std::vector<BandwidthFigure> figures;
 };
 
