@@ -144,6 +144,9 @@ constexpr double kFootprintShare = 0.6, kSharedShare = 0.15, kHostShare = 0.25;
 // Below this rate (bytes per second within a launch, the calibration's) footprint sweeps take one
 // point per doubling unless points_per_doubling was set: an H200 moves ~1000x more.
 constexpr double kSlowDeviceBytesPerSecond = 100e9;
+// A curve's memory plateau (or the latency map's memory) is believed below the API's cache
+// size only where it starts past this fraction of it (adopt_memory_plateau, last_cache).
+constexpr double kApiCacheShare = 8;
 // Bytes one timed launch moves. A launch has ~6 us of fixed cost on an H200 (the event, the
 // grid's ramp-up and tail): at 32 TB/s from L1, 1 GiB per launch (40 us) read 16 % low in
 // --quick runs (2026-11-23), so points inside the caches move 8 GiB (~270 us) in every mode;
@@ -160,7 +163,13 @@ struct Ctx {
   Progress& progress;
   const std::atomic<bool>& stop;
   BandwidthProbeResult& out;
-  const DeviceInfo& info;
+  // The device as the sweeps see it; its l2_bytes becomes the last cache a curve itself
+  // showed (adopt_memory_plateau) when that contradicts the API.
+  DeviceInfo& info;
+  // Where device memory starts is known (from the latency map or a curve's own plateau), not
+  // only the API's cache size: a slow device's sweeps then keep their largest point in budget.
+  bool memory_known = false;
+  std::string memory_curve;  // the curve that showed it, if one did
   // Per read curve: blocks x chunk, the footprint from which every block reads its own data.
   std::map<std::string, double> own_bytes = {};
   // The footprint sweeps' time budget: seconds spent so far, curves still to run, and the
@@ -170,6 +179,8 @@ struct Ctx {
   double other_spent = 0;  // shared and host parts
   std::optional<double> rate = {};
   std::optional<double> launch_rate = {};  // the calibration's, within its launch
+  // Within a launch, at the last curve's largest footprint past 4x the last cache.
+  std::optional<double> memory_rate = {};
 };
 
 // The median SM clock the probe's kernels have measured so far.
@@ -193,14 +204,57 @@ struct Variant {
   int threads = 0;  // flat grids: threads per block (0: the backend's default)
 };
 
+// Where a curve itself shows device memory (find_memory_plateau) well below the cache size
+// the sweeps assumed (its last cached point under half of it), that is where memory starts
+// for the rest of the probe: later curves sweep to 8x the last cache the curve showed, and
+// device-memory figures are read past 4x it. Why not the API: a VM's CPU through PoCL
+// reports its host's 480 MiB L3, so memory was read past 1.9 GiB, points a 2-core CPU
+// reaches for one curve at most in its budget (2026-11-25). On the H100 and H200 the read
+// curve's cache ends at 58 MiB against the API's 50 and 60 MiB: nothing changes there.
+// A plateau that starts below 1/kApiCacheShare of the reported cache is a lower cache's, not
+// memory: the same VM's read curve is flat at 57 GB/s from 8 to 32 MiB (its L3 share past
+// the 2 MiB L2), which the rule alone took for memory; a 2-core VM with a 32 MiB L3 would
+// show its L3 from 1-2 MiB. Only slow devices (CPUs through OpenCL) adopt: a GPU's API
+// reports the L2 its loads see, and its L1s together can be a large part of it (the H100's
+// 132 x 256 KiB against 50 MiB), so a step there must not end a sweep. Without a reported
+// cache size nothing is adopted: no size says how far below it a plateau may be memory.
+// What remains possible: a bare-metal CPU whose L2s together are 1/8 to 1/2 of its L3 and
+// whose read rate falls 1.5x past them would have its L3 taken for memory; the terminal
+// names the curve and the footprints whenever this rule decides.
+void adopt_memory_plateau(Ctx& c, const std::string& name, const BandwidthCurve& curve) {
+  std::vector<FootprintRate> pts;
+  for (const BandwidthPoint& p : curve.points)
+    if (p.status == "ok" && p.gbps && p.gbps->median > 0) pts.push_back({p.x, p.gbps->median});
+  const std::optional<MemoryPlateau> m = find_memory_plateau(pts);
+  if (!m) return;
+  const std::optional<uint64_t> assumed = c.info.l2_bytes;
+  const bool slow = c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond;
+  if (!slow || !assumed || m->last_cached_bytes >= 0.5 * double(*assumed) ||
+      m->first_bytes < double(*assumed) / kApiCacheShare)
+    return;
+  c.info.l2_bytes = uint64_t(m->last_cached_bytes);
+  c.memory_known = true;
+  c.memory_curve = name;
+  c.out.last_cache_bytes = c.info.l2_bytes;
+  c.out.last_cache_source =
+      name + " curve: " + format_fixed(m->gbps, 1) + " GB/s and flat from " +
+      format_bytes(m->first_bytes) + " to " + format_bytes(pts.back().footprint_bytes) +
+      ", cached up to " + format_bytes(m->last_cached_bytes) + "; the " +
+      format_bytes(double(*assumed)) + " cache the API reports is not what this device's loads see";
+  c.progress.note("bandwidth: device memory past 4x " + format_bytes(m->last_cached_bytes) +
+                  ", from the " + c.out.last_cache_source);
+}
+
 void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool streaming = false,
                      Variant v = {}) {
   BandwidthCurve& curve = c.out.footprint[name];
   curve.x_unit = "footprint_bytes";
-  const Support s = c.k.supports(op, load);
+  Support s = c.k.supports(op, load);
+  if (s.ok && streaming && op != BwOp::read) s = c.k.supports_streaming_stores();
   if (!s.ok) {
     curve.status = {"unsupported", s.reason};
     c.progress.note("bandwidth " + name + ": unsupported (" + s.reason + ")");
+    --c.footprint_curves_left;  // its share of the budget goes to the curves after it
     return;
   }
   const auto t0 = Clock::now();
@@ -285,8 +339,13 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
                                  std::max(1, c.footprint_curves_left)));
   if (c.rate) plan.assume_rate(*c.rate, c.launch_rate);
   int n = 0;
+  std::string past_memory;  // why the points left are not measured, once memory is read
   for (uint64_t fp : grid) {
     if (c.stop) break;
+    if (!past_memory.empty()) {
+      insert_skipped(curve, double(fp), past_memory);
+      continue;
+    }
     c.progress.time_left("bandwidth", std::max(0.0, c.opt.budget_seconds - c.footprint_spent -
                                                         plan.spent() - c.other_spent));
     c.progress.step("bandwidth", name, ++n, int(grid.size()), fp_label(double(fp)));
@@ -305,10 +364,15 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
           double(plan.passes(target0, per_pass0, points_left, c.opt.repeats + 1)) *
           double(per_pass0);
       // The largest regular footprint (the device-memory figure) is kept in the budget:
-      // smaller points give way to it.
+      // smaller points give way to it. Not on a slow device while where its memory starts
+      // is the API's word only: there the top is 8x a cache size a VM may not get (a CPU's
+      // 480 MiB L3, 3.75 GiB reads that took the whole budget), so the sweep runs in order
+      // and ends where the curve itself reaches device memory (adopt_memory_plateau).
       uint64_t top = 0;
       for (uint64_t g : grid)
         if (g <= std::max(lo, hi)) top = std::max(top, g);
+      const bool slow = c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond;
+      if (slow && !c.memory_known && !v.flat) top = 0;
       BudgetVerdict bv;
       if (fp < top) {
         const uint64_t tbuf = op == BwOp::copy ? top / 2 : top;
@@ -319,8 +383,14 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
             stream_footprint(op, lt) <= 2 * l2
                 ? kInCacheTargetBytes
                 : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
-        const double bytes_t =
+        double bytes_t =
             double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
+        // The planner times the top at the rate seen so far, a cache's on the way up; on a
+        // slow device it is kept at the memory rate the last curve saw there instead: the
+        // CPU VM's write curve had spent its budget by 128 MiB, planning its 512 MiB top at
+        // 50 GB/s, and ran it at 17 (2026-11-25).
+        if (slow && c.memory_rate && plan.launch_rate() && *plan.launch_rate() > *c.memory_rate)
+          bytes_t *= *plan.launch_rate() / *c.memory_rate;
         bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1, double(fp),
                                 double(top));
       } else {
@@ -404,7 +474,21 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       }
       insert_sorted(curve, std::move(p));
     });
+    if (!v.flat && !c.memory_known) adopt_memory_plateau(c, name, curve);
+    if (c.memory_curve == name && c.out.last_cache_bytes) {
+      // This curve showed where memory starts: its points past 4x the last cache are the
+      // figure; larger ones would read the same plateau again.
+      const double from = 4.0 * double(*c.out.last_cache_bytes);
+      for (const BandwidthPoint& q : curve.points)
+        if (q.status == "ok" && q.x >= from)
+          past_memory = "past device memory's plateau, which this curve reached at " +
+                        format_bytes(q.x) + " (" + c.out.last_cache_source + ")";
+    }
   }
+  for (const BandwidthPoint& q : curve.points)
+    if (q.status == "ok" && q.gbps && q.x >= 4.0 * double(c.info.l2_bytes.value_or(0)) &&
+        c.info.l2_bytes)
+      c.memory_rate = q.gbps->median * 1e9;
   assign_bandwidth_levels(curve, load == BwLoad::l2_only || load == BwLoad::no_allocate ? 2 : 1,
                           c.info.l2_bytes);
   // The device-memory plateau is read where the summary's figure comes from (past 4x the
@@ -748,7 +832,9 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
                  shared_name + " at " + format_bytes(shared->x) + ", lines may be shared by SMs");
   }
   for (const std::string op : {"read", "write", "copy"}) {
-    // Device memory: each variant's largest footprint, well past the L2; the best variant.
+    // Device memory: each variant's largest footprint, well past the L2 (its largest stable
+    // one: the CPU VM's non-temporal write read 42 GB/s +-23 % at 512 MiB and 48.5 +-1 % at
+    // 256 MiB); the best variant.
     const BandwidthPoint* p = nullptr;
     const BandwidthCurve* from = nullptr;
     std::string where;
@@ -757,8 +843,13 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
           name == "read_l2" || l2 <= 0)
         continue;
       const BandwidthPoint* last = nullptr;
+      const BandwidthPoint* last_stable = nullptr;
       for (const BandwidthPoint& q : curve.points)
-        if (q.status == "ok" && q.gbps && q.x >= 4 * l2) last = &q;
+        if (q.status == "ok" && q.gbps && q.x >= 4 * l2) {
+          last = &q;
+          if (!is_unstable(*q.gbps)) last_stable = &q;
+        }
+      if (last_stable) last = last_stable;
       if (last && (!p || last->gbps->median > p->gbps->median)) {
         p = last;
         from = &curve;
@@ -803,7 +894,7 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
     else if (k == "max_footprint")
       o.max_footprint = bytes_option(k, v);
     else if (k == "large")
-      o.large_bytes = bytes_option(k, v);
+      o.large_bytes = v == "0" ? 0 : bytes_option(k, v);  // 0: no large point
     else if (k == "host_max")
       o.host_max_bytes = bytes_option(k, v);
     else if (k == "budget")
@@ -855,6 +946,10 @@ LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>
   if (memory.confidence < 0.5 || cache.confidence < 0.5) return api;
   const uint64_t edge = *cache.capacity_hi_bytes;
   if (api_bytes && double(edge) >= 0.5 * double(*api_bytes)) return api;
+  // Nor far below it (under 1/8, kApiCacheShare, as for a bandwidth curve's plateau): the CPU
+  // VM's map also stepped at 4.2 MiB, where its 4 KiB pages outrun the TLB, while reads ran
+  // at cache speed to 64 MiB (2026-11-25).
+  if (api_bytes && double(edge) < double(*api_bytes) / kApiCacheShare) return api;
   LastCache measured{edge, "the latency map's last cache (" + cache.name + ", edge at " +
                                format_bytes(double(edge)) + ")"};
   if (api_bytes)
@@ -927,7 +1022,8 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
   dedupe_level_names(curve.levels);
 }
 
-void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency) {
+void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency,
+                              std::optional<uint64_t> last_cache_bytes) {
   auto path = latency.paths.find("global");
   if (path == latency.paths.end()) return;
   struct Cache {
@@ -936,11 +1032,20 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
     bool l1;
   };
   std::vector<Cache> caches;
-  for (const Level& l : path->second.levels) {
+  const std::vector<Level>& levels = path->second.levels;
+  for (const Level& l : levels) {
     const std::optional<uint64_t> top =
         l.capacity_hi_bytes ? l.capacity_hi_bytes : l.capacity_bytes;
     if (!top || l.name == "device memory") continue;
     caches.push_back({l.name, double(*top), starts_with(l.name, "L1")});
+  }
+  // A map that ends on a cache it never saw the end of (no capacity, not "device memory":
+  // the CPU VM's chase stopped in its L3) gets that cache's end from the bandwidth probe.
+  if (!caches.empty() && !levels.empty() && last_cache_bytes) {
+    const Level& open = levels.back();
+    if (!open.capacity_bytes && !open.capacity_hi_bytes && open.name != "device memory" &&
+        double(*last_cache_bytes) > 1.1 * caches.back().bytes)
+      caches.push_back({open.name, double(*last_cache_bytes), false});
   }
   if (caches.empty()) return;
   for (auto& [name, curve] : bw.footprint) {
@@ -1000,20 +1105,76 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
     if (f.name == "L1 read" && !read_has_l1) f.name = "read, best footprint (no L1 plateau found)";
 }
 
+void device_memory_levels(BandwidthProbeResult& bw, std::optional<uint64_t> last_cache_bytes) {
+  if (!last_cache_bytes) return;
+  const double from = 4.0 * double(*last_cache_bytes);
+  for (auto& [name, curve] : bw.footprint) {
+    if (name.find("flat") != std::string::npos) continue;  // all device memory already
+    std::vector<double> g;
+    for (const BandwidthPoint& p : curve.points)
+      if (p.status == "ok" && p.gbps && p.x >= from) g.push_back(p.gbps->median);
+    if (g.empty()) continue;
+    // A plateau named device memory that ends below the figures' footprints holds points a
+    // cache still partly serves (the CPU VM's copy: 55 GB/s from 4 to 128 MiB, 35 past it).
+    for (std::size_t k = 0; k + 1 < curve.levels.size(); ++k) {
+      BandwidthLevel& l = curve.levels[k];
+      if (starts_with(l.name, "device memory") && l.capacity_lo_bytes &&
+          double(*l.capacity_lo_bytes) < from)
+        l.name = "partly cached";
+    }
+    if (!curve.levels.empty() && starts_with(curve.levels.back().name, "device memory")) {
+      curve.levels.back().name = "device memory";
+      curve.levels.back().gbps = median(g);
+      for (BandwidthLevel& l : curve.levels)
+        if (starts_with(l.name, "partly cached")) l.name = "partly cached";
+      dedupe_level_names(curve.levels);
+      continue;
+    }
+    if (!curve.levels.empty()) {
+      // "L2 to device memory (no step)": the step is now the one past the last cache, so
+      // the plateau keeps its cache's name and its points below the figure's footprints.
+      BandwidthLevel& last = curve.levels.back();
+      const std::string no_step = " to device memory (no step)";
+      if (last.name.size() > no_step.size() &&
+          last.name.compare(last.name.size() - no_step.size(), no_step.size(), no_step) == 0) {
+        last.name.resize(last.name.size() - no_step.size());
+        std::vector<double> below;
+        for (const BandwidthPoint& p : curve.points)
+          if (p.status == "ok" && p.gbps && p.x < from) below.push_back(p.gbps->median);
+        if (!below.empty()) last.gbps = median(below);
+      }
+    }
+    BandwidthLevel memory;
+    memory.name = "device memory";
+    memory.gbps = median(g);
+    memory.confidence = 0.5;  // from where memory starts, not from a step on this curve
+    curve.levels.push_back(std::move(memory));
+    dedupe_level_names(curve.levels);
+  }
+}
+
 void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
                    const std::atomic<bool>& stop, BandwidthProbeResult& out) {
   const auto t0 = Clock::now();
   // The device as the sweeps see it: its last cache the API's, or the latency map's where
   // that contradicts the API (last_cache).
   DeviceInfo info = dev.info();
+  bool memory_known_from_map = false;
   {
+    // Not on a CPU: its chase through 4 KiB pages steps where the TLB's reach ends, and the
+    // CPU VM's maps put "memory" past 4.2, 31-34 and 56-90 MiB in five runs of 2026-11-25
+    // while its reads ran at cache speed to 64 MiB in all of them. There the read curve's
+    // own plateau decides (adopt_memory_plateau).
+    const auto type = info.extra.find("device_type");
+    const bool cpu = type != info.extra.end() && type->second.find("CPU") != std::string::npos;
     const std::vector<Level>* global = nullptr;
-    if (opt.latency)
+    if (opt.latency && !cpu)
       if (auto it = opt.latency->paths.find("global"); it != opt.latency->paths.end())
         global = &it->second.levels;
     const LastCache cache = last_cache(info.l2_bytes, global);
     if (cache.source != "API" && cache.bytes) {
       info.l2_bytes = cache.bytes;
+      memory_known_from_map = true;
       out.last_cache_bytes = cache.bytes;
       out.last_cache_source = cache.source;
       progress.note("bandwidth: device memory past 4x " + format_bytes(double(*cache.bytes)) +
@@ -1029,9 +1190,11 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   }
   out.telemetry_before = dev.telemetry();
   Ctx c{dev, *k, opt, progress, stop, out, info};
+  c.memory_known = memory_known_from_map;
   auto finish = [&] {
     out.clock_mhz_measured = probe_clock(out);
-    if (opt.latency) name_levels_from_latency(out, *opt.latency);
+    if (opt.latency) name_levels_from_latency(out, *opt.latency, info.l2_bytes);
+    device_memory_levels(out, info.l2_bytes);
     make_figures(out, info, c.own_bytes);
     out.telemetry_after = dev.telemetry();
     out.wall_seconds = seconds_since(t0);
@@ -1049,6 +1212,12 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
         curves.push_back([=, &c] {
           footprint_curve(c, BwOp::copy, BwLoad::l2_only, "copy_l2_streaming", true);
         });
+      else if (k->supports_streaming_stores().ok)
+        // Where streaming stores exist without cache operators (a CPU through PoCL:
+        // non-temporal stores), a plain-load copy with them: it writes lines without reading
+        // them first, as the host probe's memcpy does.
+        curves.push_back(
+            [=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_streaming", true); });
       // Device-memory writes and copies on non-persistent grids (what gpu-stream and
       // BabelStream run): plain or evict-first stores, copies
       // also through the read-only path. The summary keeps the best variant.

@@ -47,10 +47,13 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
 // from cached ones and sizes the sweeps: the API's size (CUDA's L2, OpenCL's global-memory
 // cache), unless the same run's latency map of the global path contradicts it. It does where
 // the map reached device memory (its last level has no capacity), the edge into that level
-// lies below half the API's size, and both sides of the edge are confident (>= 0.5): then the
-// cache ends at that edge. A VM's CPU through PoCL reports its socket's 480 MiB L3 while its
-// own share ends at 31-34 MiB, and reads past 128 MiB run at the memory's speed (2026-11-25);
-// the H200's map ends its L2 at 61.5-64 MiB against the API's 60 MiB, which stands.
+// lies below half the API's size but not below 1/8 of it, and both sides of the edge are
+// confident (>= 0.5): then the cache ends at that edge. The H200's map ends its L2 at
+// 61.5-64 MiB against the API's 60 MiB, which stands. run_bandwidth does not ask the map of
+// a CPU device: a VM's CPU through PoCL reports its host's 480 MiB L3, and its maps put
+// memory past 4.2, 31-34 or 56-90 MiB (its TLB's reach, run to run) while reads ran at cache
+// speed to 64 MiB; there the read curve's own memory plateau decides (find_memory_plateau,
+// adopted by the probe on slow devices under the same bounds).
 struct LastCache {
   std::optional<uint64_t> bytes;
   std::string source;  // "API" or how the map contradicted it
@@ -83,6 +86,17 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
 //    finding (e.g. how many SMs share lines), not another cache level.
 // Without a global path with cache levels, nothing is renamed. Keeps the headline figures
 // consistent: "L1 read" exists only while the read curve has an L1 plateau.
-void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency);
+// A map whose last level is a cache without an end (no capacity, not "device memory") gets
+// last_cache_bytes (the bandwidth probe's) as that end where it lies past the cache before.
+void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency,
+                              std::optional<uint64_t> last_cache_bytes = std::nullopt);
+
+// Makes every footprint curve's plateau lines agree with the device-memory figures
+// (make_figures: each curve's largest footprint past 4x the last cache): the curve's last
+// level "device memory" gets the median of its points there, and a curve with points there
+// but no such level (no step found, or one named "<cache> to device memory (no step)") gets
+// one; an earlier plateau named device memory that ends below those footprints is "partly
+// cached". Flat-grid curves are device memory throughout and are left alone.
+void device_memory_levels(BandwidthProbeResult& bw, std::optional<uint64_t> last_cache_bytes);
 
 }  // namespace gd

@@ -999,6 +999,7 @@ class CudaBandwidth final : public BandwidthKernels {
   }
 
   Support supports_host(bool) const override { return Support::yes(); }
+  Support supports_streaming_stores() const override { return Support::yes(); }  // st.global.cs
 
   HostTiming host(const HostRequest& r) override {
     if (r.bytes == 0 || r.bytes % 4)

@@ -113,6 +113,34 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
 #endif
 }
 
+#if defined(GD_CPU_LANES) && defined(GD_NT)
+// Writes and copies with non-temporal stores (clang's __builtin_nontemporal_store, which
+// PoCL compiles to x86 movntdq): a line is written without being read first, as glibc's
+// memcpy does past its cache-sized threshold. With plain stores a copy moves 3 lines for
+// the 2 counted (the destination is read for ownership): 24 GB/s against the host probe's
+// memcpy 47 on the CPU VM of 2026-11-25. Same elements, order and values as bw_write/bw_copy.
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write_nt(
+    global uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes) {
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  for (ulong p = 0; p < passes; ++p) {
+    uint4 w = (uint4)((uint)(first * 4 + p)) + (uint4)(0, 1, 2, 3);
+    for (ulong i = first; i < end; ++i, w += (uint4)(4)) __builtin_nontemporal_store(w, &buf[i]);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy_nt(
+    global const uint4* restrict src, global uint4* restrict dst, ulong chunks, ulong groups,
+    ulong cpb, ulong passes) {
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
+  for (ulong p = 0; p < passes; ++p) {
+    const uint pp = (uint)p;
+    for (ulong i = first; i < end; ++i) __builtin_nontemporal_store(src[i] + (uint4)(pp), &dst[i]);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+}
+#endif
+
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
     global const uint4* restrict src, global uint4* restrict dst, ulong chunks, ulong groups,
     ulong cpb, ulong passes) {

@@ -77,12 +77,21 @@ class OpenCLBandwidth final : public BandwidthKernels {
     clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
     cpu_ = (type & CL_DEVICE_TYPE_CPU) != 0;
     const std::string base = std::string("-cl-std=CL1.2") + (cpu_ ? " -DGD_CPU_LANES=1" : "");
-    // Images first; a compiler that rejects image1d_buffer_t gets the plain program.
-    if (images) {
-      build(base + " -DGD_IMAGES=1");
-      if (program_) image_ok_ = true;
+    // Images and (on a CPU) non-temporal stores first; a compiler that rejects
+    // image1d_buffer_t or __builtin_nontemporal_store gets a program without them.
+    for (const bool nt : {true, false}) {
+      if (nt && !cpu_) continue;
+      const std::string opts = base + (nt ? " -DGD_NT=1" : "");
+      if (images) {
+        build(opts + " -DGD_IMAGES=1");
+        if (program_) image_ok_ = true;
+      }
+      if (!program_) build(opts);
+      if (program_) {
+        nt_ok_ = nt;
+        break;
+      }
     }
-    if (!program_) build(base);
     if (!program_) throw BackendError("building the bandwidth kernels: " + log_);
     cl_int err = CL_SUCCESS;
     sum_ = clCreateBuffer(h.context, CL_MEM_READ_WRITE, 4, nullptr, &err);
@@ -91,6 +100,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
                           "bw_local8", "bw_local16"})
       kernel(n);
     if (image_ok_) kernel("bw_image_read");
+    if (nt_ok_)
+      for (const char* n : {"bw_write_nt", "bw_copy_nt"}) kernel(n);
   }
   ~OpenCLBandwidth() override {
     for (auto& [n, k] : kernels_) clReleaseKernel(k);
@@ -126,6 +137,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
     if (!supports(r.op, r.load).ok) throw BackendError("stream: unsupported load");
     if (r.blocks > 0) throw BackendError("stream: OpenCL cannot place work-groups on SMs");
     if (r.repeats < 1) throw BackendError("stream: bad repeat count");
+    if (r.streaming_stores && r.op != BwOp::read && !nt_ok_)
+      throw BackendError("stream: " + supports_streaming_stores().reason);
     StreamTiming t;
     t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunk);
     const StreamLayout& l = t.layout;
@@ -145,10 +158,10 @@ class OpenCLBandwidth final : public BandwidthKernels {
       k = kernels_.at("bw_read");
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &src_.mem), "clSetKernelArg");
     } else if (r.op == BwOp::write) {
-      k = kernels_.at("bw_write");
+      k = kernels_.at(r.streaming_stores ? "bw_write_nt" : "bw_write");
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &dst), "clSetKernelArg");
     } else {
-      k = kernels_.at("bw_copy");
+      k = kernels_.at(r.streaming_stores ? "bw_copy_nt" : "bw_copy");
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &src_.mem), "clSetKernelArg");
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &dst), "clSetKernelArg");
     }
@@ -180,6 +193,13 @@ class OpenCLBandwidth final : public BandwidthKernels {
                         std::to_string(want) + ": stores were lost";
     }
     return t;
+  }
+
+  Support supports_streaming_stores() const override {
+    if (nt_ok_) return Support::yes();
+    return Support::no(cpu_ ? "the CPU compiler rejected __builtin_nontemporal_store"
+                            : "OpenCL C has no streaming stores (non-temporal stores are "
+                              "measured on CPU devices only)");
   }
 
   Support supports_shared() const override {
@@ -306,8 +326,11 @@ class OpenCLBandwidth final : public BandwidthKernels {
     if (kind.rfind("read.texture", 0) == 0) return "read_imageui (image1d_buffer)";
     if (kind.rfind("shared.", 0) == 0) return "local " + kind.substr(7) + "-byte load";
     if (kind.rfind("read", 0) == 0) return "global uint4 load";
-    if (kind.rfind("write", 0) == 0) return "global uint4 store";
-    if (kind.rfind("copy", 0) == 0) return "global uint4 load + store";
+    const bool nt = kind.find(".streaming") != std::string::npos;
+    if (kind.rfind("write", 0) == 0)
+      return nt ? "global uint4 non-temporal store" : "global uint4 store";
+    if (kind.rfind("copy", 0) == 0)
+      return nt ? "global uint4 load + non-temporal store" : "global uint4 load + store";
     return std::nullopt;
   }
 
@@ -402,7 +425,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
   uint64_t src_filled_ = 0;
   std::size_t image_texels_ = 0;
   cl_ulong max_alloc_ = 0;
-  bool image_ok_ = false, local_ok_ = false, cpu_ = false;
+  bool image_ok_ = false, local_ok_ = false, cpu_ = false, nt_ok_ = false;
 };
 
 }  // namespace

@@ -332,6 +332,38 @@ void from_json(const json& j, BandwidthProbeResult& r) {
   get(j, "last_cache_source", r.last_cache_source);
 }
 
+std::optional<MemoryPlateau> find_memory_plateau(const std::vector<FootprintRate>& curve) {
+  const std::size_t n = curve.size();
+  if (n < kMemoryPlateauPoints + 1) return std::nullopt;
+  // The longest flat run that ends the curve.
+  std::size_t first = n - 1;
+  double lo = curve[first].gbps, hi = lo;
+  while (first > 0) {
+    const double g = curve[first - 1].gbps;
+    if (std::max(hi, g) > kMemoryPlateauFlatness * std::min(lo, g)) break;
+    lo = std::min(lo, g);
+    hi = std::max(hi, g);
+    --first;
+  }
+  if (first == 0 || n - first < kMemoryPlateauPoints ||
+      curve[n - 1].footprint_bytes < kMemoryPlateauSpan * curve[first].footprint_bytes)
+    return std::nullopt;
+  std::vector<double> rates;
+  for (std::size_t i = first; i < n; ++i) rates.push_back(curve[i].gbps);
+  std::sort(rates.begin(), rates.end());
+  const std::size_t m = rates.size();
+  const double plateau = m % 2 ? rates[m / 2] : 0.5 * (rates[m / 2 - 1] + rates[m / 2]);
+  // The step down into it: the last point clearly faster, not far below the plateau (points
+  // in between are footprints the cache still partly holds).
+  for (std::size_t j = first; j-- > 0;) {
+    if (curve[j].footprint_bytes * kMemoryPlateauReach < curve[first].footprint_bytes) break;
+    if (curve[j].gbps >= kMemoryPlateauStep * plateau)
+      return MemoryPlateau{curve[first].footprint_bytes, curve[j].footprint_bytes, plateau,
+                           n - first};
+  }
+  return std::nullopt;
+}
+
 std::vector<uint64_t> host_transfer_sizes(bool quick, uint64_t max_bytes) {
   std::vector<uint64_t> sizes;
   if (quick) {

@@ -218,6 +218,9 @@ TEST(BandwidthOptionsTest, Parse) {
   EXPECT_THROW(parse_bandwidth_options({{"bogus", "1"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"repeats", "x"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"max_footprint", "lots"}}), std::invalid_argument);
+  // 0 turns the large point off (it was refused as "not a size" before 2026-11-25).
+  EXPECT_EQ(parse_bandwidth_options({{"large", "0"}}).large_bytes, 0u);
+  EXPECT_THROW(parse_bandwidth_options({{"large", "-1"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"parts", "footprint,nope"}}), std::invalid_argument);
 }
 
@@ -688,19 +691,27 @@ TEST(BandwidthLastCache, ApiUnlessTheLatencyMapContradictsIt) {
                                  level("device memory", std::nullopt, 0.99)};
   EXPECT_EQ(gd::last_cache(60 * MiB, &h200).bytes, 60 * MiB);
   // A VM's CPU through PoCL (2026-11-25): /sys and PoCL say 480 MiB of L3, the map reached
-  // memory past a 31-34 MiB edge, both sides confident: the map's edge.
-  std::vector<gd::Level> vm = {level("L1", 48 << 10, 1), level("L5", 32 * MiB, 0.65),
+  // memory past a 64 MiB edge, both sides confident: the map's edge.
+  std::vector<gd::Level> vm = {level("L1", 48 << 10, 1), level("L5", 64 * MiB, 0.65),
                                level("L6", std::nullopt, 0.70)};
   const gd::LastCache c = gd::last_cache(480 * MiB, &vm);
-  EXPECT_EQ(c.bytes, 32 * MiB);
+  EXPECT_EQ(c.bytes, 64 * MiB);
   EXPECT_NE(c.source.find("L5"), std::string::npos) << c.source;
   EXPECT_NE(c.source.find("480 MiB"), std::string::npos) << c.source;
   // The same map with no API size at all: the map's.
-  EXPECT_EQ(gd::last_cache(std::nullopt, &vm).bytes, 32 * MiB);
+  EXPECT_EQ(gd::last_cache(std::nullopt, &vm).bytes, 64 * MiB);
   // A doubtful map (the same VM's --quick map: conf 0.15 on both sides) leaves the API's.
   std::vector<gd::Level> doubtful = {level("L1", 48 << 10, 1), level("L2", 610 << 10, 0.15),
                                      level("L3", std::nullopt, 0.15)};
   EXPECT_EQ(gd::last_cache(480 * MiB, &doubtful).bytes, 480 * MiB);
+  // Nor one whose edge is far below the API's (under 1/8 of it): the same VM's maps stepped
+  // at 4.2 MiB (its TLB's reach) and 31-34 MiB, while reads ran at cache speed to 64 MiB.
+  std::vector<gd::Level> tlb = {level("L1", 48 << 10, 1), level("L3", 4 * MiB + MiB / 5, 0.9),
+                                level("L4", std::nullopt, 0.9)};
+  EXPECT_EQ(gd::last_cache(480 * MiB, &tlb).bytes, 480 * MiB);
+  std::vector<gd::Level> l5 = {level("L1", 48 << 10, 1), level("L5", 32 * MiB, 0.65),
+                               level("L6", std::nullopt, 0.70)};
+  EXPECT_EQ(gd::last_cache(480 * MiB, &l5).bytes, 480 * MiB);
   // Nor does a map with one level.
   std::vector<gd::Level> one = {level("L1", std::nullopt, 1)};
   EXPECT_EQ(gd::last_cache(480 * MiB, &one).bytes, 480 * MiB);

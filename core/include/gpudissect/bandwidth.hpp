@@ -223,6 +223,11 @@ class BandwidthKernels : public KernelSet {
     return Support::no("not implemented by this backend");
   }
   virtual ConstantTiming constant(int) { throw BackendError("no constant kernel"); }
+  // Evict-first or non-temporal stores for StreamRequest::streaming_stores; a backend
+  // without them would run plain stores under a streaming curve's name.
+  virtual Support supports_streaming_stores() const {
+    return Support::no("this backend has no evict-first or non-temporal stores");
+  }
   virtual Support supports_host(bool pinned) const = 0;
   // One direction of it (`both` needs two copies at once, which a backend may not have).
   virtual Support supports_host(HostDir, bool pinned) const { return supports_host(pinned); }
@@ -294,6 +299,31 @@ struct BandwidthProbeResult {
   std::optional<uint64_t> last_cache_bytes;
   std::string last_cache_source;
 };
+
+// Device memory as a bandwidth-vs-footprint curve shows it, whatever cache size an API
+// reports: the curve ends on a plateau that stays within kMemoryPlateauFlatness (max/min)
+// over at least kMemoryPlateauSpan in footprint and kMemoryPlateauPoints points, entered from
+// a point at least kMemoryPlateauStep times faster within the kMemoryPlateauReach footprints
+// below it (the last cache). Why: a VM's CPU through PoCL reports its host's 480 MiB L3, while
+// its reads run at memory speed from 128 MiB on (26-28 GB/s from 128 MiB to 512 MiB after
+// 57 GB/s to 32 MiB, 2026-11-25); the rule finds memory from 128 MiB and the cache up to
+// 64 MiB there, and on the H100 and H200 read curves it finds what their API's L2 says.
+// One doubling and two points: that VM's budget for one curve reaches 256 MiB, not 512.
+constexpr double kMemoryPlateauFlatness = 1.2, kMemoryPlateauSpan = 1.9, kMemoryPlateauStep = 1.5,
+                 kMemoryPlateauReach = 16;
+constexpr std::size_t kMemoryPlateauPoints = 2;
+struct FootprintRate {
+  double footprint_bytes = 0;
+  double gbps = 0;
+};
+struct MemoryPlateau {
+  double first_bytes = 0;        // the plateau's first footprint
+  double last_cached_bytes = 0;  // the largest footprint below it still served by a cache
+  double gbps = 0;               // the median of the plateau's points
+  std::size_t points = 0;
+};
+// `curve`: a curve's measured points, footprints strictly increasing, rates > 0.
+std::optional<MemoryPlateau> find_memory_plateau(const std::vector<FootprintRate>& curve);
 
 // Device-memory peak from the API's numbers (DDR: two transfers per clock), GB/s.
 std::optional<double> api_memory_peak_gbps(const DeviceInfo& info);

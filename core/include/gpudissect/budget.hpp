@@ -58,6 +58,8 @@ class SweepPlanner {
   // Bytes per second of the most recent point (sweeps ascend, so it is the slowest level
   // reached yet), if any point was recorded.
   std::optional<double> rate() const { return rate_; }
+  // Bytes per second within a launch of the most recent point (or the assumed one).
+  std::optional<double> launch_rate() const { return launch_rate_; }
 
   // How many passes of `bytes_per_pass` one launch should make to move `target_bytes`,
   // capped at the rate seen so far by max_launch_seconds and by an even split of what is
