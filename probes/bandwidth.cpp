@@ -179,6 +179,8 @@ struct Ctx {
   double other_spent = 0;  // shared and host parts
   std::optional<double> rate = {};
   std::optional<double> launch_rate = {};  // the calibration's, within its launch
+  // The probe's time budget: the option's, doubled for --quick on a slow device (below).
+  double budget_seconds = opt.budget_seconds;
   // Within a launch, at the last curve's largest footprint past 4x the last cache.
   std::optional<double> memory_rate = {};
 };
@@ -331,11 +333,24 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   int ppd = c.opt.points_per_doubling;
   if (!c.opt.points_per_doubling_set && c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond)
     ppd = 1;
+  // --quick's 20 s are the H200's (its 15 s target); a CPU through PoCL has a minute, and in
+  // 20 s its read curve stopped at 128 MiB, short of the memory plateau that tells where its
+  // memory starts (1.7 s a curve, 2026-11-25).
+  if (c.opt.quick && !c.opt.budget_set && c.launch_rate &&
+      *c.launch_rate < kSlowDeviceBytesPerSecond)
+    c.budget_seconds = 2 * c.opt.budget_seconds;
+  // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's --quick moves
+  // 1 GB (10-20 ms a launch at its cache speed, far above the event clock's resolution), so
+  // that its read curve reaches memory: with 8 GB it spent its share by 128 MiB.
+  const uint64_t in_cache_target =
+      c.opt.quick && c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond
+          ? kQuickMemoryTargetBytes
+          : kInCacheTargetBytes;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
   const std::optional<uint64_t> free = c.dev.free_memory();
   // This curve's share of the probe's footprint budget (gpudissect/budget.hpp).
-  SweepPlanner plan(budget_share(kFootprintShare * c.opt.budget_seconds, c.footprint_spent,
+  SweepPlanner plan(budget_share(kFootprintShare * c.budget_seconds, c.footprint_spent,
                                  std::max(1, c.footprint_curves_left)));
   if (c.rate) plan.assume_rate(*c.rate, c.launch_rate);
   int n = 0;
@@ -346,7 +361,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       insert_skipped(curve, double(fp), past_memory);
       continue;
     }
-    c.progress.time_left("bandwidth", std::max(0.0, c.opt.budget_seconds - c.footprint_spent -
+    c.progress.time_left("bandwidth", std::max(0.0, c.budget_seconds - c.footprint_spent -
                                                         plan.spent() - c.other_spent));
     c.progress.step("bandwidth", name, ++n, int(grid.size()), fp_label(double(fp)));
     const uint64_t buffer = op == BwOp::copy ? fp / 2 : fp;
@@ -357,7 +372,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
                                      : stream_layout(buffer, uint64_t(c.k.stream_blocks()), chunk);
       const uint64_t per_pass0 = std::max<uint64_t>(1, stream_traffic(op, l0, 1).total());
       const uint64_t target0 = stream_footprint(op, l0) <= 2 * l2
-                                   ? kInCacheTargetBytes
+                                   ? in_cache_target
                                    : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
       const int points_left = int(grid.size()) - n + 1;
       const double bytes0 =
@@ -381,7 +396,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
         const uint64_t per_pass_t = std::max<uint64_t>(1, stream_traffic(op, lt, 1).total());
         const uint64_t target_t =
             stream_footprint(op, lt) <= 2 * l2
-                ? kInCacheTargetBytes
+                ? in_cache_target
                 : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
         double bytes_t =
             double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
@@ -435,7 +450,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       // Cache-resident points run long enough (~8 GB moved) to dwarf the launch; beyond the
       // L2 a few GB do, the large point moves its buffer once.
       const uint64_t target = stream_footprint(op, l) <= 2 * l2
-                                  ? kInCacheTargetBytes
+                                  ? in_cache_target
                                   : (c.opt.quick ? kQuickMemoryTargetBytes : kMemoryTargetBytes);
       r.passes = plan.passes(target, per_pass, int(grid.size()) - n + 1, r.repeats + 1);
       const auto tp = Clock::now();
@@ -607,7 +622,7 @@ void shared_curves(Ctx& c) {
       if (!c.opt.quick || st == 1 || st == 2 || st == 4 || st == 32) strides.push_back(st);
     int n = 0;
     // This width's share of the budget; a stride point costs about what the last one did.
-    SweepPlanner plan(kSharedShare * c.opt.budget_seconds / 3);
+    SweepPlanner plan(kSharedShare * c.budget_seconds / 3);
     for (uint32_t st : strides) {
       if (c.stop) break;
       c.progress.step("bandwidth", "shared " + name, ++n, int(strides.size()),
@@ -699,7 +714,7 @@ void host_curves(Ctx& c) {
       const auto t0 = Clock::now();
       int n = 0;
       // Six curves share the host part of the budget.
-      SweepPlanner plan(kHostShare * c.opt.budget_seconds / 6);
+      SweepPlanner plan(kHostShare * c.budget_seconds / 6);
       for (uint64_t b : sizes) {
         if (c.stop) break;
         c.progress.step("bandwidth", "host " + name, ++n, int(sizes.size()), fp_label(double(b)));
@@ -839,8 +854,11 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
     const BandwidthCurve* from = nullptr;
     std::string where;
     for (const auto& [name, curve] : out.footprint) {
+      // Not the read-only or image paths: a texture unit's rate is not the memory's (PoCL's
+      // image reads ran at 4.8 GB/s against 20 for plain loads, and were the only read
+      // curve to reach memory in one --quick run).
       if (name.rfind(op, 0) != 0 || name.find("readonly") != std::string::npos ||
-          name == "read_l2" || l2 <= 0)
+          name.find("image") != std::string::npos || name == "read_l2" || l2 <= 0)
         continue;
       const BandwidthPoint* last = nullptr;
       const BandwidthPoint* last_stable = nullptr;
@@ -897,9 +915,10 @@ BandwidthOptions parse_bandwidth_options(const std::map<std::string, std::string
       o.large_bytes = v == "0" ? 0 : bytes_option(k, v);  // 0: no large point
     else if (k == "host_max")
       o.host_max_bytes = bytes_option(k, v);
-    else if (k == "budget")
+    else if (k == "budget") {
       o.budget_seconds = int_option(k, v, 1, 100000);
-    else if (k == "parts") {
+      o.budget_set = true;
+    } else if (k == "parts") {
       o.parts.clear();
       std::stringstream ss(v);
       std::string part;

@@ -28,6 +28,7 @@ struct BandwidthOptions {
   // memory; 25 % host link; see gpudissect/budget.hpp). An H200's whole plan takes ~9 s,
   // so only slow devices are cut.
   double budget_seconds = 75;
+  bool budget_set = false;  // given as an option (--quick doubles only its own default)
   // Parts to run: footprint, scaling, shared, constant, host.
   std::set<std::string> parts = {"footprint", "scaling", "shared", "constant", "host"};
   // The latency probe's result of the same device in this run, if it ran first: plateaus
