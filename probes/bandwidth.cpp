@@ -170,6 +170,8 @@ struct Ctx {
   // only the API's cache size: a slow device's sweeps then keep their largest point in budget.
   bool memory_known = false;
   std::string memory_curve;  // the curve that showed it, if one did
+  // An OpenCL device of CPU type (PoCL): planned as a slow device whatever its speed.
+  bool cpu_device = false;
   // Per read curve: blocks x chunk, the footprint from which every block reads its own data.
   std::map<std::string, double> own_bytes = {};
   // The footprint sweeps' time budget: seconds spent so far, curves still to run, and the
@@ -184,6 +186,15 @@ struct Ctx {
   // Within a launch, at the last curve's largest footprint past 4x the last cache.
   std::optional<double> memory_rate = {};
 };
+
+// A CPU (by its type, or by a calibration rate below kSlowDeviceBytesPerSecond): one point
+// per doubling, sweeps in order until a curve shows where memory starts, and the planning
+// below that says "slow device". A 16-core VM's CPU through PoCL read 200 GB/s in cache and
+// was planned like a GPU: 34 points a curve, and its read curve ended at 724 MiB, short of
+// the 1.2 GiB its reported 300 MiB L3 asked for (2026-11-25).
+bool slow_device(const Ctx& c) {
+  return c.cpu_device || (c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond);
+}
 
 // The median SM clock the probe's kernels have measured so far.
 std::optional<double> probe_clock(const BandwidthProbeResult& out) {
@@ -230,8 +241,7 @@ void adopt_memory_plateau(Ctx& c, const std::string& name, const BandwidthCurve&
   const std::optional<MemoryPlateau> m = find_memory_plateau(pts);
   if (!m) return;
   const std::optional<uint64_t> assumed = c.info.l2_bytes;
-  const bool slow = c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond;
-  if (!slow || !assumed || m->last_cached_bytes >= 0.5 * double(*assumed) ||
+  if (!slow_device(c) || !assumed || m->last_cached_bytes >= 0.5 * double(*assumed) ||
       m->first_bytes < double(*assumed) / kApiCacheShare)
     return;
   c.info.l2_bytes = uint64_t(m->last_cached_bytes);
@@ -331,21 +341,17 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   // its budget and still reach device memory: setup and launches cost ~0.25 s a point, so it
   // gets one point per doubling (the rate is the calibration's or the previous curve's).
   int ppd = c.opt.points_per_doubling;
-  if (!c.opt.points_per_doubling_set && c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond)
-    ppd = 1;
+  if (!c.opt.points_per_doubling_set && slow_device(c)) ppd = 1;
   // --quick's 20 s are the H200's (its 15 s target); a CPU through PoCL has a minute, and in
   // 20 s its read curve stopped at 128 MiB, short of the memory plateau that tells where its
   // memory starts (1.7 s a curve, 2026-11-25).
-  if (c.opt.quick && !c.opt.budget_set && c.launch_rate &&
-      *c.launch_rate < kSlowDeviceBytesPerSecond)
+  if (c.opt.quick && !c.opt.budget_set && slow_device(c))
     c.budget_seconds = 2 * c.opt.budget_seconds;
   // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's --quick moves
   // 1 GB (10-20 ms a launch at its cache speed, far above the event clock's resolution), so
   // that its read curve reaches memory: with 8 GB it spent its share by 128 MiB.
   const uint64_t in_cache_target =
-      c.opt.quick && c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond
-          ? kQuickMemoryTargetBytes
-          : kInCacheTargetBytes;
+      c.opt.quick && slow_device(c) ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
   const std::optional<uint64_t> free = c.dev.free_memory();
@@ -386,7 +392,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       uint64_t top = 0;
       for (uint64_t g : grid)
         if (g <= std::max(lo, hi)) top = std::max(top, g);
-      const bool slow = c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond;
+      const bool slow = slow_device(c);
       if (slow && !c.memory_known && !v.flat) top = 0;
       BudgetVerdict bv;
       if (fp < top) {
@@ -1179,13 +1185,13 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   // that contradicts the API (last_cache).
   DeviceInfo info = dev.info();
   bool memory_known_from_map = false;
+  const auto type = info.extra.find("device_type");
+  const bool cpu = type != info.extra.end() && type->second.find("CPU") != std::string::npos;
   {
     // Not on a CPU: its chase through 4 KiB pages steps where the TLB's reach ends, and the
     // CPU VM's maps put "memory" past 4.2, 31-34 and 56-90 MiB in five runs of 2026-11-25
     // while its reads ran at cache speed to 64 MiB in all of them. There the read curve's
     // own plateau decides (adopt_memory_plateau).
-    const auto type = info.extra.find("device_type");
-    const bool cpu = type != info.extra.end() && type->second.find("CPU") != std::string::npos;
     const std::vector<Level>* global = nullptr;
     if (opt.latency && !cpu)
       if (auto it = opt.latency->paths.find("global"); it != opt.latency->paths.end())
@@ -1210,6 +1216,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   out.telemetry_before = dev.telemetry();
   Ctx c{dev, *k, opt, progress, stop, out, info};
   c.memory_known = memory_known_from_map;
+  c.cpu_device = cpu;
   auto finish = [&] {
     out.clock_mhz_measured = probe_clock(out);
     if (opt.latency) name_levels_from_latency(out, *opt.latency, info.l2_bytes);

@@ -40,10 +40,23 @@ bool has_extension(const std::string& list, const std::string& ext) {
   return false;
 }
 
+// The major version in a PoCL platform version ("OpenCL 3.0 PoCL 5.0+debian ..."), 0 for
+// another platform.
+int pocl_major_version(const std::string& platform_version) {
+  const std::size_t at = platform_version.find("PoCL ");
+  if (at == std::string::npos) return 0;
+  try {
+    return std::stoi(platform_version.substr(at + 5));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 class OpenCLCompute final : public ComputeKernels {
  public:
   OpenCLCompute(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
     extensions_ = device_string(h.device, CL_DEVICE_EXTENSIONS);
+    pocl_major_ = pocl_major_version(info.toolkit_version);
     clGetDeviceInfo(h.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg_, &max_wg_, nullptr);
     cl_device_type type = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
@@ -62,13 +75,22 @@ class OpenCLCompute final : public ComputeKernels {
 
   Support supports(const ComputeOp& op) override {
     if (op.cl_step.empty())
-      return Support::no("no OpenCL C version of this kernel in the generator yet (the CUDA one is inline PTX)");
+      return Support::no(
+          "no OpenCL C version of this kernel in the generator yet (the CUDA one is inline PTX)");
     if (!op.cl_ext.empty() && !has_extension(extensions_, op.cl_ext))
       return Support::no("the device lacks " + op.cl_ext);
     // The sub-group built-ins (size, local id) come with cl_khr_subgroups.
     if (op.cl_ext.rfind("cl_khr_subgroup", 0) == 0 &&
         !has_extension(extensions_, "cl_khr_subgroups"))
       return Support::no("the device lacks cl_khr_subgroups");
+    // PoCL 5.0 (Ubuntu 24.04's, on the GPU machines' CPUs) offers sub-group shuffles, but the
+    // kernel it builds for them fails to load (undefined __pocl_work_group_alloca) and PoCL
+    // aborts the process, losing the rest of the run (2026-11-25). No version after 5 was
+    // tried; 3.1 does not offer them.
+    if (op.cl_ext.rfind("cl_khr_subgroup", 0) == 0 && pocl_major_ > 0 && pocl_major_ <= 5)
+      return Support::no("PoCL " + std::to_string(pocl_major_) +
+                         " aborts on its own sub-group kernels (undefined "
+                         "__pocl_work_group_alloca); not run");
     return Support::yes();
   }
 
@@ -214,6 +236,7 @@ class OpenCLCompute final : public ComputeKernels {
   Handles h_;
   DeviceInfo info_;
   std::string extensions_;
+  int pocl_major_ = 0;  // 0: not PoCL
   std::size_t max_wg_ = 1;
   bool gpu_ = false;
   std::map<std::string, Program> programs_;

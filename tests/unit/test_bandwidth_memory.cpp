@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -154,7 +155,8 @@ class FakeStreamDevice final : public Device {
   DeviceInfo info_;
 };
 
-BandwidthProbeResult run_fake(FakeStreams& k, std::optional<uint64_t> api_cache, bool quick) {
+BandwidthProbeResult run_fake(FakeStreams& k, std::optional<uint64_t> api_cache, bool quick,
+                              bool cpu = false) {
   DeviceInfo info;
   info.backend = "opencl";
   info.id = "fake:0";
@@ -162,6 +164,7 @@ BandwidthProbeResult run_fake(FakeStreams& k, std::optional<uint64_t> api_cache,
   info.compute_units = 2;
   info.memory_bytes = 16ull << 30;
   info.l2_bytes = api_cache;
+  if (cpu) info.extra["device_type"] = "CPU";
   FakeStreamDevice dev(&k, info);
   std::map<std::string, std::string> kv = {{"parts", "footprint"}, {"large", "0"}};
   if (quick) kv["quick"] = "1";
@@ -248,6 +251,21 @@ TEST(MemoryPlateauProbe, FiguresPreferTheLargestStablePoint) {
   for (const BandwidthPoint& p : r.footprint.at("write").points)
     measured_512 |= p.status == "ok" && p.x == 512 * MiB && p.gbps && is_unstable(*p.gbps);
   EXPECT_TRUE(measured_512);
+}
+
+// An OpenCL device of CPU type is planned as a slow device whatever its speed (a 16-core VM
+// read 200 GB/s in cache): one point per doubling, and its own memory plateau is believed.
+TEST(MemoryPlateauProbe, ACpuDeviceIsPlannedAsSlowAtAnySpeed) {
+  FakeStreams fast_cpu(64 * MiB, 200, 60, 2 * MiB, 400);
+  const BandwidthProbeResult r = run_fake(fast_cpu, uint64_t(480 * MiB), false, true);
+  ASSERT_TRUE(r.last_cache_bytes);
+  EXPECT_EQ(*r.last_cache_bytes, uint64_t(64 * MiB));
+  for (const BandwidthPoint& p : r.footprint.at("write").points)  // powers of two only
+    EXPECT_EQ(p.x, std::exp2(std::round(std::log2(p.x)))) << p.x;
+  // The same speeds without the type: a GPU-like plan (two points per doubling, API kept).
+  FakeStreams fast(64 * MiB, 200, 60, 2 * MiB, 400);
+  const BandwidthProbeResult g = run_fake(fast, uint64_t(480 * MiB), false, false);
+  EXPECT_FALSE(g.last_cache_bytes);
 }
 
 // The plateau lines agree with the figures: a curve with points past 4x the last cache but
