@@ -517,8 +517,13 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   }
   for (const BandwidthPoint& q : curve.points)
     if (q.status == "ok" && q.gbps && q.x >= 4.0 * double(c.info.l2_bytes.value_or(0)) &&
-        c.info.l2_bytes)
+        c.info.l2_bytes) {
       c.memory_rate = q.gbps->median * 1e9;
+      // A curve that reached past 4x the API's cache without a plateau below it: the API's
+      // size stands, and later curves keep their largest point in budget again (a 16-core
+      // VM's write curves, swept in order, had no device-memory point left, 2026-11-25).
+      if (!v.flat) c.memory_known = true;
+    }
   assign_bandwidth_levels(curve, load == BwLoad::l2_only || load == BwLoad::no_allocate ? 2 : 1,
                           c.info.l2_bytes);
   // The device-memory plateau is read where the summary's figure comes from (past 4x the
