@@ -351,11 +351,12 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   // memory starts (1.7 s a curve, 2026-11-25).
   if (c.opt.quick && !c.opt.budget_set && slow_device(c))
     c.budget_seconds = 2 * c.opt.budget_seconds;
-  // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's --quick moves
-  // 1 GB (10-20 ms a launch at its cache speed, far above the event clock's resolution), so
-  // that its read curve reaches memory: with 8 GB it spent its share by 128 MiB.
-  const uint64_t in_cache_target =
-      c.opt.quick && slow_device(c) ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
+  // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's move 1 GB
+  // (10-20 ms a launch at its cache speed, far above the event clock's resolution). With
+  // 8 GB a CPU VM's --quick read curve spent its share by 128 MiB, and a 16-core VM's write
+  // curve spent all of its 5.4 s on its first point: 16 KiB written at 9 GB/s (the passes
+  // were planned at the previous curve's 58 GB/s), 2026-11-25.
+  const uint64_t in_cache_target = slow_device(c) ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
   const std::optional<uint64_t> free = c.dev.free_memory();
