@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bandwidth.hpp"
+#include "fake_device.hpp"
 #include "gpudissect/bandwidth.hpp"
 #include "gpudissect/budget.hpp"
 #include "progress.hpp"
@@ -141,23 +142,6 @@ class FakeStreams final : public BandwidthKernels {
   double cache_, fast_, slow_, inner_cache_, inner_;
 };
 
-class FakeStreamDevice final : public Device {
- public:
-  FakeStreamDevice(FakeStreams* k, DeviceInfo info) : k_(k), info_(std::move(info)) {}
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::no("fake"); }
-  uint64_t max_footprint(MemPath) const override { return 0; }
-  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-  KernelSet* kernel_set(const std::string& p) override {
-    return p == BandwidthKernels::kProbe ? k_ : nullptr;
-  }
-
- private:
-  FakeStreams* k_;
-  DeviceInfo info_;
-};
-
 BandwidthProbeResult run_fake(FakeStreams& k, std::optional<uint64_t> api_cache, bool quick,
                               bool cpu = false) {
   DeviceInfo info;
@@ -168,7 +152,7 @@ BandwidthProbeResult run_fake(FakeStreams& k, std::optional<uint64_t> api_cache,
   info.memory_bytes = 16ull << 30;
   info.l2_bytes = api_cache;
   if (cpu) info.extra["device_type"] = "CPU";
-  FakeStreamDevice dev(&k, info);
+  fakes::OneKernelSetDevice<BandwidthKernels> dev(&k, info);
   std::map<std::string, std::string> kv = {{"parts", "footprint"}, {"large", "0"}};
   if (quick) kv["quick"] = "1";
   const BandwidthOptions opt = parse_bandwidth_options(kv);

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "fake_device.hpp"
 #include "frontend.hpp"
 #include "gpudissect/frontend.hpp"
 #include "gpudissect/result.hpp"
@@ -360,27 +361,19 @@ TEST(FrontendFigures, IdsFromAResult) {
 
 // ---- fake devices ----
 
-class FakeDevice : public Device {
- public:
-  explicit FakeDevice(FrontendKernels* k) : k_(k) {
-    info_.backend = "fake";
-    info_.id = "fake:0";
-    info_.name = "fake";
-    info_.compute_units = 2;
-    info_.clock_mhz_reported = 1000;
-  }
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::no("fake"); }
-  uint64_t max_footprint(MemPath) const override { return 0; }
-  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-  KernelSet* kernel_set(const std::string& p) override {
-    return p == FrontendKernels::kProbe ? k_ : nullptr;
-  }
+DeviceInfo fake_info() {
+  DeviceInfo info;
+  info.backend = "fake";
+  info.id = "fake:0";
+  info.name = "fake";
+  info.compute_units = 2;
+  info.clock_mhz_reported = 1000;
+  return info;
+}
 
- private:
-  DeviceInfo info_;
-  FrontendKernels* k_;
+class FakeDevice final : public fakes::OneKernelSetDevice<FrontendKernels> {
+ public:
+  explicit FakeDevice(FrontendKernels* k) : OneKernelSetDevice(k, fake_info()) {}
 };
 
 // A backend whose instruction cache is 4 KiB (IPC 1, then 0.25), launches take 5 us, and

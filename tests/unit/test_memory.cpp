@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "fake_device.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/compare.hpp"
 #include "gpudissect/memory.hpp"
@@ -410,21 +411,10 @@ class FakeMemory : public MemoryKernels {
   }
 };
 
-class FakeDevice : public Device {
+class FakeDevice final : public fakes::OneKernelSetDevice<MemoryKernels> {
  public:
-  explicit FakeDevice(MemoryKernels* k, DeviceInfo info = h100_like()) : k_(k), info_(info) {}
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::no("fake"); }
-  uint64_t max_footprint(MemPath) const override { return 0; }
-  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-  KernelSet* kernel_set(const std::string& p) override {
-    return p == MemoryKernels::kProbe ? k_ : nullptr;
-  }
-
- private:
-  MemoryKernels* k_;
-  DeviceInfo info_;
+  explicit FakeDevice(MemoryKernels* k, DeviceInfo info = h100_like())
+      : OneKernelSetDevice(k, std::move(info)) {}
 };
 
 MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {},
