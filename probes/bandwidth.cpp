@@ -141,8 +141,9 @@ void add_figure(BandwidthProbeResult& out, const std::string& name, const Bandwi
 // How the probe's time budget (bandwidth.budget) is split: footprint sweeps, shared-memory
 // strides, host link. An H200 spends ~5, ~1 and ~2 s on them.
 constexpr double kFootprintShare = 0.6, kSharedShare = 0.15, kHostShare = 0.25;
-// Below this rate (bytes per second within a launch, the calibration's) footprint sweeps take one
-// point per doubling unless points_per_doubling was set: an H200 moves ~1000x more.
+// Below this rate (bytes per second within a launch, the calibration's) a device is planned
+// as slow (slow_device: one point per doubling unless points_per_doubling was set, and the
+// rest); an H200 moves ~1000x more. A CPU device is slow whatever its rate.
 constexpr double kSlowDeviceBytesPerSecond = 100e9;
 // A curve's memory plateau (or the latency map's memory) is believed below the API's cache
 // size only where it starts past this fraction of it (adopt_memory_plateau, last_cache).
