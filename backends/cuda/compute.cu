@@ -237,20 +237,10 @@ class CudaCompute final : public ComputeKernels {
       const std::string src = generate_cuda_source(*op, {op->warpgroup ? 1 : ilp}, mx);
       const std::string arch = mx && mx->sm90a ? "sm_90a" : arch_for(*op);
       const uint64_t h = fnv1a(src + "|" + arch + "|" + nvrtc_version_);
-      const auto path = cache_dir() / (std::to_string(h) + ".cubin");
       try {
-        m.cubin = read_file(path);
-        if (m.cubin.empty()) {
-          m.cubin = nvrtc_compile(src, arch, true).image;
-          write_file(path, m.cubin);
-        }
-        const auto sass_path = cache_dir() / (std::to_string(h) + ".sass");
-        std::string sass = read_file(sass_path);
-        if (sass.empty()) {
-          sass = disassemble(m.cubin, h);
-          if (!sass.empty()) write_file(sass_path, sass);
-        }
-        if (!sass.empty()) m.loops = parse_sass_loops(sass);
+        CachedCubin c = cached_cubin(src, arch, {}, cache_dir(), h);
+        m.cubin = std::move(c.cubin);
+        if (!c.sass.empty()) m.loops = parse_sass_loops(c.sass);
       } catch (const std::exception& e) {
         m.error = e.what();
       }

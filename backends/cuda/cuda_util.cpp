@@ -225,6 +225,25 @@ void write_file(const std::filesystem::path& p, const std::string& data) {
   std::filesystem::rename(tmp, p, ec);
 }
 
+CachedCubin cached_cubin(const std::string& source, const std::string& arch,
+                         const std::vector<std::string>& extra, const std::filesystem::path& dir,
+                         uint64_t key) {
+  CachedCubin c;
+  const auto path = dir / (std::to_string(key) + ".cubin");
+  c.cubin = read_file(path);
+  if (c.cubin.empty()) {
+    c.cubin = nvrtc_compile(source, arch, true, extra).image;
+    write_file(path, c.cubin);
+  }
+  const auto sass_path = dir / (std::to_string(key) + ".sass");
+  c.sass = read_file(sass_path);
+  if (c.sass.empty()) {
+    c.sass = disassemble(c.cubin, key);
+    if (!c.sass.empty()) write_file(sass_path, c.sass);
+  }
+  return c;
+}
+
 // cuobjdump -sass of a cubin held in memory, through a temporary file.
 std::string disassemble(const std::string& cubin, uint64_t key) {
   const auto tmp =

@@ -78,4 +78,15 @@ void write_file(const std::filesystem::path& p, const std::string& data);  // at
 // cuobjdump is missing.
 std::string disassemble(const std::string& cubin, uint64_t key);
 
+// `source` compiled for `arch` to a CUBIN (nvrtc_compile with `extra`) and its SASS
+// (disassemble; empty where cuobjdump is missing), read from `dir` where an earlier run
+// cached them under `key` (the caller's hash of everything that determines them), else made
+// and cached there. Throws what nvrtc_compile throws.
+struct CachedCubin {
+  std::string cubin, sass;
+};
+CachedCubin cached_cubin(const std::string& source, const std::string& arch,
+                         const std::vector<std::string>& extra, const std::filesystem::path& dir,
+                         uint64_t key);
+
 }  // namespace gd::cuda

@@ -488,23 +488,12 @@ class CudaFrontend final : public FrontendKernels {
       std::string opts;
       for (const auto& e : extra) opts += e + " ";
       const uint64_t h = fnv1a(src + "|" + arch + "|" + opts + "|" + nvrtc_version_);
-      const auto dir = cache_dir("frontend");
-      const auto path = dir / (std::to_string(h) + ".cubin");
       Built m;
       try {
-        m.cubin = read_file(path);
-        if (m.cubin.empty()) {
-          m.cubin = nvrtc_compile(src, arch, true, extra).image;
-          write_file(path, m.cubin);
-        }
-        const auto sass_path = dir / (std::to_string(h) + ".sass");
-        std::string sass = read_file(sass_path);
-        if (sass.empty()) {
-          sass = disassemble(m.cubin, h);
-          if (!sass.empty()) write_file(sass_path, sass);
-        }
-        if (!sass.empty()) {
-          const auto all = parse_sass_all_loops(sass);
+        CachedCubin c = cached_cubin(src, arch, extra, cache_dir("frontend"), h);
+        m.cubin = std::move(c.cubin);
+        if (!c.sass.empty()) {
+          const auto all = parse_sass_all_loops(c.sass);
           if (auto it = all.find(icache_kernel_name()); it != all.end()) m.loops = it->second;
         }
       } catch (const std::exception& e) {
