@@ -44,9 +44,10 @@ std::optional<double> SweepPlanner::estimate(double bytes_per_launch, int launch
     // an H100's 32 KiB copy point, scaled to its 207 MiB largest one, reserved the whole
     // --quick share of the curve and skipped every point between (2026-11-25).
     double setup = setup_;
-    if (footprint_bytes > 0 && setup_footprint_ > 0)
-      setup *= std::min(footprint_bytes / setup_footprint_,
-                        footprint_bytes <= 16 * setup_footprint_ ? 16.0 : 1.0);
+    if (footprint_bytes > 0 && setup_footprint_ > 0) {
+      const double scale = footprint_bytes / setup_footprint_;
+      if (scale <= 16) setup *= scale;  // past 16x: the last point's setup as it was
+    }
     return bytes_per_launch * launches / *launch_rate_ + setup;
   }
   if (!rate_ || *rate_ <= 0) return std::nullopt;
