@@ -7,6 +7,7 @@
 #include "gpudissect/clock_ramp.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 #include "latency.hpp"  // ProbeError
 
@@ -15,10 +16,6 @@ namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 ThroughputRequest req(AtomicSpace s, AtomicOp o, AtomicType t, Contention c, bool ret = true,
                       int ways = 1, AtomicScope scope = AtomicScope::gpu) {

@@ -12,6 +12,7 @@
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/sweep.hpp"
 #include "gpudissect/units.hpp"
 #include "latency.hpp"  // ProbeError
@@ -21,10 +22,6 @@ namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 bool truthy(const std::string& v) { return v == "1" || v == "true" || v == "yes" || v == "on"; }
 

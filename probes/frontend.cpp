@@ -7,6 +7,7 @@
 
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 
 namespace gd {
@@ -14,10 +15,6 @@ namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 Summary scaled(Summary s, double k) {
   for (double* v : {&s.median, &s.q1, &s.q3, &s.min, &s.max}) *v *= k;

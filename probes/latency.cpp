@@ -8,6 +8,7 @@
 #include "gpudissect/chain.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 
 namespace gd {
@@ -15,10 +16,6 @@ namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 bool is_cuda(const DeviceInfo& info) { return info.backend == "cuda"; }
 

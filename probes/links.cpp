@@ -8,6 +8,7 @@
 
 #include "gpudissect/chain.hpp"
 #include "gpudissect/options.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 #include "latency.hpp"  // ProbeError
 
@@ -17,10 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 const char* kName = "links";
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 struct Ctx {
   LinksKernels& k;

@@ -8,6 +8,7 @@
 #include "gpudissect/chain.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 #include "latency.hpp"
 
@@ -18,10 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t KiB = 1024;
 constexpr uint64_t MiB = 1024 * KiB;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // What every measurement shares: the kernels, the options, the budget and the clocks seen.
 struct Ctx {

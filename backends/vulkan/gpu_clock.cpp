@@ -5,15 +5,13 @@
 #include <cmath>
 #include <string>
 
+#include "gpudissect/stopwatch.hpp"
+
 namespace gd::vulkan {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 constexpr uint64_t kMaxHops = 1ull << 20;  // per dispatch (chase_common.glsl)
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "gpudissect/stopwatch.hpp"
+
 #if defined(__linux__)
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -22,10 +24,6 @@ void lower_this_thread_priority() {
 
 std::mutex current_mu;
 HeadStart* current = nullptr;  // the one running in this process, if any
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace
 
