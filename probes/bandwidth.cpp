@@ -343,18 +343,18 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   // its budget and still reach device memory: setup and launches cost ~0.25 s a point, so it
   // gets one point per doubling (the rate is the calibration's or the previous curve's).
   int ppd = c.opt.points_per_doubling;
-  if (!c.opt.points_per_doubling_set && slow_device(c)) ppd = 1;
+  const bool slow = slow_device(c);  // known from here on: the calibration is done
+  if (!c.opt.points_per_doubling_set && slow) ppd = 1;
   // --quick's 20 s are the H200's (its 15 s target); a CPU through PoCL has a minute, and in
   // 20 s its read curve stopped at 128 MiB, short of the memory plateau that tells where its
   // memory starts (1.7 s a curve, 2026-11-25).
-  if (c.opt.quick && !c.opt.budget_set && slow_device(c))
-    c.budget_seconds = 2 * c.opt.budget_seconds;
+  if (c.opt.quick && !c.opt.budget_set && slow) c.budget_seconds = 2 * c.opt.budget_seconds;
   // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's move 1 GB
   // (10-20 ms a launch at its cache speed, far above the event clock's resolution). With
   // 8 GB a CPU VM's --quick read curve spent its share by 128 MiB, and a 16-core VM's write
   // curve spent all of its 5.4 s on its first point: 16 KiB written at 9 GB/s (the passes
   // were planned at the previous curve's 58 GB/s), 2026-11-25.
-  const uint64_t in_cache_target = slow_device(c) ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
+  const uint64_t in_cache_target = slow ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
   const std::optional<uint64_t> free = c.dev.free_memory();
@@ -363,7 +363,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   // must reach two doublings into memory for the others to know where memory starts.
   double share = budget_share(kFootprintShare * c.budget_seconds, c.footprint_spent,
                               std::max(1, c.footprint_curves_left));
-  if (slow_device(c) && !c.memory_known && op == BwOp::read && load == BwLoad::cached && !v.flat)
+  if (slow && !c.memory_known && op == BwOp::read && load == BwLoad::cached && !v.flat)
     share = std::min(2 * share, kFootprintShare * c.budget_seconds - c.footprint_spent);
   SweepPlanner plan(share);
   if (c.rate) plan.assume_rate(*c.rate, c.launch_rate);
@@ -400,7 +400,6 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       uint64_t top = 0;
       for (uint64_t g : grid)
         if (g <= std::max(lo, hi)) top = std::max(top, g);
-      const bool slow = slow_device(c);
       if (slow && !c.memory_known && !v.flat) top = 0;
       BudgetVerdict bv;
       if (fp < top) {
@@ -1163,8 +1162,6 @@ void device_memory_levels(BandwidthProbeResult& bw, std::optional<uint64_t> last
     if (!curve.levels.empty() && starts_with(curve.levels.back().name, "device memory")) {
       curve.levels.back().name = "device memory";
       curve.levels.back().gbps = median(g);
-      for (BandwidthLevel& l : curve.levels)
-        if (starts_with(l.name, "partly cached")) l.name = "partly cached";
       dedupe_level_names(curve.levels);
       continue;
     }

@@ -32,7 +32,8 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
 
 // The ops of the instruction table these options run, in order.
 std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt);
-// Every kernel source the probe runs with these options on `k`: one launch per (op, mix).
+// Every kernel source the probe runs with these options on `k`: one launch per (op, mix)
+// at ILP 8 for the table (1 for barriers), and per sweep ILP for the ILP sweep's ops.
 std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, ComputeKernels& k);
 // Those sources compiled ahead, beside the probes before this one, where the backend can
 // (KernelSet::compiles_beside_measurements); empty otherwise.
