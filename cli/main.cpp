@@ -22,7 +22,7 @@
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
-#include "progress.hpp"
+#include "gpudissect/progress.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 

@@ -1,8 +1,8 @@
 # Writes the compiled SPIR-V modules (SPV_FILES, each <name>.spv) into one header of uint32_t
 # arrays, so the binary carries its shaders and needs no file next to it at run time.
-# Run by cmake -P from cmake/vulkan.cmake.
+# Run by cmake -P from cmake/probes.cmake.
 separate_arguments(SPV_FILES)
-set(content "// Generated from backends/vulkan/shaders by glslangValidator; do not edit.\n")
+set(content "// Generated from the probes' .comp shaders by glslangValidator; do not edit.\n")
 string(APPEND content "#pragma once\n\n#include <cstdint>\n#include <cstddef>\n\n")
 string(APPEND content "namespace gd::vulkan::shaders {\n\n")
 set(table "")

@@ -1,5 +1,5 @@
 // The probes this build knows, in the order `gpudissect run` runs them and reports show
-// them. Each entry's factory lives in that probe's own *_probe.cpp.
+// them. Each entry's factory lives in that probe's own entry.cpp (probes/<name>/).
 #pragma once
 
 #include <memory>

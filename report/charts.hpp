@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd::report::detail {
@@ -93,7 +94,7 @@ struct SectionContext;  // sections.hpp
 // context has no charts (the page says once why).
 std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
                           const std::string& caption = "");
-// Bandwidth curves (GB/s) against footprint on one chart, log2 x axis (bandwidth_report.cpp;
+// Bandwidth curves (GB/s) against footprint on one chart, log2 x axis (probes/bandwidth/report.cpp;
 // the host memory section draws its curves with it too).
 std::optional<detail::ChartSpec> bandwidth_curves_chart(
     const std::string& name, const std::string& title,

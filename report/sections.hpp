@@ -1,5 +1,5 @@
 // Each probe's pieces of the terminal summary, the CSV files and the HTML report; its
-// registry entry (probes/*_probe.cpp) hands them to the writers, which call them in
+// registry entry (probes/<name>/entry.cpp) hands them to the writers, which call them in
 // registry order.
 #pragma once
 
@@ -28,7 +28,7 @@ std::vector<std::filesystem::path> write_latency_csv(const std::filesystem::path
                                                      const RunResult& r);
 std::string latency_html_section(const RunResult& r, SectionContext& ctx);
 
-// The host memory probe's pieces (host_memory_report.cpp).
+// The host memory probe's pieces (probes/host_memory/report.cpp).
 void print_host_memory_summary(std::ostream& os, const RunResult& r);
 std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::path& dir,
                                                          const RunResult& r);

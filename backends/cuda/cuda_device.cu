@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "chase_kernels.cuh"
+#include "latency/cuda_chase.cuh"
 #include "cuda_backend.hpp"
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"

@@ -8,13 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "gpudissect/atomics.hpp"
-#include "gpudissect/bandwidth.hpp"
-#include "gpudissect/compute.hpp"
+#include "atomics/atomics.hpp"
+#include "bandwidth/bandwidth.hpp"
+#include "compute/compute.hpp"
 #include "gpudissect/device.hpp"
-#include "gpudissect/frontend.hpp"
-#include "gpudissect/links.hpp"
-#include "gpudissect/memory.hpp"
+#include "frontend/frontend.hpp"
+#include "links/links.hpp"
+#include "memory/memory.hpp"
 
 namespace gd::cuda {
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "gpudissect/atomics.hpp"
-#include "gpudissect/bandwidth.hpp"
-#include "gpudissect/compute.hpp"
+#include "atomics/atomics.hpp"
+#include "bandwidth/bandwidth.hpp"
+#include "compute/compute.hpp"
 #include "gpudissect/device.hpp"
-#include "gpudissect/frontend.hpp"
+#include "frontend/frontend.hpp"
 #include "vulkan_context.hpp"
 
 namespace gd::vulkan {

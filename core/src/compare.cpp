@@ -9,6 +9,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "bandwidth/bandwidth.hpp"
+#include "compute/compute.hpp"
+
 namespace gd {
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// backends/opencl/bandwidth.cl itself (build with -I backends/opencl), then the variants
+// probes/bandwidth/bandwidth.cl itself (build with -I probes/bandwidth), then the variants
 // measured against it.
 #include "bandwidth.cl"
 

@@ -7,7 +7,7 @@
 
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
-#include "gpudissect/compute.hpp"
+#include "compute/compute.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <future>
 
 #include "cuda_util.hpp"
-#include "frontend.hpp"
-#include "gpudissect/frontend.hpp"
+#include "frontend/run.hpp"
+#include "frontend/frontend.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "nccl.hpp"
+#include "links/cuda_nccl.hpp"
 
 namespace gd::cuda {
 namespace {

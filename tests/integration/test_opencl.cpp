@@ -11,7 +11,7 @@
 #include "chase_request.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
-#include "latency.hpp"
+#include "latency/run.hpp"
 #include "opencl_backend.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cmath>
 
-#include "atomics.hpp"
+#include "atomics/run.hpp"
 #include "opencl_backend.hpp"
 
 namespace gd {

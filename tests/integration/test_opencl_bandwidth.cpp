@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "bandwidth.hpp"
+#include "bandwidth/run.hpp"
 #include "opencl_backend.hpp"
 
 namespace gd {

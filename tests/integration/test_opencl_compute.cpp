@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cmath>
 
-#include "compute.hpp"
+#include "compute/run.hpp"
 #include "opencl_backend.hpp"
 
 namespace gd {

@@ -26,7 +26,7 @@
 #include "gpudissect/levels.hpp"
 #include "gpudissect/sweep.hpp"
 #include "gpudissect/units.hpp"
-#include "latency.hpp"
+#include "latency/run.hpp"
 #include "opencl_backend.hpp"
 
 namespace {
@@ -194,7 +194,7 @@ TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
 
   gd::LatencyOptions opt;  // the probe's own defaults ...
   // ... stated here where the native chase below must walk the same chain: 64 KiB page
-  // groups, the probe's CPU default (kCpuGroupBytes in probes/latency.cpp).
+  // groups, the probe's CPU default (kCpuGroupBytes in probes/latency/run.cpp).
   const uint64_t group_bytes = 64 * KiB;
   opt.page_bytes = group_bytes;
   opt.paths = {gd::MemPath::global};

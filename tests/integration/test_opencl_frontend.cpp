@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "frontend.hpp"
+#include "frontend/run.hpp"
 #include "opencl_backend.hpp"
 #include "registry.hpp"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "gpudissect/result.hpp"
-#include "memory.hpp"
+#include "memory/run.hpp"
 #include "opencl_backend.hpp"
 #include "registry.hpp"
 #include "sections.hpp"

@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "atomics.hpp"
-#include "bandwidth.hpp"
+#include "atomics/run.hpp"
+#include "bandwidth/run.hpp"
 #include "chase_request.hpp"
-#include "compute.hpp"
-#include "frontend.hpp"
+#include "compute/run.hpp"
+#include "frontend/run.hpp"
 #include "gpu_clock.hpp"
-#include "gpudissect/bandwidth.hpp"
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
-#include "latency.hpp"
+#include "latency/run.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_shaders.hpp"
 

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "atomics.hpp"
-#include "atomics_report.hpp"
-#include "latency.hpp"  // ProbeError
+#include "atomics/run.hpp"
+#include "atomics/report.hpp"
+#include "gpudissect/probe.hpp"  // ProbeError
 
 namespace gd {
 namespace {

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <vector>
 
-#include "bandwidth.hpp"
-#include "gpudissect/bandwidth.hpp"
+#include "bandwidth/run.hpp"
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 #include "sections.hpp"

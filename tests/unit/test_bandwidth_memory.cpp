@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "bandwidth.hpp"
+#include "bandwidth/run.hpp"
 #include "fake_device.hpp"
-#include "gpudissect/bandwidth.hpp"
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/budget.hpp"
-#include "progress.hpp"
+#include "gpudissect/progress.hpp"
 
 namespace gd {
 namespace {

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "compute.hpp"
-#include "gpudissect/compute.hpp"
+#include "compute/run.hpp"
+#include "compute/compute.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 #include "sections.hpp"

@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "fake_device.hpp"
-#include "frontend.hpp"
-#include "gpudissect/frontend.hpp"
+#include "frontend/run.hpp"
+#include "frontend/frontend.hpp"
 #include "gpudissect/result.hpp"
-#include "progress.hpp"
+#include "gpudissect/progress.hpp"
 #include "registry.hpp"
 
 namespace gd {

@@ -9,7 +9,7 @@
 
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
-#include "latency.hpp"
+#include "latency/run.hpp"
 #include "registry.hpp"
 
 namespace {

@@ -9,12 +9,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpudissect/links.hpp"
+#include "bandwidth/bandwidth.hpp"
+#include "links/links.hpp"
 #include "gpudissect/result.hpp"
-#include "latency.hpp"  // ProbeError
-#include "links.hpp"
-#include "links_report.hpp"
-#include "progress.hpp"
+#include "gpudissect/probe.hpp"  // ProbeError
+#include "links/run.hpp"
+#include "links/report.hpp"
+#include "gpudissect/progress.hpp"
 #include "registry.hpp"
 
 namespace gd {

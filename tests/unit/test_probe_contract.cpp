@@ -7,10 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpudissect/host_memory.hpp"
+#include "bandwidth/bandwidth.hpp"
+#include "host_memory/host_memory.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
-#include "progress.hpp"
+#include "gpudissect/progress.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "sections.hpp"

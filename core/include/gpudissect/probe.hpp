@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,16 @@
 
 namespace gd {
 
-class Progress;  // probes/progress.hpp
+class Progress;  // gpudissect/progress.hpp
 struct RunResult;
 namespace report {
 struct SectionContext;  // report/sections.hpp
 }
+
+// A backend failure, with probe, path and point named in what().
+struct ProbeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Work a probe can do before its turn, beside the probes that measure first: compiling its
 // generated kernels, which NVRTC does on the host's cores in seconds (5 s of a fresh H200

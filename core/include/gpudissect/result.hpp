@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "gpudissect/bandwidth.hpp"
-#include "gpudissect/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/figure.hpp"
 #include "gpudissect/probe.hpp"

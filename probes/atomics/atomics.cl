@@ -1,0 +1,150 @@
+// Kernels of the atomics probe (OpenCL C 1.2): atomic_add / atomic_cmpxchg throughput on
+// global and local memory, and CAS ping-pong between two work-items. Addresses follow
+// gd::target_word (probes/atomics/model.cpp) exactly, so the host knows what every word must
+// hold afterwards. Every spin is bounded: a partner that never answers makes the kernel
+// report a timeout, never hang.
+
+// Contention codes, as gd::Contention.
+#define C_DISTINCT 0
+#define C_BANK_CONFLICT 1
+#define C_SAME_PER_WARP 2
+#define C_SAME_PER_BLOCK 3
+#define C_SAME_GPU 4
+
+// The word of the global target work-item g hits (gd::target_word, global space).
+ulong global_word(uint contention, ulong g, ulong group, ulong group_size) {
+  if (contention == C_SAME_PER_WARP) return (g / 32) * 32;
+  if (contention == C_SAME_PER_BLOCK) return group * 32;
+  if (contention == C_SAME_GPU) return 0;
+  return g;
+}
+
+// The word of the group's local array work-item t hits (gd::target_word, shared space).
+uint local_word(uint contention, uint ways, uint t) {
+  const uint warp = t / 32, lane = t % 32;
+  if (contention == C_DISTINCT) return warp * 32 + lane;
+  if (contention == C_BANK_CONFLICT) {
+    const uint banks = 32 / ways;
+    return warp * 32 * ways + lane % banks + (lane / banks) * 32;
+  }
+  if (contention == C_SAME_PER_WARP) return warp * 32;
+  return 0;
+}
+
+// Every work-item adds 1 to its word `iterations` times, using the returned value (summed
+// into `sink`, so the atomic's result is live).
+__kernel void at_global_add(__global volatile uint* target, uint contention, ulong iterations,
+                            __global uint* sink) {
+  const ulong g = get_global_id(0);
+  __global volatile uint* p =
+      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+  uint acc = 0;
+  for (ulong k = 0; k < iterations; ++k) acc += atomic_add(p, 1u);
+  sink[g] = acc;
+}
+
+// A CAS loop per work-item: each attempt swaps guess -> guess + 1; a failure learns the
+// current value. Successes are counted per work-item so the host can check every word.
+__kernel void at_global_cas(__global volatile uint* target, uint contention, ulong iterations,
+                            __global uint* successes) {
+  const ulong g = get_global_id(0);
+  __global volatile uint* p =
+      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+  uint guess = 0, won = 0;
+  for (ulong k = 0; k < iterations; ++k) {
+    const uint old = atomic_cmpxchg(p, guess, guess + 1);
+    if (old == guess) {
+      ++won;
+      guess = old + 1;
+    } else {
+      guess = old;
+    }
+  }
+  successes[g] = won;
+}
+
+// Local memory: the group's array (words_per_group words) starts at 0, every work-item
+// adds to its word, and the array is copied out to out[group * words_per_group ...].
+__kernel void at_local_add(__global uint* out, uint contention, uint ways, ulong iterations,
+                           uint words_per_group, __global uint* sink, __local volatile uint* arr) {
+  const uint t = get_local_id(0), n = get_local_size(0);
+  for (uint w = t; w < words_per_group; w += n) arr[w] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __local volatile uint* p = arr + local_word(contention, ways, t);
+  uint acc = 0;
+  for (ulong k = 0; k < iterations; ++k) acc += atomic_add(p, 1u);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint w = t; w < words_per_group; w += n) out[get_group_id(0) * words_per_group + w] = arr[w];
+  sink[get_global_id(0)] = acc;
+}
+
+__kernel void at_local_cas(__global uint* out, uint contention, uint ways, ulong iterations,
+                           uint words_per_group, __global uint* successes,
+                           __local volatile uint* arr) {
+  const uint t = get_local_id(0), n = get_local_size(0);
+  for (uint w = t; w < words_per_group; w += n) arr[w] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __local volatile uint* p = arr + local_word(contention, ways, t);
+  uint guess = 0, won = 0;
+  for (ulong k = 0; k < iterations; ++k) {
+    const uint old = atomic_cmpxchg(p, guess, guess + 1);
+    if (old == guess) {
+      ++won;
+      guess = old + 1;
+    } else {
+      guess = old;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint w = t; w < words_per_group; w += n) out[get_group_id(0) * words_per_group + w] = arr[w];
+  successes[get_global_id(0)] = won;
+}
+
+// One player's part of a CAS ping-pong on `flag`: player `me` (0 = A, 1 = B) turns 2k + me
+// into 2k + me + 1, `rounds` times. A spin that exceeds `spin_limit` attempts, or sees the
+// partner give up (abort != 0), ends the game with a timeout. res: [me] hand-overs made,
+// [2 + me] timeouts.
+#define PLAY(flag, abort)                                          \
+  uint done = 0, timed_out = 0;                                    \
+  for (uint k = 0; k < rounds && !timed_out; ++k) {                \
+    const int want = (int)(2 * k + me);                            \
+    uint spins = 0;                                                \
+    while (atomic_cmpxchg(flag, want, want + 1) != want) {         \
+      if (++spins > spin_limit || *(abort) != 0) {                 \
+        timed_out = 1;                                             \
+        atomic_xchg(abort, 1);                                     \
+        break;                                                     \
+      }                                                            \
+    }                                                              \
+    if (!timed_out) ++done;                                        \
+  }                                                                \
+  res[me] = done;                                                  \
+  res[2 + me] = timed_out;
+
+// Two work-groups of one work-item each; they run on two compute units where the device
+// has them free (OpenCL cannot place them). flag[0] is the flag, flag[32] (its own
+// 128-byte line) the abort word; both start at 0.
+__kernel void at_pingpong_global(__global volatile int* flag, __global uint* res, uint rounds,
+                                 uint spin_limit) {
+  if (get_local_id(0) != 0) return;
+  const uint me = get_group_id(0);
+  PLAY(flag, flag + 32)
+}
+
+// Two work-items of one work-group, 64 apart (different wavefronts / warps on every GPU);
+// the flag lives in local memory and is copied to res[4] at the end.
+__kernel void at_pingpong_local(__global uint* res, uint rounds, uint spin_limit) {
+  __local volatile int cell[2];
+  const uint t = get_local_id(0);
+  if (t == 0) {
+    cell[0] = 0;
+    cell[1] = 0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t == 0 || t == 64) {
+    const uint me = t / 64;
+    PLAY(cell, cell + 1)
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t == 0) res[4] = (uint)cell[0];
+}

@@ -1,0 +1,89 @@
+#version 450
+// Atomic throughput (the OpenCL backend's set, probes/atomics/atomics.cl): every invocation
+// makes `iterations` atomicAdd (GD_CAS: atomicCompSwap loops) on one word of a storage
+// buffer, or (GD_SHARED) of the workgroup's shared array, which is then copied out. Word
+// addresses follow gd::target_word (probes/atomics/model.cpp) exactly, so the host knows what
+// every word must hold afterwards (gd::throughput_check). Built four ways by
+// cmake/vulkan.cmake: atomics_{global,shared}_{add,cas}.
+
+// Contention codes, as gd::Contention.
+#define C_DISTINCT 0u
+#define C_BANK_CONFLICT 1u
+#define C_SAME_PER_WARP 2u
+#define C_SAME_PER_BLOCK 3u
+#define C_SAME_GPU 4u
+
+layout(local_size_x_id = 0) in;
+// Shared: the workgroup's array, gd::shared_words_per_block words (a multiple of 32).
+layout(constant_id = 1) const uint kSharedWords = 256;
+
+layout(push_constant) uniform Push {
+  uint contention;
+  uint ways;
+  uint iterations;
+} pc;
+
+// Global: the target words; shared: every workgroup's array copied out, one after another.
+layout(std430, set = 0, binding = 0) coherent buffer Target { uint target[]; };
+// Per invocation: the sum of the values the atomics returned (so each result is live), or
+// for CAS the swaps it won.
+layout(std430, set = 0, binding = 1) writeonly buffer Aux { uint aux[]; };
+
+#ifdef GD_SHARED
+shared uint arr[kSharedWords];
+
+// gd::target_word, shared space: each warp (32 invocations) owns 32 x ways words.
+uint local_word(uint t) {
+  const uint warp = t / 32u, lane = t % 32u;
+  if (pc.contention == C_DISTINCT) return warp * 32u + lane;
+  if (pc.contention == C_BANK_CONFLICT) {
+    const uint banks = 32u / pc.ways;
+    return warp * 32u * pc.ways + lane % banks + (lane / banks) * 32u;
+  }
+  if (pc.contention == C_SAME_PER_WARP) return warp * 32u;
+  return 0u;
+}
+#define WORD arr[w]
+#else
+// gd::target_word, global space.
+uint global_word(uint g) {
+  if (pc.contention == C_SAME_PER_WARP) return (g / 32u) * 32u;
+  if (pc.contention == C_SAME_PER_BLOCK) return gl_WorkGroupID.x * 32u;
+  if (pc.contention == C_SAME_GPU) return 0u;
+  return g;
+}
+#define WORD target[w]
+#endif
+
+void main() {
+  const uint g = gl_GlobalInvocationID.x, t = gl_LocalInvocationID.x;
+  const uint n = gl_WorkGroupSize.x;
+#ifdef GD_SHARED
+  for (uint i = t; i < kSharedWords; i += n) arr[i] = 0u;
+  barrier();
+  const uint w = local_word(t);
+#else
+  const uint w = global_word(g);
+#endif
+  uint acc = 0u;
+#ifdef GD_CAS
+  // Each attempt swaps guess -> guess + 1; a failure learns the current value.
+  uint guess = 0u;
+  for (uint k = 0u; k < pc.iterations; ++k) {
+    const uint old = atomicCompSwap(WORD, guess, guess + 1u);
+    if (old == guess) {
+      ++acc;
+      guess = old + 1u;
+    } else {
+      guess = old;
+    }
+  }
+#else
+  for (uint k = 0u; k < pc.iterations; ++k) acc += atomicAdd(WORD, 1u);
+#endif
+#ifdef GD_SHARED
+  barrier();
+  for (uint i = t; i < kSharedWords; i += n) target[gl_WorkGroupID.x * kSharedWords + i] = arr[i];
+#endif
+  aux[g] = acc;
+}

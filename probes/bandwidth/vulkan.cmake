@@ -1,0 +1,6 @@
+foreach(kernel stream_read stream_write stream_copy buffer_fill buffer_sum)
+  gd_vulkan_shader(${kernel} ${kernel}.comp)
+endforeach()
+foreach(width 4 8 16)
+  gd_vulkan_shader(shared_read_${width} shared_read.comp -DGD_WIDTH=${width})
+endforeach()

@@ -1,0 +1,410 @@
+// Vulkan kernels of the bandwidth probe: streams (read/write/copy through storage buffers)
+// and workgroup memory at a stride, timed with timestamp queries. Byte counts, layouts and
+// checks are gpudissect/bandwidth.hpp's, as on CUDA and OpenCL. No SM clock is given here,
+// so the probe reports GB/s and no bytes per clock (never from an assumed clock).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "bandwidth/bandwidth.hpp"
+#include "vulkan_probes.hpp"
+
+namespace gd::vulkan {
+
+namespace {
+
+// stream_common.glsl: 256 invocations x 4 uvec4s per step.
+constexpr uint64_t kWorkgroup = 256, kUnroll = 4, kChunkBytes = kWorkgroup * kUnroll * 16;
+constexpr uint32_t kSharedBytes = 16384;  // shared_read.comp's array
+constexpr uint32_t kSumGroups = 64;       // workgroups of the (untimed) fill and sum
+
+// The push constants of every stream shader (stream_common.glsl's Layout block).
+struct StreamPush {
+  uint32_t chunks, groups, chunks_per_group, first_pass, pass_count;
+};
+// Loop iterations a stream shader spends outside its pass loop (the reduction), kept free
+// under llvmpipe's limit.
+constexpr uint64_t kLoopHeadroom = 64;
+
+uint32_t narrow(uint64_t v, const char* what) {
+  if (v > std::numeric_limits<uint32_t>::max())
+    throw BackendError(std::string("stream: ") + what + " (" + std::to_string(v) +
+                       ") does not fit the shader's 32-bit counter");
+  return static_cast<uint32_t>(v);
+}
+
+constexpr VkDescriptorType kStorage = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+
+class VulkanBandwidth final : public BandwidthKernels {
+ public:
+  VulkanBandwidth(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {
+    const auto& limits = ctx.facts().props.limits;
+    max_buffer_ = limits.maxStorageBufferRange;
+    if (ctx.facts().max_allocation_bytes)
+      max_buffer_ = std::min<uint64_t>(max_buffer_, ctx.facts().max_allocation_bytes);
+    shared_ok_ = limits.maxComputeSharedMemorySize >= kSharedBytes + kWorkgroup * 4;
+    timing_ = ctx.facts().timing();  // without timestamps nothing here can be timed
+    read_ = ctx.pipeline("stream_read", {kStorage, kStorage}, sizeof(StreamPush));
+    write_ = ctx.pipeline("stream_write", {kStorage}, sizeof(StreamPush));
+    copy_ = ctx.pipeline("stream_copy", {kStorage, kStorage}, sizeof(StreamPush));
+    fill_ = ctx.pipeline("buffer_fill", {kStorage}, sizeof(uint32_t));
+    sum_ = ctx.pipeline("buffer_sum", {kStorage, kStorage}, sizeof(StreamPush));
+    sum_word_ = ctx.buffer(4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  }
+
+  uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunkBytes; }
+
+  // Four workgroups per SM where the SM count is known (NVIDIA); on a CPU driver four per
+  // host core (lavapipe runs workgroups on one worker thread per core); 1024 elsewhere.
+  int stream_blocks() const override {
+    if (info_.compute_units > 0) return info_.compute_units * 4;
+    if (ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+      return 4 * static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+    return 1024;
+  }
+
+  Support supports(BwOp, BwLoad load) const override {
+    if (!timing_.ok) return timing_;
+    if (load == BwLoad::cached) return Support::yes();
+    return Support::no(
+        "GLSL has no cache operators or bulk copies; the Vulkan backend streams "
+        "through storage buffers with plain loads only");
+  }
+
+  StreamTiming stream(const StreamRequest& r) override {
+    const Support s = supports(r.op, r.load);
+    if (!s.ok) throw BackendError("stream: " + s.reason);
+    if (r.blocks > 0) throw BackendError("stream: Vulkan cannot place workgroups on chosen SMs");
+    if (r.repeats < 1) throw BackendError("stream: bad repeat count");
+    StreamTiming t;
+    t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunkBytes);
+    const StreamLayout& l = t.layout;
+    const uint64_t bytes = l.buffer_bytes();
+    if (bytes > max_buffer_)
+      throw AllocationFailed("a " + std::to_string(bytes) +
+                             "-byte buffer is above maxStorageBufferRange / "
+                             "maxMemoryAllocationSize (" +
+                             std::to_string(max_buffer_) + " bytes)");
+    narrow(r.passes, "passes");
+    // One launch is one dispatch, except on llvmpipe where its passes are split into as few
+    // dispatches as keep every invocation under the loop limit (passes x chunks per group
+    // iterations); the launch's time is then the sum of theirs.
+    uint64_t passes_per_dispatch = r.passes;
+    if (const auto limit = ctx_.facts().loop_iteration_limit) {
+      // Per pass: the pass loop's own iteration, and per chunk the chunk loop's and, where
+      // the compiler kept them, the two unroll loops' (1 + 2 x 4).
+      const uint64_t per_pass = 1 + (1 + 2 * kUnroll) * std::max<uint64_t>(1, l.chunks_per_block);
+      if (per_pass + kLoopHeadroom > *limit)
+        throw AllocationFailed("a buffer of " + std::to_string(bytes) +
+                               " bytes needs more loop iterations per pass than llvmpipe allows");
+      passes_per_dispatch = std::min(r.passes, (*limit - kLoopHeadroom) / per_pass);
+    }
+    if (r.op != BwOp::write) prepare_source(bytes);
+    if (r.op != BwOp::read) grow(destination_, bytes);
+
+    const Pipeline* pipeline = nullptr;
+    std::vector<Binding> bindings;
+    switch (r.op) {
+      case BwOp::read:
+        pipeline = read_.get();
+        bindings = {{&source_, 0}, {&sum_word_, 0}};
+        break;
+      case BwOp::write:
+        pipeline = write_.get();
+        bindings = {{&destination_, 0}};
+        break;
+      case BwOp::copy:
+        pipeline = copy_.get();
+        bindings = {{&source_, 0}, {&destination_, 0}};
+        break;
+    }
+    zero_sum();
+    int launches = 0;
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
+      double ns = 0;
+      for (uint64_t first = 0; first < r.passes; first += passes_per_dispatch) {
+        const StreamPush push{
+            narrow(l.chunks, "chunks"), narrow(l.blocks, "workgroups"),
+            narrow(l.chunks_per_block, "chunks per workgroup"), static_cast<uint32_t>(first),
+            static_cast<uint32_t>(std::min(passes_per_dispatch, r.passes - first))};
+        ns +=
+            ctx_.dispatch(*pipeline, bindings, &push, sizeof push, static_cast<uint32_t>(l.blocks));
+      }
+      if (rep >= 0) t.seconds.push_back(ns * 1e-9);
+      ++launches;
+    }
+    if (r.op == BwOp::read) {
+      const uint32_t want = stream_read_checksum(l, r.passes) * uint32_t(launches);
+      const uint32_t got = read_sum();
+      if (got != want)
+        t.check_error = "read checksum " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": loads were lost";
+    } else {
+      const uint32_t got = sum_of(destination_, bytes);
+      const uint32_t want = stream_written_checksum(l, r.passes);
+      if (got != want)
+        t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
+                        std::to_string(want) + ": stores were lost";
+    }
+    return t;
+  }
+
+  Support supports_shared() const override {
+    if (!timing_.ok) return timing_;
+    if (!shared_ok_) return Support::no("less than 17 KiB of workgroup memory");
+    return Support::yes();
+  }
+
+  SharedTiming shared(const SharedRequest& r) override {
+    if (r.width_bytes != 4 && r.width_bytes != 8 && r.width_bytes != 16)
+      throw BackendError("shared: width must be 4, 8 or 16 bytes");
+    if (!shared_ok_) throw BackendError("shared: " + supports_shared().reason);
+    SharedTiming t;
+    SharedLayout& l = t.layout;
+    l.blocks = uint64_t(std::max(8, info_.compute_units)) * 2;
+    l.threads = kWorkgroup;
+    l.width_bytes = r.width_bytes;
+    l.stride = r.stride;
+    l.elements = kSharedBytes / r.width_bytes;
+    l.loads_per_iteration = 8;
+    l.iterations = r.iterations ? r.iterations : 2048;
+    // On llvmpipe the loop limit caps the iterations (9 loop iterations each, counting the
+    // 8 loads' loop, and the fill's); the layout says how many ran, so the bytes count right.
+    if (const auto limit = ctx_.facts().loop_iteration_limit)
+      l.iterations = std::min<uint64_t>(l.iterations, (*limit - kLoopHeadroom - 64) / 9);
+    // shared_read.comp reads its values from the stream push-constant block.
+    const StreamPush push{l.elements, l.stride, narrow(l.iterations, "iterations"), 0, 0};
+    auto& pipeline = shared_[r.width_bytes];
+    if (!pipeline)
+      pipeline = ctx_.pipeline("shared_read_" + std::to_string(r.width_bytes), {kStorage},
+                               sizeof(StreamPush));
+    zero_sum();
+    int launches = 0;
+    for (int rep = -1; rep < r.repeats; ++rep) {
+      const double ns = ctx_.dispatch(*pipeline, {{&sum_word_, 0}}, &push, sizeof push,
+                                      static_cast<uint32_t>(l.blocks));
+      if (rep >= 0) t.seconds.push_back(ns * 1e-9);
+      ++launches;
+    }
+    const uint32_t want = shared_checksum(l) * uint32_t(launches), got = read_sum();
+    if (got != want)
+      t.check_error =
+          "workgroup-memory checksum " + std::to_string(got) + ", expected " + std::to_string(want);
+    return t;
+  }
+
+  Support supports_scaling() const override {
+    return Support::no("Vulkan cannot place workgroups on chosen SMs");
+  }
+
+  // Host-link transfers the Vulkan way. Pinned: a mapped host-visible buffer (HOST_CACHED
+  // for the host to read from, where a type offers it) copied to or from a device-local one
+  // by vkCmdCopyBuffer. Pageable: ordinary host memory, memcpy'd into or out of that mapped
+  // buffer around the same copy, as a driver stages pageable memory.
+  Support supports_host(bool) const override { return timing_; }
+
+  Support supports_host(HostDir d, bool pinned) const override {
+    const Support s = supports_host(pinned);
+    if (!s.ok || d != HostDir::both || ctx_.has_transfer_queue()) return s;
+    return Support::no(
+        "the device has no dedicated transfer queue family (TRANSFER without GRAPHICS or "
+        "COMPUTE), so there is no second queue to run the device->host copy beside the "
+        "host->device one: a single queue runs its copies one after the other");
+  }
+
+  HostTiming host(const HostRequest& r) override {
+    const Support s = supports_host(r.dir, r.pinned);
+    if (!s.ok) throw BackendError("host: " + s.reason);
+    if (r.bytes == 0 || r.bytes % 16)
+      throw BackendError("host: size must be a positive multiple of 16 bytes");
+    if (r.repeats < 1) throw BackendError("host: bad repeat count");
+    const bool to_dev = r.dir != HostDir::to_host, to_host = r.dir != HostDir::to_device;
+    const uint64_t words = r.bytes / 4;
+    using Host = Context::Memory;
+    const bool pair = r.dir == HostDir::both;
+    // Host-visible staging (send from, receive into), device-local ends; the device source
+    // holds word i = i, the device destination is zeroed, the host one set to all ones, so a
+    // copy that did not happen cannot pass the check.
+    if (to_dev) {
+      grow_link(stage_in_, r.bytes, Host::host);
+      grow_link(dev_in_, r.bytes, Host::device);
+      ctx_.fill(dev_in_, r.bytes, 0);
+    }
+    if (to_host) {
+      grow_link(stage_out_, r.bytes, Host::host_cached);
+      if (!dev_out_ || dev_out_.size() < r.bytes) {
+        grow_link(dev_out_, r.bytes, Host::device);
+        const uint32_t n = narrow(dev_out_.size() / 4, "words");
+        ctx_.dispatch(*fill_, {{&dev_out_, 0}}, &n, sizeof n, groups_for(n));
+      }
+    }
+    std::vector<uint32_t> pageable_in, pageable_out;
+    uint32_t* h_in = to_dev ? static_cast<uint32_t*>(stage_in_.mapped()) : nullptr;
+    uint32_t* h_out = to_host ? static_cast<uint32_t*>(stage_out_.mapped()) : nullptr;
+    if (!r.pinned) {
+      if (to_dev) pageable_in.resize(words);
+      if (to_host) pageable_out.resize(words);
+      h_in = to_dev ? pageable_in.data() : nullptr;
+      h_out = to_host ? pageable_out.data() : nullptr;
+    }
+    if (to_dev)
+      for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<uint32_t>(i);
+    if (to_host) std::memset(h_out, 0xff, r.bytes);
+    // Pageable: the staging buffer may still hold the pattern from a pinned run; clear it, so
+    // that only the memcpy can put the data there.
+    if (!r.pinned && to_dev) std::memset(stage_in_.mapped(), 0, r.bytes);
+
+    using Clock = std::chrono::steady_clock;
+    HostTiming t;
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up (first touch)
+      const auto t0 = Clock::now();
+      double gpu_ns = 0;
+      if (!r.pinned && to_dev) std::memcpy(stage_in_.mapped(), h_in, r.bytes);
+      if (pair)
+        ctx_.copy_pair(stage_in_, dev_in_, dev_out_, stage_out_, r.bytes);
+      else
+        gpu_ns = to_dev ? ctx_.copy(stage_in_, dev_in_, r.bytes)
+                        : ctx_.copy(dev_out_, stage_out_, r.bytes);
+      if (!r.pinned && to_host) std::memcpy(h_out, stage_out_.mapped(), r.bytes);
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (rep < 0) continue;
+      // Pinned, one direction: the copy's own time between its timestamps, which cannot be
+      // longer than the host waited for it (a cross-check of the timestamp period).
+      if (r.pinned && !pair) {
+        if (gpu_ns * 1e-9 > wall * 1.25 + 1e-4 && t.check_error.empty())
+          t.check_error = "the copy's timestamps span " + std::to_string(gpu_ns * 1e-3) +
+                          " us, more than the " + std::to_string(wall * 1e6) +
+                          " us the host waited for it: timestamps are not to be trusted";
+        t.seconds.push_back(gpu_ns * 1e-9);
+      } else {
+        t.seconds.push_back(wall);
+      }
+    }
+    t.note = host_note(r);
+    std::optional<uint32_t> arrived;
+    if (to_dev) arrived = sum_of(dev_in_, r.bytes);
+    const std::string err = host_transfer_error(r.dir, arrived, h_out, r.bytes);
+    if (!err.empty()) t.check_error = err;
+    return t;
+  }
+
+  std::optional<std::string> instruction(const std::string& kind) override {
+    // SPIR-V, not the machine's ISA: name the GLSL access instead.
+    if (kind.rfind("shared.", 0) == 0) return "shared " + kind.substr(7) + "-byte load";
+    if (kind.rfind("read", 0) == 0) return "storage-buffer uvec4 load";
+    if (kind.rfind("write", 0) == 0) return "storage-buffer uvec4 store";
+    if (kind.rfind("copy", 0) == 0) return "storage-buffer uvec4 load + store";
+    return std::nullopt;
+  }
+
+ private:
+  void grow(Buffer& b, uint64_t bytes) {
+    if (b && b.size() >= bytes) return;
+    b.reset();
+    b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  }
+
+  // A buffer of the host link, usable by the compute and the transfer queue.
+  void grow_link(Buffer& b, uint64_t bytes, Context::Memory where) {
+    if (b && b.size() >= bytes) return;
+    b.reset();
+    b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, where, false, true);
+  }
+
+  // What a host-link figure timed, in words (the curve's note).
+  std::string host_note(const HostRequest& r) const {
+    std::string staging;
+    if (r.dir != HostDir::to_host)
+      staging += "host->device from " + memory_name(stage_in_.memory_flags());
+    if (r.dir != HostDir::to_device)
+      staging += std::string(staging.empty() ? "" : ", ") + "device->host into " +
+                 memory_name(stage_out_.memory_flags());
+    std::string what;
+    if (r.dir == HostDir::both)
+      what =
+          "host clock from the first vkQueueSubmit until both fences signalled: "
+          "host->device on the compute queue, device->host on the transfer queue";
+    else if (r.pinned)
+      what =
+          "GPU time between timestamps around one vkCmdCopyBuffer (checked against the "
+          "host clock)";
+    else
+      what = "host clock over the copy's submit and fence wait";
+    if (!r.pinned)
+      what += r.dir == HostDir::to_device
+                  ? ", plus the memcpy from ordinary host memory into the mapped staging buffer"
+              : r.dir == HostDir::to_host
+                  ? ", plus the memcpy from the mapped staging buffer into ordinary host memory"
+                  : ", plus both memcpys between ordinary host memory and the mapped staging "
+                    "buffers";
+    const Buffer& stage = r.dir == HostDir::to_host ? stage_out_ : stage_in_;
+    if (stage.memory_flags() & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+      staging +=
+          " (the only host-visible memory here is device-local: no link between host "
+          "and device memory is crossed)";
+    return what + "; " + staging;
+  }
+
+  static std::string memory_name(VkMemoryPropertyFlags f) {
+    std::string s = "HOST_VISIBLE|HOST_COHERENT";
+    if (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) s += "|HOST_CACHED";
+    if (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) s += "|DEVICE_LOCAL";
+    return s + " memory";
+  }
+
+  void zero_sum() {
+    const uint32_t zero = 0;
+    ctx_.upload(sum_word_, &zero, 4);
+  }
+
+  uint32_t read_sum() {
+    uint32_t got = 0;
+    ctx_.download(sum_word_, &got, 4);
+    return got;
+  }
+
+  // The source holds word i = i; refilled only when it grows.
+  void prepare_source(uint64_t bytes) {
+    if (source_ && source_.size() >= bytes) return;
+    grow(source_, bytes);
+    const uint32_t words = narrow(source_.size() / 4, "words");
+    ctx_.dispatch(*fill_, {{&source_, 0}}, &words, sizeof words, groups_for(words));
+  }
+
+  // Workgroups of the fill and sum shaders over `items` items: at least kSumGroups, and
+  // enough that no invocation loops more than 16384 times (llvmpipe's loop limit).
+  static uint32_t groups_for(uint64_t items) {
+    const uint64_t per_pass = kWorkgroup * 16384;
+    return static_cast<uint32_t>(std::max<uint64_t>(kSumGroups, (items + per_pass - 1) / per_pass));
+  }
+
+  // The trusted sum of a buffer's first `bytes` bytes.
+  uint32_t sum_of(const Buffer& b, uint64_t bytes) {
+    zero_sum();
+    const StreamPush push{narrow(bytes / 16, "vectors"), 0, 0, 0, 0};
+    ctx_.dispatch(*sum_, {{&b, 0}, {&sum_word_, 0}}, &push, sizeof push, groups_for(bytes / 16));
+    return read_sum();
+  }
+
+  Context& ctx_;
+  DeviceInfo info_;
+  uint64_t max_buffer_ = 0;
+  bool shared_ok_ = false;
+  Support timing_;
+  std::unique_ptr<Pipeline> read_, write_, copy_, fill_, sum_;
+  std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
+  Buffer source_, destination_, sum_word_;
+  // Host-link transfers: mapped staging buffers and their device-local ends.
+  Buffer stage_in_, stage_out_, dev_in_, dev_out_;
+};
+
+}  // namespace
+
+std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info) {
+  return std::make_unique<VulkanBandwidth>(ctx, info);
+}
+
+}  // namespace gd::vulkan

@@ -1,0 +1,254 @@
+// OpenCL kernels of the compute probe: the core generator's OpenCL C, one program per
+// (op, ILP) built on first use (PoCL's LLVM is slow per statement: build only what runs),
+// timed with event profiling. OpenCL has no cycle counter: the probe gets no clock here and
+// falls back to the driver's reported maximum clock, flagged "reported" on every figure.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compute/compute.hpp"
+#include "opencl_probes.hpp"
+
+namespace gd::opencl {
+
+namespace {
+
+void check(cl_int err, const std::string& what) {
+  if (err == CL_SUCCESS) return;
+  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+      err == CL_OUT_OF_HOST_MEMORY)
+    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
+  throw BackendError(what + ": OpenCL error " + std::to_string(err));
+}
+
+std::string device_string(cl_device_id d, cl_device_info what) {
+  std::size_t n = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  clGetDeviceInfo(d, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+bool has_extension(const std::string& list, const std::string& ext) {
+  std::istringstream in(list);
+  std::string e;
+  while (in >> e)
+    if (e == ext) return true;
+  return false;
+}
+
+// The major version in a PoCL platform version ("OpenCL 3.0 PoCL 5.0+debian ..."), 0 for
+// another platform.
+int pocl_major_version(const std::string& platform_version) {
+  const std::size_t at = platform_version.find("PoCL ");
+  if (at == std::string::npos) return 0;
+  try {
+    return std::stoi(platform_version.substr(at + 5));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+class OpenCLCompute final : public ComputeKernels {
+ public:
+  OpenCLCompute(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
+    extensions_ = device_string(h.device, CL_DEVICE_EXTENSIONS);
+    pocl_major_ = pocl_major_version(info.toolkit_version);
+    clGetDeviceInfo(h.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg_, &max_wg_, nullptr);
+    cl_device_type type = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    gpu_ = (type & CL_DEVICE_TYPE_GPU) != 0;
+  }
+  ~OpenCLCompute() override {
+    for (auto& [k, p] : programs_) {
+      if (p.kernel) clReleaseKernel(p.kernel);
+      if (p.program) clReleaseProgram(p.program);
+    }
+    if (out_) clReleaseMemObject(out_);
+    if (tim_) clReleaseMemObject(tim_);
+  }
+
+  std::string language() const override { return "opencl"; }
+
+  Support supports(const ComputeOp& op) override {
+    if (op.cl_step.empty())
+      return Support::no(
+          "no OpenCL C version of this kernel in the generator yet (the CUDA one is inline PTX)");
+    if (!op.cl_ext.empty() && !has_extension(extensions_, op.cl_ext))
+      return Support::no("the device lacks " + op.cl_ext);
+    // The sub-group built-ins (size, local id) come with cl_khr_subgroups.
+    if (op.cl_ext.rfind("cl_khr_subgroup", 0) == 0 &&
+        !has_extension(extensions_, "cl_khr_subgroups"))
+      return Support::no("the device lacks cl_khr_subgroups");
+    // PoCL 5.0 (Ubuntu 24.04's, on the GPU machines' CPUs) offers sub-group shuffles, but the
+    // kernel it builds for them fails to load (undefined __pocl_work_group_alloca) and PoCL
+    // aborts the process, losing the rest of the run (2026-11-25). No version after 5 was
+    // tried; 3.1 does not offer them.
+    if (op.cl_ext.rfind("cl_khr_subgroup", 0) == 0 && pocl_major_ > 0 && pocl_major_ <= 5)
+      return Support::no("PoCL " + std::to_string(pocl_major_) +
+                         " aborts on its own sub-group kernels (undefined "
+                         "__pocl_work_group_alloca); not run");
+    return Support::yes();
+  }
+
+  ComputeTiming run(const ComputeLaunch& l) override {
+    const ComputeOp* op = find_compute_op(l.op);
+    if (!op) throw BackendError("unknown compute op " + l.op);
+    if (!l.mix.empty()) throw BackendError("mixed pairs are CUDA only");
+    const Support s = supports(*op);
+    if (!s.ok) throw BackendError(s.reason);
+    cl_kernel k = kernel(*op, l.ilp);
+    // Work sizes: a GPU gets 2048 work-items per compute unit in groups of 256 (or what the
+    // sweep asks for); a CPU (PoCL) one group per core is enough to fill it.
+    std::size_t local = std::min<std::size_t>(gpu_ ? 256 : 64, max_wg_);
+    std::size_t global = 0;
+    if (l.latency) {
+      local = global = static_cast<std::size_t>(std::max(1, l.block_threads));
+    } else {
+      std::size_t per_cu = gpu_ ? 2048 : local;
+      if (l.warps_per_sm > 0) {
+        per_cu = static_cast<std::size_t>(l.warps_per_sm) * 32;
+        local = std::min(local, per_cu);
+      }
+      global = static_cast<std::size_t>(std::max(1, info_.compute_units)) * per_cu;
+      global = (global + local - 1) / local * local;
+    }
+    ensure(global);
+    const cl_uint fill = 0xA5A5A5A5u;
+    check(clEnqueueFillBuffer(h_.queue, out_, &fill, sizeof fill, 0, global * sizeof(cl_uint), 0,
+                              nullptr, nullptr),
+          "clEnqueueFillBuffer");
+    const ComputeSeeds z;
+    cl_int iters = static_cast<cl_int>(std::min<uint64_t>(l.iters ? l.iters : 1, 1u << 30));
+    cl_float fs = z.fs, fb = z.fb, fc = z.fc;
+    cl_uint ub = z.ub, uc = z.uc;
+    check(clSetKernelArg(k, 0, sizeof(cl_mem), &out_), "clSetKernelArg");
+    check(clSetKernelArg(k, 1, sizeof(cl_mem), &tim_), "clSetKernelArg");
+    check(clSetKernelArg(k, 2, sizeof iters, &iters), "clSetKernelArg");
+    check(clSetKernelArg(k, 3, sizeof fs, &fs), "clSetKernelArg");
+    check(clSetKernelArg(k, 4, sizeof fb, &fb), "clSetKernelArg");
+    check(clSetKernelArg(k, 5, sizeof fc, &fc), "clSetKernelArg");
+    check(clSetKernelArg(k, 6, sizeof ub, &ub), "clSetKernelArg");
+    check(clSetKernelArg(k, 7, sizeof uc, &uc), "clSetKernelArg");
+    cl_event ev = nullptr;
+    check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &ev),
+          "clEnqueueNDRangeKernel (compute)");
+    const cl_int werr = clWaitForEvents(1, &ev);
+    cl_ulong t0 = 0, t1 = 0;
+    if (werr == CL_SUCCESS) {
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr);
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
+    }
+    clReleaseEvent(ev);
+    check(werr, "running a compute kernel");
+    std::vector<cl_uint> out(global);
+    check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, global * sizeof(cl_uint), out.data(), 0,
+                              nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    ComputeTiming t;
+    t.span_ns = t1 > t0 ? static_cast<double>(t1 - t0) : 0;
+    t.threads = global;
+    t.sms = l.latency ? 1 : std::max(1, info_.compute_units);
+    t.warps_per_sm = static_cast<int>(l.latency ? (global + 31) / 32
+                                                : global / static_cast<std::size_t>(t.sms) / 32);
+    const uint64_t steps = static_cast<uint64_t>(iters) * opencl_steps_per_iteration(*op, l.ilp);
+    t.ops_per_thread = steps * (l.latency ? 1 : static_cast<uint64_t>(l.ilp)) *
+                       static_cast<uint64_t>(op->insts_per_step);
+    if (l.latency) t.ops_per_thread = steps * static_cast<uint64_t>(op->insts_per_step);
+    // Seeds depend at most on the sub-group lane: every work-group folds the same values.
+    const std::size_t period = local;
+    std::size_t differ = 0, unwritten = 0;
+    for (std::size_t i = 0; i < global; ++i) {
+      differ += out[i] != out[i % period];
+      unwritten += out[i] == fill;
+    }
+    t.check_ok = differ == 0 && unwritten == 0;
+    std::ostringstream m;
+    m << "value 0x" << std::hex << out[0] << std::dec << ", " << differ << " of " << global
+      << " work-items differ, " << unwritten << " unwritten";
+    if (steps * static_cast<uint64_t>(l.ilp) <= (uint64_t{1} << 26))
+      if (auto ref = reference_checksum(*op, l.ilp, steps, z)) {
+        m << ", host reference 0x" << std::hex << *ref << std::dec;
+        if (*ref != out[0]) {
+          t.check_ok = false;
+          m << " MISMATCH";
+        }
+      }
+    t.check = m.str();
+    return t;
+  }
+
+ private:
+  struct Program {
+    cl_program program = nullptr;
+    cl_kernel kernel = nullptr;
+  };
+
+  cl_kernel kernel(const ComputeOp& op, int ilp) {
+    const std::string key = op.name + "|" + std::to_string(ilp);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second.kernel;
+    const std::string src = generate_opencl_source(op, {ilp});
+    const char* text = src.c_str();
+    const std::size_t len = src.size();
+    cl_int err = CL_SUCCESS;
+    Program p;
+    p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
+    check(err, "clCreateProgramWithSource (compute)");
+    // No fast-math: native_* are the approximate ops under test; the rest stays IEEE.
+    err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      std::size_t n = 0;
+      clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+      std::string log(n, '\0');
+      if (n)
+        clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      clReleaseProgram(p.program);
+      throw BackendError("building the OpenCL kernel of " + op.name + " failed (" +
+                         std::to_string(err) + "): " + log.substr(0, 600));
+    }
+    p.kernel = clCreateKernel(p.program, compute_kernel_name(ilp).c_str(), &err);
+    if (err != CL_SUCCESS) {
+      clReleaseProgram(p.program);
+      check(err, "clCreateKernel (compute)");
+    }
+    programs_[key] = p;
+    return p.kernel;
+  }
+
+  void ensure(std::size_t n) {
+    if (n <= cap_) return;
+    if (out_) clReleaseMemObject(out_);
+    out_ = nullptr;
+    cl_int err = CL_SUCCESS;
+    out_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, n * sizeof(cl_uint), nullptr, &err);
+    check(err, "clCreateBuffer (compute results)");
+    cap_ = n;
+    if (!tim_) {
+      tim_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 4 * sizeof(cl_ulong), nullptr, &err);
+      check(err, "clCreateBuffer (compute timings)");
+    }
+  }
+
+  Handles h_;
+  DeviceInfo info_;
+  std::string extensions_;
+  int pocl_major_ = 0;  // 0: not PoCL
+  std::size_t max_wg_ = 1;
+  bool gpu_ = false;
+  std::map<std::string, Program> programs_;
+  cl_mem out_ = nullptr, tim_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info) {
+  return std::make_unique<OpenCLCompute>(h, info);
+}
+
+}  // namespace gd::opencl

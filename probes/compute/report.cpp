@@ -1,0 +1,298 @@
+// The compute probe's part of every report: the instruction table in the style of seed
+// 003 (opcode seen, ops/clk/SM, % of peak, GPU-wide rate, latency), the mixed-issue and
+// barrier tables, and charts of the ILP x occupancy sweeps.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "charts.hpp"
+#include "compute/compute.hpp"
+#include "gpudissect/budget.hpp"  // unstable_note
+#include "sections.hpp"
+
+namespace gd::report {
+
+namespace {
+
+std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+// GPU-wide rate in its natural unit (gd::rate_unit): FLOP/s for floating-point arithmetic,
+// OP/s for integer arithmetic (IMAD, dp4a, s8 tensor ops), instructions/s otherwise.
+std::string gpu_rate(const ComputeFigure& f) {
+  if (f.compiled_away) return "0 (no instruction)";
+  const std::optional<double> v = rate_tera(f);
+  if (!v) return "-";
+  // A loop without the intended instruction has no rate of that instruction to state.
+  if (f.missing_instruction) return "(flagged)";
+  // Below 0.1 tera (a CPU through lavapipe or PoCL) two decimals would print 0.00.
+  return fmt(*v, f.klass == "tensor" ? 1 : *v < 0.1 ? 4 : 2) + " " + rate_unit(f);
+}
+
+std::string spread(const std::optional<Summary>& s, int digits) {
+  if (!s) return "-";
+  std::string r = fmt(s->median, digits);
+  if (s->n > 1 && s->median != 0) r += " ±" + fmt(100.0 * s->iqr() / s->median / 2, 1) + "%";
+  if (is_unstable(*s)) r += " UNSTABLE";  // a spread over 10 %: not a result
+  return r;
+}
+
+std::string first_opcode(const ComputeFigure& f) {
+  if (f.opcodes.empty()) return f.instruction.empty() ? "-" : f.instruction;
+  std::string s = f.opcodes.front();
+  for (std::size_t i = 1; i < f.opcodes.size() && i < 3; ++i) s += ", " + f.opcodes[i];
+  return s;
+}
+
+// The figure's note; cut to `max` characters for the terminal (0: whole, for HTML).
+std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
+  std::string n;
+  if (f.missing_instruction) n = "FLAGGED: loop lacks the instruction";
+  // Why it compiled away, or that the GPU's clock was low (Vulkan).
+  if (!f.note.empty()) n += (n.empty() ? "" : "; ") + f.note;
+  if (f.clock_source == "reported")
+    n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
+  if (f.clock_source == "none")
+    n += std::string(n.empty() ? "" : "; ") + "no clock: per clock unknown";
+  if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
+  if (max > 3 && n.size() > max) n = n.substr(0, max - 3) + "...";
+  return n;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+}  // namespace
+
+void print_compute_summary(std::ostream& os, const RunResult& r) {
+  if (!r.get<ComputeProbeResult>()) return;
+  const auto& c = *r.get<ComputeProbeResult>();
+  os << "\nCompute probe: " << c.status.status;
+  if (!c.status.reason.empty()) os << " (" << c.status.reason << ")";
+  if (c.clock_mhz)
+    os << (c.clock_source == "reported" ? ", clock REPORTED by the driver (not measured) "
+                                        : ", SM clock seen ")
+       << fmt(*c.clock_mhz, 0) << " MHz";
+  os << ", " << c.sms << " SMs, " << fmt(c.wall_seconds, 1) << " s\n";
+  if (c.table.empty()) return;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-28s %-34s %16s %7s %18s %10s\n", "instruction",
+                "opcodes in the timed loop", "ops/clk/SM", "% peak", "GPU-wide", "lat (clk)");
+  os << line;
+  for (const auto& f : c.table) {
+    if (f.status.status == "unsupported") {
+      std::snprintf(line, sizeof line, "%-28s unsupported: %s\n", f.label.c_str(),
+                    f.status.reason.c_str());
+      os << line;
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%-28s %-34s %16s %7s %18s %10s %s\n", f.label.c_str(),
+                  first_opcode(f).substr(0, 34).c_str(), spread(f.ops_per_clk_sm, 1).c_str(),
+                  f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1).c_str() : "-",
+                  gpu_rate(f).c_str(),
+                  f.latency_cycles ? fmt(f.latency_cycles->median, 1).c_str()
+                  : f.latency_ns   ? (fmt(f.latency_ns->median, 2) + " ns").c_str()
+                                   : "-",
+                  status_note(f).c_str());
+    os << line;
+  }
+  if (!c.mixed.empty()) {
+    os << "\nMixed issue (ILP 8 of each, interleaved): thread-instructions/clk/SM\n";
+    for (const auto& f : c.mixed) {
+      std::snprintf(line, sizeof line, "  %-44s %10s + %10s = %10s %s\n", f.label.c_str(),
+                    f.ops_per_clk_sm ? fmt(f.ops_per_clk_sm->median, 1).c_str() : "-",
+                    f.mix_ops_per_clk_sm ? fmt(f.mix_ops_per_clk_sm->median, 1).c_str() : "-",
+                    f.ops_per_clk_sm && f.mix_ops_per_clk_sm
+                        ? fmt(f.ops_per_clk_sm->median + f.mix_ops_per_clk_sm->median, 1).c_str()
+                        : "-",
+                    status_note(f).c_str());
+      os << line;
+    }
+  }
+  if (!c.sync.empty()) {
+    os << "\n__syncthreads, one block: cycles per barrier by block size\n  ";
+    for (const auto& f : c.sync)
+      os << f.warps_per_sm * 32 << ": "
+         << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : std::string("-")) << "  ";
+    os << "\n";
+  }
+  if (!c.sweep.empty()) {
+    os << "\nILP x occupancy: thread-instructions/clk/SM (rows: op, ILP; columns: warps/SM)\n";
+    std::map<std::pair<std::string, int>, std::map<int, double>> grid;
+    std::vector<std::pair<std::string, int>> order;
+    std::vector<int> warps;
+    for (const auto& f : c.sweep) {
+      auto key = std::make_pair(f.label, f.ilp);
+      if (!grid.count(key)) order.push_back(key);
+      if (f.ops_per_clk_sm) grid[key][f.warps_per_sm] = f.ops_per_clk_sm->median;
+      if (std::find(warps.begin(), warps.end(), f.warps_per_sm) == warps.end())
+        warps.push_back(f.warps_per_sm);
+    }
+    std::sort(warps.begin(), warps.end());
+    os << "  " << std::string(30, ' ');
+    for (int w : warps) {
+      std::snprintf(line, sizeof line, "%7d", w);
+      os << line;
+    }
+    os << "\n";
+    for (const auto& key : order) {
+      std::snprintf(line, sizeof line, "  %-24s ILP %d", key.first.substr(0, 24).c_str(),
+                    key.second);
+      os << line;
+      for (int w : warps) {
+        auto it = grid[key].find(w);
+        std::snprintf(line, sizeof line, "%7s",
+                      it == grid[key].end() ? "-" : fmt(it->second, 1).c_str());
+        os << line;
+      }
+      os << "\n";
+    }
+  }
+}
+
+std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path& dir,
+                                                     const RunResult& r) {
+  std::vector<std::filesystem::path> files;
+  if (!r.get<ComputeProbeResult>()) return files;
+  const auto& c = *r.get<ComputeProbeResult>();
+  auto write = [&](const std::string& name, const std::vector<ComputeFigure>& v) {
+    if (v.empty()) return;
+    const auto p = dir / name;
+    std::ofstream f(p);
+    f << "op,mix,label,class,status,reason,ilp,warps_per_sm,ops_per_clk_sm,ops_per_clk_sm_q1,"
+         "ops_per_clk_sm_q3,mix_ops_per_clk_sm,ops_per_s,flops_per_op,peak_per_clk_sm,"
+         "fraction_of_peak,latency_cycles,clock_mhz,sass_per_op,missing_instruction,"
+         "implied_latency_cycles,opcodes,gpu_rate,gpu_rate_unit\n";
+    auto o = [](const std::optional<double>& v) { return v ? fmt(*v, 6) : std::string(); };
+    for (const auto& e : v) {
+      std::string ops;
+      for (const auto& s : e.opcodes) ops += (ops.empty() ? "" : " ") + s;
+      f << csv_escape(e.op) << "," << csv_escape(e.mix) << "," << csv_escape(e.label) << ","
+        << e.klass << "," << e.status.status << "," << csv_escape(e.status.reason) << "," << e.ilp
+        << "," << e.warps_per_sm << ","
+        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->median, 6) : "") << ","
+        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q1, 6) : "") << ","
+        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q3, 6) : "") << ","
+        << (e.mix_ops_per_clk_sm ? fmt(e.mix_ops_per_clk_sm->median, 6) : "") << ","
+        << (e.ops_per_s ? fmt(e.ops_per_s->median, 0) : "") << "," << o(e.flops_per_op) << ","
+        << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
+        << (e.latency_cycles ? fmt(e.latency_cycles->median, 3) : "") << "," << o(e.clock_mhz)
+        << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0) << ","
+        << o(e.implied_latency) << "," << csv_escape(ops) << ","
+        << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
+        << rate_unit(e) << "\n";
+    }
+    files.push_back(p);
+  };
+  write("compute.csv", c.table);
+  write("compute_mixed.csv", c.mixed);
+  write("compute_sync.csv", c.sync);
+  write("compute_sweep.csv", c.sweep);
+  return files;
+}
+
+std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
+  if (!r.get<ComputeProbeResult>()) return {};
+  const auto& c = *r.get<ComputeProbeResult>();
+  std::ostringstream h;
+  h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << detail::html_escape(c.status.status);
+  if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";
+  if (c.clock_mhz)
+    h << (c.clock_source == "reported" ? "; clock reported by the driver, not measured: "
+                                       : "; SM clock seen ")
+      << fmt(*c.clock_mhz, 0) << " MHz";
+  h << "; peaks: " << detail::html_escape(c.peak_source) << ".</p>\n";
+  if (!c.table.empty()) {
+    h << "<table>\n<tr><th>instruction</th><th>opcodes in the timed loop</th><th>ops/clk/SM "
+         "(median ± IQR/2)</th><th>% of peak</th><th>GPU-wide</th><th>latency (clk)</th>"
+         "<th>note</th></tr>\n";
+    for (const auto& f : c.table) {
+      std::string ops;
+      for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
+      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
+      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << detail::html_escape(ops)
+        << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
+        << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
+        << gpu_rate(f) << "</td><td>"
+        << (f.latency_cycles ? fmt(f.latency_cycles->median, 1)
+            : f.latency_ns   ? fmt(f.latency_ns->median, 2) + " ns"
+                             : "-")
+        << "</td><td>" << detail::html_escape(status_note(f, 0)) << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
+  if (!c.mixed.empty()) {
+    h << "<h3>Mixed issue</h3>\n<table><tr><th>pair</th><th>first /clk/SM</th><th>second "
+         "/clk/SM</th><th>opcodes</th></tr>\n";
+    for (const auto& f : c.mixed) {
+      std::string ops;
+      for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
+      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
+      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << spread(f.ops_per_clk_sm, 1)
+        << "</td><td>" << spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
+        << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
+  // One chart per swept op: throughput against warps per SM, a line per ILP.
+  if (!c.sweep.empty() && ctx.charts) {
+    std::map<std::string, std::map<int, std::vector<std::pair<int, double>>>> by_op;
+    std::vector<std::string> order;
+    for (const auto& f : c.sweep) {
+      if (!by_op.count(f.op)) order.push_back(f.op);
+      if (f.ops_per_clk_sm)
+        by_op[f.op][f.ilp].push_back({f.warps_per_sm, f.ops_per_clk_sm->median});
+    }
+    h << "<h3>ILP x occupancy</h3>\n";
+    for (const auto& op : order) {
+      detail::ChartSpec spec;
+      spec.name = "compute_sweep_" + op;
+      for (auto& ch : spec.name)
+        if (ch == '.') ch = '_';
+      spec.title = op + ": thread-instructions/clk/SM against warps/SM";
+      std::ostringstream s;
+      for (const auto& [ilp, pts] : by_op[op]) {
+        s << "$ilp" << ilp << " << EOD\n";
+        for (const auto& [w, v] : pts) s << w << " " << v << "\n";
+        s << "EOD\n";
+      }
+      // The PNG stands alone (no HTML heading beside it): title, peak line, key clear of
+      // the curves (they rise to the left, so the key goes bottom right).
+      std::optional<double> peak;
+      for (const auto& f : c.sweep)
+        if (f.op == op && f.peak_per_clk_sm) peak = f.peak_per_clk_sm;
+      s << "set title '" << op << ": thread-instructions/clk/SM (ILP x warps/SM)'\n"
+        << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
+           "set grid\nset logscale x 2\nset yrange [0:"
+        << (peak ? fmt(*peak * 1.1, 0) : std::string("*")) << "]\n";
+      if (peak)
+        s << "set arrow from graph 0, first " << fmt(*peak, 1) << " to graph 1, first "
+          << fmt(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak " << fmt(*peak, 0)
+          << "' at graph 0.02, first " << fmt(*peak * 1.03, 1) << " tc rgb 'red'\n";
+      s << "plot ";
+      bool first = true;
+      for (const auto& [ilp, pts] : by_op[op]) {
+        s << (first ? "" : ", ") << "$ilp" << ilp << " with linespoints lw 2 pt " << (ilp + 3)
+          << " title 'ILP " << ilp << "'";
+        first = false;
+      }
+      s << "\n";
+      spec.script = s.str();
+      if (const std::string fig = section_chart(spec, ctx); !fig.empty())
+        h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << fig;
+    }
+  }
+  return h.str();
+}
+
+}  // namespace gd::report

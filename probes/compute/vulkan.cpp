@@ -1,0 +1,354 @@
+// Vulkan kernels of the compute probe: compute.comp compiled at build time once per
+// (op, ILP) (cmake/vulkan.cmake), timed with timestamp queries. The op set is the OpenCL
+// backend's where GLSL has it, plus FP16/FP64 add and mul and the subgroup ballot; each op a
+// device lacks (shaderFloat64, shaderFloat16, a subgroup operation in compute) is refused
+// with the reason. Vulkan reports no clock rate; on a GPU with VK_KHR_shader_clock the clock
+// is read just after each launch (GpuClock), so per-clock figures come from the span at that
+// clock. Without one (lavapipe) the probe gets no clock: figures are ops/s and ns, and
+// per-clock figures are unknown (not 0). On a GPU the clock is brought up before the probe's
+// first launch and launches last at least 10 ms (gpu_clock.hpp says why).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu_clock.hpp"
+#include "compute/compute.hpp"
+#include "vulkan_probes.hpp"
+
+namespace gd::vulkan {
+
+namespace {
+
+// compute.comp: 64 steps per loop iteration in all, 64 / ILP per chain.
+constexpr int kStepsPerIteration = 64;
+// Loop iterations an invocation may spend under llvmpipe's limit, with room to spare.
+constexpr uint64_t kLoopHeadroom = 64;
+constexpr uint32_t kSentinel = 0xA5A5A5A5u;
+
+// The ops with a module (GD_VK_COMPUTE_OPS in cmake/vulkan.cmake) and the SPIR-V op each
+// step is; "warp.*" ops also need the VK_SUBGROUP_FEATURE_* bit named.
+struct VkOp {
+  const char* name;
+  const char* spirv;
+  VkSubgroupFeatureFlagBits subgroup;  // 0: not a subgroup op
+};
+const VkOp kOps[] = {
+    {"fp32.fma", "OpExtInst GLSL.std.450 Fma (f32)", VkSubgroupFeatureFlagBits(0)},
+    {"fp32.add", "OpFAdd (f32)", VkSubgroupFeatureFlagBits(0)},
+    {"fp32.mul", "OpFMul (f32)", VkSubgroupFeatureFlagBits(0)},
+    {"fp64.fma", "OpExtInst GLSL.std.450 Fma (f64)", VkSubgroupFeatureFlagBits(0)},
+    {"fp64.add", "OpFAdd (f64)", VkSubgroupFeatureFlagBits(0)},
+    {"fp64.mul", "OpFMul (f64)", VkSubgroupFeatureFlagBits(0)},
+    {"fp16x2.fma", "OpExtInst GLSL.std.450 Fma (f16vec2)", VkSubgroupFeatureFlagBits(0)},
+    {"fp16x2.add", "OpFAdd (f16vec2)", VkSubgroupFeatureFlagBits(0)},
+    {"fp16x2.mul", "OpFMul (f16vec2)", VkSubgroupFeatureFlagBits(0)},
+    {"int32.add", "OpIAdd (u32)", VkSubgroupFeatureFlagBits(0)},
+    {"int32.mul", "OpIMul (u32)", VkSubgroupFeatureFlagBits(0)},
+    {"int32.mad", "OpIMul + OpIAdd (u32)", VkSubgroupFeatureFlagBits(0)},
+    {"warp.shfl_idx", "OpGroupNonUniformShuffle", VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
+    {"warp.shfl_xor", "OpGroupNonUniformShuffleXor", VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
+    {"warp.ballot", "OpGroupNonUniformBallot", VK_SUBGROUP_FEATURE_BALLOT_BIT},
+    {"warp.redux", "OpGroupNonUniformIAdd Reduce", VK_SUBGROUP_FEATURE_ARITHMETIC_BIT},
+};
+
+const VkOp* find_op(const std::string& name) {
+  for (const auto& o : kOps)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+std::string module_name(const std::string& op, int ilp) {
+  std::string m = "compute_" + op + "_ilp" + std::to_string(ilp);
+  std::replace(m.begin(), m.end(), '.', '_');
+  return m;
+}
+
+// The push constants of compute.comp.
+struct Push {
+  uint32_t iters;
+  float fs, fb, fc;
+  uint32_t ub, uc;
+};
+
+uint32_t bits(float f) {
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  return w;
+}
+uint32_t bits(double d) {
+  uint64_t w;
+  std::memcpy(&w, &d, 8);
+  return static_cast<uint32_t>(w) ^ static_cast<uint32_t>(w >> 32);
+}
+
+// The checksum one invocation of compute.comp folds after `steps` steps of each of `ilp`
+// chains, replayed on the host where the arithmetic is exact in IEEE terms (FP32/FP64) or
+// integer. fused: FMA with one rounding; else a rounded multiply, then a rounded add, which
+// Vulkan also allows for fma() (its precision is "inherited from OpFMul followed by OpFAdd").
+// nullopt where there is no host replay (FP16, subgroup ops).
+// ftz: FP32 results below the smallest normal flushed to zero after every step, as NVIDIA's
+// driver does under SPIR-V's default float controls: on the H200 an FP32 mul chain of 10 ms
+// (0.999^steps) ended at 0 where the IEEE replay kept a denormal (2026-11-23).
+std::optional<uint32_t> host_checksum(const std::string& op, int ilp, uint64_t steps,
+                                      const ComputeSeeds& z, bool fused, bool ftz = false) {
+  // A fused fma chain is the core's own reference (the same seeds, start values and fold).
+  if (!ftz && fused && (op == "fp32.fma" || op == "fp64.fma"))
+    if (const ComputeOp* c = find_compute_op(op)) return reference_checksum(*c, ilp, steps, z);
+  uint32_t acc = 0;
+  if (op.rfind("fp32.", 0) == 0) {
+    for (int i = 0; i < ilp; ++i) {
+      float a = z.fs + 0.0625f * static_cast<float>(i);
+      for (uint64_t n = 0; n < steps; ++n) {
+        if (op == "fp32.add") {
+          a = a + z.fc;
+        } else if (op == "fp32.mul") {
+          a = a * z.fb;
+        } else if (fused) {
+          a = std::fma(a, z.fb, z.fc);
+        } else {
+          volatile float m = a * z.fb;  // volatile: no contraction into an FMA here
+          a = m + z.fc;
+        }
+        if (ftz && std::fpclassify(a) == FP_SUBNORMAL) a = std::copysign(0.0f, a);
+      }
+      acc ^= bits(a);
+    }
+    return acc;
+  }
+  if (op.rfind("fp64.", 0) == 0) {
+    const double db = z.fb, dc = z.fc, k = 0.9990234375;
+    for (int i = 0; i < ilp; ++i) {
+      double a = static_cast<double>(z.fs) + 0.0625 * i;
+      for (uint64_t n = 0; n < steps; ++n) {
+        if (op == "fp64.add") {
+          a = a + dc;
+        } else if (op == "fp64.mul") {
+          a = a * db;
+        } else {
+          volatile double m = a * k;
+          a = m + dc;
+        }
+      }
+      acc ^= bits(a);
+    }
+    return acc;
+  }
+  if (op.rfind("int32.", 0) == 0) {
+    std::vector<uint32_t> a(ilp), p(ilp);
+    for (int i = 0; i < ilp; ++i) {
+      a[i] = z.ub + 7u * static_cast<uint32_t>(i);
+      p[i] = z.uc ^ static_cast<uint32_t>(i);
+    }
+    for (uint64_t n = 0; n < steps; ++n)
+      for (int i = 0; i < ilp; ++i) {  // the shader's order: chain 0 first, each step
+        if (op == "int32.add") {
+          const uint32_t t = a[i];
+          a[i] += p[i];
+          p[i] = t;
+        } else if (op == "int32.mul") {
+          a[i] = a[i] * (a[(i + 1) % ilp] | 1u);
+        } else {
+          a[i] = a[i] * z.ub + z.uc;
+        }
+      }
+    for (int i = 0; i < ilp; ++i) acc ^= a[i];
+    return acc;
+  }
+  return std::nullopt;
+}
+
+class VulkanCompute final : public ComputeKernels {
+ public:
+  VulkanCompute(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {
+    const Facts& f = ctx.facts();
+    cpu_ = f.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    max_wg_ = f.props.limits.maxComputeWorkGroupSize[0];
+  }
+
+  std::string language() const override { return "glsl"; }
+
+  Support supports(const ComputeOp& op) override {
+    const VkOp* v = find_op(op.name);
+    if (!v)
+      return Support::no(
+          "no GLSL version of this op in the Vulkan backend yet (it has FP32, FP16x2 and FP64 "
+          "add/mul/fma, INT32 add/mul/mad, subgroup shuffle, shuffle-xor, ballot and add)");
+    const Facts& f = ctx_.facts();
+    if (const Support t = f.timing(); !t.ok) return t;
+    if (op.klass == "fp64" && !f.shader_float64)
+      return Support::no("the device lacks shaderFloat64");
+    if (op.klass == "fp16" && !f.shader_float16)
+      return Support::no("the device lacks shaderFloat16 (VK_KHR_shader_float16_int8)");
+    if (v->subgroup) {
+      if (!f.subgroup_in_compute)
+        return Support::no("subgroup operations are not supported in compute shaders here");
+      if (!(f.subgroup_operations & v->subgroup))
+        return Support::no(std::string("the device lacks ") +
+                           (v->subgroup == VK_SUBGROUP_FEATURE_SHUFFLE_BIT
+                                ? "VK_SUBGROUP_FEATURE_SHUFFLE_BIT"
+                            : v->subgroup == VK_SUBGROUP_FEATURE_BALLOT_BIT
+                                ? "VK_SUBGROUP_FEATURE_BALLOT_BIT"
+                                : "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT") +
+                           " in compute");
+    }
+    return Support::yes();
+  }
+
+  std::string instruction(const ComputeOp& op) override {
+    const VkOp* v = find_op(op.name);
+    return v ? std::string("SPIR-V ") + v->spirv : std::string();
+  }
+
+  // On a GPU: the H200 stayed near its idle clock through 2 ms launches with host work
+  // between them (gpu_clock.hpp); 10 ms keeps it busy most of the time. A CPU driver keeps
+  // the probe's target (CI time).
+  double min_launch_ms() const override { return cpu_ ? 0 : 10; }
+
+  ComputeTiming run(const ComputeLaunch& l) override {
+    const ComputeOp* op = find_compute_op(l.op);
+    if (!op) throw BackendError("unknown compute op " + l.op);
+    if (!l.mix.empty()) throw BackendError("mixed pairs are CUDA only");
+    if (l.ilp != 1 && l.ilp != 2 && l.ilp != 4 && l.ilp != 8)
+      throw BackendError("the Vulkan compute modules are built for ILP 1, 2, 4 and 8");
+    const Support s = supports(*op);
+    if (!s.ok) throw BackendError(s.reason);
+
+    // Work sizes as on OpenCL: a GPU gets 2048 invocations per compute unit (1024 workgroups
+    // where Vulkan does not say how many units there are) in groups of 256; a CPU driver
+    // (lavapipe: a workgroup runs on one thread, a subgroup in SIMD lanes) two groups of 64
+    // per host core.
+    uint32_t local = std::min<uint32_t>(cpu_ ? 64 : 256, max_wg_);
+    uint32_t groups = 0;
+    if (l.latency) {
+      local = static_cast<uint32_t>(std::max(1, l.block_threads));
+      if (l.block_threads <= 0) local = std::max<uint32_t>(1, ctx_.facts().subgroup_size);
+      groups = 1;
+    } else if (l.warps_per_sm > 0) {
+      const uint32_t per_cu = static_cast<uint32_t>(l.warps_per_sm) * 32;
+      local = std::min(local, per_cu);
+      groups = std::max<uint32_t>(1, units() * per_cu / local);
+    } else if (info_.compute_units > 0) {
+      groups = units() * 2048 / local;
+    } else {
+      groups = cpu_ ? 2 * std::max(2u, std::thread::hardware_concurrency()) : 1024;
+    }
+    const uint64_t threads = uint64_t(groups) * local;
+    bool fresh = false;
+    Pipeline& p = pipeline(l.op, l.ilp, local, &fresh);
+
+    uint64_t iters = std::max<uint64_t>(1, l.iters);
+    // llvmpipe ends loops after 65535 iterations in all: the launch runs fewer iterations
+    // and says how many ops it made (ops_per_thread), so the rate stays right.
+    if (const auto limit = ctx_.facts().loop_iteration_limit)
+      iters = std::min<uint64_t>(iters, *limit - kLoopHeadroom);
+    iters = std::min<uint64_t>(iters, uint64_t(1) << 30);
+
+    const uint64_t bytes = threads * 4;
+    if (!out_ || out_.size() < bytes)
+      out_ = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+
+    const ComputeSeeds z;
+    // A pipeline's first dispatch is slow on lavapipe (1.4 ms at 4 iterations, 0.04 ms
+    // after): untimed, so that the probe's calibration sees the loop, not the start-up.
+    if (fresh) {
+      const Push once{1, z.fs, z.fb, z.fc, z.ub, z.uc};
+      ctx_.dispatch(p, {{&out_, bytes}}, &once, sizeof once, groups);
+    }
+    // The clock up at the probe's first launch and after an idle spell; nothing on a CPU.
+    ctx_.clock().prepare(!prepared_);
+    prepared_ = true;
+    const std::vector<uint32_t> fill(threads, kSentinel);
+    ctx_.upload(out_, fill.data(), bytes);
+    const Push push{static_cast<uint32_t>(iters), z.fs, z.fb, z.fc, z.ub, z.uc};
+    ComputeTiming t;
+    t.span_ns = ctx_.dispatch(p, {{&out_, bytes}}, &push, sizeof push, groups);
+    // The clock right after it (a few ms of walking; nullopt without a shader clock).
+    const std::optional<double> mhz = ctx_.clock().read_mhz();
+
+    std::vector<uint32_t> out(threads);
+    ctx_.download(out_, out.data(), bytes);
+    t.threads = threads;
+    t.sms = l.latency ? 1 : static_cast<int>(units());
+    t.warps_per_sm =
+        static_cast<int>(l.latency ? (threads + 31) / 32 : threads / uint64_t(t.sms) / 32);
+    // The probe takes cycles as the span at this clock (x the SMs for throughput), so only
+    // where the SMs are known (VK_NV_shader_sm_builtins) or one workgroup ran.
+    if (mhz && (l.latency || info_.compute_units > 0)) {
+      t.clock_mhz = mhz;
+      t.clock_peak_mhz = ctx_.clock().peak_mhz();
+    }
+    const uint64_t steps = iters * static_cast<uint64_t>(kStepsPerIteration / l.ilp);
+    t.ops_per_thread = steps * static_cast<uint64_t>(l.latency ? 1 : l.ilp) *
+                       static_cast<uint64_t>(op->insts_per_step);
+
+    // Seeds depend at most on the subgroup lane: every workgroup folds the same words.
+    uint64_t differ = 0, unwritten = 0;
+    for (uint64_t i = 0; i < threads; ++i) {
+      differ += out[i] != out[i % local];
+      unwritten += out[i] == kSentinel;
+    }
+    t.check_ok = differ == 0 && unwritten == 0;
+    std::ostringstream m;
+    m << "value 0x" << std::hex << out[0] << std::dec << ", " << differ << " of " << threads
+      << " invocations differ, " << unwritten << " unwritten";
+    // The host replay costs steps x ILP operations per run: capped as on OpenCL.
+    if (steps * static_cast<uint64_t>(l.ilp) <= (uint64_t{1} << 26)) {
+      if (auto fused = host_checksum(l.op, l.ilp, steps, z, true)) {
+        const auto split = host_checksum(l.op, l.ilp, steps, z, false);
+        m << ", host reference 0x" << std::hex << *fused << std::dec;
+        if (out[0] == *fused) {
+          m << " (matches)";
+        } else if (split && out[0] == *split) {
+          m << "; matches the unfused replay 0x" << std::hex << *split << std::dec
+            << " (fma() with two roundings, which Vulkan allows)";
+        } else if (const auto flushed = l.op.rfind("fp32.", 0) == 0
+                                            ? host_checksum(l.op, l.ilp, steps, z, true, true)
+                                            : std::nullopt;
+                   flushed && out[0] == *flushed) {
+          m << "; matches the replay with denormals flushed to zero 0x" << std::hex << *flushed
+            << std::dec << " (the driver's default float controls allow it)";
+        } else {
+          t.check_ok = false;
+          m << " MISMATCH";
+        }
+      }
+    }
+    t.check = m.str();
+    return t;
+  }
+
+ private:
+  uint32_t units() const { return static_cast<uint32_t>(std::max(1, info_.compute_units)); }
+
+  // The pipeline of (op, ILP, workgroup size), created on first use (*fresh set then).
+  Pipeline& pipeline(const std::string& op, int ilp, uint32_t local, bool* fresh) {
+    const std::string key = module_name(op, ilp) + "|" + std::to_string(local);
+    auto& p = pipelines_[key];
+    *fresh = !p;
+    if (!p)
+      p = ctx_.pipeline(module_name(op, ilp), {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, sizeof(Push),
+                        {local});
+    return *p;
+  }
+
+  Context& ctx_;
+  DeviceInfo info_;
+  bool cpu_ = false;
+  bool prepared_ = false;  // the GPU's clock brought up for this probe
+  uint32_t max_wg_ = 1;
+  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  Buffer out_;
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeKernels> make_compute_kernels(Context& ctx, const DeviceInfo& info) {
+  return std::make_unique<VulkanCompute>(ctx, info);
+}
+
+}  // namespace gd::vulkan

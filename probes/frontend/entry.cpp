@@ -1,0 +1,211 @@
+// The frontend probe as a registry entry: its options, its headline figures, and its report
+// pieces. The measurement itself is probes/frontend/run.cpp.
+#include <ostream>
+
+#include "frontend/run.hpp"
+#include "gpudissect/result.hpp"
+#include "registry.hpp"
+#include "sections.hpp"
+
+namespace gd {
+
+namespace {
+
+std::string id_part(std::string s) {
+  for (auto& c : s)
+    if (c == ' ' || c == '(' || c == ')') c = '_';
+  return s;
+}
+
+class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResult> {
+ public:
+  std::string name() const override { return "frontend"; }
+  std::string description() const override {
+    return "instruction caches (IPC against code bytes), launch latency and rate, block "
+           "dispatch, occupancy measured by running";
+  }
+  std::vector<OptionSpec> options() const override {
+    return {
+        {"quick", "0", "fewer sizes, repeats and launches"},
+        {"icache", "1", "instruction-cache sweep"},
+        {"partitions", "1", "one warp on 1-4 partitions, same or different code past the L1i"},
+        {"launch", "1", "launch latency and launch rate (plain, streams, graph)"},
+        {"dispatch", "1", "block dispatch rate and per-SM start skew"},
+        {"occupancy", "1", "resident blocks and warps by block size, registers, shared memory"},
+        {"min_instructions", "1024", "smallest loop body of the sweep, instructions"},
+        {"max_instructions", "", "largest loop body (CUDA 131072 = 2 MiB; OpenCL 4096)"},
+        {"points_per_doubling", "2", "sizes per doubling of the sweep"},
+        {"refine", "1",
+         "extra sizes at each instruction-cache edge (1/8 doubling, edges <= 512 KiB)"},
+        {"region_instructions", "16384", "code of each region in the partition test"},
+        {"repeats", "5", "timed repeats per point (at least)"},
+        {"launches", "200", "launch-latency samples"},
+        {"rate_kernels", "2000", "kernels per launch-rate measurement"},
+    };
+  }
+
+ protected:
+  FrontendOptions parse(const OptionValues& kv) const override {
+    return parse_frontend_options(kv, options());
+  }
+  void run_typed(Device& dev, const FrontendOptions& opt, const RunResult&, Progress& progress,
+                 const std::atomic<bool>& stop, FrontendProbeResult& out) const override {
+    run_frontend(dev, opt, progress, stop, out);
+  }
+  AheadWork ahead_typed(Device& dev, const FrontendOptions& opt) const override {
+    return frontend_ahead(dev, opt);
+  }
+
+ public:
+  std::vector<Figure> figures(const RunResult& r) const override {
+    std::vector<Figure> out;
+    const FrontendProbeResult* p = r.get<FrontendProbeResult>();
+    if (!p) return out;
+    const std::string inst = p->timed_instruction.empty() ? "FFMA" : p->timed_instruction;
+    for (const auto& l : p->icache_levels) {
+      const std::string base = "frontend.icache." + id_part(l.name);
+      if (l.capacity_bytes) {
+        Figure f;
+        f.id = base + ".capacity";
+        f.label = l.name + " instruction cache capacity";
+        f.unit = "bytes";
+        f.value = single_value(static_cast<double>(*l.capacity_bytes));
+        if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
+          f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
+        f.instruction = inst;
+        f.where = "loop code bytes (" +
+                  (p->code_bytes_source.empty() ? std::string("estimated") : p->code_bytes_source) +
+                  ") where one warp's IPC leaves the plateau";
+        f.status = p->icache_status;
+        out.push_back(f);
+      }
+      Figure f;
+      f.id = base + ".ipc";
+      f.label = "one warp's instructions per clock from " + l.name;
+      f.unit = "inst/clk/warp";
+      f.value = single_value(l.ipc);
+      f.instruction = inst;
+      f.clock_mhz = p->clock_mhz;
+      f.where = "plateau of the instruction-cache sweep, one warp";
+      f.status = p->icache_status;
+      out.push_back(f);
+    }
+    if (p->partition_halving) {
+      Figure f;
+      f.id = "frontend.icache.partition_ratio";
+      f.label = "per-warp IPC, 2 partitions on different code past the L1i, over 1 warp";
+      f.unit = "ratio";
+      f.value = single_value(*p->partition_halving);
+      f.instruction = inst;
+      f.where = std::to_string(p->partition_region_instructions) + " instructions per region";
+      out.push_back(f);
+    }
+    auto us = [&](const std::string& id, const std::string& label, const std::optional<Summary>& v,
+                  const std::string& where) {
+      if (!v) return;
+      Figure f;
+      f.id = id;
+      f.label = label;
+      f.unit = "us";
+      f.value = *v;
+      f.instruction = p->launch_api;
+      f.where = where;
+      f.higher_is_better = false;
+      f.status = p->launch_status;
+      out.push_back(f);
+    };
+    us("frontend.launch.latency", "launch latency: host call to kernel start", p->launch_start_us,
+       "empty kernel, " + (p->launch_start_source.empty() ? std::string("host call to kernel start")
+                                                          : p->launch_start_source));
+    us("frontend.launch.round_trip", "launch + synchronize round trip", p->launch_round_trip_us,
+       "empty kernel, host clock");
+    us("frontend.launch.api", "host time in the launch call", p->launch_api_us,
+       "empty kernel, host clock");
+    us("frontend.launch.completion", "kernel end to synchronize returning on the host",
+       p->launch_completion_us, "round trip - start latency - kernel, per launch");
+    for (const auto& [mode, s] : p->rate_kernels_per_s) {
+      Figure f;
+      f.id = "frontend.launch.rate." + mode;
+      f.label = "back-to-back launches (" + mode + ")";
+      f.unit = "kernels/s";
+      f.value = s;
+      f.instruction = mode == "graph" ? "cudaGraphLaunch" : p->launch_api;
+      f.where = "empty kernels, host clock";
+      out.push_back(f);
+    }
+    if (p->dispatch_blocks_per_us) {
+      Figure f;
+      f.id = "frontend.dispatch.blocks_per_us";
+      f.label = "block dispatch rate";
+      f.unit = "blocks/us";
+      f.value = *p->dispatch_blocks_per_us;
+      f.instruction = "%globaltimer at block start";
+      f.where = std::to_string(p->dispatch_blocks) + " blocks of " +
+                std::to_string(p->dispatch_block_threads) + " threads";
+      if (p->sms > 0) {
+        f.per_sm_per_clk =
+            p->clock_mhz ? std::optional<double>(p->dispatch_blocks_per_us->median / *p->clock_mhz)
+                         : std::nullopt;
+        f.per_sm_per_clk_unit = "blocks/clk (GPU-wide)";
+      }
+      f.clock_mhz = p->clock_mhz;
+      out.push_back(f);
+      if (p->dispatch_first_wave_us) {
+        Figure w;
+        w.id = "frontend.dispatch.first_wave";
+        w.label = "time until every SM has started a block";
+        w.unit = "us";
+        w.value = single_value(*p->dispatch_first_wave_us);
+        w.instruction = f.instruction;
+        w.where = f.where;
+        w.higher_is_better = false;
+        out.push_back(w);
+      }
+    }
+    auto count = [&](const std::string& id, const std::string& label, std::optional<int> v,
+                     const std::string& unit, const std::string& where) {
+      if (!v) return;
+      Figure f;
+      f.id = id;
+      f.label = label;
+      f.unit = unit;
+      f.value = single_value(*v);
+      f.instruction = "%smid + %globaltimer per block";
+      f.where = where;
+      f.status = p->occupancy_status;
+      out.push_back(f);
+    };
+    count("frontend.occupancy.warps_per_sm", "resident warps per SM, measured", p->max_warps_per_sm,
+          "warps", "most blocks overlapping in time on one SM, any block size");
+    count("frontend.occupancy.blocks_per_sm", "resident blocks per SM, measured",
+          p->max_blocks_per_sm, "blocks", "most blocks overlapping in time on one SM");
+    if (p->max_warps_per_sm && p->language == "cuda")
+      count("frontend.occupancy.warps_per_partition", "resident warps per scheduler partition",
+            *p->max_warps_per_sm / 4, "warps", "warps per SM / 4 partitions (sm_70 and later)");
+    // The register staircase: the most registers per thread that keep the SM full.
+    std::optional<int> full_regs;
+    if (p->max_warps_per_sm)
+      for (const auto& o : p->occupancy)
+        if (o.kind == "regs" && o.warps_per_sm && *o.warps_per_sm >= *p->max_warps_per_sm)
+          full_regs = std::max(full_regs.value_or(0), o.regs_per_thread);
+    count("frontend.occupancy.max_regs_full", "most registers per thread at full occupancy",
+          full_regs, "registers", "blocks of 128 threads, kernels built with --maxrregcount");
+    return out;
+  }
+  void print_summary(std::ostream& os, const RunResult& r) const override {
+    report::print_frontend_summary(os, r);
+  }
+  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
+                                               const RunResult& r) const override {
+    return report::write_frontend_csv(dir, r);
+  }
+  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
+    return report::frontend_html_section(r, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_frontend_probe() { return std::make_unique<FrontendProbe>(); }
+
+}  // namespace gd

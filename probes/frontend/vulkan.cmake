@@ -1,0 +1,1 @@
+gd_vulkan_shader(frontend_empty frontend_empty.comp)

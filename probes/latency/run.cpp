@@ -1,0 +1,575 @@
+#include "latency/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gpudissect/budget.hpp"
+#include "gpudissect/chain.hpp"
+#include "gpudissect/levels.hpp"
+#include "gpudissect/stats.hpp"
+#include "gpudissect/stopwatch.hpp"
+#include "gpudissect/units.hpp"
+
+namespace gd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool is_cuda(const DeviceInfo& info) { return info.backend == "cuda"; }
+
+uint64_t default_stride(MemPath p, const DeviceInfo& info) {
+  if (p == MemPath::constant) return 64;
+  if (info.backend == "opencl" && info.l1_or_cacheline_bytes && *info.l1_or_cacheline_bytes >= 32)
+    return *info.l1_or_cacheline_bytes;
+  return 128;
+}
+
+// A CPU device (PoCL and the like): its caches are physically indexed behind 4 KiB pages.
+bool is_cpu(const DeviceInfo& info) {
+  auto t = info.extra.find("device_type");
+  return t != info.extra.end() && t->second.find("CPU") != std::string::npos;
+}
+
+// On a CPU the cache paths chase page-grouped chains: every line of a 64 KiB group (16 pages)
+// in random order before the next group, groups in random order. A fully random chain misses
+// the first-level TLB on almost every load once the footprint passes its reach (~400 KiB on
+// this project's Zen 5 VM), and those page walks read as cache levels (47 KiB, 512 KiB,
+// 861 KiB, 4 MiB, 16 MiB through PoCL). Why 64 KiB and not 4 KiB (measured through PoCL,
+// 2026-11-23, results/NOTES.md issue 9 part 5): with a single page per group the page's
+// lines come in a dense burst that the spatial prefetchers learn, so the L2 plateau read
+// 2.6 ns instead of 4.0 ns, memory 70 ns instead of 140 ns, and the L1 edge sometimes smeared
+// down to 28 KiB; over 16 pages the burst is sparse enough that the curve matches the random
+// chain's (4.0 ns) while the group still needs only 16 TLB entries, far inside any L1 TLB.
+// GPUs keep fully random chains: the H200 and H100 show no TLB step within 60 GiB, so there
+// is nothing to remove there, and grouping would change what the GPU's L2 hashing and
+// sector prefetch see, which cannot be checked without a GPU.
+constexpr uint64_t kCpuGroupBytes = 64 << 10;
+uint64_t default_page_bytes(const DeviceInfo& info) { return is_cpu(info) ? kCpuGroupBytes : 0; }
+
+// The TLB sweep of a device: one line per page, so that every hop needs a translation of
+// its own. GPUs: strides of 2 MiB and up (their pages are 2 MiB or larger), footprints from
+// 2 MiB to most of the memory. CPUs: 4 KiB pages; the stride is a page and a line, so that
+// line k sits k lines into its page and the lines spread over every set of the caches (a
+// stride of exactly 4 KiB puts every line in one L1 set, and the L1's 12 ways would read as
+// a 48 KiB "TLB"). From 16 pages to 64 MiB, 4x the reach of a 4096-entry L2 TLB.
+constexpr uint64_t kCpuPageBytes = 4096;
+constexpr uint64_t kCpuTlbMaxFootprint = 64ull << 20;
+struct TlbPlan {
+  std::vector<uint64_t> strides;
+  uint64_t max_footprint = 0;
+  std::optional<uint64_t> min_bytes;
+  uint64_t min_pages = 1;
+  uint64_t min_footprint(uint64_t stride) const {
+    return min_bytes ? *min_bytes : min_pages * stride;
+  }
+};
+
+TlbPlan tlb_plan(const LatencyOptions& opt, const DeviceInfo& info) {
+  TlbPlan p;
+  if (is_cpu(info)) {
+    p.strides = {kCpuPageBytes + default_stride(MemPath::global, info)};
+    p.max_footprint = opt.tlb_max_footprint.value_or(kCpuTlbMaxFootprint);
+    p.min_pages = 16;
+  } else {
+    p.strides = {2ull << 20, 32ull << 20, 512ull << 20, 2ull << 30};
+    p.max_footprint = opt.tlb_max_footprint.value_or(160ull << 30);
+    p.min_bytes = 2ull << 20;
+  }
+  if (!opt.tlb_strides.empty()) p.strides = opt.tlb_strides;
+  if (opt.tlb_min_footprint) p.min_bytes = opt.tlb_min_footprint;
+  return p;
+}
+
+// What the level names of a path are made of.
+struct PathKind {
+  std::string kind;     // cache | constant | scratch
+  int first_level = 1;  // the l2 path starts at L2: it bypasses L1
+  std::string scratch_name = "on-chip";
+};
+
+PathKind path_kind(MemPath p) {
+  switch (p) {
+    case MemPath::l2:
+      return {"cache", 2};
+    case MemPath::constant:
+      return {"constant", 1};
+    case MemPath::shared:
+      return {"scratch", 1, "shared"};
+    case MemPath::local:
+      return {"scratch", 1, "local"};
+    default:
+      return {"cache", 1};
+  }
+}
+
+// One curve being measured: its points kept sorted by footprint.
+class CurveSweep {
+ public:
+  // page_bytes > stride: chains visit a page's lines together (page_grouped_cycle).
+  CurveSweep(Device& dev, MemPath path, uint64_t stride, const ChaseBudget& budget,
+             CurveResult& out, uint64_t page_bytes = 0)
+      : dev_(dev),
+        path_(path),
+        stride_(stride),
+        budget_(budget),
+        out_(out),
+        lines_per_page_(page_bytes > stride ? uint32_t(page_bytes / stride) : 0) {
+    out_.stride_bytes = stride;
+  }
+
+  // Measures one footprint and inserts it in order. Throws BackendError on API errors.
+  // A point left out by the time budget, with the reason.
+  void skip(uint64_t footprint, const std::string& reason) {
+    LatencyPoint pt;
+    pt.footprint_bytes = footprint;
+    pt.stride_bytes = stride_;
+    pt.status = "skipped";
+    pt.reason = reason;
+    insert(std::move(pt));
+  }
+  void measure(uint64_t footprint) {
+    LatencyPoint pt;
+    pt.footprint_bytes = footprint;
+    pt.stride_bytes = stride_;
+    const uint64_t lines64 = footprint / stride_;
+    if (lines64 == 0 || lines64 > UINT32_MAX) {
+      pt.status = "skipped";
+      pt.reason = "footprint not a usable number of lines at this stride";
+      insert(std::move(pt));
+      return;
+    }
+    const auto lines = static_cast<uint32_t>(lines64);
+    const std::vector<uint32_t> next =
+        lines_per_page_ ? page_grouped_cycle(lines, lines_per_page_, 0x5eed0000ULL ^ lines)
+                        : sattolo_cycle(lines, 0x5eed0000ULL ^ lines);
+    const ChasePlan plan = plan_chase(lines, stride_, budget_);
+    ChaseRequest req;
+    req.path = path_;
+    req.next = &next;
+    req.stride_bytes = stride_;
+    req.warmup_hops = plan.warmup_hops;
+    req.hops_per_repeat = plan.hops_per_repeat;
+    req.repeats = plan.repeats;
+    try {
+      const ChaseTiming t = dev_.chase(req);
+      const uint64_t walked =
+          t.hops_walked ? t.hops_walked : req.warmup_hops + req.hops_per_repeat * req.repeats;
+      const uint32_t expect = walk(next, 0, walked);
+      if (t.end_line != expect) {
+        pt.status = "error";
+        pt.reason = "chase ended on line " + std::to_string(t.end_line) + ", expected " +
+                    std::to_string(expect) + ": loads were lost or the chain was corrupted";
+      } else if (t.ns_per_hop.empty()) {
+        pt.status = "error";
+        pt.reason = "backend returned no timings";
+      } else {
+        pt.ns = summarize(t.ns_per_hop);
+        if (!t.cycles_per_hop.empty()) pt.cycles = summarize(t.cycles_per_hop);
+        pt.clock_mhz = t.clock_mhz;
+      }
+    } catch (const AllocationFailed& e) {
+      pt.status = "skipped";
+      pt.reason = e.what();
+    }
+    insert(std::move(pt));
+  }
+
+  // The measured curve in the form level detection takes (ok points only) and the indices
+  // of those points in out_.points.
+  std::vector<CurvePoint> curve(std::vector<std::size_t>* index = nullptr) const {
+    std::vector<CurvePoint> c;
+    for (std::size_t i = 0; i < out_.points.size(); ++i) {
+      const LatencyPoint& p = out_.points[i];
+      const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
+      if (p.status != "ok" || !s || s->median <= 0) continue;
+      c.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
+      if (index) index->push_back(i);
+    }
+    return c;
+  }
+
+  bool has(uint64_t footprint) const {
+    return std::any_of(out_.points.begin(), out_.points.end(),
+                       [&](const LatencyPoint& p) { return p.footprint_bytes == footprint; });
+  }
+
+ private:
+  void insert(LatencyPoint pt) {
+    auto it =
+        std::lower_bound(out_.points.begin(), out_.points.end(), pt.footprint_bytes,
+                         [](const LatencyPoint& p, uint64_t f) { return p.footprint_bytes < f; });
+    out_.points.insert(it, std::move(pt));
+  }
+
+  Device& dev_;
+  MemPath path_;
+  uint64_t stride_;
+  ChaseBudget budget_;
+  CurveResult& out_;
+  uint32_t lines_per_page_ = 0;
+};
+
+// Footprints that would narrow a level's capacity bracket to the resolution asked for.
+std::vector<uint64_t> refinement_points(const CurveResult& c, uint64_t stride) {
+  std::vector<uint64_t> out;
+  for (const Level& l : c.levels) {
+    if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) continue;
+    if (auto mid =
+            refine_between(*l.capacity_lo_bytes, *l.capacity_hi_bytes, stride, kCapacityResolution))
+      out.push_back(*mid);
+  }
+  return out;
+}
+
+std::string point_label(uint64_t footprint) { return format_bytes(double(footprint)); }
+
+// Sweeps one curve: the log-spaced grid, then refinement around each level's edge.
+void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<uint64_t>& grid,
+                 const LatencyOptions& opt, const std::string& part, const PathKind& kind,
+                 std::optional<uint64_t> largest_cache, Progress& progress,
+                 const std::atomic<bool>& stop, CurveResult& out) {
+  const auto t0 = Clock::now();
+  // Page-grouped chains on the cache paths only: a TLB sweep walks one line per page.
+  const uint64_t page = kind.kind == "tlb" ? 0 : opt.page_bytes.value_or(0);
+  CurveSweep sweep(dev, path, stride, opt.budget, out, page);
+  int n = 0;
+  int total = static_cast<int>(grid.size());
+  auto measure = [&](uint64_t fp) {
+    progress.step("latency", part, ++n, total, point_label(fp));
+    try {
+      sweep.measure(fp);
+    } catch (const std::exception& e) {
+      out.status = {"error", std::string(e.what())};
+      out.wall_seconds = seconds_since(t0);
+      throw ProbeError("latency probe, path " + part + ", point " + std::to_string(n) + " (" +
+                       point_label(fp) + "): " + e.what());
+    }
+  };
+  // The path's time budget: a point's cost grows with its footprint (the chain is built and
+  // copied, then walked), so the estimate is the wall time per footprint byte seen so far.
+  // The TLB sweep is not limited (it runs on CUDA only, where it is the point).
+  SweepPlanner plan(kind.kind == "tlb" ? 1e9 : opt.path_budget_seconds);
+  auto timed = [&](uint64_t fp) {
+    const auto tp = Clock::now();
+    measure(fp);
+    plan.record(double(fp), 1, seconds_since(tp));
+  };
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const uint64_t fp = grid[i];
+    if (stop) break;
+    if (kind.kind != "tlb" && plan.rate()) {
+      std::vector<std::pair<double, int>> rest;
+      for (std::size_t j = i; j < grid.size(); ++j) rest.emplace_back(double(grid[j]), 1);
+      progress.time_left("latency", plan.time_left(rest));
+    }
+    const BudgetVerdict v = plan.admit(double(fp), 1);
+    if (!v.run) {
+      sweep.skip(fp, v.reason);
+      continue;
+    }
+    timed(fp);
+  }
+  assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
+  for (int round = 0; round < opt.max_refine_rounds && !stop; ++round) {
+    std::vector<uint64_t> more;
+    for (uint64_t fp : refinement_points(out, stride))
+      if (!sweep.has(fp)) more.push_back(fp);
+    if (more.empty()) break;
+    total += static_cast<int>(more.size());
+    for (uint64_t fp : more) {
+      if (stop) break;
+      const std::optional<double> e = plan.estimate(double(fp), 1);
+      if (e && *e > plan.left()) continue;  // refinement only as far as the budget goes
+      timed(fp);
+    }
+    assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
+  }
+  if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
+  // Asked last: on CUDA the answer comes from the binary's own SASS, read while the sweep ran.
+  out.timed_instruction = dev.timed_instruction(path);
+  out.wall_seconds = seconds_since(t0);
+}
+
+// A cache the API reports as one L2 can show several latencies: Hopper and Ampere split
+// the L2 into two partitions, and lines held only by the far one cost more. Levels past
+// L1 whose capacity ends within the reported L2 size are parts of that L2, not an L3.
+void name_l2_parts(std::vector<Level>& levels, int first_cache_level, bool reaches_memory,
+                   std::optional<uint64_t> l2_bytes) {
+  if (!l2_bytes) return;
+  const std::size_t begin = first_cache_level == 1 ? 1 : 0;
+  const std::size_t end = levels.size() - (reaches_memory ? 1 : 0);
+  std::vector<std::size_t> parts;
+  for (std::size_t k = begin; k < end; ++k)
+    if (levels[k].capacity_lo_bytes &&
+        double(*levels[k].capacity_lo_bytes) <= 1.25 * double(*l2_bytes))
+      parts.push_back(k);
+  if (parts.size() != 2) return;
+  // Partitions only when the sizes say so: the near part ends near half the reported L2,
+  // the far part near all of it. Anything else keeps plain numbered names.
+  const double near = double(*levels[parts[0]].capacity_lo_bytes) / double(*l2_bytes);
+  const double far = double(*levels[parts[1]].capacity_lo_bytes) / double(*l2_bytes);
+  if (near < 0.3 || near > 0.7 || far < 0.8) return;
+  levels[parts[0]].name = "L2 near";
+  levels[parts[1]].name = "L2 far";
+  // Whatever cache level follows is numbered after L2.
+  int next = 3;
+  for (std::size_t k = parts.back() + 1; k < end; ++k)
+    levels[k].name = "L" + std::to_string(next++);
+}
+
+}  // namespace
+
+void name_tlb_levels_by_lines(CurveResult& tlb, uint64_t line_bytes,
+                              const std::vector<Level>& caches) {
+  if (tlb.levels.size() < 2 || tlb.stride_bytes == 0) return;
+  // The cache whose capacity a step's line footprint lands on, if any. A step is a cache's
+  // when its bracket, scaled to lines, overlaps that cache's capacity widened by 25 % (the
+  // two curves are measured apart and each edge is only located to 1/8 of a doubling).
+  auto cache_of = [&](const Level& l) -> const Level* {
+    if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) return nullptr;
+    const double scale = double(line_bytes) / double(tlb.stride_bytes);
+    const double lo = double(*l.capacity_lo_bytes) * scale;
+    const double hi = double(*l.capacity_hi_bytes) * scale;
+    for (const Level& c : caches)
+      if (c.capacity_bytes && lo <= 1.25 * double(*c.capacity_bytes) &&
+          hi >= double(*c.capacity_bytes) / 1.25)
+        return &c;
+    return nullptr;
+  };
+  // Level k's plateau is reached through the step at the end of level k-1: a TLB step gives
+  // the next TLB level (or the page walk, for the last), a cache step keeps the TLB level
+  // and says which cache the lines have moved to.
+  std::vector<std::string> names(tlb.levels.size());
+  int tlb_level = 1;
+  std::string where;  // the cache the lines have left, once one has been passed
+  names[0] = "L1 TLB";
+  bool any_cache_step = false;
+  for (std::size_t k = 1; k < tlb.levels.size(); ++k) {
+    const bool last = k + 1 == tlb.levels.size();
+    if (const Level* c = cache_of(tlb.levels[k - 1])) {
+      where = c->name + " missed";
+      any_cache_step = true;
+    } else {
+      ++tlb_level;
+      if (last) {
+        names[k] = where.empty() ? "page walk" : "page walk (" + where + ")";
+        continue;
+      }
+    }
+    names[k] = "L" + std::to_string(tlb_level) + " TLB" + (where.empty() ? "" : " (" + where + ")");
+  }
+  if (!any_cache_step) return;  // assign_levels' names stand
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    tlb.levels[k].name = names[k];
+    // A plateau that ends at a cache step ends there because of the cache: that is not the
+    // TLB level's reach (the bracket stays, for the record).
+    if (cache_of(tlb.levels[k])) tlb.levels[k].capacity_bytes.reset();
+  }
+  if (!tlb.note.empty()) tlb.note += "; ";
+  tlb.note += "one " + format_bytes(double(line_bytes)) + " line per page: a step where the " +
+              "lines' own footprint (footprint x " + format_bytes(double(line_bytes)) + " / " +
+              format_bytes(double(tlb.stride_bytes)) +
+              ") passes a cache level of the global path is that cache, not a TLB";
+}
+
+std::vector<MemPath> default_paths(const DeviceInfo& info) {
+  if (is_cuda(info))
+    return {MemPath::global,  MemPath::l2,       MemPath::readonly,
+            MemPath::texture, MemPath::constant, MemPath::shared};
+  if (info.backend == "vulkan")  // workgroup memory is GLSL's `shared`
+    return {MemPath::global, MemPath::constant, MemPath::shared, MemPath::image};
+  return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
+}
+
+void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
+                   std::optional<uint64_t> largest_cache, const std::string& scratch_name) {
+  curve.levels.clear();
+  curve.note.clear();
+  curve.dram_minus_last_cache_cycles.reset();
+  curve.dram_minus_last_cache_ns.reset();
+  std::vector<CurvePoint> pts;
+  std::vector<const LatencyPoint*> src;
+  for (const LatencyPoint& p : curve.points) {
+    const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
+    if (p.status != "ok" || !s || s->median <= 0) continue;
+    pts.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
+    src.push_back(&p);
+  }
+  const std::vector<DetectedLevel> found = detect_levels(pts);
+  std::vector<double> lat;
+  for (const CurvePoint& c : pts) lat.push_back(c.latency);
+  const std::string range =
+      "latency " + format_fixed(lat.empty() ? NAN : *std::min_element(lat.begin(), lat.end()), 0) +
+      ".." + format_fixed(lat.empty() ? NAN : *std::max_element(lat.begin(), lat.end()), 0);
+  if (found.empty()) {
+    if (!pts.empty())
+      curve.note = "no flat plateau found: the curve wanders without a clear step (" + range +
+                   " up to " + format_bytes(pts.back().footprint_bytes) + ")";
+    return;
+  }
+
+  // The curve reaches device memory when it runs well past the largest cache.
+  const bool reaches_memory = kind == "cache" && found.size() >= 2 && largest_cache &&
+                              pts.back().footprint_bytes >= 2.0 * double(*largest_cache);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    const DetectedLevel& d = found[k];
+    Level l;
+    const bool last = k + 1 == found.size();
+    if (kind == "tlb")
+      l.name = found.size() == 1 ? "TLB hit"
+               : last            ? "page walk"
+                                 : "L" + std::to_string(k + 1) + " TLB";
+    else if (kind == "scratch")
+      l.name = k == 0 ? scratch_name : scratch_name + " level " + std::to_string(k + 1);
+    else if (kind == "constant")
+      l.name = "constant L" + std::to_string(k + 1);
+    else if (last && reaches_memory)
+      l.name = "device memory";
+    else
+      l.name = "L" + std::to_string(k + first_cache_level);
+    if (d.capacity_lo && d.capacity_hi) {
+      l.capacity_lo_bytes = uint64_t(*d.capacity_lo);
+      l.capacity_hi_bytes = uint64_t(*d.capacity_hi);
+      l.capacity_bytes = l.capacity_lo_bytes;
+    }
+    // Medians over the plateau's points, in both units.
+    std::vector<double> cyc, ns;
+    for (std::size_t i = d.first; i <= d.last && i < src.size(); ++i) {
+      if (src[i]->cycles) cyc.push_back(src[i]->cycles->median);
+      if (src[i]->ns) ns.push_back(src[i]->ns->median);
+    }
+    if (!cyc.empty()) l.latency_cycles = median(cyc);
+    if (!ns.empty()) l.latency_ns = median(ns);
+    l.confidence = d.confidence;
+    if (k > 0) {
+      const Level& prev = curve.levels.back();
+      if (l.latency_cycles && prev.latency_cycles)
+        l.step_cycles = *l.latency_cycles - *prev.latency_cycles;
+      if (l.latency_ns && prev.latency_ns) l.step_ns = *l.latency_ns - *prev.latency_ns;
+    }
+    curve.levels.push_back(std::move(l));
+  }
+  if (kind == "tlb" && found.size() == 1)
+    curve.note = "no TLB miss step within the sweep: every level's reach exceeds " +
+                 format_bytes(pts.back().footprint_bytes) + " at this stride (" + range + ")";
+  if (kind == "cache")
+    name_l2_parts(curve.levels, first_cache_level, reaches_memory, largest_cache);
+  if (reaches_memory) {
+    curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;
+    curve.dram_minus_last_cache_ns = curve.levels.back().step_ns;
+  }
+}
+
+void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
+                 const std::atomic<bool>& stop, LatencyProbeResult& out) {
+  const auto t0 = Clock::now();
+  const DeviceInfo& info = dev.info();
+  out.status = {};
+  out.telemetry_before = dev.telemetry();
+  const std::vector<MemPath> paths = opt.paths.empty() ? default_paths(info) : opt.paths;
+  const std::optional<uint64_t> largest_cache = info.l2_bytes;
+  std::vector<double> clocks;
+
+  auto finish = [&] {
+    for (const auto& [name, c] : out.paths)
+      for (const LatencyPoint& p : c.points)
+        if (p.clock_mhz) clocks.push_back(*p.clock_mhz);
+    if (!clocks.empty()) out.clock_mhz_measured = median(clocks);
+    dev.release_memory();  // the TLB sweep's buffer can hold most of the memory
+    out.telemetry_after = dev.telemetry();
+    out.wall_seconds = seconds_since(t0);
+  };
+
+  try {
+    for (MemPath path : paths) {
+      const std::string name = to_string(path);
+      CurveResult& curve = out.paths[name];
+      const Support s = dev.supports(path);
+      if (!s.ok) {
+        curve.status = {"unsupported", s.reason};
+        progress.note("latency " + name + ": unsupported (" + s.reason + ")");
+        continue;
+      }
+      if (stop) {
+        curve.status = {"skipped", "interrupted before this path"};
+        continue;
+      }
+      const uint64_t stride = opt.stride.value_or(default_stride(path, info));
+      const uint64_t path_max = dev.max_footprint(path);
+      uint64_t hi = opt.max_footprint.value_or(sweep_upper_bound(
+          largest_cache.value_or(0), opt.default_floor, UINT64_MAX, opt.cache_multiple));
+      hi = std::min(hi, path_max);
+      if (hi < std::max(stride, opt.min_footprint)) {
+        curve.status = {"unsupported", "the path holds only " + format_bytes(double(path_max))};
+        continue;
+      }
+      const auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
+                                              opt.points_per_doubling, stride);
+      ChaseBudget budget = opt.budget;
+      if (largest_cache) budget.largest_cache_bytes = *largest_cache;
+      LatencyOptions o = opt;
+      o.budget = budget;
+      if (!o.page_bytes) o.page_bytes = default_page_bytes(info);
+      sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress, stop,
+                  curve);
+      std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
+                         " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
+                         (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") +
+                         ";";
+      for (const Level& l : curve.levels)
+        line += " " + l.name + " " +
+                (l.latency_cycles ? format_fixed(*l.latency_cycles, 1) + " cyc"
+                                  : format_fixed(l.latency_ns.value_or(NAN), 1) + " ns");
+      progress.note(line);
+    }
+
+    const bool cpu = is_cpu(info);
+    const bool tlb = opt.tlb.value_or(is_cuda(info) || cpu);
+    if (tlb && !stop) {
+      const MemPath path = dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
+      const TlbPlan tp = tlb_plan(opt, info);
+      // Sized once, before the first stride: the buffer it takes stays allocated and
+      // would shrink the free memory seen by the strides after it.
+      uint64_t tlb_hi = std::min(tp.max_footprint, dev.max_footprint(path));
+      if (auto free = dev.free_memory())
+        tlb_hi = std::min(tlb_hi, *free > opt.tlb_free_margin ? *free - opt.tlb_free_margin : 0);
+      for (uint64_t stride : tp.strides) {
+        const std::string key = "stride_" + std::to_string(stride);
+        CurveResult& curve = out.tlb[key];
+        const uint64_t hi = tlb_hi;
+        if (hi < 4 * stride) {
+          curve.status = {"skipped", "not enough memory for a TLB sweep at this stride"};
+          continue;
+        }
+        const auto grid = log_spaced_footprints(std::max(stride, tp.min_footprint(stride)), hi,
+                                                opt.points_per_doubling, stride);
+        LatencyOptions o = opt;
+        o.budget.largest_cache_bytes = 1ull
+                                       << 40;  // every line fits the caches: always a full pass
+        sweep_curve(dev, path, stride, grid, o, "tlb " + format_bytes(double(stride)),
+                    {"tlb", 1, ""}, std::nullopt, progress, stop, curve);
+        // On a CPU one line per page soon outgrows the L1 cache as well as the L1 TLB
+        // (768 lines of a 48 KiB L1 at 3 MiB), and that step must not read as a TLB level.
+        auto global = out.paths.find(to_string(MemPath::global));
+        if (cpu && global != out.paths.end())
+          name_tlb_levels_by_lines(curve, default_stride(MemPath::global, info),
+                                   global->second.levels);
+        progress.note("latency tlb stride " + format_bytes(double(stride)) + ": " +
+                      std::to_string(curve.levels.size()) + " levels in " +
+                      format_fixed(curve.wall_seconds, 1) + " s");
+      }
+    } else if (!tlb) {
+      out.tlb.clear();
+    }
+  } catch (const ProbeError& e) {
+    out.status = {"error", e.what()};
+    finish();
+    throw;
+  }
+  if (stop) out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+  finish();
+}
+
+}  // namespace gd

@@ -1,0 +1,961 @@
+// The links probe's CUDA kernels and transfers, over every CUDA GPU of the process (the
+// device the run was opened on only hosts the kernel set): peer copies by copy engine
+// (cudaMemcpyPeerAsync) and by SM kernels, a pointer chase and a flag ping-pong across the
+// link, pinned host transfers on every GPU at once, and NCCL collectives (nccl.cpp).
+//
+// Timing across GPUs: a "leader" stream records the start event and every other stream
+// waits on it (cudaStreamWaitEvent accepts another device's event); each stream records
+// its done event and the leader waits on all of them before its end event, so one elapsed
+// time on the leader covers the work of every GPU. Every wait on the host is bounded
+// (timeout_s): a hang becomes a BackendError, never a hung run.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda_probes.hpp"
+#include "cuda_util.hpp"
+#include "device_clock.cuh"
+#include "links/links.hpp"
+#include "links/cuda_nccl.hpp"
+#include "nvml.hpp"
+
+namespace gd::cuda {
+
+namespace {
+
+// word i = i + seed: a pattern whose sums the host knows in closed form.
+__global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < words;
+       i += uint64_t(gridDim.x) * blockDim.x)
+    p[i] = uint32_t(i) + seed;
+}
+
+// One pass of 16-byte loads over the peer's buffer (.cg: no L1), every word summed; the
+// block's sum is added to *sum. Each thread keeps LOADS loads in flight per step, a grid
+// stride apart (LOADS = 4 or 8: the probe tries both, as the link's best needs enough bytes
+// in flight without too many blocks contending for it).
+template <int LOADS>
+__global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, unsigned long long* sum) {
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  unsigned long long acc = 0;
+  for (; i + (LOADS - 1) * stride < n16; i += LOADS * stride) {
+    uint4 v[LOADS];
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) v[k] = __ldcg(p + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < LOADS; ++k) acc += (unsigned long long)v[k].x + v[k].y + v[k].z + v[k].w;
+  }
+  for (; i < n16; i += stride) {
+    const uint4 a = __ldcg(p + i);
+    acc += (unsigned long long)a.x + a.y + a.z + a.w;
+  }
+  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
+}
+
+// One pass of 16-byte stores into the peer's buffer: word i = i + seed.
+__global__ void links_sm_write(uint4* __restrict__ p, uint64_t n16, uint32_t seed) {
+  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n16; i += stride) {
+    const uint32_t w = uint32_t(i * 4) + seed;
+    __stcg(p + i, make_uint4(w, w + 1, w + 2, w + 3));
+  }
+}
+
+// One thread chases the chain in the peer's memory: out[r] cycles and out[R + r] ns of
+// repeat r, out[2R] the line reached, out[2R + 1] the SM that chased, plus one. The store of
+// the line into shared memory makes the warp wait for the last load before it reads the
+// clocks (in-order issue). With want_sm >= 0 many blocks are launched and only the first to
+// find itself on that SM (and to claim *claim) chases; the rest leave at once.
+__global__ void links_chase(const uint32_t* chain, uint32_t stride_words, uint64_t warmup,
+                            uint64_t hops, int repeats, unsigned long long* out, int want_sm,
+                            int* claim) {
+  __shared__ volatile uint32_t sink;
+  if (threadIdx.x != 0) return;
+  uint32_t sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (want_sm >= 0 && (int(sm) != want_sm || atomicCAS(claim, 0, 1) != 0)) return;
+  out[2 * repeats + 1] = sm + 1ull;
+  uint32_t cur = 0;
+  for (uint64_t h = 0; h < warmup; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
+  sink = cur;
+  for (int r = 0; r < repeats; ++r) {
+    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
+    for (uint64_t h = 0; h < hops; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
+    sink = cur;
+    const uint64_t c1 = clock64(), t1 = globaltimer_ns();
+    out[r] = c1 - c0;
+    out[repeats + r] = t1 - t0;
+  }
+  out[2 * repeats] = sink;
+}
+
+// Ping-pong player. The starter writes 2k+1 into the other's flag and waits for 2k+2 in its
+// own; the responder waits for 2k+1 and writes 2k+2. Warm-up round trips, then `repeats`
+// timed segments of `round_trips` each (timed by the starter). out: [0..R) cycles,
+// [R..2R) ns, [2R] hand-overs made, [2R+1] timeouts.
+__global__ void links_ping_pong(volatile uint32_t* mine, volatile uint32_t* theirs, int starter,
+                                uint32_t warmup, uint32_t round_trips, int repeats,
+                                uint64_t timeout_ns, unsigned long long* out) {
+  const uint64_t total = warmup + uint64_t(round_trips) * repeats;
+  unsigned long long made = 0, timeouts = 0;
+  auto wait_for = [&](uint32_t v) {
+    const uint64_t start = globaltimer_ns();
+    while (*mine != v) {
+      if (globaltimer_ns() - start > timeout_ns) {
+        ++timeouts;
+        return false;
+      }
+    }
+    return true;
+  };
+  uint64_t k = 0;
+  for (int seg = -1; seg < repeats; ++seg) {
+    const uint64_t n = seg < 0 ? warmup : round_trips;
+    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
+    for (uint64_t j = 0; j < n; ++j, ++k) {
+      if (starter) {
+        *theirs = uint32_t(2 * k + 1);
+        ++made;
+        if (!wait_for(uint32_t(2 * k + 2))) goto done;
+      } else {
+        if (!wait_for(uint32_t(2 * k + 1))) goto done;
+        *theirs = uint32_t(2 * k + 2);
+        ++made;
+      }
+    }
+    if (seg >= 0) {
+      out[seg] = clock64() - c0;
+      out[repeats + seg] = globaltimer_ns() - t0;
+    }
+  }
+done:
+  (void)total;
+  out[2 * repeats] = made;
+  out[2 * repeats + 1] = timeouts;
+}
+
+// Floats of piece i / chunk: base + piece x step (the collectives' send pattern).
+__global__ void links_fill_pieces(float* p, uint64_t count, uint64_t chunk, float base,
+                                  float step) {
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count;
+       i += uint64_t(gridDim.x) * blockDim.x)
+    p[i] = base + float(i / chunk) * step;
+}
+
+class OnDevice {
+ public:
+  explicit OnDevice(int d) {
+    cudaGetDevice(&prev_);
+    check(cudaSetDevice(d), "cudaSetDevice");
+  }
+  ~OnDevice() { cudaSetDevice(prev_); }
+
+ private:
+  int prev_ = 0;
+};
+
+// Device memory on one GPU that grows and is reused.
+struct Mem {
+  int dev = 0;
+  void* p = nullptr;
+  size_t size = 0;
+  void* get(size_t bytes, const char* what) {
+    if (bytes <= size && p) return p;
+    OnDevice on(dev);
+    if (p) cudaFree(p);
+    p = nullptr;
+    size = 0;
+    check(cudaMalloc(&p, bytes), what);
+    size = bytes;
+    return p;
+  }
+  void release() {
+    if (p) {
+      OnDevice on(dev);
+      cudaFree(p);
+    }
+    p = nullptr;
+    size = 0;
+  }
+};
+
+// Pinned host memory, filled with the word pattern once at allocation.
+struct Pinned {
+  void* p = nullptr;
+  size_t size = 0;
+  uint32_t seed = 0;
+  void* get(size_t bytes, uint32_t fill_seed, bool fill, const char* what) {
+    if (bytes <= size && p && (!fill || seed == fill_seed)) return p;
+    if (p) cudaFreeHost(p);
+    p = nullptr;
+    size = 0;
+    check(cudaHostAlloc(&p, bytes, cudaHostAllocPortable), what);
+    size = bytes;
+    seed = fill_seed;
+    if (fill) {
+      uint32_t* w = static_cast<uint32_t*>(p);
+      for (size_t i = 0; i < bytes / 4; ++i) w[i] = uint32_t(i) + fill_seed;
+    }
+    return p;
+  }
+  void release() {
+    if (p) cudaFreeHost(p);
+    p = nullptr;
+    size = 0;
+  }
+};
+
+struct Gpu {
+  int index = 0;
+  int sms = 1;
+  cudaStream_t stream[2] = {nullptr, nullptr};
+  Mem out, in, scratch;  // transfer source, transfer destination, results / chains
+  Pinned host_src, host_dst;
+  std::vector<cudaEvent_t> events;  // created on demand
+  cudaEvent_t event(size_t i) {
+    while (events.size() <= i) {
+      OnDevice on(index);
+      cudaEvent_t e;
+      check(cudaEventCreate(&e), "cudaEventCreate");
+      events.push_back(e);
+    }
+    return events[i];
+  }
+};
+
+std::string two(int a, int b) { return std::to_string(a) + "->" + std::to_string(b); }
+
+class CudaLinks final : public LinksKernels {
+ public:
+  CudaLinks() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    for (int i = 0; i < n; ++i) {
+      auto g = std::make_unique<Gpu>();
+      g->index = i;
+      OnDevice on(i);
+      cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, i);
+      for (auto& s : g->stream)
+        check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+      g->out.dev = g->in.dev = g->scratch.dev = i;
+      gpus_.push_back(std::move(g));
+    }
+  }
+  ~CudaLinks() override {
+    release();
+    for (auto& g : gpus_) {
+      OnDevice on(g->index);
+      for (cudaEvent_t e : g->events) cudaEventDestroy(e);
+      for (auto s : g->stream) cudaStreamDestroy(s);
+    }
+  }
+
+  int gpu_count() override { return int(gpus_.size()); }
+
+  Topology topology() override {
+    Topology t;
+    std::string why;
+    if (!nvml_load(&why)) t.nvml = {"unsupported", why};
+    std::vector<std::optional<NvmlLinks>> links;
+    for (auto& g : gpus_) {
+      LinkGpu lg;
+      lg.index = g->index;
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, g->index) == cudaSuccess) {
+        lg.name = prop.name;
+        lg.sms = prop.multiProcessorCount;
+        lg.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+      }
+      char bus[32] = {};
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, g->index) == cudaSuccess) lg.pci_bus_id = bus;
+      links.push_back(t.nvml.ok() ? nvml_links(lg.pci_bus_id) : std::nullopt);
+      if (const auto& l = links.back()) {
+        lg.pcie_gen_current = l->pcie_gen_current;
+        lg.pcie_width_current = l->pcie_width_current;
+        lg.pcie_gen_max = l->pcie_gen_max;
+        lg.pcie_width_max = l->pcie_width_max;
+      }
+      t.gpus.push_back(lg);
+    }
+    for (size_t a = 0; a < t.gpus.size(); ++a)
+      for (size_t b = 0; b < t.gpus.size(); ++b) {
+        if (a == b) continue;
+        PairTopology p;
+        p.a = int(a);
+        p.b = int(b);
+        const auto want = parse_pci_bus_id(t.gpus[b].pci_bus_id);
+        int direct = 0;
+        if (links[a] && want)
+          for (const auto& l : links[a]->nvlinks) {
+            const auto got = parse_pci_bus_id(l.remote_pci_bus_id);
+            if (l.remote_type == 2 || !got || !(*got == *want)) continue;
+            ++direct;
+            if (!p.nvlink_version_nvml && l.version) p.nvlink_version_nvml = l.version;
+          }
+        const int sw_a = switch_links(links[a]), sw_b = switch_links(links[b]);
+        const PairLinks pl = pair_nvlinks(
+            direct, sw_a, sw_b,
+            direct || !sw_a ? std::nullopt
+                            : nvml_nvlink_p2p(t.gpus[a].pci_bus_id, t.gpus[b].pci_bus_id));
+        p.nvlinks = pl.links;
+        p.via_nvswitch = pl.via_switch;
+        if (pl.via_switch && links[a])
+          for (const auto& l : links[a]->nvlinks)
+            if (l.remote_type == 2 && l.version && !p.nvlink_version_nvml)
+              p.nvlink_version_nvml = l.version;
+        if (t.nvml.ok())
+          if (auto level = nvml_common_ancestor(t.gpus[a].pci_bus_id, t.gpus[b].pci_bus_id))
+            p.pcie_path = pcie_path_name(*level);
+        t.pairs.push_back(p);
+      }
+    return t;
+  }
+
+  Support peer_access(int src, int dst) override {
+    if (!valid(src) || !valid(dst) || src == dst) return Support::no("no such pair");
+    int fwd = 0, back = 0;
+    check(cudaDeviceCanAccessPeer(&fwd, dst, src), "cudaDeviceCanAccessPeer");
+    check(cudaDeviceCanAccessPeer(&back, src, dst), "cudaDeviceCanAccessPeer");
+    if (!fwd || !back)
+      return Support::no("cudaDeviceCanAccessPeer says no between GPU " + std::to_string(src) +
+                         " and GPU " + std::to_string(dst));
+    for (auto [from, to] : {std::pair{dst, src}, std::pair{src, dst}}) {
+      OnDevice on(from);
+      const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+      if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();
+      } else if (rc != cudaSuccess) {
+        (void)cudaGetLastError();
+        return Support::no(std::string("cudaDeviceEnablePeerAccess: ") + cudaGetErrorString(rc));
+      }
+    }
+    return Support::yes();
+  }
+
+  TransferTiming peer_copy(const PeerCopyRequest& r) override {
+    refuse_after_hang();
+    Gpu& s = gpu(r.src);
+    Gpu& d = gpu(r.dst);
+    const bool bidir = r.mode == PeerCopyMode::bidir;
+    const uint32_t seed_s = 0x1000u * (r.src + 1), seed_d = 0x1000u * (r.dst + 1) + 7;
+    void* s_out = s.out.get(r.bytes, "peer copy source");
+    void* d_in = d.in.get(r.bytes, "peer copy destination");
+    void* d_out = bidir ? d.out.get(r.bytes, "peer copy source (back)") : nullptr;
+    void* s_in = bidir ? s.in.get(r.bytes, "peer copy destination (back)") : nullptr;
+    fill(s, s_out, r.bytes, seed_s);
+    if (bidir) fill(d, d_out, r.bytes, seed_d);
+    sync_all(r.timeout_s, "filling the peer copy buffers");
+    // Forward copy on dst (read, bidir) or src (write); the backward one on src.
+    cudaStream_t fwd = r.mode == PeerCopyMode::write ? s.stream[0] : d.stream[0];
+    Gpu& leader = r.mode == PeerCopyMode::write ? s : d;
+    Gpu* other = bidir ? &s : nullptr;
+    auto issue = [&](int iters) {
+      for (int i = 0; i < iters; ++i) {
+        check(cudaMemcpyPeerAsync(d_in, r.dst, s_out, r.src, r.bytes, fwd), "cudaMemcpyPeerAsync");
+        if (bidir) {
+          OnDevice on(r.src);
+          check(cudaMemcpyPeerAsync(s_in, r.src, d_out, r.dst, r.bytes, s.stream[0]),
+                "cudaMemcpyPeerAsync (back)");
+        }
+      }
+    };
+    TransferTiming t;
+    t.bytes_per_repeat = r.bytes * uint64_t(r.iterations) * (bidir ? 2 : 1);
+    t.seconds = timed(leader, fwd, other, r.repeats, r.timeout_s, "peer copy " + two(r.src, r.dst),
+                      [&](int rep) { issue(rep < 0 ? 1 : r.iterations); });
+    t.check_error = check_words(d, d_in, r.bytes, seed_s, 0, "GPU " + std::to_string(r.dst));
+    if (t.check_error.empty() && bidir)
+      t.check_error = check_words(s, s_in, r.bytes, seed_d, 0, "GPU " + std::to_string(r.src));
+    return t;
+  }
+
+  TransferTiming peer_sm(const PeerSmRequest& r) override {
+    refuse_after_hang();
+    Gpu& s = gpu(r.src);
+    Gpu& d = gpu(r.dst);
+    const uint64_t n16 = std::max<uint64_t>(1, r.bytes / 16);
+    const uint64_t bytes = n16 * 16;
+    TransferTiming t;
+    t.bytes_per_repeat = bytes * uint64_t(r.iterations);
+    Gpu& exec = r.write ? s : d;
+    const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
+    for (const auto& [name, o] : ops)
+      if (name.find(r.write ? "links_sm_write" : "links_sm_read") != std::string::npos)
+        t.instruction = r.write ? o.store : o.load;
+    if (r.loads_per_thread != 4 && r.loads_per_thread != 8)
+      throw BackendError("peer SM transfer: loads per thread must be 4 or 8");
+    if (r.blocks_per_sm < 1 || r.blocks_per_sm > 4)
+      throw BackendError("peer SM transfer: 1 to 4 blocks of 512 threads per SM");
+    const int threads = 512, per_thread = r.loads_per_thread;
+    const int blocks =
+        int(std::clamp<uint64_t>((n16 + threads * per_thread - 1) / (threads * per_thread), 1,
+                                 uint64_t(exec.sms) * r.blocks_per_sm));
+    if (!r.write) {
+      const uint32_t seed = 0x2000u * (r.src + 1);
+      void* src = s.out.get(bytes, "SM read source");
+      fill(s, src, bytes, seed);
+      auto* sum = static_cast<unsigned long long*>(d.scratch.get(64 << 10, "SM read sum"));
+      {
+        OnDevice on(d.index);
+        check(cudaMemsetAsync(sum, 0, sizeof *sum, d.stream[0]), "cudaMemsetAsync");
+      }
+      sync_all(r.timeout_s, "filling the SM read buffer");
+      uint64_t launches = 0;
+      t.seconds = timed(d, d.stream[0], nullptr, r.repeats, r.timeout_s,
+                        "SM read " + two(r.src, r.dst), [&](int rep) {
+                          const int n = rep < 0 ? 1 : r.iterations;
+                          for (int i = 0; i < n; ++i, ++launches)
+                            if (per_thread == 8)
+                              links_sm_read<8><<<blocks, threads, 0, d.stream[0]>>>(
+                                  static_cast<const uint4*>(src), n16, sum);
+                            else
+                              links_sm_read<4><<<blocks, threads, 0, d.stream[0]>>>(
+                                  static_cast<const uint4*>(src), n16, sum);
+                          check(cudaGetLastError(), "launching links_sm_read");
+                        });
+      unsigned long long got = 0;
+      {
+        OnDevice on(d.index);
+        check(cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost), "reading the SM sum");
+      }
+      const unsigned long long words = bytes / 4;
+      const unsigned long long one =
+          (unsigned long long)(((unsigned __int128)words * (words - 1) / 2) +
+                               (unsigned __int128)words * seed);
+      if (got != one * launches)
+        t.check_error = "the loads summed to " + std::to_string(got) + ", expected " +
+                        std::to_string(one * launches) + " (" + std::to_string(launches) +
+                        " passes)";
+    } else {
+      const uint32_t seed = 0x3000u * (r.dst + 1);
+      void* dst = d.in.get(bytes, "SM write destination");
+      sync_all(r.timeout_s, "allocating the SM write buffer");
+      t.seconds = timed(s, s.stream[0], nullptr, r.repeats, r.timeout_s,
+                        "SM write " + two(r.src, r.dst), [&](int rep) {
+                          const int n = rep < 0 ? 1 : r.iterations;
+                          for (int i = 0; i < n; ++i)
+                            links_sm_write<<<blocks, threads, 0, s.stream[0]>>>(
+                                static_cast<uint4*>(dst), n16, seed);
+                          check(cudaGetLastError(), "launching links_sm_write");
+                        });
+      t.check_error = check_words(d, dst, bytes, seed, 0, "GPU " + std::to_string(r.dst));
+    }
+    return t;
+  }
+
+  ChaseTiming peer_chase(const PeerChaseRequest& r) override {
+    refuse_after_hang();
+    if (!r.next || r.next->empty()) throw BackendError("peer chase: empty chain");
+    Gpu& owner = gpu(r.owner);
+    Gpu& exec = gpu(r.executor);
+    // The results (2 per repeat, the line reached, the SM), then the word a block claims its
+    // SM with, all in the executor's 64 KiB result buffer.
+    constexpr uint64_t kResultWords = 4096;
+    if (2 * uint64_t(r.repeats) + 2 > kResultWords)
+      throw BackendError("peer chase: too many repeats");
+    if (r.sm >= exec.sms) throw BackendError("peer chase: no SM " + std::to_string(r.sm));
+    const uint64_t lines = r.next->size();
+    const uint64_t bytes = lines * r.stride_bytes;
+    const uint32_t stride_words = uint32_t(r.stride_bytes / 4);
+    std::vector<uint32_t> image(bytes / 4, 0);
+    for (uint64_t i = 0; i < lines; ++i) image[i * stride_words] = (*r.next)[i];
+    void* chain = owner.scratch.get(std::max<uint64_t>(bytes, 64 << 10), "peer chase chain");
+    {
+      OnDevice on(owner.index);
+      check(cudaMemcpy(chain, image.data(), bytes, cudaMemcpyHostToDevice), "copying the chain");
+      // From pageable memory cudaMemcpy may return before the copy lands, and the chase runs
+      // on another GPU's non-blocking stream, which does not wait for it.
+      check(cudaDeviceSynchronize(), "waiting for the chain's copy");
+    }
+    auto* out = static_cast<unsigned long long*>(exec.in.get(64 << 10, "peer chase results"));
+    int* claim = reinterpret_cast<int*>(out + kResultWords);
+    {
+      OnDevice on(exec.index);
+      check(cudaMemsetAsync(out, 0, kResultWords * 8 + sizeof(int), exec.stream[0]),
+            "cudaMemsetAsync");
+      // To run on a chosen SM, four blocks per SM, of which the first on that SM chases.
+      const int blocks = r.sm >= 0 ? 4 * exec.sms : 1;
+      links_chase<<<blocks, 32, 0, exec.stream[0]>>>(static_cast<const uint32_t*>(chain),
+                                                     stride_words, r.warmup_hops, r.hops_per_repeat,
+                                                     r.repeats, out, r.sm, claim);
+      check(cudaGetLastError(), "launching links_chase");
+    }
+    wait(exec.stream[0], r.timeout_s, "peer chase " + two(r.executor, r.owner));
+    std::vector<unsigned long long> h(2 * r.repeats + 2);
+    {
+      OnDevice on(exec.index);
+      check(cudaMemcpy(h.data(), out, h.size() * 8, cudaMemcpyDeviceToHost), "chase results");
+    }
+    ChaseTiming t;
+    std::vector<double> mhz;
+    for (int i = 0; i < r.repeats; ++i) {
+      const double hops = double(std::max<uint64_t>(1, r.hops_per_repeat));
+      t.cycles_per_hop.push_back(double(h[i]) / hops);
+      t.ns_per_hop.push_back(double(h[r.repeats + i]) / hops);
+      if (h[r.repeats + i] > 0) mhz.push_back(double(h[i]) / double(h[r.repeats + i]) * 1e3);
+    }
+    if (!mhz.empty()) {
+      std::sort(mhz.begin(), mhz.end());
+      t.clock_mhz = mhz[mhz.size() / 2];
+    }
+    t.end_line = uint32_t(h[2 * r.repeats]);
+    t.hops_walked = r.warmup_hops + r.hops_per_repeat * uint64_t(r.repeats);
+    if (h[2 * r.repeats + 1] == 0)
+      throw BackendError("peer chase: no block ran on SM " + std::to_string(r.sm) + " of GPU " +
+                         std::to_string(r.executor));
+    t.sm = int(h[2 * r.repeats + 1] - 1);
+    return t;
+  }
+
+  PeerPingPongTiming peer_ping_pong(const PeerPingPongRequest& r) override {
+    refuse_after_hang();
+    Gpu& a = gpu(r.a);
+    Gpu& b = gpu(r.b);
+    // Each flag lives in its reader's memory, 4 KiB past the results.
+    auto* out_a = static_cast<unsigned long long*>(a.scratch.get(64 << 10, "ping-pong results"));
+    auto* out_b = static_cast<unsigned long long*>(b.scratch.get(64 << 10, "ping-pong results"));
+    auto* flag_a = reinterpret_cast<uint32_t*>(reinterpret_cast<char*>(out_a) + 4096);
+    auto* flag_b = reinterpret_cast<uint32_t*>(reinterpret_cast<char*>(out_b) + 4096);
+    for (Gpu* g : {&a, &b}) {
+      OnDevice on(g->index);
+      check(cudaMemset(g == &a ? out_a : out_b, 0, 8192), "cudaMemset (ping-pong)");
+      // The players run on non-blocking streams, which do not wait for the legacy stream's
+      // memset: the flags must be zero before either starts.
+      check(cudaDeviceSynchronize(), "waiting for the ping-pong flags' reset");
+    }
+    const uint32_t warmup = std::max<uint32_t>(16, r.round_trips / 8);
+    const uint64_t total = warmup + uint64_t(r.round_trips) * r.repeats;
+    if (2 * total + 2 >= (1ull << 32)) throw BackendError("ping-pong: too many round trips");
+    const uint64_t timeout_ns = uint64_t(r.timeout_s * 1e9);
+    {
+      OnDevice on(b.index);  // the responder first: it only waits
+      links_ping_pong<<<1, 1, 0, b.stream[0]>>>(flag_b, flag_a, 0, warmup, r.round_trips, r.repeats,
+                                                timeout_ns, out_b);
+      check(cudaGetLastError(), "launching links_ping_pong");
+    }
+    {
+      OnDevice on(a.index);
+      links_ping_pong<<<1, 1, 0, a.stream[0]>>>(flag_a, flag_b, 1, warmup, r.round_trips, r.repeats,
+                                                timeout_ns, out_a);
+      check(cudaGetLastError(), "launching links_ping_pong");
+    }
+    const std::string what = "ping-pong " + std::to_string(r.a) + "<->" + std::to_string(r.b);
+    wait(a.stream[0], r.timeout_s * 2 + 5, what);
+    wait(b.stream[0], r.timeout_s * 2 + 5, what);
+    std::vector<unsigned long long> ha(2 * r.repeats + 2), hb(2 * r.repeats + 2);
+    uint32_t fa = 0, fb = 0;
+    {
+      OnDevice on(a.index);
+      check(cudaMemcpy(ha.data(), out_a, ha.size() * 8, cudaMemcpyDeviceToHost), "results");
+      check(cudaMemcpy(&fa, flag_a, 4, cudaMemcpyDeviceToHost), "flag");
+    }
+    {
+      OnDevice on(b.index);
+      check(cudaMemcpy(hb.data(), out_b, hb.size() * 8, cudaMemcpyDeviceToHost), "results");
+      check(cudaMemcpy(&fb, flag_b, 4, cudaMemcpyDeviceToHost), "flag");
+    }
+    PeerPingPongTiming t;
+    const unsigned long long timeouts = ha[2 * r.repeats + 1] + hb[2 * r.repeats + 1];
+    if (timeouts)
+      t.check_error = "a player waited more than " + std::to_string(int(r.timeout_s)) +
+                      " s for the other (timed out)";
+    else if (ha[2 * r.repeats] != total || hb[2 * r.repeats] != total ||
+             fa != uint32_t(2 * total) || fb != uint32_t(2 * total - 1))
+      t.check_error = "hand-overs " + std::to_string(ha[2 * r.repeats]) + " and " +
+                      std::to_string(hb[2 * r.repeats]) + ", flags " + std::to_string(fa) +
+                      " and " + std::to_string(fb) + "; expected " + std::to_string(total) +
+                      " each and flags " + std::to_string(2 * total) + ", " +
+                      std::to_string(2 * total - 1);
+    std::vector<double> mhz;
+    for (int i = 0; i < r.repeats; ++i) {
+      const double handoffs = 2.0 * r.round_trips;
+      t.cycles_per_handoff.push_back(double(ha[i]) / handoffs);
+      t.ns_per_handoff.push_back(double(ha[r.repeats + i]) / handoffs);
+      if (ha[r.repeats + i]) mhz.push_back(double(ha[i]) / double(ha[r.repeats + i]) * 1e3);
+    }
+    if (!mhz.empty()) {
+      std::sort(mhz.begin(), mhz.end());
+      t.clock_mhz = mhz[mhz.size() / 2];
+    }
+    return t;
+  }
+
+  HostCopyTiming host_copy(const HostCopyRequest& r) override {
+    refuse_after_hang();
+    if (r.gpus.empty()) throw BackendError("host copy: no GPU");
+    const bool h2d = r.dir != HostLinkDir::d2h, d2h = r.dir != HostLinkDir::h2d;
+    struct Side {
+      Gpu* g;
+      void *hs, *hd, *ds, *dd;
+    };
+    std::vector<Side> sides;
+    for (int i : r.gpus) {
+      Gpu& g = gpu(i);
+      Side s{&g, nullptr, nullptr, nullptr, nullptr};
+      const uint32_t seed = 0x4000u * (i + 1);
+      if (h2d) {
+        s.hs = g.host_src.get(r.bytes, seed, true, "pinned host source");
+        s.dd = g.in.get(r.bytes, "host copy destination");
+      }
+      if (d2h) {
+        s.ds = g.out.get(r.bytes, "host copy source");
+        s.hd = g.host_dst.get(r.bytes, 0, false, "pinned host destination");
+        fill(g, s.ds, r.bytes, seed + 5);
+      }
+      sides.push_back(s);
+    }
+    sync_all(r.timeout_s, "preparing the host copies");
+    HostCopyTiming t;
+    t.bytes_per_gpu_per_repeat = r.bytes * uint64_t(r.iterations) * ((h2d ? 1 : 0) + (d2h ? 1 : 0));
+    t.gpu_seconds.assign(sides.size(), {});
+    Gpu& leader = *sides[0].g;
+    for (int rep = -1; rep < r.repeats; ++rep) {
+      const int iters = rep < 0 ? 1 : r.iterations;
+      OnDevice on(leader.index);
+      check(cudaEventRecord(leader.event(0), leader.stream[0]), "cudaEventRecord");
+      for (size_t k = 0; k < sides.size(); ++k) {
+        Gpu& g = *sides[k].g;
+        OnDevice og(g.index);
+        for (int s = 0; s < 2; ++s)
+          check(cudaStreamWaitEvent(g.stream[s], leader.event(0), 0), "cudaStreamWaitEvent");
+        check(cudaEventRecord(g.event(2), g.stream[0]), "cudaEventRecord");
+        for (int i = 0; i < iters; ++i) {
+          if (h2d)
+            check(cudaMemcpyAsync(sides[k].dd, sides[k].hs, r.bytes, cudaMemcpyHostToDevice,
+                                  g.stream[0]),
+                  "cudaMemcpyAsync host to device");
+          if (d2h)
+            check(cudaMemcpyAsync(sides[k].hd, sides[k].ds, r.bytes, cudaMemcpyDeviceToHost,
+                                  g.stream[h2d ? 1 : 0]),
+                  "cudaMemcpyAsync device to host");
+        }
+        if (h2d && d2h) {
+          check(cudaEventRecord(g.event(4), g.stream[1]), "cudaEventRecord");
+          check(cudaStreamWaitEvent(g.stream[0], g.event(4), 0), "cudaStreamWaitEvent");
+        }
+        check(cudaEventRecord(g.event(3), g.stream[0]), "cudaEventRecord");
+      }
+      OnDevice back(leader.index);
+      for (size_t k = 0; k < sides.size(); ++k)
+        check(cudaStreamWaitEvent(leader.stream[0], sides[k].g->event(3), 0),
+              "cudaStreamWaitEvent");
+      check(cudaEventRecord(leader.event(1), leader.stream[0]), "cudaEventRecord");
+      wait(leader.stream[0], r.timeout_s, "host copies " + to_string(r.dir));
+      if (rep < 0) continue;
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, leader.event(0), leader.event(1)), "cudaEventElapsedTime");
+      t.wall_seconds.push_back(ms / 1e3);
+      for (size_t k = 0; k < sides.size(); ++k) {
+        Gpu& g = *sides[k].g;
+        OnDevice og(g.index);
+        check(cudaEventElapsedTime(&ms, g.event(2), g.event(3)), "cudaEventElapsedTime");
+        t.gpu_seconds[k].push_back(ms / 1e3);
+      }
+    }
+    for (size_t k = 0; k < sides.size() && t.check_error.empty(); ++k) {
+      Gpu& g = *sides[k].g;
+      const uint32_t seed = 0x4000u * (g.index + 1);
+      if (h2d)
+        t.check_error =
+            check_words(g, sides[k].dd, r.bytes, seed, 0, "GPU " + std::to_string(g.index));
+      if (t.check_error.empty() && d2h) {
+        const uint32_t* w = static_cast<const uint32_t*>(sides[k].hd);
+        for (uint64_t i : sample_words(r.bytes / 4))
+          if (w[i] != uint32_t(i) + seed + 5) {
+            t.check_error = "host word " + std::to_string(i) + " holds " + std::to_string(w[i]) +
+                            " after the copy from GPU " + std::to_string(g.index);
+            break;
+          }
+      }
+    }
+    return t;
+  }
+
+  Support nccl_open() override {
+    if (hung_) return Support::no("an earlier operation on these GPUs timed out");
+    if (comms_.size() == gpus_.size() && !comms_.empty()) return Support::yes();
+    std::string why;
+    nccl_ = nccl_load(&why);
+    if (!nccl_) return Support::no(why);
+    if (gpus_.size() < 2) return Support::no("needs 2 GPUs");
+    std::vector<int> devs;
+    for (auto& g : gpus_) devs.push_back(g->index);
+    std::vector<ncclComm> comms(gpus_.size(), nullptr);
+    if (ncclResult rc = nccl_->comm_init_all(comms.data(), int(devs.size()), devs.data()))
+      return Support::no("ncclCommInitAll: " + nccl_->error(rc));
+    comms_ = comms;
+    return Support::yes();
+  }
+
+  std::string nccl_description() override {
+    std::string why;
+    const Nccl* n = nccl_load(&why);
+    return n ? n->describe() : std::string();
+  }
+
+  CollectiveTiming collective(const CollectiveRequest& r) override {
+    refuse_after_hang();
+    if (comms_.empty()) throw BackendError("NCCL is not open");
+    const int n = int(gpus_.size());
+    const auto counts = collective_counts(r.op, r.bytes, n);
+    if (!counts) throw BackendError("collective: size too small for the ranks");
+    for (int k = 0; k < n; ++k) {
+      Gpu& g = *gpus_[k];
+      float* send = static_cast<float*>(g.out.get(counts->send_count * 4, "NCCL send buffer"));
+      float* recv = static_cast<float*>(g.in.get(counts->recv_count * 4, "NCCL receive buffer"));
+      OnDevice on(g.index);
+      const float base = collective_send_value(r.op, n, k, 0);
+      const float step = collective_send_value(r.op, n, k, 1) - base;
+      const uint64_t chunk = r.op == Collective::all_to_all
+                                 ? counts->chunk_count
+                                 : std::max<uint64_t>(1, counts->send_count);
+      links_fill_pieces<<<256, 256, 0, g.stream[0]>>>(send, counts->send_count, chunk, base, step);
+      check(cudaGetLastError(), "launching links_fill_pieces");
+      check(cudaMemsetAsync(recv, 0xff, counts->recv_count * 4, g.stream[0]), "cudaMemsetAsync");
+    }
+    const Nccl& nc = *nccl_;
+    auto one = [&] {
+      if (ncclResult rc = nc.group_start()) throw BackendError("ncclGroupStart: " + nc.error(rc));
+      for (int k = 0; k < n; ++k) {
+        Gpu& g = *gpus_[k];
+        const void* s = g.out.p;
+        void* d = g.in.p;
+        ncclResult rc = 0;
+        switch (r.op) {
+          case Collective::all_reduce:
+            rc = nc.all_reduce(s, d, counts->send_count, kNcclFloat32, kNcclSum, comms_[k],
+                               g.stream[0]);
+            break;
+          case Collective::all_gather:
+            rc = nc.all_gather(s, d, counts->send_count, kNcclFloat32, comms_[k], g.stream[0]);
+            break;
+          case Collective::reduce_scatter:
+            rc = nc.reduce_scatter(s, d, counts->recv_count, kNcclFloat32, kNcclSum, comms_[k],
+                                   g.stream[0]);
+            break;
+          case Collective::broadcast:
+            rc = nc.broadcast(s, d, counts->send_count, kNcclFloat32, 0, comms_[k], g.stream[0]);
+            break;
+          case Collective::all_to_all:
+            for (int p = 0; p < n && rc == 0; ++p) {
+              const uint64_t off = counts->chunk_count * 4 * uint64_t(p);
+              rc = nc.send(static_cast<const char*>(s) + off, counts->chunk_count, kNcclFloat32, p,
+                           comms_[k], g.stream[0]);
+              if (rc == 0)
+                rc = nc.recv(static_cast<char*>(d) + off, counts->chunk_count, kNcclFloat32, p,
+                             comms_[k], g.stream[0]);
+            }
+            break;
+        }
+        if (rc) {
+          nc.group_end();
+          throw BackendError("NCCL " + to_string(r.op) + ": " + nc.error(rc));
+        }
+      }
+      if (ncclResult rc = nc.group_end()) throw BackendError("ncclGroupEnd: " + nc.error(rc));
+    };
+    CollectiveTiming t;
+    const std::string what = "NCCL " + to_string(r.op) + " of " + std::to_string(r.bytes) + " B";
+    for (int i = 0; i < r.warmup; ++i) one();
+    sync_all(r.timeout_s, what + " (warm-up)");
+    if (r.check) {
+      t.check_error = check_collective(r.op, *counts);
+      t.checked = true;
+    }
+    Gpu& leader = *gpus_[0];
+    for (int rep = 0; rep < r.repeats && t.check_error.empty(); ++rep) {
+      {
+        OnDevice on(leader.index);
+        check(cudaEventRecord(leader.event(0), leader.stream[0]), "cudaEventRecord");
+      }
+      for (int k = 1; k < n; ++k) {
+        OnDevice on(gpus_[k]->index);
+        check(cudaStreamWaitEvent(gpus_[k]->stream[0], leader.event(0), 0), "cudaStreamWaitEvent");
+      }
+      for (int i = 0; i < r.iterations; ++i) one();
+      for (int k = 1; k < n; ++k) {
+        OnDevice on(gpus_[k]->index);
+        check(cudaEventRecord(gpus_[k]->event(3), gpus_[k]->stream[0]), "cudaEventRecord");
+      }
+      OnDevice on(leader.index);
+      for (int k = 1; k < n; ++k)
+        check(cudaStreamWaitEvent(leader.stream[0], gpus_[k]->event(3), 0), "cudaStreamWaitEvent");
+      check(cudaEventRecord(leader.event(1), leader.stream[0]), "cudaEventRecord");
+      sync_all(r.timeout_s, what);
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, leader.event(0), leader.event(1)), "cudaEventElapsedTime");
+      t.seconds_per_op.push_back(ms / 1e3 / r.iterations);
+    }
+    return t;
+  }
+
+  void release() override {
+    // After a timeout a kernel or collective may still run: freeing would wait for it
+    // forever, so everything is left to the process's end.
+    if (hung_) return;
+    if (nccl_)
+      for (ncclComm c : comms_)
+        if (c) nccl_->comm_destroy(c);
+    comms_.clear();
+    for (auto& g : gpus_) {
+      OnDevice on(g->index);
+      cudaDeviceSynchronize();
+      g->out.release();
+      g->in.release();
+      g->scratch.release();
+      g->host_src.release();
+      g->host_dst.release();
+    }
+  }
+
+ private:
+  // After a timeout the GPUs may still run what hung: every later request fails at once
+  // instead of waiting out its own timeout behind it.
+  void refuse_after_hang() const {
+    if (hung_) throw BackendError("not run: an earlier operation on these GPUs timed out");
+  }
+  static int switch_links(const std::optional<NvmlLinks>& l) {
+    int n = 0;
+    if (l)
+      for (const auto& k : l->nvlinks) n += k.remote_type == 2 ? 1 : 0;
+    return n;
+  }
+  bool valid(int i) const { return i >= 0 && i < int(gpus_.size()); }
+  Gpu& gpu(int i) {
+    if (!valid(i)) throw BackendError("links: no GPU " + std::to_string(i));
+    return *gpus_[i];
+  }
+
+  void fill(Gpu& g, void* p, uint64_t bytes, uint32_t seed) {
+    OnDevice on(g.index);
+    links_fill<<<std::max(1, g.sms * 4), 256, 0, g.stream[0]>>>(static_cast<uint32_t*>(p),
+                                                                bytes / 4, seed);
+    check(cudaGetLastError(), "launching links_fill");
+  }
+
+  // Polls a stream until it is idle; BackendError after timeout_s.
+  void wait(cudaStream_t s, double timeout_s, const std::string& what) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      const cudaError_t rc = cudaStreamQuery(s);
+      if (rc == cudaSuccess) return;
+      if (rc != cudaErrorNotReady) check(rc, what.c_str());
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+          timeout_s) {
+        hung_ = true;
+        throw BackendError(what + ": timed out after " + std::to_string(int(timeout_s)) +
+                           " s (the GPU may still be running it)");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  void sync_all(double timeout_s, const std::string& what) {
+    for (auto& g : gpus_)
+      for (auto s : g->stream) wait(s, timeout_s, what);
+  }
+
+  // The leader's elapsed time of `issue(rep)` per repeat (rep -1: the untimed warm-up);
+  // `other`'s stream 0 is gated by the leader's start and waited for before its end.
+  std::vector<double> timed(Gpu& leader, cudaStream_t ls, Gpu* other, int repeats, double timeout_s,
+                            const std::string& what, const std::function<void(int)>& issue) {
+    std::vector<double> secs;
+    for (int rep = -1; rep < repeats; ++rep) {
+      {
+        OnDevice on(leader.index);
+        check(cudaEventRecord(leader.event(0), ls), "cudaEventRecord");
+      }
+      if (other) {
+        OnDevice on(other->index);
+        check(cudaStreamWaitEvent(other->stream[0], leader.event(0), 0), "cudaStreamWaitEvent");
+      }
+      {
+        OnDevice on(leader.index);
+        issue(rep);
+      }
+      if (other) {
+        OnDevice on(other->index);
+        check(cudaEventRecord(other->event(3), other->stream[0]), "cudaEventRecord");
+      }
+      OnDevice on(leader.index);
+      if (other) check(cudaStreamWaitEvent(ls, other->event(3), 0), "cudaStreamWaitEvent");
+      check(cudaEventRecord(leader.event(1), ls), "cudaEventRecord");
+      wait(ls, timeout_s, what);
+      if (other) wait(other->stream[0], timeout_s, what);
+      if (rep < 0) continue;
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, leader.event(0), leader.event(1)), "cudaEventElapsedTime");
+      secs.push_back(ms / 1e3);
+    }
+    return secs;
+  }
+
+  static std::vector<uint64_t> sample_words(uint64_t words) {
+    std::vector<uint64_t> v;
+    if (words == 0) return v;
+    for (uint64_t k = 0; k < 31; ++k) v.push_back(words * k / 31);
+    v.push_back(words - 1);
+    return v;
+  }
+
+  // Sampled words of a device buffer against i + seed + add.
+  std::string check_words(Gpu& g, const void* p, uint64_t bytes, uint32_t seed, uint32_t add,
+                          const std::string& who) {
+    OnDevice on(g.index);
+    for (uint64_t i : sample_words(bytes / 4)) {
+      uint32_t w = 0;
+      check(cudaMemcpy(&w, static_cast<const uint32_t*>(p) + i, 4, cudaMemcpyDeviceToHost),
+            "reading back a word");
+      if (w != uint32_t(i) + seed + add)
+        return who + " word " + std::to_string(i) + " holds " + std::to_string(w) + ", expected " +
+               std::to_string(uint32_t(i) + seed + add);
+    }
+    return {};
+  }
+
+  std::string check_collective(Collective op, const CollectiveCounts& c) {
+    const int n = int(gpus_.size());
+    for (int k = 0; k < n; ++k) {
+      Gpu& g = *gpus_[k];
+      OnDevice on(g.index);
+      for (uint64_t i : sample_words(c.recv_count)) {
+        float v = 0;
+        check(cudaMemcpy(&v, static_cast<const float*>(g.in.p) + i, 4, cudaMemcpyDeviceToHost),
+              "reading back a collective's output");
+        const uint64_t piece =
+            op == Collective::all_gather || op == Collective::all_to_all ? i / c.chunk_count : 0;
+        const float want = collective_expected_value(op, n, k, piece);
+        if (!(v == want))
+          return "rank " + std::to_string(k) + " element " + std::to_string(i) + " holds " +
+                 std::to_string(v) + ", expected " + std::to_string(want);
+      }
+    }
+    return {};
+  }
+
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  const Nccl* nccl_ = nullptr;
+  std::vector<ncclComm> comms_;
+  bool hung_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<LinksKernels> make_links_kernels(int, cudaStream_t, const DeviceInfo&) {
+  return std::make_unique<CudaLinks>();
+}
+
+}  // namespace gd::cuda

@@ -1,0 +1,616 @@
+// The memory probe's report pieces: figures with stable ids, the terminal summary, one CSV of
+// every point, and an HTML section with a chart per part (latency against footprint or stride).
+#include "memory/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "charts.hpp"
+#include "gpudissect/units.hpp"
+
+namespace gd::report {
+
+namespace {
+
+constexpr uint64_t KiB = 1024;
+
+std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string status_text(const Status& s) {
+  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
+}
+
+std::string opt_bytes(const std::optional<uint64_t>& b) { return b ? format_bytes(*b) : "-"; }
+std::string opt_cycles(const std::optional<double>& c) { return c ? fmt(*c, 1) : "-"; }
+
+// "224 KiB (224..228 KiB)": the capacity and the first footprint past it.
+std::string capacity_text(const CapacityEstimate& e) {
+  if (!e.capacity_bytes) return "-";
+  std::string s = format_bytes(*e.capacity_bytes);
+  if (e.next_bytes) s += " (<" + format_bytes(*e.next_bytes) + ")";
+  return s;
+}
+
+std::string carveout_id(const CarveoutResult& c) { return c.point.key(); }
+
+// "64 B 27.5 MiB (<28 MiB); 128 B ...": each stride's capacity, the total over the curve's
+// warps (the L1 curves have one).
+std::string line_capacities(const LineResult& l) {
+  std::string s;
+  for (const auto& c : l.by_stride)
+    s += (s.empty() ? "" : "; ") + std::to_string(c.stride_bytes) + " B " +
+         capacity_text(total_capacity(c));
+  return s;
+}
+
+std::string line_verdict(const LineResult& l) {
+  return l.estimate.bytes ? std::to_string(*l.estimate.bytes) + " B"
+                          : "undetermined: " + l.estimate.note;
+}
+
+// "1 MiB apart: undetermined (...); 4 MiB apart: 16 ways"
+std::string ways_text(const WaysResult& w) {
+  std::string s;
+  for (std::size_t i = 0; i < w.by_stride.size(); ++i) {
+    s += (i ? "; " : "") + format_bytes(w.by_stride[i].stride_bytes) + " apart: ";
+    if (i < w.estimates.size())
+      s += w.estimates[i].ways ? std::to_string(*w.estimates[i].ways) + " ways"
+                               : "undetermined (" + w.estimates[i].note + ")";
+  }
+  return s;
+}
+
+// The L2 line part's note on which edge it compares.
+constexpr const char* kL2EdgeNote =
+    "the first edge of each sweep is compared across strides; on Hopper that may be the near half "
+    "of the L2 (26.9-29.3 MiB of the H200's 60 MiB in its latency map), the same cache at every "
+    "stride";
+
+// "L1 TLB 32 MiB..36 MiB at 300 cycles; L2 TLB ... +100; page walk 900 (+500)".
+std::string tlb_text(const TlbResult& t) {
+  if (!t.status.ok()) return status_text(t.status);
+  if (t.levels.size() == 1) return "flat at " + fmt(t.levels[0].cycles, 0) + " cycles; " + t.note;
+  std::string s;
+  for (std::size_t i = 0; i < t.levels.size(); ++i) {
+    const TlbLevel& l = t.levels[i];
+    const bool last = i + 1 == t.levels.size();
+    s += (i ? "; " : "") +
+         (last && i > 0 ? std::string("past the last TLB") : "L" + std::to_string(i + 1) + " TLB");
+    if (l.reach_lo_bytes && l.reach_hi_bytes)
+      s += " reach " + format_bytes(double(*l.reach_lo_bytes)) + ".." +
+           format_bytes(double(*l.reach_hi_bytes));
+    s += " at " + fmt(l.cycles, 0) + " cycles";
+    if (l.step_cycles) s += " (+" + fmt(*l.step_cycles, 0) + ")";
+  }
+  if (!t.note.empty()) s += (s.empty() ? "" : "; ") + t.note;
+  return s;
+}
+
+Figure make(const std::string& id, const std::string& label, double v, const std::string& unit,
+            const std::string& instruction, const std::string& where, std::optional<double> mhz,
+            bool higher_is_better) {
+  Figure f;
+  f.id = id;
+  f.label = label;
+  f.value = single_value(v);
+  f.unit = unit;
+  f.instruction = instruction;
+  f.where = where;
+  f.clock_mhz = mhz;
+  f.higher_is_better = higher_is_better;
+  return f;
+}
+
+// The relative step between a capacity and the first footprint past it (Figure::resolution).
+std::optional<double> edge_step(const CapacityEstimate& c) {
+  if (!c.capacity_bytes || !c.next_bytes || *c.capacity_bytes == 0) return std::nullopt;
+  return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return o + "\"";
+}
+
+void csv_curve(std::ofstream& o, const std::string& part, const MemCurve& c) {
+  for (const auto& p : c.points)
+    o << part << "," << c.key << "," << to_string(c.load) << "," << c.warps << ","
+      << p.footprint_bytes << "," << (p.cycles ? fmt(p.cycles->median, 3) : "") << ","
+      << (p.cycles ? fmt(p.cycles->q1, 3) : "") << "," << (p.cycles ? fmt(p.cycles->q3, 3) : "")
+      << "," << p.status << "," << csv_escape(p.reason) << "\n";
+}
+
+// Latency curves on one chart: x in bytes (log2), y cycles per hop.
+std::string chart(SectionContext& ctx, const std::string& name, const std::string& title,
+                  const std::string& xlabel,
+                  const std::vector<std::pair<std::string, const MemCurve*>>& curves) {
+  if (!ctx.charts) return {};
+  std::ostringstream g;
+  int n = 0;
+  std::vector<std::string> plots, labels;
+  for (const auto& [label, c] : curves) {
+    std::ostringstream d;
+    for (const auto& p : c->points)
+      if (p.cycles) d << p.footprint_bytes << " " << p.cycles->median << "\n";
+    if (d.str().empty()) continue;
+    g << "$d" << n << " << EOD\n" << d.str() << "EOD\n";
+    plots.push_back("$d" + std::to_string(n) + " using 1:2 with linespoints title " +
+                    detail::gnuplot_quote(label));
+    labels.push_back(c->instruction.empty() ? label : label + ", " + c->instruction);
+    ++n;
+  }
+  if (plots.empty()) return {};
+  // The instruction timed: in the title where every curve timed the same one, else in each
+  // curve's key.
+  std::string inst;
+  bool same = true;
+  for (const auto& [label, c] : curves) {
+    if (inst.empty()) inst = c->instruction;
+    same = same && (c->instruction.empty() || c->instruction == inst);
+  }
+  if (!same) inst.clear();
+  g << "set title " << detail::gnuplot_quote(inst.empty() ? title : title + " (" + inst + ")")
+    << " noenhanced\n";
+  // Binary byte labels at every doubling, as the latency charts have.
+  double lo = 1e300, hi = 0;
+  for (const auto& [label, c] : curves)
+    for (const auto& p : c->points)
+      if (p.cycles) {
+        lo = std::min(lo, static_cast<double>(p.footprint_bytes));
+        hi = std::max(hi, static_cast<double>(p.footprint_bytes));
+      }
+  if (hi > 0) {
+    g << "set xtics (";
+    bool first = true;
+    for (double x = std::exp2(std::floor(std::log2(lo))); x <= hi * 2; x *= 2) {
+      g << (first ? "" : ", ") << detail::gnuplot_quote(detail::axis_bytes_label(x)) << " " << x;
+      first = false;
+    }
+    g << ")\n";
+  }
+  g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel 'cycles per load'\n"
+    << "set logscale x 2\nset grid\nset key top left box opaque noenhanced\nset yrange [0:*]\n";
+  if (!same)  // the keys name each curve's instruction
+    for (std::size_t i = 0; i < plots.size(); ++i)
+      plots[i] = plots[i].substr(0, plots[i].rfind(" title ")) + " title " +
+                 detail::gnuplot_quote(labels[i]);
+  g << "plot ";
+  for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", " : "") << plots[i];
+  g << "\n";
+  detail::ChartSpec spec;
+  spec.name = name;
+  spec.title = title;
+  spec.script = g.str();
+  const std::string fig = section_chart(spec, ctx);
+  return fig.empty() ? std::string() : "<h4>" + detail::html_escape(title) + "</h4>\n" + fig;
+}
+
+}  // namespace
+
+std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device) {
+  std::vector<Figure> f;
+  for (const auto& c : m.carveouts) {
+    const std::string id = "memory.carveout." + carveout_id(c);
+    if (c.point.key() == "default" && c.curve.capacity.capacity_bytes) {
+      const auto fits =
+          splits_for_l1(device.compute_capability, *c.curve.capacity.capacity_bytes,
+                        c.curve.capacity.next_bytes.value_or(*c.curve.capacity.capacity_bytes));
+      if (fits.size() == 1)
+        f.push_back(make(id + ".shared_bytes", "shared-memory split the driver chose by default",
+                         fits.front() * 1024.0, "bytes", c.curve.instruction,
+                         "read back from the L1 found (unified L1/shared less the L1)",
+                         c.curve.clock_mhz, true));
+    }
+    std::string where = c.point.label();
+    if (c.api_shared_bytes)
+      where += "; occupancy API: " + format_bytes(*c.api_shared_bytes) + " shared";
+    if (c.curve.capacity.capacity_bytes) {
+      f.push_back(make(id + ".l1_capacity", "L1 capacity, " + c.point.label(),
+                       static_cast<double>(*c.curve.capacity.capacity_bytes), "bytes",
+                       c.curve.instruction, where, c.curve.clock_mhz, true));
+      f.back().resolution = edge_step(c.curve.capacity);
+    }
+    if (c.curve.capacity.plateau_cycles)
+      f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
+                       *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
+                       c.curve.clock_mhz, false));
+  }
+  for (const auto& p : m.partitions) {
+    for (const auto& c : p.by_warps)
+      if (c.capacity.capacity_bytes) {
+        f.push_back(make(
+            "memory.partition." + p.path + ".capacity_" + std::to_string(c.warps) + "warps",
+            p.path + " cache capacity per warp, " + std::to_string(c.warps) + " warps of one block",
+            static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
+            std::to_string(c.warps) + " disjoint chains, one per warp", c.clock_mhz, true));
+        f.back().resolution = edge_step(c.capacity);
+      }
+  }
+  for (const auto& g : m.granularity)
+    if (g.estimate.bytes) {
+      f.push_back(make("memory." + g.level + ".sector_bytes",
+                       (g.level == "l1" ? std::string("L1") : std::string("L2")) +
+                           " fetch granularity (bytes per miss)",
+                       static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
+                       "sequential walk, stride sweep", g.curve.clock_mhz, true));
+      // The L1's was marked unstable while its walk's misses went to L2 or device memory by
+      // where the chain sat (256, 32 and 64 B in three H200 runs); with the chain read through
+      // L2 first and 256 KiB per repeat at every stride, five H200 runs over two leases read
+      // 32 B (2026-11-23, results/NOTES-memory.md).
+    }
+  if (m.l1_line.estimate.bytes && !m.l1_line.by_stride.empty())
+    f.push_back(make("memory.l1.line_bytes", "L1 line (tag) size",
+                     static_cast<double>(*m.l1_line.estimate.bytes), "bytes",
+                     m.l1_line.by_stride.front().instruction,
+                     "capacity seen at strides of 32 to 512 bytes",
+                     m.l1_line.by_stride.front().clock_mhz, true));
+  if (m.l2_line.estimate.bytes && !m.l2_line.by_stride.empty())
+    f.push_back(make("memory.l2.line_bytes", "L2 line (tag) size",
+                     static_cast<double>(*m.l2_line.estimate.bytes), "bytes",
+                     m.l2_line.by_stride.front().instruction,
+                     "capacity seen through L2 only at strides of 64 to 256 bytes, " +
+                         std::to_string(m.l2_line.by_stride.front().warps) +
+                         " warps of one block on disjoint chains",
+                     m.l2_line.by_stride.front().clock_mhz, true));
+  if (m.constant) {
+    const MemCurve& c = *m.constant;
+    if (c.capacity.capacity_bytes) {
+      f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
+                       static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
+      f.back().resolution = edge_step(c.capacity);
+    }
+    const CapacityEstimate n = next_level(c.points, c.capacity);
+    if (n.capacity_bytes) {
+      f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
+                       static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
+      f.back().resolution = edge_step(n);
+    } else if (n.plateau_cycles && !c.points.empty())
+      f.push_back(make("memory.constant.L1_5.capacity_min",
+                       "constant L1.5 capacity, lower bound (no step up to the bank's end)",
+                       static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       true));
+    if (n.plateau_cycles)
+      f.push_back(make("memory.constant.L1_5.latency", "constant L1.5 latency", *n.plateau_cycles,
+                       "cycles", c.instruction,
+                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
+                       false));
+  }
+  // TLB levels behind chunk-mapped memory: the reach of each (where it ends) and the cost of
+  // missing it (the next level's step). The last level is past every TLB (page walks).
+  for (const auto& t : m.tlb) {
+    if (t.mapping != "chunks" || !t.status.ok()) continue;
+    for (std::size_t i = 0; i + 1 < t.levels.size(); ++i) {
+      const TlbLevel& l = t.levels[i];
+      const std::string id = "memory.tlb.L" + std::to_string(i + 1);
+      const std::string where = "one line per 2 MiB chunk, chunk-mapped memory, L2-resident";
+      if (l.reach_lo_bytes) {
+        f.push_back(make(id + ".reach", "L" + std::to_string(i + 1) + " TLB reach (2 MiB pages)",
+                         double(*l.reach_lo_bytes), "bytes", t.curve.instruction, where,
+                         t.curve.clock_mhz, true));
+        if (l.reach_hi_bytes && *l.reach_lo_bytes > 0)
+          f.back().resolution = double(*l.reach_hi_bytes) / double(*l.reach_lo_bytes) - 1;
+      }
+      if (t.levels[i + 1].step_cycles)
+        f.push_back(make(id + ".miss_cycles",
+                         "L" + std::to_string(i + 1) + " TLB miss cost (cycles added)",
+                         *t.levels[i + 1].step_cycles, "cycles", t.curve.instruction, where,
+                         t.curve.clock_mhz, false));
+    }
+  }
+  return f;
+}
+
+void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
+  os << "\nMemory probe: " << status_text(m.status) << ", " << fmt(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) os << ", SM clock " << fmt(*m.clock_mhz, 0) << " MHz";
+  os << "\n";
+  // A backend without the probe's kernels: the header line says why, once.
+  if (m.status.status == "unsupported") return;
+  if (!m.carveouts.empty()) {
+    os << "  L1 by carve-out (" << status_text(m.carveout_status) << ")\n";
+    char b[256];
+    std::snprintf(b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", "split", "L1 capacity",
+                  "cycles", "predicted", "API shared", "read back");
+    os << b;
+    for (const auto& c : m.carveouts) {
+      std::snprintf(
+          b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", c.point.label().c_str(),
+          capacity_text(c.curve.capacity).c_str(),
+          opt_cycles(c.curve.capacity.plateau_cycles).c_str(),
+          opt_bytes(c.point.predicted_l1_bytes).c_str(), opt_bytes(c.api_shared_bytes).c_str(),
+          c.agreement.empty() ? status_text(c.curve.status).c_str() : c.agreement.c_str());
+      os << b;
+    }
+  } else if (!m.carveout_status.ok()) {
+    os << "  carve-out: " << status_text(m.carveout_status) << "\n";
+  }
+  for (const auto& p : m.partitions) {
+    os << "  " << p.path << " path, warps of one block with disjoint chains: ";
+    if (!p.status.ok()) {
+      os << status_text(p.status) << "\n";
+      continue;
+    }
+    for (const auto& c : p.by_warps) os << c.warps << "w " << capacity_text(c.capacity) << "; ";
+    os << "-> " << (p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << " ("
+       << p.verdict.note << ")\n";
+  }
+  if (m.partitions.empty() && !m.partition_status.ok())
+    os << "  partitions: " << status_text(m.partition_status) << "\n";
+  for (const auto& g : m.granularity) {
+    os << "  " << (g.level == "l1" ? "L1" : "L2") << " fetch granularity: ";
+    if (!g.status.ok())
+      os << status_text(g.status);
+    else if (g.estimate.bytes)
+      os << *g.estimate.bytes << " B (" << opt_cycles(g.estimate.hit_cycles) << " -> "
+         << opt_cycles(g.estimate.miss_cycles) << " cycles)";
+    else
+      os << "undetermined: " << g.estimate.note;
+    os << "\n";
+  }
+  if (!m.l1_line.by_stride.empty())
+    os << "  L1 line (capacity by stride: " << line_capacities(m.l1_line)
+       << "): " << line_verdict(m.l1_line) << "\n";
+  if (!m.l1_ways.by_stride.empty())
+    os << "  L1 associativity (conflict chains): " << ways_text(m.l1_ways) << "\n";
+  if (m.granularity.empty() && !m.granularity_status.ok())
+    os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
+  if (!m.l2_line.by_stride.empty()) {
+    os << "  L2 line (total capacity over " << m.l2_line.by_stride.front().warps
+       << " warps by stride, through L2 only: " << line_capacities(m.l2_line) << "): ";
+    os << (m.l2_line.status.ok() ? line_verdict(m.l2_line) : status_text(m.l2_line.status))
+       << "\n    (" << kL2EdgeNote << ")\n";
+  } else if (!m.l2_line.status.ok()) {
+    os << "  L2 line: " << status_text(m.l2_line.status) << "\n";
+  }
+  if (!m.l2_ways.by_stride.empty())
+    os << "  L2 associativity (conflict chains through L2 only): " << ways_text(m.l2_ways)
+       << (m.l2_ways.status.ok() ? "" : "; " + status_text(m.l2_ways.status)) << "\n";
+  else if (!m.l2_ways.status.ok())
+    os << "  L2 associativity: " << status_text(m.l2_ways.status) << "\n";
+  if (m.constant) {
+    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
+    os << "  constant: L1 " << capacity_text(m.constant->capacity) << " at "
+       << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; next level "
+       << (n.capacity_bytes   ? capacity_text(n)
+           : n.plateau_cycles ? ">= " + opt_bytes(m.constant->points.back().footprint_bytes)
+                              : std::string("-"))
+       << " at " << opt_cycles(n.plateau_cycles) << " cycles\n";
+  } else if (!m.constant_status.ok()) {
+    os << "  constant: " << status_text(m.constant_status) << "\n";
+  }
+  for (const auto& t : m.tlb)
+    os << "  TLB, " << (t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation")
+       << ": " << tlb_text(t) << "\n";
+  if (m.tlb.empty() && !m.tlb_status.ok()) os << "  TLB: " << status_text(m.tlb_status) << "\n";
+}
+
+std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
+                                                    const MemoryProbeResult& m) {
+  std::vector<std::filesystem::path> files;
+  if (m.carveouts.empty() && m.partitions.empty() && m.granularity.empty() && !m.constant &&
+      m.tlb.empty() && m.l2_line.by_stride.empty() && m.l2_ways.by_stride.empty())
+    return files;
+  const auto f = dir / "memory_points.csv";
+  std::ofstream o(f);
+  o << "part,curve,load,warps,footprint_or_stride_bytes,cycles,q1,q3,status,reason\n";
+  for (const auto& c : m.carveouts) csv_curve(o, "carveout", c.curve);
+  for (const auto& p : m.partitions)
+    for (const auto& c : p.by_warps) csv_curve(o, "partition", c);
+  for (const auto& g : m.granularity) csv_curve(o, "granularity", g.curve);
+  for (const auto& c : m.l1_line.by_stride) csv_curve(o, "line", c);
+  for (const auto& c : m.l1_ways.by_stride) csv_curve(o, "ways", c);
+  for (const auto& c : m.l2_line.by_stride) csv_curve(o, "l2_line", c);
+  for (const auto& c : m.l2_ways.by_stride) csv_curve(o, "l2_ways", c);
+  if (m.constant) csv_curve(o, "constant", *m.constant);
+  for (const auto& t : m.tlb) csv_curve(o, "tlb", t.curve);
+  files.push_back(f);
+  return files;
+}
+
+std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx) {
+  using detail::html_escape;
+  std::ostringstream h;
+  h << "<h2 id=\"memory\">Memory hierarchy details</h2>\n<p>Status: "
+    << html_escape(status_text(m.status)) << "; " << fmt(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) h << "; SM clock seen " << fmt(*m.clock_mhz, 0) << " MHz";
+  h << ". Every chase's end position is checked against the host's walk of the same chain.</p>\n";
+
+  h << "<h3>L1 against the shared-memory carve-out</h3>\n<p>One thread chases a random cycle of "
+       "128-byte lines through global memory in a kernel whose carve-out preference is set and "
+       "whose block asks for the shared memory that forces the split. Status: "
+    << html_escape(status_text(m.carveout_status)) << ".</p>\n";
+  if (!m.carveouts.empty()) {
+    h << "<table><tr><th>split</th><th>preference</th><th>dynamic shared</th><th>L1 capacity</th>"
+         "<th>cycles</th><th>predicted L1</th><th>occupancy API</th><th>read back</th></tr>\n";
+    for (const auto& c : m.carveouts)
+      h << "<tr><td>" << html_escape(c.point.label()) << "</td><td>"
+        << (c.point.percent >= 0 ? std::to_string(c.point.percent) + " %" : "-") << "</td><td>"
+        << format_bytes(c.point.dynamic_shared_bytes) << "</td><td>"
+        << html_escape(capacity_text(c.curve.capacity)) << "</td><td>"
+        << opt_cycles(c.curve.capacity.plateau_cycles) << "</td><td>"
+        << opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
+        << (c.api_probe_blocks
+                ? std::to_string(*c.api_probe_blocks) + " blocks = " + opt_bytes(c.api_shared_bytes)
+                : "-")
+        << "</td><td>"
+        << html_escape(c.agreement.empty() ? status_text(c.curve.status) : c.agreement)
+        << "</td></tr>\n";
+    h << "</table>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.carveouts) curves.push_back({c.point.label(), &c.curve});
+    h << chart(ctx, "memory_carveout", "L1 latency by footprint under each carve-out",
+               "footprint (bytes)", curves);
+  }
+
+  h << "<h3>Caches private to a scheduler partition?</h3>\n<p>1 to 4 warps of one block, each "
+       "chasing its own chain (footprint per warp on the x axis). A cache per SM shows each warp "
+       "1/n of it; a cache per partition keeps each warp's capacity. Status: "
+    << html_escape(status_text(m.partition_status)) << ".</p>\n";
+  for (const auto& p : m.partitions) {
+    h << "<p><b>" << html_escape(p.path) << "</b>: ";
+    if (!p.status.ok()) {
+      h << html_escape(status_text(p.status)) << "</p>\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < p.by_warps.size(); ++i) {
+      h << p.by_warps[i].warps << " warps: " << html_escape(capacity_text(p.by_warps[i].capacity))
+        << " per warp";
+      if (i < p.verdict.total_ratio.size() && p.verdict.total_ratio[i])
+        h << " (total x" << fmt(*p.verdict.total_ratio[i], 2) << ")";
+      h << "; ";
+    }
+    h << "verdict: <b>"
+      << html_escape(p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << "</b> ("
+      << html_escape(p.verdict.note) << ").</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : p.by_warps) curves.push_back({std::to_string(c.warps) + " warps", &c});
+    h << chart(ctx, "memory_partition_" + p.path, p.path + " path: latency by footprint per warp",
+               "footprint per warp (bytes)", curves);
+  }
+
+  h << "<h3>Fetch granularity</h3>\n<p>One thread walks memory sequentially at a stride; each new "
+       "sector misses, so the latency per load rises with the stride until the stride reaches the "
+       "bytes fetched per miss. L1: cached loads after a 512 KiB warm-up; L2: loads that bypass "
+       "L1, after L2 was flushed. Status: "
+    << html_escape(status_text(m.granularity_status)) << ".</p>\n<ul>\n";
+  for (const auto& g : m.granularity) {
+    h << "<li>" << (g.level == "l1" ? "L1" : "L2") << ": ";
+    if (!g.status.ok())
+      h << html_escape(status_text(g.status));
+    else if (g.estimate.bytes)
+      h << *g.estimate.bytes << " bytes (" << html_escape(g.curve.instruction) << ")";
+    else
+      h << "undetermined: " << html_escape(g.estimate.note);
+    h << "</li>\n";
+  }
+  h << "</ul>\n";
+  {
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& g : m.granularity)
+      if (!g.curve.points.empty())
+        curves.push_back({g.level == "l1" ? "L1 (ld.global.ca)" : "L2 (ld.global.cg)", &g.curve});
+    h << chart(ctx, "memory_granularity",
+               "Latency per load against the stride of a sequential walk", "stride (bytes)",
+               curves);
+  }
+
+  if (!m.l1_line.by_stride.empty()) {
+    h << "<p>L1 line (tag) size from the capacity a random chain sees at each stride (a line holds "
+         "one element once the stride passes it, so the capacity seen grows): "
+      << html_escape(m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " bytes"
+                                              : "undetermined: " + m.l1_line.estimate.note)
+      << ".</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.l1_line.by_stride)
+      curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+    h << chart(ctx, "memory_l1_line", "L1 latency by footprint at each stride", "footprint (bytes)",
+               curves);
+  }
+
+  if (!m.l1_ways.by_stride.empty()) {
+    h << "<p>L1 associativity: N lines a fixed distance apart (with a plain set index all in one "
+         "set) stay hits while N is at most the ways. ";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
+      const auto& c = m.l1_ways.by_stride[i];
+      h << html_escape(format_bytes(c.stride_bytes)) << " apart: ";
+      if (i < m.l1_ways.estimates.size())
+        h << html_escape(m.l1_ways.estimates[i].ways
+                             ? std::to_string(*m.l1_ways.estimates[i].ways) + " ways"
+                             : "undetermined (" + m.l1_ways.estimates[i].note + ")");
+      h << ". ";
+      curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+    }
+    h << "</p>\n";
+    h << chart(ctx, "memory_l1_ways", "L1 conflict chains: latency by lines x distance",
+               "lines x distance (bytes)", curves);
+  }
+
+  // Older results have neither part (an empty ok status): no section for them.
+  const bool l2_parts = !m.l2_line.by_stride.empty() || !m.l2_line.status.ok() ||
+                        !m.l2_ways.by_stride.empty() || !m.l2_ways.status.ok();
+  if (l2_parts) {
+    h << "<h3>L2 line and associativity</h3>\n<p>Line (tag) size: warps of one block, each "
+         "chasing its own random chain through L2 only (<code>ld.global.cg</code>, no L1), at "
+         "strides of 64, 128 and 256 bytes; the capacity is the total over the warps. As for the "
+         "L1, it stays while the stride is within a line and doubles with each doubling past it. "
+      << html_escape(std::string(kL2EdgeNote))
+      << ". Status: " << html_escape(status_text(m.l2_line.status)) << ".";
+    if (!m.l2_line.by_stride.empty())
+      h << " Capacity by stride: " << html_escape(line_capacities(m.l2_line)) << "; line: <b>"
+        << html_escape(line_verdict(m.l2_line)) << "</b>.";
+    h << "</p>\n";
+    if (!m.l2_line.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_line.by_stride)
+        curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+      h << chart(ctx, "memory_l2_line", "L2 latency by footprint per warp at each stride",
+                 "footprint per warp (bytes)", curves);
+    }
+    h << "<p>Associativity: N lines a fixed distance apart through L2 only, one warp; with a plain "
+         "set index they share one set and stay hits while N is at most the ways. A hashed slice "
+         "and set index (NVIDIA's L2) shows no step. Status: "
+      << html_escape(status_text(m.l2_ways.status)) << ".";
+    if (!m.l2_ways.by_stride.empty()) h << " " << html_escape(ways_text(m.l2_ways));
+    h << "</p>\n";
+    if (!m.l2_ways.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_ways.by_stride)
+        curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+      h << chart(ctx, "memory_l2_ways", "L2 conflict chains: latency by lines x distance",
+                 "lines x distance (bytes)", curves);
+    }
+  }
+
+  h << "<h3>Constant memory</h3>\n<p>Status: " << html_escape(status_text(m.constant_status))
+    << ".";
+  if (m.constant) {
+    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
+    h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
+      << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; the next level "
+      << html_escape(n.capacity_bytes   ? capacity_text(n)
+                     : n.plateau_cycles ? "holds at least " +
+                                              opt_bytes(m.constant->points.back().footprint_bytes) +
+                                              " (no step to the bank's end)"
+                                        : std::string("-"))
+      << " at " << opt_cycles(n.plateau_cycles) << " cycles.</p>\n";
+    h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
+               {{"LDC", &*m.constant}});
+  } else {
+    h << "</p>\n";
+  }
+
+  h << "<h3>TLB</h3>\n<p>One thread chases one line per 2 MiB, in random order, through L2 "
+       "only (every line fits the L2, so a rise is address translation, not data), over memory "
+       "mapped from separate 2 MiB physical chunks (no translation can cover two), and over one "
+       "ordinary allocation beside it, whose pages the driver chooses. Status: "
+    << html_escape(status_text(m.tlb_status)) << ".</p>\n<ul>\n";
+  std::vector<std::pair<std::string, const MemCurve*>> tlb_curves;
+  for (const auto& t : m.tlb) {
+    const std::string label =
+        t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation";
+    h << "<li>" << html_escape(label) << ": " << html_escape(tlb_text(t)) << "</li>\n";
+    if (!t.curve.points.empty()) tlb_curves.push_back({label, &t.curve});
+  }
+  h << "</ul>\n";
+  h << chart(ctx, "memory_tlb", "TLB: latency by footprint, one line per 2 MiB",
+             "footprint (bytes)", tlb_curves);
+  return h.str();
+}
+
+}  // namespace gd::report
