@@ -8,7 +8,7 @@ if(NOT GD_WITH_VULKAN)
   return()
 endif()
 find_package(Vulkan QUIET)
-# /opt/devdeps: where the GPU machine unpacks carried Debian packages.
+# /opt/devdeps: where the GPU machine unpacks carried Debian packages (scripts/gpu-machine.sh --deps).
 find_program(GD_GLSLANG glslangValidator HINTS /opt/devdeps/usr/bin)
 if(NOT Vulkan_FOUND)
   message(STATUS "gpudissect: Vulkan loader/headers not found, Vulkan backend not built")
