@@ -12,8 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "atomics/run.hpp"
 #include "atomics/report.hpp"
+#include "atomics/run.hpp"
+#include "fake_device.hpp"
 #include "gpudissect/probe.hpp"  // ProbeError
 
 namespace gd {
@@ -405,27 +406,16 @@ class FakeAtomics final : public AtomicsKernels {
   }
 };
 
-class FakeDevice final : public Device {
+class FakeDevice final : public fakes::FakeDevice {
  public:
-  explicit FakeDevice(bool with_kernels, int sms = 16) : with_kernels_(with_kernels) {
+  explicit FakeDevice(bool with_kernels, int sms = 16) {
     info_.backend = "cuda";
     info_.id = "cuda:0";
     info_.name = "Fake GPU";
     info_.compute_units = sms;
-  }
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::yes(); }
-  uint64_t max_footprint(MemPath) const override { return 1 << 20; }
-  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-  KernelSet* kernel_set(const std::string& probe) override {
-    return with_kernels_ && probe == AtomicsKernels::kProbe ? &atomics : nullptr;
+    if (with_kernels) serve(AtomicsKernels::kProbe, &atomics);
   }
   FakeAtomics atomics;
-
- private:
-  bool with_kernels_;
-  DeviceInfo info_;
 };
 
 // ---- the matrix summary ----

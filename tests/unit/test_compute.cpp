@@ -10,8 +10,9 @@
 #include <set>
 #include <sstream>
 
-#include "compute/run.hpp"
 #include "compute/compute.hpp"
+#include "compute/run.hpp"
+#include "fake_device.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 #include "sections.hpp"
@@ -509,25 +510,15 @@ class ClockAfterLaunchCompute final : public gd::ComputeKernels {
   }
 };
 
-class ClockAfterLaunchDevice final : public gd::Device {
+class ClockAfterLaunchDevice final : public gd::fakes::FakeDevice {
  public:
   ClockAfterLaunchDevice() {
     info_.backend = "vulkan";
     info_.name = "Fake GPU through Vulkan";
     info_.compute_units = 132;
-  }
-  const gd::DeviceInfo& info() const override { return info_; }
-  gd::Support supports(gd::MemPath) const override { return gd::Support::no("fake"); }
-  uint64_t max_footprint(gd::MemPath) const override { return 0; }
-  gd::ChaseTiming chase(const gd::ChaseRequest&) override { throw gd::BackendError("fake"); }
-  std::optional<gd::ClockSample> sample_clock() override { return std::nullopt; }
-  gd::KernelSet* kernel_set(const std::string& probe) override {
-    return probe == gd::ComputeKernels::kProbe ? &kernels : nullptr;
+    serve(gd::ComputeKernels::kProbe, &kernels);
   }
   ClockAfterLaunchCompute kernels;
-
- private:
-  gd::DeviceInfo info_;
 };
 
 gd::ComputeFigure fma_on(ClockAfterLaunchDevice& dev, gd::ComputeProbeResult* all = nullptr) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "bandwidth/bandwidth.hpp"
+#include "fake_device.hpp"
 #include "links/links.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/probe.hpp"  // ProbeError
@@ -341,26 +342,15 @@ class FakeLinks final : public LinksKernels {
   }
 };
 
-class FakeDevice final : public Device {
+class FakeDevice final : public fakes::FakeDevice {
  public:
-  explicit FakeDevice(bool with_kernels) : with_kernels_(with_kernels) {
+  explicit FakeDevice(bool with_kernels) {
     info_.backend = with_kernels ? "cuda" : "opencl";
     info_.id = with_kernels ? "cuda:0" : "opencl:0.0";
     info_.name = "Fake";
-  }
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::yes(); }
-  uint64_t max_footprint(MemPath) const override { return 1 << 20; }
-  ChaseTiming chase(const ChaseRequest&) override { throw BackendError("no chase"); }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-  KernelSet* kernel_set(const std::string& probe) override {
-    return with_kernels_ && probe == LinksKernels::kProbe ? &links : nullptr;
+    if (with_kernels) serve(LinksKernels::kProbe, &links);
   }
   FakeLinks links;
-
- private:
-  bool with_kernels_;
-  DeviceInfo info_;
 };
 
 LinksOptions small_options() {

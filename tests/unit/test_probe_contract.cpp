@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bandwidth/bandwidth.hpp"
+#include "fake_device.hpp"
 #include "host_memory/host_memory.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
@@ -83,21 +84,13 @@ class EchoProbe final : public TypedProbe<EchoOptions, EchoResult> {
   }
 };
 
-class NoKernelsDevice final : public Device {
+class NoKernelsDevice final : public fakes::FakeDevice {
  public:
   NoKernelsDevice() {
     info_.backend = "fake";
     info_.name = "Fake GPU";
     info_.compute_units = 7;
   }
-  const DeviceInfo& info() const override { return info_; }
-  Support supports(MemPath) const override { return Support::no("fake"); }
-  uint64_t max_footprint(MemPath) const override { return 0; }
-  ChaseTiming chase(const ChaseRequest&) override { return {}; }
-  std::optional<ClockSample> sample_clock() override { return std::nullopt; }
-
- private:
-  DeviceInfo info_;
 };
 
 ProbeRegistry registry_with_echo() {
