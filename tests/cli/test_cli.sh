@@ -551,7 +551,7 @@ fi
 
 # ---------------------------------------------------------------- compare, baseline, reference
 # (issue 10) On the committed H200 result: no GPU needed.
-H200=$FIX/../../results/nvidia-h200/nvidia-h200.json
+H200=$FIX/h200_run.json
 if [[ ! -f $H200 ]]; then
   skip "compare: committed H200 result" "$H200 not found"
 else

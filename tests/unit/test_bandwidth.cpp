@@ -463,10 +463,10 @@ TEST(BandwidthPeak, EachLevelItsOwnPeak) {
   EXPECT_FALSE(gd::figure_peak(fig("shared 128-bit", 300, 2500), cpu, std::nullopt));
 }
 
-// The committed H200 result re-rendered: no figure above 100% of its level's peak.
+// The H200 fixture (a trimmed run) re-rendered: no figure above 100% of its level's peak.
 TEST(BandwidthPeak, H200SummaryHasNoLevelAboveItsPeak) {
-  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
-  ASSERT_TRUE(in) << "committed H200 result missing";
+  std::ifstream in(std::string(GD_FIXTURES) + "/h200_run.json");
+  ASSERT_TRUE(in) << "H200 fixture missing";
   const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
   ASSERT_TRUE(r.get<gd::BandwidthProbeResult>());
   int with_peak = 0;
@@ -593,10 +593,10 @@ TEST(BandwidthLevelsFromLatency, Synthetic) {
   EXPECT_EQ(names(keep.footprint["read"]), names(bw.footprint["read"]));
 }
 
-// The committed H200 run: its bandwidth curves named from its own latency levels.
+// The H200 fixture (a trimmed run): its bandwidth curves named from its own latency levels.
 TEST(BandwidthLevelsFromLatency, H200CommittedRun) {
-  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
-  ASSERT_TRUE(in) << "committed H200 result missing";
+  std::ifstream in(std::string(GD_FIXTURES) + "/h200_run.json");
+  ASSERT_TRUE(in) << "H200 fixture missing";
   RunResult r = run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
   ASSERT_TRUE(r.get<BandwidthProbeResult>() && r.get<LatencyProbeResult>());
   BandwidthProbeResult& bw = *r.get<gd::BandwidthProbeResult>();

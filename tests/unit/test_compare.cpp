@@ -21,7 +21,7 @@ namespace {
 
 const fs::path kRepo = fs::path(GD_FIXTURES) / ".." / "..";
 const fs::path kReferenceDir = kRepo / "data" / "reference";
-const fs::path kH200 = kRepo / "results" / "nvidia-h200" / "nvidia-h200.json";
+const fs::path kH200 = fs::path(GD_FIXTURES) / "h200_run.json";  // a trimmed H200 run
 
 Figure fig(const std::string& id, double v, const std::string& unit, bool higher = true) {
   Figure f;
@@ -443,7 +443,7 @@ TEST(Compare, SchemaOneResultAsInput) {
 }
 
 TEST(Compare, SchemaOneAndSchemaTwoOfOneRunAgree) {
-  // The committed file is schema 1 (figures derived on loading); written again it is schema 2
+  // The fixture is schema 1 (figures derived on loading); written again it is schema 2
   // (figures saved). Either version compares, and they agree figure for figure.
   const RunResult r1 = load_h200();
   const json j2 = to_json(r1, probe_registry());

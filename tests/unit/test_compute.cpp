@@ -318,10 +318,10 @@ TEST(ComputeRateUnit, IntegerOpsAreOpsNotFlops) {
   EXPECT_DOUBLE_EQ(*gd::rate_tera(fig("int32.mul")), 1.0);
 }
 
-// The committed H200 result, re-rendered: no integer row says FLOP/s.
+// The H200 fixture (a trimmed run), re-rendered: no integer row says FLOP/s.
 TEST(ComputeRateUnit, H200TableHasNoIntegerFlops) {
-  std::ifstream in(std::string(GD_FIXTURES) + "/../../results/nvidia-h200/nvidia-h200.json");
-  ASSERT_TRUE(in) << "committed H200 result missing";
+  std::ifstream in(std::string(GD_FIXTURES) + "/h200_run.json");
+  ASSERT_TRUE(in) << "H200 fixture missing";
   const gd::RunResult r = gd::run_result_from_json(nlohmann::json::parse(in), gd::probe_registry());
   ASSERT_TRUE(r.get<gd::ComputeProbeResult>());
   std::ostringstream os;
