@@ -56,7 +56,7 @@ usage() {
   steps_help | sed 's/^/  /'
 }
 
-out=out deps="" baseline="" tarball="" dry=0 steps=()
+out=out deps="" baseline="" tarball="" dry=0 steps=() failed=0
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
@@ -122,6 +122,7 @@ gd() {
     2> >(tee "$out/logs/$name.log" | quiet)
   rc=$?
   echo "exit ($name): $rc ($(($(date +%s) - t1)) s)"
+  ((rc == 0)) || failed=1
   return $rc
 }
 # gate NAME: results/NAME's JSON against the baseline at 3 %, the verdicts in
@@ -134,8 +135,12 @@ gate() {
     return 0
   fi
   json=$(ls "$R/$name"/*.json 2>/dev/null | head -1)
-  if [[ -z $base || -z $json ]]; then
-    echo "gate ($name): no ${base:+run }${base:-baseline (run the full step first or pass --baseline)} to compare"
+  if [[ -z $base ]]; then
+    echo "gate ($name): no baseline (run the full step first or pass --baseline)"
+    return 0
+  fi
+  if [[ -z $json ]]; then
+    echo "gate ($name): the run wrote no JSON"
     return 0
   fi
   "$GD" compare --baseline "$base" "$json" --tolerance 3% -v >"$R/$name/baseline.txt" 2>&1
@@ -346,4 +351,6 @@ for s in "${steps[@]}"; do
   "step_$s" || rc=1
   pack
 done
+# Any gpudissect run that failed fails the call (a regression found by a gate does not).
+((failed)) && rc=1
 exit $rc
