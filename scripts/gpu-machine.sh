@@ -287,9 +287,17 @@ step_busy() {
   x grep -iE "warn|busy|throttl|other process" "$out/busy.txt" "$out/logs/busy.log"
   return 0
 }
+# The Python with torch (GD_PYTHON, the image's torch environment, or python3), if any.
+torch_python() {
+  local p
+  for p in ${GD_PYTHON:-} /opt/torch/.venv/bin/python3 python3; do
+    command -v "$p" >/dev/null && "$p" -c "import torch" 2>/dev/null && { echo "$p"; return; }
+  done
+}
 nccl() {  # the libnccl.so.2 of the Python packages (the nvidia-nccl wheel), else anywhere
-  local d lib=""
-  for d in $(python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + sys.path))' 2>/dev/null | sort -u); do
+  local d lib="" py
+  py=$(torch_python)
+  for d in $("${py:-python3}" -c 'import site, sys; print("\n".join(site.getsitepackages() + sys.path))' 2>/dev/null | sort -u); do
     [[ -d $d ]] && lib=$(find "$d" -maxdepth 5 -name 'libnccl.so.2' 2>/dev/null | head -1)
     [[ -n $lib ]] && break
   done
@@ -323,15 +331,18 @@ step_links() {
   x grep -v "^wrote:" "$out/links.txt"
 }
 step_links-check() {
-  local fp
+  local fp py
   links_env
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING gd links2 180 run links --device cuda:0
-  x grep -E "NCCL INFO (Channel|Connected|comm |.*nChannels|.*Algo|.*P2P|.*CUMEM|.*NVLS)" "$out/logs/links2.log"
+  # NCCL's own choices, most frequent first.
+  ((dry)) || grep -E "NCCL INFO (Channel|Connected|comm |.*nChannels|.*Algo|.*P2P|.*CUMEM|.*NVLS)" \
+    "$out/logs/links2.log" | sort | uniq -c | sort -rn | head -25
   for fp in 64K 2M 64M 1G; do
     gd "chase-$fp" 60 run links --device cuda:0 --option links.parts=latency --option links.chase_footprint=$fp
   done
-  if ((dry)) || python3 -c "import torch" 2>/dev/null; then
-    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING xo "$out/torch_ref.txt" timeout 150 python3 scripts/nccl_reference.py
+  py=$( ((dry)) && echo python3 || torch_python)
+  if [[ -n $py ]]; then
+    NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING xo "$out/torch_ref.txt" timeout 150 "$py" scripts/nccl_reference.py
     x grep "^torch" "$out/torch_ref.txt"
   else
     echo "links-check: no torch; no reference all-reduce"
