@@ -6,7 +6,7 @@
 #        scripts/gpu-machine.sh --list | --help
 #
 # The steps run in the order given; everything they write goes under the output folder
-# (default: out/, git-ignored): results/<step>/ (the JSON and CSVs of each gpudissect run),
+# (default: out/ in the repository, git-ignored): results/<step>/ (the JSON and CSVs of each gpudissect run),
 # <step>.txt (its summary), logs/ (progress, build and NCCL logs), sass/ (the kernels'
 # machine code) and log.txt (all of the above as it was printed).
 #
@@ -25,7 +25,7 @@
 # Environment: BUILD_DIR (default build), GD_DEPS_ROOT (where the packages are unpacked,
 # default /opt/devdeps), GD_CUDA_ARCH (default 90).
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2
 
 steps_help() {
   cat <<'EOF'
@@ -56,7 +56,7 @@ usage() {
   steps_help | sed 's/^/  /'
 }
 
-out=out deps="" baseline="" tarball="" dry=0 steps=() failed=0
+out=$root/out deps="" baseline="" tarball="" dry=0 steps=() failed=0
 while (($#)); do
   case $1 in
     -h | --help) usage; exit 0 ;;
@@ -84,6 +84,10 @@ if [[ -n $deps && ! -d $deps ]]; then
   echo "gpu-machine.sh: --deps $deps is not a folder" >&2
   exit 2
 fi
+# The paths given are the caller's; the steps run in the repository root.
+abs() { [[ -z $1 || $1 == /* ]] && echo "$1" || echo "$PWD/$1"; }
+out=$(abs "$out") deps=$(abs "$deps") baseline=$(abs "$baseline") tarball=$(abs "$tarball")
+cd "$root" || exit 2
 
 BUILD_DIR=${BUILD_DIR:-build}
 GD=./$BUILD_DIR/gpudissect

@@ -4,6 +4,7 @@
 # Usage: bash tests/cli/test_gpu_machine.sh [path/to/gpu-machine.sh]
 set -uo pipefail
 S=${1:-$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu-machine.sh}
+S=$(cd "$(dirname "$S")" && pwd)/$(basename "$S")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -49,6 +50,10 @@ grep -q "mpirun .* -n 2 ./no-such-build/gpudissect fleet" <<<"$out" && ok "dry r
 out=$(bash "$S" -n quick --baseline /some/full.json --out "$tmp/o2" 2>&1)
 grep -q "compare --baseline /some/full.json" <<<"$out" && ok "--baseline: the gate's baseline" ||
   not_ok "--baseline" "$out"
+
+(cd "$tmp" && bash "$S" -n quick --out rel --baseline b.json >"$tmp/rel.txt" 2>&1)
+[[ -d $tmp/rel ]] && grep -q "compare --baseline $tmp/b.json $tmp/rel/results/quick/" "$tmp/rel.txt" &&
+  ok "relative paths are the caller's" || not_ok "relative paths are the caller's" "$(cat "$tmp/rel.txt")"
 
 # Errors: exit 2 with a message; a real step without a build fails (exit 1) without running.
 bash "$S" --out "$tmp/o3" >/dev/null 2>"$tmp/err"
