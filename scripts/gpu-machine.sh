@@ -6,9 +6,9 @@
 #        scripts/gpu-machine.sh --list | --help
 #
 # The steps run in the order given; everything they write goes under the output folder
-# (default: out/ in the repository, git-ignored): results/<step>/ (the JSON and CSVs of each gpudissect run),
-# <step>.txt (its summary), logs/ (progress, build and NCCL logs), sass/ (the kernels'
-# machine code) and log.txt (all of the above as it was printed).
+# (default: out/ in the repository, git-ignored): results/<step>/ (the JSON and CSVs of
+# each gpudissect run), <step>.txt (its summary), logs/ (progress, build and NCCL logs),
+# sass/ (the kernels' machine code) and log.txt (all of the above as it was printed).
 #
 #   --deps DIR      a folder of Debian packages (.deb) to unpack before building, for a bare
 #                   machine without a package registry: libcli11-dev nlohmann-json3-dev
