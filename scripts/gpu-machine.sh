@@ -211,6 +211,7 @@ step_build() {
   cuobjdump --dump-sass "$GD" >/tmp/gd-sass.txt 2>&1
   awk '/Function : /{p = ($0 ~ /(chase|clock_kernel)/)} p' /tmp/gd-sass.txt >"$out/sass/chase.txt"
   awk '/Function : /{p = ($0 ~ /bw_/)} p' /tmp/gd-sass.txt >"$out/sass/bandwidth.txt"
+  awk '/Function : /{p = ($0 ~ /mem_chase/)} p' /tmp/gd-sass.txt >"$out/sass/memory.txt"
   gzip -c /tmp/gd-sass.txt >"$out/sass/gpudissect.txt.gz"
 }
 step_full() {
