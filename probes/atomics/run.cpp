@@ -171,9 +171,9 @@ void matrix_part(Ctx& c) {
   c.progress.step("atomics", "matrix", 1, 1,
                   std::to_string(sms) + " SMs, " + std::to_string(sms * (sms - 1) / 2) + " pairs");
   // Each pair hands over through one flag line, whose L2 slice (an address hash) sets most of
-  // its latency: the first H200 run's matrix showed the tournament's rounds (anti-diagonals)
-  // rather than the SMs. So the whole matrix is measured with the flags in several places and
-  // each pair's cells averaged: what remains depends on the two SMs.
+  // its latency: with one flag placement the matrix shows the tournament's rounds
+  // (anti-diagonals) rather than the SMs. So the whole matrix is measured with the flags in
+  // several places and each pair's cells averaged: what remains depends on the two SMs.
   const std::optional<std::string> instr = c.k.instruction("matrix");
   std::vector<SmMatrix> placed;
   const int placements = std::max(1, c.opt.placements);
@@ -226,11 +226,12 @@ void throughput_part(Ctx& c) {
     r.repeats = c.opt.repeats;
     if (r.space == AtomicSpace::global) r.placements = std::max(c.opt.placements, 1);
     if (r.space == AtomicSpace::global && !warmed) {
-      // The global figures moved together by ~3.5 % between a full run (atomics after the
-      // compute probe's load) and a standalone `run atomics` on the same H200 (2026-11-23),
-      // while repeats inside one process agree within 0.5 %: a memory-side clock or power
-      // state that a short pattern (a few ms) does not ramp. Keep the L2 busy for ~0.3 s
-      // (at least one launch set) before the first timed global pattern; results unused.
+      // Without a warm-up the global figures move together by ~3.5 % with what ran before
+      // (a full run, where atomics follow the compute probe's load, against a standalone
+      // `run atomics`), while repeats inside one process agree within 0.5 %: a memory-side
+      // clock or power state that a short pattern (a few ms) does not ramp
+      // (results/NOTES-atomics.md). Keep the L2 busy for ~0.3 s (at least one launch set)
+      // before the first timed global pattern; results unused.
       warmed = true;
       const auto w0 = std::chrono::steady_clock::now();
       try {

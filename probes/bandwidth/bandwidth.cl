@@ -118,7 +118,7 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write(
 // PoCL compiles to x86 movntdq): a line is written without being read first, as glibc's
 // memcpy does past its cache-sized threshold. With plain stores a copy moves 3 lines for
 // the 2 counted (the destination is read for ownership): 24 GB/s against the host probe's
-// memcpy 47 on the CPU VM of 2026-11-25. Same elements, order and values as bw_write/bw_copy.
+// memcpy 47 on a 2-vCPU VM. Same elements, order and values as bw_write/bw_copy.
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write_nt(
     global uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes) {
   const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;

@@ -305,11 +305,11 @@ struct BandwidthProbeResult {
 // over at least kMemoryPlateauSpan in footprint and kMemoryPlateauPoints points, entered from
 // a point at least kMemoryPlateauStep times faster within the kMemoryPlateauReach footprints
 // below it (the last cache). Why: a VM's CPU through PoCL reports its host's 480 MiB L3, while
-// its reads run at memory speed from 128 MiB on (26-28 GB/s from 128 MiB to 512 MiB after
-// 57 GB/s to 32 MiB, 2026-11-25); the rule finds memory from 128 MiB and the cache up to
-// 64 MiB there, and on the H100 and H200 read curves it finds what their API's L2 says.
-// Two doublings and three points: with one doubling and two, a 16-core VM's read curve took
-// 107-112 GB/s at 128-256 MiB (its L3) for memory, which reads 65-82 from 512 MiB on.
+// its reads run at memory speed from 128 MiB on (26-28 GB/s from 128 MiB to 512 MiB after 57
+// GB/s to 32 MiB); the rule finds memory from 128 MiB and the cache up to 64 MiB there, and on
+// the H100 and H200 read curves it finds what their API's L2 says. Two doublings and three
+// points: with one doubling and two, a 16-core VM's read curve took 107-112 GB/s at 128-256
+// MiB (its L3) for memory, which reads 65-82 from 512 MiB on.
 constexpr double kMemoryPlateauFlatness = 1.2, kMemoryPlateauSpan = 3.9, kMemoryPlateauStep = 1.5,
                  kMemoryPlateauReach = 16;
 constexpr std::size_t kMemoryPlateauPoints = 3;

@@ -368,9 +368,9 @@ std::vector<uint64_t> host_transfer_sizes(bool quick, uint64_t max_bytes) {
   std::vector<uint64_t> sizes;
   if (quick) {
     // Up to 256 MiB: on the H200 the pinned link gave 53.3 GB/s at 16 MiB, 55.0 at 64 MiB and
-    // 55.4 at 256 MiB and 1 GiB, and a --quick run that stopped at 16 MiB read the host link
-    // 3.9 % low (2026-11-23). 16 MiB stays: pageable transfers peak there. The 256 MiB point
-    // costs ~15 ms pinned, ~70 ms pageable.
+    // 55.4 at 256 MiB and 1 GiB, so a --quick run that stops at 16 MiB reads the host link
+    // 3.9 % low. 16 MiB stays: pageable transfers peak there. The 256 MiB point costs ~15 ms
+    // pinned, ~70 ms pageable.
     for (uint64_t b : {4096ull, 256ull << 10, 4ull << 20, 16ull << 20, 64ull << 20, 256ull << 20})
       if (b <= max_bytes) sizes.push_back(b);
   } else {

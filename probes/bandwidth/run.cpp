@@ -146,10 +146,10 @@ constexpr double kSlowDeviceBytesPerSecond = 100e9;
 // size only where it starts past this fraction of it (adopt_memory_plateau, last_cache).
 constexpr double kApiCacheShare = 8;
 // Bytes one timed launch moves. A launch has ~6 us of fixed cost on an H200 (the event, the
-// grid's ramp-up and tail): at 32 TB/s from L1, 1 GiB per launch (40 us) read 16 % low in
-// --quick runs (2026-11-23), so points inside the caches move 8 GiB (~270 us) in every mode;
-// they are cheap on a GPU, and the budget planner trims them on a slow device. Device-memory
-// points: 4 GiB (~0.9 ms); 1 GiB with --quick (~0.23 ms, under 3 % of fixed cost).
+// grid's ramp-up and tail): at 32 TB/s from L1, 1 GiB per launch (40 us) reads 16 % low, so
+// points inside the caches move 8 GiB (~270 us) in every mode; they are cheap on a GPU, and
+// the budget planner trims them on a slow device. Device-memory points: 4 GiB (~0.9 ms); 1
+// GiB with --quick (~0.23 ms, under 3 % of fixed cost).
 constexpr uint64_t kInCacheTargetBytes = 8ull << 30;
 constexpr uint64_t kMemoryTargetBytes = 4ull << 30;
 constexpr uint64_t kQuickMemoryTargetBytes = 1ull << 30;
@@ -187,9 +187,9 @@ struct Ctx {
 
 // A CPU (by its type, or by a calibration rate below kSlowDeviceBytesPerSecond): one point
 // per doubling, sweeps in order until a curve shows where memory starts, and the planning
-// below that says "slow device". A 16-core VM's CPU through PoCL read 200 GB/s in cache and
-// was planned like a GPU: 34 points a curve, and its read curve ended at 724 MiB, short of
-// the 1.2 GiB its reported 300 MiB L3 asked for (2026-11-25).
+// below that says "slow device". A CPU's type decides too, not only its speed: a 16-core
+// CPU through PoCL reads 200 GB/s from its caches, and planned like a GPU it gets 34 points
+// a curve and its read curve ends short of the 4x its reported L3 asks for.
 bool slow_device(const Ctx& c) {
   return c.cpu_device || (c.launch_rate && *c.launch_rate < kSlowDeviceBytesPerSecond);
 }
@@ -218,20 +218,20 @@ struct Variant {
 // Where a curve itself shows device memory (find_memory_plateau) well below the cache size
 // the sweeps assumed (its last cached point under half of it), that is where memory starts
 // for the rest of the probe: later curves sweep to 8x the last cache the curve showed, and
-// device-memory figures are read past 4x it. Why not the API: a VM's CPU through PoCL
-// reports its host's 480 MiB L3, so memory was read past 1.9 GiB, points a 2-core CPU
-// reaches for one curve at most in its budget (2026-11-25). On the H100 and H200 the read
-// curve's cache ends at 58 MiB against the API's 50 and 60 MiB: nothing changes there.
-// A plateau that starts below 1/kApiCacheShare of the reported cache is a lower cache's, not
-// memory: the same VM's read curve is flat at 57 GB/s from 8 to 32 MiB (its L3 share past
-// the 2 MiB L2), which the rule alone took for memory; a 2-core VM with a 32 MiB L3 would
-// show its L3 from 1-2 MiB. Only slow devices (CPUs through OpenCL) adopt: a GPU's API
-// reports the L2 its loads see, and its L1s together can be a large part of it (the H100's
-// 132 x 256 KiB against 50 MiB), so a step there must not end a sweep. Without a reported
-// cache size nothing is adopted: no size says how far below it a plateau may be memory.
-// What remains possible: a bare-metal CPU whose L2s together are 1/8 to 1/2 of its L3 and
-// whose read rate falls 1.5x past them would have its L3 taken for memory; the terminal
-// names the curve and the footprints whenever this rule decides.
+// device-memory figures are read past 4x it. Why not the API: a VM's CPU through PoCL can
+// report its host's L3 (480 MiB), so memory would be read past 1.9 GiB, points a 2-core CPU
+// reaches for one curve at most in its budget. On the H100 and H200 the read curve's cache
+// ends at 58 MiB against the API's 50 and 60 MiB: nothing changes there. A plateau that
+// starts below 1/kApiCacheShare of the reported cache is a lower cache's, not memory: the
+// same VM's read curve is flat at 57 GB/s from 8 to 32 MiB (its L3 share past the 2 MiB L2),
+// which the rule alone took for memory; a 2-core VM with a 32 MiB L3 would show its L3 from
+// 1-2 MiB. Only slow devices (CPUs through OpenCL) adopt: a GPU's API reports the L2 its
+// loads see, and its L1s together can be a large part of it (the H100's 132 x 256 KiB
+// against 50 MiB), so a step there must not end a sweep. Without a reported cache size
+// nothing is adopted: no size says how far below it a plateau may be memory. What remains
+// possible: a bare-metal CPU whose L2s together are 1/8 to 1/2 of its L3 and whose read rate
+// falls 1.5x past them would have its L3 taken for memory; the terminal names the curve and
+// the footprints whenever this rule decides.
 void adopt_memory_plateau(Ctx& c, const std::string& name, const BandwidthCurve& curve) {
   std::vector<FootprintRate> pts;
   for (const BandwidthPoint& p : curve.points)
@@ -311,11 +311,11 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
     try {
       c.k.stream(cal);  // the first call builds the program (seconds on PoCL): not timed
       // The rate the bytes a launch moves add, not the call's: a Vulkan call spends ~5 ms on
-      // the host around one 16 MiB read (dispatch round trips, the check), which read as
-      // 2.9 GB/s on the H200, and the planner, which scales a rate by the ~8 GB a launch moves,
-      // skipped every point of the read curve (2026-11-23). The same buffer read 64 times
-      // against once gives the part that grows with the bytes; never above the rate inside
-      // the launch (GPU timestamps), which the host clock cannot beat.
+      // the host around one 16 MiB read (dispatch round trips, the check), which reads as 2.9
+      // GB/s on an H200, and the planner, which scales a rate by the ~8 GB a launch moves,
+      // would skip every point of the read curve. The same buffer read 64 times against once
+      // gives the part that grows with the bytes; never above the rate inside the launch (GPU
+      // timestamps), which the host clock cannot beat.
       StreamRequest many = cal;
       many.passes = 64;
       auto timed_call = [&](const StreamRequest& r, StreamTiming* out) {
@@ -345,15 +345,14 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   int ppd = c.opt.points_per_doubling;
   const bool slow = slow_device(c);  // known from here on: the calibration is done
   if (!c.opt.points_per_doubling_set && slow) ppd = 1;
-  // --quick's 20 s are the H200's (its 15 s target); a CPU through PoCL has a minute, and in
-  // 20 s its read curve stopped at 128 MiB, short of the memory plateau that tells where its
-  // memory starts (1.7 s a curve, 2026-11-25).
+  // --quick's 20 s are sized for a GPU; a CPU through PoCL gets twice that: in 20 s (1.7 s a
+  // curve) a 2-core CPU's read curve stops at 128 MiB, short of the memory plateau that
+  // tells where its memory starts.
   if (c.opt.quick && !c.opt.budget_set && slow) c.budget_seconds = 2 * c.opt.budget_seconds;
   // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's move 1 GB
-  // (10-20 ms a launch at its cache speed, far above the event clock's resolution). With
-  // 8 GB a CPU VM's --quick read curve spent its share by 128 MiB, and a 16-core VM's write
-  // curve spent all of its 5.4 s on its first point: 16 KiB written at 9 GB/s (the passes
-  // were planned at the previous curve's 58 GB/s), 2026-11-25.
+  // (10-20 ms a launch at its cache speed, far above the event clock's resolution). With 8
+  // GB a slow device spends a curve's share on its first points: a 16 KiB write at 9 GB/s,
+  // its passes planned at the previous curve's 58 GB/s, can take a whole 5 s share.
   const uint64_t in_cache_target = slow ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
   std::vector<uint64_t> grid = log_spaced_footprints(lo, std::max(lo, hi), ppd, chunk);
   if (c.opt.large_bytes > hi) grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
@@ -414,9 +413,9 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
         double bytes_t =
             double(plan.passes(target_t, per_pass_t, 1, c.opt.repeats + 1)) * double(per_pass_t);
         // The planner times the top at the rate seen so far, a cache's on the way up; on a
-        // slow device it is kept at the memory rate the last curve saw there instead: the
-        // CPU VM's write curve had spent its budget by 128 MiB, planning its 512 MiB top at
-        // 50 GB/s, and ran it at 17 (2026-11-25).
+        // slow device it is kept at the memory rate the last curve saw there instead:
+        // planned at its caches' 50 GB/s, a CPU's 512 MiB write point runs at 17 and takes
+        // the budget of every point above 128 MiB.
         if (slow && c.memory_rate && plan.launch_rate() && *plan.launch_rate() > *c.memory_rate)
           bytes_t *= *plan.launch_rate() / *c.memory_rate;
         bv = plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1, double(fp),
@@ -518,8 +517,8 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
         c.info.l2_bytes) {
       c.memory_rate = q.gbps->median * 1e9;
       // A curve that reached past 4x the API's cache without a plateau below it: the API's
-      // size stands, and later curves keep their largest point in budget again (a 16-core
-      // VM's write curves, swept in order, had no device-memory point left, 2026-11-25).
+      // size stands, and later curves keep their largest point in budget again (otherwise
+      // a slow device's write curves, swept in order, have no device-memory point left).
       if (!v.flat) c.memory_known = true;
     }
   assign_bandwidth_levels(curve, load == BwLoad::l2_only || load == BwLoad::no_allocate ? 2 : 1,
@@ -983,9 +982,9 @@ LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>
   if (memory.confidence < 0.5 || cache.confidence < 0.5) return api;
   const uint64_t edge = *cache.capacity_hi_bytes;
   if (api_bytes && double(edge) >= 0.5 * double(*api_bytes)) return api;
-  // Nor far below it (under 1/8, kApiCacheShare, as for a bandwidth curve's plateau): the CPU
-  // VM's map also stepped at 4.2 MiB, where its 4 KiB pages outrun the TLB, while reads ran
-  // at cache speed to 64 MiB (2026-11-25).
+  // Nor far below it (under 1/8, kApiCacheShare, as for a bandwidth curve's plateau): a CPU's
+  // map can step where its 4 KiB pages outrun the TLB (4.2 MiB on a 2-vCPU VM) while its
+  // reads run at cache speed to 64 MiB.
   if (api_bytes && double(edge) < double(*api_bytes) / kApiCacheShare) return api;
   LastCache measured{edge, "the latency map's last cache (" + cache.name + ", edge at " +
                                format_bytes(double(edge)) + ")"};
@@ -1198,10 +1197,10 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   const auto type = info.extra.find("device_type");
   const bool cpu = type != info.extra.end() && type->second.find("CPU") != std::string::npos;
   {
-    // Not on a CPU: its chase through 4 KiB pages steps where the TLB's reach ends, and the
-    // CPU VM's maps put "memory" past 4.2, 31-34 and 56-90 MiB in five runs of 2026-11-25
-    // while its reads ran at cache speed to 64 MiB in all of them. There the read curve's
-    // own plateau decides (adopt_memory_plateau).
+    // Not on a CPU: its chase through 4 KiB pages steps where the TLB's reach ends, and a
+    // 2-vCPU VM's map put "memory" anywhere from 4.2 to 90 MiB from one run to the next
+    // while its reads ran at cache speed to 64 MiB every time (results/NOTES.md). There the
+    // read curve's own plateau decides (adopt_memory_plateau).
     const std::vector<Level>* global = nullptr;
     if (opt.latency && !cpu)
       if (auto it = opt.latency->paths.find("global"); it != opt.latency->paths.end())
@@ -1258,8 +1257,8 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
       // BabelStream run): plain or evict-first stores, copies
       // also through the read-only path. The summary keeps the best variant.
       if (info.backend == "cuda") {
-        // One vector per thread measured best on the H200 (4 per thread: -0.5% writes, -4%
-        // copies, run of 2026-11-20), so only that is kept.
+        // One vector per thread is kept: 4 per thread measured 0.5 % slower on writes and
+        // 4 % on copies on an H200 (results/NOTES-bandwidth.md).
         const Variant flat{true, 1};
         curves.push_back([=, &c] {
           footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat);

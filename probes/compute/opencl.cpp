@@ -86,8 +86,8 @@ class OpenCLCompute final : public ComputeKernels {
       return Support::no("the device lacks cl_khr_subgroups");
     // PoCL 5.0 (Ubuntu 24.04's, on the GPU machines' CPUs) offers sub-group shuffles, but the
     // kernel it builds for them fails to load (undefined __pocl_work_group_alloca) and PoCL
-    // aborts the process, losing the rest of the run (2026-11-25). No version after 5 was
-    // tried; 3.1 does not offer them.
+    // aborts the process, losing the rest of the run. No version after 5 was tried; 3.1 does
+    // not offer them.
     if (op.cl_ext.rfind("cl_khr_subgroup", 0) == 0 && pocl_major_ > 0 && pocl_major_ <= 5)
       return Support::no("PoCL " + std::to_string(pocl_major_) +
                          " aborts on its own sub-group kernels (undefined "

@@ -289,9 +289,9 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
 // the figure is withheld with the reason, never reported as a rate.
 void withhold_impossible(ComputeFigure& f) {
   // An INT32 add may issue on two pipes (IADD3 on the integer pipe, IMAD.IADD on the FMA
-  // pipe): CUDA's SASS on the H200 holds both and reaches 126.4/clk/SM against the integer
-  // pipe's 64, and Vulkan, whose machine code is not read, read 122.1 (2026-11-23). Up to
-  // twice the one-pipe peak is then the split, not a folded chain.
+  // pipe): CUDA's SASS on Hopper holds both and reaches 126.4/clk/SM against the integer
+  // pipe's 64, and Vulkan, whose machine code is not read, reaches 122.1. Up to twice the
+  // one-pipe peak is then the split, not a folded chain.
   const bool two_pipes =
       f.op == "int32.add" && f.opcodes.empty() && f.fraction_of_peak && *f.fraction_of_peak <= 2.05;
   if (two_pipes) {

@@ -92,8 +92,8 @@ uint32_t bits(double d) {
 // Vulkan also allows for fma() (its precision is "inherited from OpFMul followed by OpFAdd").
 // nullopt where there is no host replay (FP16, subgroup ops).
 // ftz: FP32 results below the smallest normal flushed to zero after every step, as NVIDIA's
-// driver does under SPIR-V's default float controls: on the H200 an FP32 mul chain of 10 ms
-// (0.999^steps) ended at 0 where the IEEE replay kept a denormal (2026-11-23).
+// driver does under SPIR-V's default float controls: there an FP32 mul chain of 10 ms
+// (0.999^steps) ends at 0 where the IEEE replay keeps a denormal.
 std::optional<uint32_t> host_checksum(const std::string& op, int ilp, uint64_t steps,
                                       const ComputeSeeds& z, bool fused, bool ftz = false) {
   // A fused fma chain is the core's own reference (the same seeds, start values and fold).

@@ -99,11 +99,11 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     }
     if (o.quick) {
       if (!kv.count("paths")) o.paths = {MemPath::global};
-      // As many points per doubling as the full run (with 2, and even 3, the H200's far L2
-      // half, 27-59 MiB, got too few points to be a level and merged into one "L2"), but the
-      // sweep stops at twice the largest cache (64 MiB at least) instead of four times: the
-      // largest chases are the expensive ones, and two doublings past the L2 still give
-      // device memory a plateau (2026-11-23).
+      // As many points per doubling as the full run (with 2, or even 3, an H200's far L2
+      // half, 27-59 MiB, gets too few points to be a level and merges into one "L2"), but
+      // the sweep stops at twice the largest cache (64 MiB at least) instead of four times:
+      // the largest chases are the expensive ones, and two doublings past the L2 still give
+      // device memory a plateau.
       if (!kv.count("max_footprint")) {
         o.default_floor = 64ull << 20;
         o.cache_multiple = 2;

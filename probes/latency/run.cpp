@@ -34,17 +34,17 @@ bool is_cpu(const DeviceInfo& info) {
 
 // On a CPU the cache paths chase page-grouped chains: every line of a 64 KiB group (16 pages)
 // in random order before the next group, groups in random order. A fully random chain misses
-// the first-level TLB on almost every load once the footprint passes its reach (~400 KiB on
-// this project's Zen 5 VM), and those page walks read as cache levels (47 KiB, 512 KiB,
-// 861 KiB, 4 MiB, 16 MiB through PoCL). Why 64 KiB and not 4 KiB (measured through PoCL,
-// 2026-11-23, results/NOTES.md issue 9 part 5): with a single page per group the page's
-// lines come in a dense burst that the spatial prefetchers learn, so the L2 plateau read
-// 2.6 ns instead of 4.0 ns, memory 70 ns instead of 140 ns, and the L1 edge sometimes smeared
-// down to 28 KiB; over 16 pages the burst is sparse enough that the curve matches the random
-// chain's (4.0 ns) while the group still needs only 16 TLB entries, far inside any L1 TLB.
-// GPUs keep fully random chains: the H200 and H100 show no TLB step within 60 GiB, so there
-// is nothing to remove there, and grouping would change what the GPU's L2 hashing and
-// sector prefetch see, which cannot be checked without a GPU.
+// the first-level TLB on almost every load once the footprint passes its reach (~400 KiB on a
+// Zen 5 VM), and those page walks read as cache levels (47 KiB, 512 KiB, 861 KiB, 4 MiB, 16
+// MiB through PoCL). Why 64 KiB and not 4 KiB (measured through PoCL, results/NOTES.md,
+// "Caches without TLB confusion on PoCL"): with a single page per group the page's lines come
+// in a dense burst that the spatial prefetchers learn, so the L2 plateau read 2.6 ns instead
+// of 4.0 ns, memory 70 ns instead of 140 ns, and the L1 edge sometimes smeared down to 28
+// KiB; over 16 pages the burst is sparse enough that the curve matches the random chain's
+// (4.0 ns) while the group still needs only 16 TLB entries, far inside any L1 TLB. GPUs keep
+// fully random chains: the H200 and H100 show no TLB step within 60 GiB, so there is nothing
+// to remove there, and grouping would change what the GPU's L2 hashing and sector prefetch
+// see, which cannot be checked without a GPU.
 constexpr uint64_t kCpuGroupBytes = 64 << 10;
 uint64_t default_page_bytes(const DeviceInfo& info) { return is_cpu(info) ? kCpuGroupBytes : 0; }
 

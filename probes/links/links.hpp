@@ -336,7 +336,7 @@ struct LinksProbeResult {
 // The transfer size at which a curve's headline is read: its largest ok point.
 const BandwidthPoint* largest_ok_point(const BandwidthCurve& c);
 
-// Headline figures (README "Headline figures"): each P2P figure is the pair with the lowest
+// Headline figures (docs/probes/links.md): each P2P figure is the pair with the lowest
 // bandwidth (highest latency) at the largest size measured, so a weak link is what shows;
 // `where` names that pair, the median over pairs and the limit the topology implies.
 std::vector<Figure> links_figures(const LinksProbeResult& r);

@@ -205,9 +205,9 @@ std::string chase_end_error(const ChaseTiming& t, const PeerChaseRequest& r,
 }
 
 // The chase again from SMs spread over the reader (every sms/n-th), shorter (3 repeats): on
-// the H200 pair one block, wherever it landed, read 802 to 857 ns per hop over three leases,
-// so where the reading SM sits is part of the figure. A failed check or a backend error
-// here is the pair's chase error, as for the one-block chase.
+// an H200 pair one block, wherever it lands, reads anything from 802 to 857 ns per hop, so
+// where the reading SM sits is part of the figure. A failed check or a backend error here is
+// the pair's chase error, as for the one-block chase.
 void chase_by_sm(Ctx& c, LinkPair& pair, const std::vector<uint32_t>& next,
                  const PeerChaseRequest& base) {
   LinkLatency& l = pair.chase;

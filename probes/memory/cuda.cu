@@ -98,8 +98,8 @@ __device__ __forceinline__ void chase_warp(const MemArgs& a, Hop hop) {
   // the partition test's n warps sharing one cache, a warp that falls behind at the edge
   // keeps missing while the others finish and leave, then runs on alone with the whole cache,
   // and its later repeats read as hits: n warps seemed to hold more than the SM has (totals
-  // of 256-321 KiB per warp x n in the H200 runs of 2026-11-23). With it, every repeat is
-  // timed with all n chains live at its start. One warp: the barriers cost nothing timed.
+  // of 256-321 KiB per warp x n on an H200). With it, every repeat is timed with all n chains
+  // live at its start. One warp: the barriers cost nothing timed.
   if (a.prefetch_bytes && w == 0) {
     // One 8-byte load per 32-byte sector, warp 0's lanes side by side; volatile, so kept.
     for (unsigned long long off = (threadIdx.x & 31) * 32ull; off < a.prefetch_bytes;

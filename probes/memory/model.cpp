@@ -80,9 +80,9 @@ std::vector<int> splits_for_l1(const std::string& cc, uint64_t capacity, uint64_
   const auto unified = unified_l1_bytes(cc);
   if (!unified) return v;
   // The L1 lies in [capacity, next), and the L1 a chase can fill is the unified size less the
-  // split less a shortfall: 2-7 KiB at every one of the ten splits on the H200 and H100
-  // (2026-11-23: 221 KiB seen under the 32 KiB split, 186 under 64, 21.1 under 228). So the
-  // split is in (unified - next - shortfall, unified - capacity].
+  // split less a shortfall: 2-7 KiB at every one of the ten splits on the H200 and H100 (221
+  // KiB seen under the 32 KiB split, 186 under 64, 21.1 under 228). So the split is in
+  // (unified - next - shortfall, unified - capacity].
   const double hi = static_cast<double>(*unified) - static_cast<double>(capacity) + slack;
   const double lo = static_cast<double>(*unified) - static_cast<double>(next) -
                     static_cast<double>(kL1Shortfall) - slack;
@@ -516,10 +516,10 @@ std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve) {
     l.cycles = d.latency;
     if (d.capacity_lo) l.reach_lo_bytes = static_cast<uint64_t>(*d.capacity_lo);
     if (d.capacity_hi) l.reach_hi_bytes = static_cast<uint64_t>(*d.capacity_hi);
-    // A miss must cost kTlbMinStep of the hit: on the H200 one lease's chunk-mapped curve
-    // crept from 261 to 290 cycles between 4 MiB and 5 GiB and the level finder cut it at
-    // 38-108 MiB (+19 cycles, 7 %); the next lease's same curve was flat at 287 and the creep
-    // showed in the control instead (2026-11-23). Such a rise joins the level before it.
+    // A miss must cost kTlbMinStep of the hit: on an H200 the chunk-mapped curve can creep
+    // from 261 to 290 cycles between 4 MiB and 5 GiB (the level finder would cut it at 38-108
+    // MiB, +19 cycles, 7 %), and on another machine the same creep shows in the control curve
+    // instead, so it is not translation. Such a rise joins the level before it.
     if (!out.empty() && l.cycles - out.back().cycles < kTlbMinStep * out.back().cycles) {
       out.back().reach_lo_bytes = l.reach_lo_bytes;
       out.back().reach_hi_bytes = l.reach_hi_bytes;

@@ -243,10 +243,9 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                            " fetch granularity (bytes per miss)",
                        static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
                        "sequential walk, stride sweep", g.curve.clock_mhz, true));
-      // The L1's was marked unstable while its walk's misses went to L2 or device memory by
-      // where the chain sat (256, 32 and 64 B in three H200 runs); with the chain read through
-      // L2 first and 256 KiB per repeat at every stride, five H200 runs over two leases read
-      // 32 B (2026-11-23, results/NOTES-memory.md).
+      // The L1's is a result, not unstable: with the chain read through L2 first and the same
+      // 256 KiB per repeat at every stride, every L1 miss is an L2 hit, so the walk no longer
+      // depends on where the chain sat (results/NOTES-memory.md).
     }
   if (m.l1_line.estimate.bytes && !m.l1_line.by_stride.empty())
     f.push_back(make("memory.l1.line_bytes", "L1 line (tag) size",

@@ -328,9 +328,9 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
       req.warmup_hops = level == "l1" ? (512 * KiB) / st : 64;
       if (level == "l1") {
         // Every L1 miss an L2 hit: the whole chain read through L2 first, and each repeat over
-        // the same 256 KiB whatever the stride (a fixed hop count spanned 160 KiB at 8 B and
-        // 10 MiB at 512 B, so the misses of large strides went further: three H200 runs read
-        // 256, 32 and 64 B).
+        // the same 256 KiB whatever the stride (a fixed hop count would span 160 KiB at 8 B
+        // and 10 MiB at 512 B, so the misses of large strides would go further, and the answer
+        // would depend on where the chain sat).
         req.l2_prefetch = true;
         req.hops_per_repeat = std::max<uint64_t>(64, kGranularityRepeatBytes / st);
       }
