@@ -1,11 +1,11 @@
 // The GPU's clock as the Vulkan kernel sets see it: brought up before timed work, read after.
 //
-// Why: through NVIDIA's Vulkan driver an H200 stayed at (near) its 345 MHz idle clock during
-// the compute and atomics probes, whose dispatches were ~2 ms each with host work (fills,
-// read-backs, checks) between them. Every figure came out ~5.7x slow (FP32 fma 12.59 TFLOP/s
-// against CUDA's 66.29, global atomicAdd 118.7 GOP/s against 438) and nothing said so, while
-// the latency probe's long chase dispatches on the same GPU saw 1980 MHz (2026-11-23). CUDA
-// contexts raise the clock by themselves; here the backend keeps the GPU busy first.
+// Why: NVIDIA's Vulkan driver leaves the GPU at (near) its idle clock (345 MHz on an H200)
+// through dispatches of ~2 ms with host work (fills, read-backs, checks) between them, as
+// the compute and atomics probes make. Every figure then comes out ~5.7x slow (FP32 fma 12.6
+// TFLOP/s against CUDA's 66.3) with nothing saying so, while the latency probe's long chase
+// dispatches on the same GPU see 1980 MHz (results/NOTES.md). CUDA contexts raise the clock
+// by themselves; here the backend keeps the GPU busy first.
 //
 // The busy work and the readings are one invocation walking a one-line chain
 // (chase_global[_clock]), as VulkanDevice::sample_clock does: long dependent walks are what

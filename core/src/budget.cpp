@@ -38,11 +38,11 @@ std::optional<double> SweepPlanner::estimate(double bytes_per_launch, int launch
                                              double footprint_bytes) const {
   if (launch_timed_ && launch_rate_ && *launch_rate_ > 0) {
     // A point's setup (its buffers filled and checked) grows with its footprint; the last
-    // point's, scaled. (The wall-clock rate of a 512 MiB point, setup included, once refused
-    // the next curve's 16 KiB point on PoCL as a 9 s one: every write and copy point skipped.)
-    // Scaled up at most 16x: a small point's setup is mostly fixed costs (allocations), and
-    // an H100's 32 KiB copy point, scaled to its 207 MiB largest one, reserved the whole
-    // --quick share of the curve and skipped every point between (2026-11-25).
+    // point's, scaled. (Taken as a rate, a 512 MiB point's setup made PoCL's next 16 KiB point
+    // look like a 9 s one, and every write and copy point was skipped.) Scaled up at most 16x:
+    // a small point's setup is mostly fixed costs (allocations), and an H100's 32 KiB copy
+    // point, scaled to its 207 MiB largest one, would reserve the whole --quick share of the
+    // curve and skip every point between.
     double setup = setup_;
     if (footprint_bytes > 0 && setup_footprint_ > 0) {
       const double scale = footprint_bytes / setup_footprint_;

@@ -1,11 +1,11 @@
 // Bringing a GPU's clock up before timed work, and saying when a figure was measured far
 // below the clock the GPU reached: the GPU-free rules, which the Vulkan backend applies.
 //
-// Why: through NVIDIA's Vulkan driver an H200 stayed at (near) its 345 MHz idle clock during
-// the compute and atomics probes, whose dispatches are short (~2 ms) with host work between
-// them, so every figure came out ~5.7x slow (FP32 fma 12.59 TFLOP/s against CUDA's 66.29,
-// global atomicAdd 118.7 GOP/s against 438; 2026-11-23), while the latency probe's long
-// dispatches on the same GPU saw 1980 MHz. Nothing said the clock was low.
+// Why: NVIDIA's Vulkan driver leaves the GPU at (near) its idle clock (345 MHz on an H200)
+// through the compute and atomics probes' short dispatches (~2 ms) with host work between
+// them, so every figure comes out ~5.7x slow (FP32 fma 12.6 TFLOP/s against CUDA's 66.3,
+// global atomicAdd 119 GOP/s against 438), while the latency probe's long dispatches on the
+// same GPU see 1980 MHz, and nothing says the clock was low.
 #pragma once
 
 #include <string>
@@ -21,9 +21,8 @@ struct ClockRampRule {
   double cap_seconds = 1.2;       // stop here, stable or not
   double no_clock_seconds = 0.3;  // the fixed busy period where no clock can be read
   // The highest clock the device was seen at (0: unknown): a stable pair below
-  // target_fraction of it is a plateau of the driver's ramp, not the end. On the H200 the
-  // first ramps settled at 556-1576 MHz where the latency probe's chases ran at 1980
-  // (2026-11-23).
+  // target_fraction of it is a plateau of the driver's ramp, not the end. On an H200 a
+  // ramp without it settles at 556-1576 MHz where the latency probe's chases run at 1980.
   double target_mhz = 0;
   double target_fraction = 0.95;
 };

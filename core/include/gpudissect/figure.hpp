@@ -1,6 +1,6 @@
 // Headline figures: the flat list every probe exports, with ids that stay the same from
 // release to release. Comparisons, baselines and fleet runs read this list and nothing
-// else, so an id, once published in the README, is never renamed.
+// else, so an id, once published (docs/probes/<probe>.md), is never renamed.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -40,7 +40,7 @@ struct ProbeError : std::runtime_error {
 // machine's 17.5 s quick run, 35 s of its full run). It stops early once `cancel` is set.
 using AheadWork = std::function<void(const std::atomic<bool>& cancel)>;
 
-// One `--option PROBE.KEY=VALUE` setting: what `--help` and the README show.
+// One `--option PROBE.KEY=VALUE` setting: what `--help` and docs/probes/ show.
 struct OptionSpec {
   std::string key;            // "max_footprint"
   std::string default_value;  // as text, "" where the default depends on the device
