@@ -176,8 +176,8 @@ if grep -qE '^backends: .*vulkan' "$tmp/out"; then
       "vulkan:9" "valid devices" "vulkan:0" -- run latency --device vulkan:9
     vk_dir=$tmp/vk
     # The chase to 8 MiB with 5 repeats: lavapipe's loop costs ~7 ns a hop, which hides its
-    # L1 and L2 from each other, and to 1 MiB with 3 repeats a CI machine (2026-11-23) found
-    # no level at all; past 2 MiB memory (~150 ns) stands clear of any noise (~2.5 s).
+    # L1 and L2 from each other, and to 1 MiB with 3 repeats a CI machine found no level at
+    # all; past 2 MiB memory (~150 ns) stands clear of any noise (~2.5 s).
     check "run latency bandwidth compute frontend on vulkan:0: exit 0" 0 "wrote:" -- \
       run latency bandwidth compute frontend --device vulkan:0 --path global,shared \
       --max-footprint 8M --repeats 5 --hops 4096 --option bandwidth.quick=1 \

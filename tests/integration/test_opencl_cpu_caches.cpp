@@ -120,9 +120,8 @@ std::string describe(const gd::CurveResult& c) {
 // The same chase as the probe's, in plain C++ on this thread: the same page-grouped chain
 // at the same stride and footprints, ns per dependent load (median of 5). What PoCL finds
 // is checked against this, the machine as it is now, as well as against /sys: CI runs in
-// a VM whose /sys comes from the hypervisor's CPU model, and one CI machine (2026-11-23)
-// showed every chase, PoCL's and this one alike, leaving its L1 at 23-35 KiB where /sys
-// said 48 KiB.
+// a VM whose /sys comes from the hypervisor's CPU model, and on one CI machine every
+// chase, PoCL's and this one alike, left its L1 at 23-35 KiB where /sys said 48 KiB.
 std::vector<gd::DetectedLevel> native_levels(const std::vector<uint64_t>& footprints,
                                              uint64_t stride, uint64_t page_bytes) {
   std::vector<gd::CurvePoint> curve;
@@ -235,13 +234,12 @@ TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
     }
     // L2: its plateau ends where the first of its 16 page colours overflows (physically
     // indexed behind 4 KiB pages placed at random, and shared with the other vCPU: 35-75 %
-    // of the size measured, NOTES.md issue 9 part 5; 25-43 % in every run of 2026-11-25,
-    // this test alone on the machine, so the host's other tenants share it too), and the
-    // curve leaves the L2 latency for good past the size. Asserted: the plateau ends between
-    // 0.25x and 1x the size (within one step), at twice the size the latency is at least
-    // twice the L2's, and the level after the L2 is a real one, at least twice its latency:
-    // the page-walk steps a fully random chain shows between them (+10-40 %, at 724-861 KiB
-    // here) would fail that.
+    // of the size measured, results/NOTES.md; 25-43 % with this test alone on the machine,
+    // so the host's other tenants share it too), and the curve leaves the L2 latency for
+    // good past the size. Asserted: the plateau ends between 0.25x and 1x the size (within
+    // one step), at twice the size the latency is at least twice the L2's, and the level
+    // after the L2 is a real one, at least twice its latency: the page-walk steps a fully
+    // random chain shows between them (+10-40 %, at 724-861 KiB here) would fail that.
     if (!L2.capacity_lo_bytes || !L2.latency_ns) continue;
     if (double(*L2.capacity_lo_bytes) < 0.25 * double(*l2)) continue;
     if (double(*L2.capacity_lo_bytes) > double(*l2) * gd::kCapacityResolution) continue;

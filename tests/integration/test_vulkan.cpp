@@ -296,10 +296,10 @@ std::string describe_sweep(const gd::CurveResult& global) {
 // lavapipe's loop costs 4-8 ns a hop, which keeps its L1 and L2 within 1.5x of each other,
 // and under load the points past 2 MiB scatter by 2-5x (other processes share the L3 and
 // preempt the chase). With 2 points per doubling, 8 of 109 sweeps on a 2-vCPU machine at load
-// 10 found one level, or a last level at L2 latency (2026-11-23; 1 of 50 runs of this test
-// failed); with 4 points per doubling, the probe's default, 0 of 65 did (about 0.5 s more a
-// sweep). A sweep that still misses them is measured again, up to three in all, and the
-// failure shows every one: a broken backend or detector fails all three.
+// 10 found one level, or a last level at L2 latency (1 of 50 runs of this test failed); with
+// 4 points per doubling, the probe's default, 0 of 65 did (about 0.5 s more a sweep). A sweep
+// that still misses them is measured again, up to three in all, and the failure shows every
+// one: a broken backend or detector fails all three.
 TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
   GD_REQUIRE_DEVICE(dev);
   gd::LatencyOptions opt;

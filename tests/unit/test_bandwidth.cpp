@@ -218,7 +218,7 @@ TEST(BandwidthOptionsTest, Parse) {
   EXPECT_THROW(parse_bandwidth_options({{"bogus", "1"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"repeats", "x"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"max_footprint", "lots"}}), std::invalid_argument);
-  // 0 turns the large point off (it was refused as "not a size" before 2026-11-25).
+  // 0 turns the large point off (a size, not a malformed one).
   EXPECT_EQ(parse_bandwidth_options({{"large", "0"}}).large_bytes, 0u);
   EXPECT_THROW(parse_bandwidth_options({{"large", "-1"}}), std::invalid_argument);
   EXPECT_THROW(parse_bandwidth_options({{"parts", "footprint,nope"}}), std::invalid_argument);
@@ -690,8 +690,8 @@ TEST(BandwidthLastCache, ApiUnlessTheLatencyMapContradictsIt) {
                                  level("L2 far", 64 * MiB, 0.87),
                                  level("device memory", std::nullopt, 0.99)};
   EXPECT_EQ(gd::last_cache(60 * MiB, &h200).bytes, 60 * MiB);
-  // A VM's CPU through PoCL (2026-11-25): /sys and PoCL say 480 MiB of L3, the map reached
-  // memory past a 64 MiB edge, both sides confident: the map's edge.
+  // A VM's CPU through PoCL: /sys and PoCL say 480 MiB of L3, the map reached memory past
+  // a 64 MiB edge, both sides confident: the map's edge.
   std::vector<gd::Level> vm = {level("L1", 48 << 10, 1), level("L5", 64 * MiB, 0.65),
                                level("L6", std::nullopt, 0.70)};
   const gd::LastCache c = gd::last_cache(480 * MiB, &vm);

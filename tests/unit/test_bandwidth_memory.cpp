@@ -26,8 +26,8 @@ std::vector<FootprintRate> rates(const std::vector<std::pair<double, double>>& m
   return v;
 }
 
-// PoCL's read curve on this project's CPU VM (2026-11-25, the API said 480 MiB of L3): 57
-// GB/s to 32 MiB, 49 at 64 MiB, 28-24 from 128 MiB to 512 MiB.
+// PoCL's read curve on a 2-vCPU VM (the API says 480 MiB of L3): 57 GB/s to 32 MiB, 49 at
+// 64 MiB, 28-24 from 128 MiB to 512 MiB.
 TEST(MemoryPlateau, CpuVmReadCurve) {
   const auto m = find_memory_plateau(rates({{1, 91.7},
                                             {2, 105.5},
@@ -66,9 +66,9 @@ TEST(MemoryPlateau, H100ReadCurve) {
   EXPECT_EQ(m->last_cached_bytes, 57.8 * MiB);
 }
 
-// The 16-core VM's read curve of 2026-11-25 (ppd 1): its L3 still serves 128-256 MiB (107-112
-// GB/s, flat over one doubling); memory reads 65-82 GB/s from 512 MiB. Two points over one
-// doubling are not a plateau; three over two are, from 512 MiB (flat within 20 %).
+// A 16-core VM's read curve (ppd 1): its L3 still serves 128-256 MiB (107-112 GB/s, flat over
+// one doubling); memory reads 65-82 GB/s from 512 MiB. Two points over one doubling are not a
+// plateau; three over two are, from 512 MiB (flat within 20 %).
 TEST(MemoryPlateau, TwoDoublingsNotOne) {
   EXPECT_FALSE(
       find_memory_plateau(rates({{16, 186}, {32, 134}, {64, 142}, {128, 107}, {256, 112}})));

@@ -157,9 +157,9 @@ namespace {
 
 // The next curve's first point is planned from launches timed within a launch, not from the
 // previous curve's wall-clock rate with its setup folded in: on PoCL a 512 MiB read (6
-// launches of 0.025 s, ~0.3 s filling and checking its buffer) read as 2.34 GB/s, and the
-// write curve's first 16 KiB point, planned at 3.6 GB a launch, was refused as a 9 s point
-// and closed the curve: every write and copy point skipped (2026-11-25).
+// launches of 0.025 s, ~0.3 s filling and checking its buffer) reads as 2.34 GB/s that way,
+// and the write curve's first 16 KiB point, planned at 3.6 GB a launch, would be refused as
+// a 9 s point and close the curve: every write and copy point skipped.
 TEST(SweepPlanner, EstimatesAreLaunchesAtTheirOwnRatePlusScaledSetup) {
   SweepPlanner read(10);
   const double fp = 512.0 * (1 << 20);

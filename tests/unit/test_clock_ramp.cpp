@@ -39,8 +39,8 @@ TEST(ClockRamp, AgreeingIdleReadingsTooEarlyGoOn) {
 }
 
 // With the device's highest clock known (the latency probe's 1980 MHz), a stable plateau
-// below 95 % of it is a step of the driver's ramp: go on, up to the cap. The H200's ramps
-// settled at 556-1576 MHz without this (2026-11-23).
+// below 95 % of it is a step of the driver's ramp: go on, up to the cap. Without this an
+// H200's ramps settle at 556-1576 MHz.
 TEST(ClockRamp, APlateauBelowTheKnownPeakGoesOn) {
   ClockRampRule rule;
   rule.target_mhz = 1980;

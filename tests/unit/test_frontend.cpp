@@ -199,8 +199,8 @@ TEST(FrontendOccupancy, RegisterPrediction) {
   EXPECT_EQ(predicted_warps_by_registers(64, 128), 32);
 }
 
-// The staircase measured on the H200 (2026-11-23, 128-thread blocks of a kernel with 8 B of
-// its own __shared__): 228 KiB per SM, 1 KiB reserved per block.
+// The staircase an H200 shows (128-thread blocks of a kernel with 8 B of its own
+// __shared__): 228 KiB per SM, 1 KiB reserved per block.
 TEST(FrontendOccupancy, SharedMemoryPrediction) {
   const uint64_t sm = 228 * 1024;
   auto warps = [&](uint64_t kib) { return predicted_warps_by_shared(kib * 1024 + 8, 128, sm); };

@@ -520,7 +520,8 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   for (const auto& f : p->figures(rr)) {
     ids.insert(f.id);
     EXPECT_TRUE(f.value) << f.id;
-    // A result since five H200 runs agreed on 32 B (no longer marked unstable).
+    // A result, not marked unstable: the walk through L2 gives one answer
+    // (results/NOTES-memory.md).
     if (f.id == "memory.l1.sector_bytes") EXPECT_TRUE(f.status.ok()) << f.status.reason;
     EXPECT_FALSE(f.instruction.empty()) << f.id;
     // What compare, baselines and fleets accept.
@@ -595,9 +596,9 @@ TEST(MemoryProbe, L1GranularityWalksTheSameBytesFromL2AtEveryStride) {
   EXPECT_EQ(l2, 7);
 }
 
-// A creep under 10 % of the hit latency is not a TLB level (the H200's chunk-mapped curves:
-// 261 -> 290 cycles over 4 MiB..5 GiB in one lease, flat at 287 in the next); a 100-cycle
-// step is.
+// A creep under 10 % of the hit latency is not a TLB level (an H200's chunk-mapped curve
+// can creep 261 -> 290 cycles over 4 MiB..5 GiB on one machine and stay flat at 287 on
+// another); a 100-cycle step is.
 TEST(MemoryTlb, ARiseUnderTenPercentIsNotALevel) {
   auto curve = [](double step) {
     std::vector<MemPoint> v;
@@ -611,8 +612,8 @@ TEST(MemoryTlb, ARiseUnderTenPercentIsNotALevel) {
     return v;
   };
   EXPECT_EQ(tlb_levels(curve(20)).size(), 1u);  // +7 %: one level, no reach
-  // The H200 lease's chunk-mapped curve itself (MiB, cycles): a creep, cut at 38-108 MiB
-  // (+19 cycles) by the level finder alone.
+  // Such an H200 chunk-mapped curve (MiB, cycles): a creep, cut at 38-108 MiB (+19
+  // cycles) by the level finder alone.
   const std::vector<std::pair<uint64_t, double>> h200 = {
       {4, 261},    {6, 258},    {8, 260},    {10, 265},   {12, 264},   {14, 268},   {16, 270},
       {20, 270},   {22, 270},   {26, 269},   {32, 272},   {38, 272},   {46, 274},   {54, 273},
