@@ -23,44 +23,9 @@ namespace fs = std::filesystem;
 
 namespace detail {
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string gnuplot_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += '\'';
-    if (c == '\n' || c == '\r') c = ' ';
-    out += c;
-  }
-  return out + "'";
-}
-
 namespace {
+
+std::string num(double v) { return script_num(v); }
 
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -78,12 +43,6 @@ std::string sh_quote(const std::string& s) {
       out += c;
   }
   return out + "'";
-}
-
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
 }
 
 std::string trim(std::string s) {
@@ -401,7 +360,7 @@ std::string read_all(const fs::path& p) {
 
 bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, std::string* err) {
   ScratchDir scratch;
-  const fs::path script = scratch.dir / (spec.name + ".gp");
+  const fs::path script = scratch.dir / "chart.gp";
   const fs::path errfile = scratch.dir / "stderr.txt";
   {
     std::ofstream f(script, std::ios::binary);
@@ -437,10 +396,12 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
   return false;
 }
 
-std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::string& id_prefix,
+std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::string& prefix,
                                              std::string* err) {
+  // The prefix may hold a name from the file: ids take a strict shape.
+  const std::string id_prefix = svg_id(prefix);
   ScratchDir scratch;
-  const fs::path out = scratch.dir / (spec.name + ".svg");
+  const fs::path out = scratch.dir / "chart.svg";
   if (!render_chart(spec, ChartFormat::svg, out, err)) return std::nullopt;
   std::string svg = read_all(out);
   const auto start = svg.find("<svg");
@@ -459,18 +420,7 @@ std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::s
   replace_all("href='#", "href='#" + id_prefix);
   replace_all("href=\"#", "href=\"#" + id_prefix);
   replace_all("url(#", "url(#" + id_prefix);
-  std::string title;
-  for (char ch : spec.title) {
-    if (ch == '&')
-      title += "&amp;";
-    else if (ch == '<')
-      title += "&lt;";
-    else if (ch == '>')
-      title += "&gt;";
-    else
-      title += ch;
-  }
-  replace_all("<title>Gnuplot</title>", "<title>" + title + "</title>");
+  replace_all("<title>Gnuplot</title>", "<title>" + html_escape(spec.title) + "</title>");
   // gnuplot names each series "gnuplot_plot_N" in a tooltip; drop those.
   for (auto pos = svg.find("<title>gnuplot_plot_"); pos != std::string::npos;
        pos = svg.find("<title>gnuplot_plot_", pos)) {
@@ -517,7 +467,7 @@ std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
     ctx.notes.push_back("chart " + spec.name + ": " + err);
   }
   if (ctx.png) {
-    const auto png = ctx.png_dir / (spec.name + ".png");
+    const auto png = ctx.png_dir / (detail::file_stem(spec.name) + ".png");
     if (detail::render_chart(spec, detail::ChartFormat::png, png, &err))
       ctx.pngs.push_back(png);
     else

@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "bandwidth/bandwidth.hpp"
+#include "format.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd::report::detail {
 
-// ---- formatting shared by the writers ----
-
-// Text for an HTML page: & < > " ' escaped.
-std::string html_escape(const std::string& s);
-// A string for a gnuplot script: single quotes, where only '' is special; line breaks
-// become spaces.
-std::string gnuplot_quote(const std::string& s);
+// ---- formatting shared by the writers (html_escape, gnuplot_quote, ...: format.hpp) ----
 
 // Fixed-point, or "-" where the value is absent (never 0).
 std::string opt_fixed(const std::optional<double>& v, int digits);

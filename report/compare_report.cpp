@@ -83,16 +83,6 @@ std::string row_clk_unit(const CompareRow& row) {
   return "";
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c == '\n' ? ' ' : c;
-  }
-  return o + "\"";
-}
-
 std::string csv_num(const std::optional<double>& v) {
   if (!v) return "";
   char buf[40];
@@ -196,9 +186,9 @@ void write_comparison_csv(const fs::path& file, const Comparison& c) {
         << csv_field(cell.unit_mismatch ? cell.unit : r.unit) << ',' << i + 1 << ','
         << csv_field(in.label) << ',' << (in.reference ? "reference" : "result") << ','
         << csv_field(in.backend) << ',' << (in.units > 0 ? std::to_string(in.units) : "") << ','
-        << csv_num(in.clock_mhz) << ',' << in.clock_source << ',' << csv_field(cell.status.status)
-        << ',' << csv_field(cell.qualifier) << ',' << csv_num(cell.value) << ','
-        << csv_num(cell.ratio) << ',' << csv_num(cell.per_sm) << ','
+        << csv_num(in.clock_mhz) << ',' << csv_field(in.clock_source) << ','
+        << csv_field(cell.status.status) << ',' << csv_field(cell.qualifier) << ','
+        << csv_num(cell.value) << ',' << csv_num(cell.ratio) << ',' << csv_num(cell.per_sm) << ','
         << (cell.per_sm ? r.per_sm_unit : "") << ',' << csv_num(cell.per_clk) << ','
         << csv_field(cell.per_clk ? cell.per_clk_unit : "") << ','
         << (cell.per_clk ? (cell.per_clk_derived ? "1" : "0") : "") << ','
@@ -229,11 +219,7 @@ td.ref { background: #fafaf4; }
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string num(double v) { return script_num(v); }
 
 std::string common_settings(const std::string& title) {
   return "set encoding utf8\nset title " + gnuplot_quote(title) +
@@ -351,7 +337,7 @@ std::optional<ChartSpec> rate_bars(const Comparison& c) {
        gnuplot_quote(unit) + "\nset grid noxtics\n";
   s += "$bars << EOD\n";
   for (const CompareRow* r : rows) {
-    s += "\"" + r->id.substr(8) + "\"";
+    s += gnuplot_datum(r->id.substr(8));
     for (const CompareCell& cell : r->cells)
       s += " " + ((cell.per_clk && *cell.per_clk > 0) ? num(*cell.per_clk) : std::string("-"));
     s += "\n";
@@ -379,7 +365,7 @@ struct Page {
     if (!png_dir.empty()) {
       std::error_code ec;
       fs::create_directories(png_dir, ec);
-      const fs::path out = png_dir / (spec->name + ".png");
+      const fs::path out = png_dir / (file_stem(spec->name) + ".png");
       if (render_chart(*spec, ChartFormat::png, out, &err))
         pngs.push_back(out);
       else

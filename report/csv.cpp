@@ -18,16 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
-
 std::string num(double v) {
   if (!std::isfinite(v)) return "";
   char buf[40];
@@ -43,7 +33,8 @@ class CsvFile {
     if (!out_) fail();
   }
   void row(const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << field(cells[i]);
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      out_ << (i ? "," : "") << detail::csv_field(cells[i]);
     out_ << '\n';
   }
   void close() {
@@ -130,11 +121,13 @@ std::vector<fs::path> write_latency_csv(const fs::path& dir, const RunResult& r)
   const LatencyProbeResult& p = *lat;
 
   for (const std::string& name : detail::path_order(p))
-    written.push_back(write_points(dir / ("latency_" + slugify(name) + ".csv"), p.paths.at(name)));
+    written.push_back(write_points(dir / (detail::file_stem("latency_" + slugify(name)) + ".csv"),
+                                   p.paths.at(name)));
   for (const std::string& key : detail::tlb_order(p)) {
     const uint64_t stride = detail::tlb_stride(key, p.tlb.at(key));
     const std::string stem = stride ? std::to_string(stride) : slugify(key);
-    written.push_back(write_points(dir / ("tlb_" + stem + ".csv"), p.tlb.at(key)));
+    written.push_back(
+        write_points(dir / (detail::file_stem("tlb_" + stem) + ".csv"), p.tlb.at(key)));
   }
 
   const fs::path levels = dir / "levels.csv";

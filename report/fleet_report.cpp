@@ -7,32 +7,11 @@
 #include <ostream>
 #include <sstream>
 
+#include "format.hpp"
+
 namespace gd::report {
 
 namespace {
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 
 std::string num(double v, int digits = 4) {
   char buf[64];
@@ -113,7 +92,7 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
 
 std::string fleet_html(const FleetReport& rep, const std::string& title) {
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << esc(title)
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << detail::html_escape(title)
     << "</title>\n<style>\n"
        "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
        "table{border-collapse:collapse;font-size:13px}\n"
@@ -122,7 +101,7 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        ".near{background:#e6f4e6}.drift{background:#fff2bf}.out{background:#f7b4ad}\n"
        ".better{background:#cfe3fa}.fail{background:#d9d9d9;color:#700}.none{background:#fff}\n"
        "small{color:#555}\n</style></head><body>\n";
-  h << "<h1>" << esc(title) << "</h1>\n";
+  h << "<h1>" << detail::html_escape(title) << "</h1>\n";
   int measured = 0;
   for (const auto& r : rep.ranks) measured += r.status.ok();
   h << "<p>" << rep.ranks.size() << " rank(s), " << measured << " measured, <b>" << rep.unhealthy()
@@ -136,7 +115,8 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        "<span class=\"drift\">worse, beyond half the threshold</span> "
        "<span class=\"out\">outlier</span> <span class=\"better\">better beyond the "
        "threshold (not flagged)</span> <span class=\"fail\">failed</span>.</small></p>\n";
-  for (const auto& n : rep.notes) h << "<p><small>Note: " << esc(n) << "</small></p>\n";
+  for (const auto& n : rep.notes)
+    h << "<p><small>Note: " << detail::html_escape(n) << "</small></p>\n";
 
   // The unhealthy GPUs first, with the figures that make them so.
   h << "<h2>Verdicts</h2>\n<table><tr><th class=\"l\">verdict</th><th class=\"l\">GPU</th>"
@@ -144,9 +124,9 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
     h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << to_string(g.verdict)
-      << "</td><td class=\"l\">" << esc(gpu_name(r)) << "</td><td class=\"l\">";
-    for (const auto& why : g.reasons) h << esc(why) << "<br>";
-    if (!r.note.empty()) h << "<small>" << esc(r.note) << "</small>";
+      << "</td><td class=\"l\">" << detail::html_escape(gpu_name(r)) << "</td><td class=\"l\">";
+    for (const auto& why : g.reasons) h << detail::html_escape(why) << "<br>";
+    if (!r.note.empty()) h << "<small>" << detail::html_escape(r.note) << "</small>";
     h << "</td></tr>\n";
   }
   h << "</table>\n";
@@ -156,16 +136,20 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        "GPU</th><th class=\"l\">device</th><th class=\"l\">bus id</th><th class=\"l\">UUID / "
        "serial / ECC</th><th class=\"l\">clocks (NVML)</th>";
   for (const FleetRow& row : rep.rows)
-    h << "<th title=\"" << esc(row.label) << "\">" << esc(row.id) << "<br><small>" << esc(row.unit)
+    h << "<th title=\"" << detail::html_escape(row.label) << "\">" << detail::html_escape(row.id)
+      << "<br><small>" << detail::html_escape(row.unit)
       << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
   h << "</tr>\n";
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
-    h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << esc(gpu_name(r))
-      << "</td><td class=\"l\">" << esc(r.device.name) << "</td><td class=\"l\">"
-      << esc(fleet_bus_id(r)) << "</td><td class=\"l\">" << esc(fleet_uuid(r))
-      << (fleet_serial(r).empty() ? "" : "<br>" + esc(fleet_serial(r)))
-      << (fleet_ecc(r).empty() ? "" : "<br>" + esc(fleet_ecc(r))) << "</td><td class=\"l\">";
+    h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">"
+      << detail::html_escape(gpu_name(r)) << "</td><td class=\"l\">"
+      << detail::html_escape(r.device.name) << "</td><td class=\"l\">"
+      << detail::html_escape(fleet_bus_id(r)) << "</td><td class=\"l\">"
+      << detail::html_escape(fleet_uuid(r))
+      << (fleet_serial(r).empty() ? "" : "<br>" + detail::html_escape(fleet_serial(r)))
+      << (fleet_ecc(r).empty() ? "" : "<br>" + detail::html_escape(fleet_ecc(r)))
+      << "</td><td class=\"l\">";
     if (r.telemetry) {
       const Telemetry& t = *r.telemetry;
       if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";
@@ -173,12 +157,15 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
       if (t.temperature_c) h << num(*t.temperature_c, 3) << " &deg;C ";
       if (t.power_w) h << num(*t.power_w, 4) << " W ";
       for (const auto& tr : t.throttle_reasons)
-        h << "<br>" << (is_alarming_throttle_reason(tr) ? "<b>" + esc(tr) + "</b>" : esc(tr));
+        h << "<br>"
+          << (is_alarming_throttle_reason(tr) ? "<b>" + detail::html_escape(tr) + "</b>"
+                                              : detail::html_escape(tr));
     }
     h << "</td>";
     if (!r.status.ok()) {
       h << "<td class=\"l fail\" colspan=\"" << std::max<size_t>(1, rep.rows.size()) << "\">"
-        << esc(r.status.status + (r.status.reason.empty() ? "" : ": " + r.status.reason))
+        << detail::html_escape(r.status.status +
+                               (r.status.reason.empty() ? "" : ": " + r.status.reason))
         << "</td></tr>\n";
       continue;
     }
@@ -189,7 +176,8 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
       if (c.mad) tip += ", MAD " + num(*c.mad);
       if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
       if (!c.reason.empty()) tip = c.reason;
-      h << "<td class=\"" << cell_class(c.mark) << "\" title=\"" << esc(tip) << "\">";
+      h << "<td class=\"" << cell_class(c.mark) << "\" title=\"" << detail::html_escape(tip)
+        << "\">";
       if (c.value)
         h << num(*c.value);
       else if (c.mark == CellMark::failed)
@@ -223,19 +211,19 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
          "(the lowest pair), latency (the highest pair), host links and NCCL collectives.</small>"
          "</p>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">node</th>"
          "<th class=\"l\">status</th>";
-    for (const auto& id : ids) h << "<th>" << esc(id) << "</th>";
+    for (const auto& id : ids) h << "<th>" << detail::html_escape(id) << "</th>";
     h << "</tr>\n";
     for (const FleetNode& n : rep.nodes) {
-      h << "<tr><td class=\"l\">" << esc(n.host) << "</td><td class=\"l"
+      h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"
         << (n.links.status.ok() ? "" : " fail") << "\">"
-        << esc(n.links.status.status +
-               (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
+        << detail::html_escape(n.links.status.status +
+                               (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
         << "</td>";
       for (const auto& id : ids) {
         h << "<td>";
         for (const Figure& f : n.links.figures)
           if (f.id == id && f.value)
-            h << num(f.value->median) << " <small>" << esc(f.unit) << "</small>";
+            h << num(f.value->median) << " <small>" << detail::html_escape(f.unit) << "</small>";
         h << "</td>";
       }
       h << "</tr>\n";
@@ -251,9 +239,9 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
          "</th><th>improvements</th></tr>\n";
     for (const FleetGpu& g : rep.gpus)
       if (g.baseline)
-        h << "<tr><td class=\"l\">" << esc(gpu_name(rep.ranks[g.index])) << "</td><td class=\""
-          << (g.baseline_regressions ? "out" : "near") << "\">" << g.baseline_regressions
-          << "</td><td>" << g.baseline->improvements() << "</td></tr>\n";
+        h << "<tr><td class=\"l\">" << detail::html_escape(gpu_name(rep.ranks[g.index]))
+          << "</td><td class=\"" << (g.baseline_regressions ? "out" : "near") << "\">"
+          << g.baseline_regressions << "</td><td>" << g.baseline->improvements() << "</td></tr>\n";
     h << "</table>\n";
   }
   h << "</body></html>\n";

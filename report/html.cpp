@@ -306,7 +306,7 @@ std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
       if (ctx.png) {
         std::error_code ec;
         fs::create_directories(ctx.png_dir, ec);
-        const fs::path out = ctx.png_dir / (s.name + ".png");
+        const fs::path out = ctx.png_dir / (file_stem(s.name) + ".png");
         if (render_chart(s, ChartFormat::png, out, &err))
           ctx.pngs.push_back(out);
         else

@@ -26,12 +26,6 @@ std::string num(double v) {
   return buf;
 }
 
-std::string csv_quote(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 // A latency in the unit it has: cycles where the backend has a clock, else ns.
 std::string latency_text(const AtomicLatency& l) {
   if (!l.status.ok()) return l.status.status + " (" + l.status.reason + ")";
@@ -169,7 +163,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
          "round_trips,sm_a,sm_b,instruction,reason,locations,cycles_location_min,"
          "cycles_location_max,ns_location_min,ns_location_max\n";
     for (const auto& [key, l] : r.latency) {
-      f << key << ',' << l.status.status << ',';
+      f << detail::csv_field(key) << ',' << detail::csv_field(l.status.status) << ',';
       if (l.cycles)
         f << num(l.cycles->median) << ',' << num(l.cycles->q1) << ',' << num(l.cycles->q3);
       else
@@ -181,10 +175,11 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         f << ",,";
       f << ',' << (l.clock_mhz ? num(*l.clock_mhz) : "") << ',' << l.round_trips << ','
         << (l.sm_a ? std::to_string(*l.sm_a) : "") << ',' << (l.sm_b ? std::to_string(*l.sm_b) : "")
-        << ',' << csv_quote(l.instruction.value_or("")) << ',' << csv_quote(l.status.reason) << ','
-        << l.locations << ',' << spread_num(l.placement_cycles, false) << ','
-        << spread_num(l.placement_cycles, true) << ',' << spread_num(l.placement_ns, false) << ','
-        << spread_num(l.placement_ns, true) << '\n';
+        << ',' << detail::csv_field(l.instruction.value_or("")) << ','
+        << detail::csv_field(l.status.reason) << ',' << l.locations << ','
+        << spread_num(l.placement_cycles, false) << ',' << spread_num(l.placement_cycles, true)
+        << ',' << spread_num(l.placement_ns, false) << ',' << spread_num(l.placement_ns, true)
+        << '\n';
     }
     out.push_back(path);
   }
@@ -195,8 +190,10 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
          "gops_q1,gops_q3,ops_per_clk_sm,clock_mhz,sms,instruction,note,reason,placements,"
          "gops_placement_min,gops_placement_max\n";
     for (const auto& [key, t] : r.throughput) {
-      f << key << ',' << t.status.status << ',' << t.space << ',' << t.op << ',' << t.type << ','
-        << t.contention << ',' << t.ways << ',' << (t.use_return ? 1 : 0) << ',' << t.scope << ','
+      f << detail::csv_field(key) << ',' << detail::csv_field(t.status.status) << ','
+        << detail::csv_field(t.space) << ',' << detail::csv_field(t.op) << ','
+        << detail::csv_field(t.type) << ',' << detail::csv_field(t.contention) << ',' << t.ways
+        << ',' << (t.use_return ? 1 : 0) << ',' << detail::csv_field(t.scope) << ','
         << t.ops_per_launch << ',';
       if (t.gops)
         f << num(t.gops->median) << ',' << num(t.gops->q1) << ',' << num(t.gops->q3);
@@ -204,8 +201,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         f << ",,";
       f << ',' << (t.ops_per_clk_sm ? num(t.ops_per_clk_sm->median) : "") << ','
         << (t.clock_mhz ? num(*t.clock_mhz) : "") << ',' << t.sms << ','
-        << csv_quote(t.instruction.value_or("")) << ',' << csv_quote(t.note) << ','
-        << csv_quote(t.status.reason) << ',' << t.placements << ','
+        << detail::csv_field(t.instruction.value_or("")) << ',' << detail::csv_field(t.note) << ','
+        << detail::csv_field(t.status.reason) << ',' << t.placements << ','
         << spread_num(t.placement_gops, false) << ',' << spread_num(t.placement_gops, true) << '\n';
     }
     out.push_back(path);
@@ -229,7 +226,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     for (std::size_t k = 0; k < m.summary.clusters.size(); ++k) {
       std::string sms;
       for (int s : m.summary.clusters[k].sms) sms += (sms.empty() ? "" : " ") + std::to_string(s);
-      c << k << ',' << csv_quote(sms) << ',' << num(m.summary.clusters[k].median_within) << '\n';
+      c << k << ',' << detail::csv_field(sms) << ',' << num(m.summary.clusters[k].median_within)
+        << '\n';
     }
     out.push_back(clusters);
   }
@@ -274,8 +272,8 @@ std::optional<detail::ChartSpec> atomics_throughput_chart(const AtomicsProbeResu
   for (const auto& [key, t] : r.throughput) {
     const std::optional<Summary>& v = per_clk ? t.ops_per_clk_sm : t.gops;
     if (!t.status.ok() || !v || !(v->median > 0)) continue;
-    // Data blocks take double quotes (single quotes would be printed); keys have no blanks.
-    block += std::to_string(n++) + ' ' + num(v->median) + " \"" + key + "\"\n";
+    // Data blocks take double quotes (single quotes would be printed).
+    block += std::to_string(n++) + ' ' + num(v->median) + ' ' + detail::gnuplot_datum(key) + '\n';
   }
   if (n == 0) return std::nullopt;
   detail::ChartSpec spec;

@@ -20,11 +20,7 @@ namespace {
 
 std::string fixed(double v, int d) { return format_fixed(v, d); }
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string num(double v) { return detail::script_num(v); }
 
 struct Row {
   std::string level, gbps, spread, bpc, pct, clock, instruction, where, peak_basis;
@@ -217,20 +213,20 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
   const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   for (const auto& [key, c] : all_curves(p)) {
     if (c->points.empty()) continue;
-    const auto path = dir / ("bandwidth_" + slugify(key) + ".csv");
+    const auto path = dir / (detail::file_stem("bandwidth_" + slugify(key)) + ".csv");
     std::ofstream f(path);
     f << c->x_unit
       << ",status,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,clock_mhz,read_bytes,write_bytes,"
          "sms,reason\n";
     for (const BandwidthPoint& q : c->points) {
-      f << num(q.x) << ',' << q.status << ',';
+      f << num(q.x) << ',' << detail::csv_field(q.status) << ',';
       if (q.gbps)
         f << num(q.gbps->median) << ',' << num(q.gbps->q1) << ',' << num(q.gbps->q3);
       else
         f << ",,";
       f << ',' << (q.bytes_per_clk_sm ? num(q.bytes_per_clk_sm->median) : "") << ','
         << (q.clock_mhz ? num(*q.clock_mhz) : "") << ',' << q.read_bytes << ',' << q.write_bytes
-        << ',' << q.sms << ",\"" << q.reason << "\"\n";
+        << ',' << q.sms << ',' << detail::csv_field(q.reason) << '\n';
     }
     out.push_back(path);
   }
@@ -240,12 +236,13 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
        "instruction,where,level_peak_gbps,level_peak_basis\n";
   for (const BandwidthFigure& x : p.figures) {
     const std::optional<BandwidthPeak> peak = figure_peak(x, r.device, p.peak_gbps_api);
-    f << '"' << x.name << "\"," << num(x.gbps.median) << ',' << num(x.gbps.q1) << ','
+    f << detail::csv_field(x.name) << ',' << num(x.gbps.median) << ',' << num(x.gbps.q1) << ','
       << num(x.gbps.q3) << ',' << (x.bytes_per_clk_sm ? num(x.bytes_per_clk_sm->median) : "") << ','
       << (peak ? num(100 * x.gbps.median / peak->gbps) : "") << ','
-      << (x.clock_mhz ? num(*x.clock_mhz) : "") << ",\"" << x.timed_instruction.value_or("")
-      << "\",\"" << x.where << "\"," << (peak ? num(peak->gbps) : "") << ",\""
-      << (peak ? peak->basis : "") << "\"\n";
+      << (x.clock_mhz ? num(*x.clock_mhz) : "") << ','
+      << detail::csv_field(x.timed_instruction.value_or("")) << ',' << detail::csv_field(x.where)
+      << ',' << (peak ? num(peak->gbps) : "") << ',' << detail::csv_field(peak ? peak->basis : "")
+      << '\n';
   }
   out.push_back(summary);
   return out;

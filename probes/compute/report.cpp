@@ -65,13 +65,6 @@ std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   return n;
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
-
 }  // namespace
 
 void print_compute_summary(std::ostream& os, const RunResult& r) {
@@ -177,9 +170,10 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
     for (const auto& e : v) {
       std::string ops;
       for (const auto& s : e.opcodes) ops += (ops.empty() ? "" : " ") + s;
-      f << csv_escape(e.op) << "," << csv_escape(e.mix) << "," << csv_escape(e.label) << ","
-        << e.klass << "," << e.status.status << "," << csv_escape(e.status.reason) << "," << e.ilp
-        << "," << e.warps_per_sm << ","
+      f << detail::csv_field(e.op) << "," << detail::csv_field(e.mix) << ","
+        << detail::csv_field(e.label) << "," << detail::csv_field(e.klass) << ","
+        << detail::csv_field(e.status.status) << "," << detail::csv_field(e.status.reason) << ","
+        << e.ilp << "," << e.warps_per_sm << ","
         << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->median, 6) : "") << ","
         << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q1, 6) : "") << ","
         << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q3, 6) : "") << ","
@@ -188,7 +182,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
         << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
         << (e.latency_cycles ? fmt(e.latency_cycles->median, 3) : "") << "," << o(e.clock_mhz)
         << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0) << ","
-        << o(e.implied_latency) << "," << csv_escape(ops) << ","
+        << o(e.implied_latency) << "," << detail::csv_field(ops) << ","
         << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
         << rate_unit(e) << "\n";
     }
@@ -259,6 +253,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       spec.name = "compute_sweep_" + op;
       for (auto& ch : spec.name)
         if (ch == '.') ch = '_';
+      spec.name = detail::file_stem(spec.name);  // the op comes from the file
       spec.title = op + ": thread-instructions/clk/SM against warps/SM";
       std::ostringstream s;
       for (const auto& [ilp, pts] : by_op[op]) {
@@ -271,7 +266,8 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       std::optional<double> peak;
       for (const auto& f : c.sweep)
         if (f.op == op && f.peak_per_clk_sm) peak = f.peak_per_clk_sm;
-      s << "set title '" << op << ": thread-instructions/clk/SM (ILP x warps/SM)'\n"
+      s << "set title "
+        << detail::gnuplot_quote(op + ": thread-instructions/clk/SM (ILP x warps/SM)") << "\n"
         << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
            "set grid\nset logscale x 2\nset yrange [0:"
         << (peak ? fmt(*peak * 1.1, 0) : std::string("*")) << "]\n";

@@ -41,13 +41,6 @@ std::string bytes_or_dash(const std::optional<uint64_t>& b) {
   return b ? format_bytes(*b) : std::string("-");
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
-
 void emit_chart(std::ostringstream& h, SectionContext& ctx, detail::ChartSpec spec) {
   if (const std::string fig = section_chart(spec, ctx); !fig.empty())
     h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << fig;
@@ -148,9 +141,10 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     o << "instructions,loop_instructions,code_bytes,status,reason,ipc,ipc_q1,ipc_q3,first_pass_ipc,"
          "clock_mhz\n";
     for (const auto& e : p->icache)
-      o << e.instructions << "," << e.loop_instructions << "," << e.code_bytes << "," << e.status
-        << "," << csv_escape(e.reason) << "," << (e.ipc ? fmt(e.ipc->median, 5) : "") << ","
-        << (e.ipc ? fmt(e.ipc->q1, 5) : "") << "," << (e.ipc ? fmt(e.ipc->q3, 5) : "") << ","
+      o << e.instructions << "," << e.loop_instructions << "," << e.code_bytes << ","
+        << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << ","
+        << (e.ipc ? fmt(e.ipc->median, 5) : "") << "," << (e.ipc ? fmt(e.ipc->q1, 5) : "") << ","
+        << (e.ipc ? fmt(e.ipc->q3, 5) : "") << ","
         << (e.first_pass_ipc ? fmt(*e.first_pass_ipc, 5) : "") << ","
         << (e.clock_mhz ? fmt(*e.clock_mhz, 1) : "") << "\n";
     files.push_back(f);
@@ -160,8 +154,9 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     std::ofstream o(f);
     o << "warps,different,status,reason,ipc_per_warp,q1,q3\n";
     for (const auto& e : p->partitions)
-      o << e.warps << "," << (e.different ? 1 : 0) << "," << e.status << "," << csv_escape(e.reason)
-        << "," << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "") << ","
+      o << e.warps << "," << (e.different ? 1 : 0) << "," << detail::csv_field(e.status) << ","
+        << detail::csv_field(e.reason) << ","
+        << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "") << ","
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q1, 5) : "") << ","
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q3, 5) : "") << "\n";
     files.push_back(f);
@@ -194,7 +189,7 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
       o << e.kind << "," << e.block_threads << "," << e.regs_requested << "," << e.regs_per_thread
         << "," << e.shared_bytes << "," << oi(e.blocks_per_sm) << "," << oi(e.warps_per_sm) << ","
         << oi(e.api_blocks_per_sm) << "," << oi(e.predicted_warps_per_sm) << "," << e.max_warp_slot
-        << "," << e.status << "," << csv_escape(e.reason) << "\n";
+        << "," << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << "\n";
     files.push_back(f);
   }
   return files;
@@ -215,8 +210,9 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
   h << ".</p>\n";
   if (!p->note.empty()) h << "<p><b>Note:</b> " << detail::html_escape(p->note) << "</p>\n";
 
-  h << "<h3>Instruction caches</h3>\n<p>One warp runs a loop of independent " << inst
-    << " instructions (" << kIcacheChains << " chains); code bytes are the loop's machine code"
+  h << "<h3>Instruction caches</h3>\n<p>One warp runs a loop of independent "
+    << detail::html_escape(inst) << " instructions (" << kIcacheChains
+    << " chains); code bytes are the loop's machine code"
     << (p->language == "cuda" ? " (cuobjdump addresses, 16 bytes per instruction)" : "")
     << ". Status: " << detail::html_escape(status_text(p->icache_status)) << ".</p>\n";
   if (!p->icache_levels.empty()) {
@@ -306,7 +302,7 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
   h << "<table><tr><th>back-to-back</th><th>kernels/s (host)</th><th>kernels/s (GPU timer)</th>"
        "<th>status</th></tr>\n";
   for (const auto& [mode, st] : p->rate_status) {
-    h << "<tr><td>" << mode << "</td><td>";
+    h << "<tr><td>" << detail::html_escape(mode) << "</td><td>";
     if (auto it = p->rate_kernels_per_s.find(mode); it != p->rate_kernels_per_s.end())
       h << spread(it->second, 0);
     h << "</td><td>";
@@ -375,9 +371,9 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
          "<th>blocks/SM</th><th>warps/SM</th><th>API blocks/SM</th><th>predicted warps</th>"
          "<th>status</th></tr>\n";
     for (const auto& o : p->occupancy)
-      h << "<tr><td>" << o.kind << "</td><td>" << o.block_threads << "</td><td>"
-        << o.regs_per_thread << "</td><td>" << format_bytes(o.shared_bytes) << "</td><td>"
-        << (o.blocks_per_sm ? std::to_string(*o.blocks_per_sm) : "-") << "</td><td>"
+      h << "<tr><td>" << detail::html_escape(o.kind) << "</td><td>" << o.block_threads
+        << "</td><td>" << o.regs_per_thread << "</td><td>" << format_bytes(o.shared_bytes)
+        << "</td><td>" << (o.blocks_per_sm ? std::to_string(*o.blocks_per_sm) : "-") << "</td><td>"
         << (o.warps_per_sm ? std::to_string(*o.warps_per_sm) : "-") << "</td><td>"
         << (o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm) : "-") << "</td><td>"
         << (o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm) : "-")

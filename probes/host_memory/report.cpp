@@ -32,15 +32,15 @@ std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::
   const HostMemoryResult* h = r.get<HostMemoryResult>();
   if (!h) return files;
   for (const auto& [op, c] : h->curves) {
-    const auto file = dir / ("host_memory_" + op + ".csv");
+    const auto file = dir / (detail::file_stem("host_memory_" + op) + ".csv");
     std::ofstream out(file);
     out << "footprint_bytes,status,gbps,gbps_q1,gbps_q3,read_bytes,write_bytes,reason\n";
     for (const BandwidthPoint& p : c.points)
-      out << static_cast<uint64_t>(p.x) << ',' << p.status << ','
+      out << static_cast<uint64_t>(p.x) << ',' << detail::csv_field(p.status) << ','
           << (p.gbps ? format_fixed(p.gbps->median, 3) : "") << ','
           << (p.gbps ? format_fixed(p.gbps->q1, 3) : "") << ','
           << (p.gbps ? format_fixed(p.gbps->q3, 3) : "") << ',' << p.read_bytes << ','
-          << p.write_bytes << ",\"" << p.reason << "\"\n";
+          << p.write_bytes << ',' << detail::csv_field(p.reason) << '\n';
     if (!out) throw std::runtime_error("cannot write " + file.string());
     files.push_back(file);
   }

@@ -182,13 +182,13 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
   auto done = [&](std::ofstream& out) {
     if (!out) throw std::runtime_error("cannot write " + files.back().string());
   };
-  auto q = [](const std::string& s) { return "\"" + s + "\""; };
+  auto q = [](const std::string& s) { return detail::csv_field(s); };
   if (!r.topology.gpus.empty()) {
     auto out = open("links_topology.csv");
     out << "a,b,nvlinks,nvlink_generation,pcie_path,limit_gbps,basis\n";
     for (const PairTopology& p : r.topology.pairs)
       out << p.a << ',' << p.b << ',' << p.nvlinks << ',' << p.nvlink_generation << ','
-          << p.pcie_path << ',' << (p.limit_gbps ? format_fixed(*p.limit_gbps, 3) : "") << ','
+          << q(p.pcie_path) << ',' << (p.limit_gbps ? format_fixed(*p.limit_gbps, 3) : "") << ','
           << q(p.limit_basis) << "\n";
     done(out);
   }
@@ -198,8 +198,8 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
     for (const LinkPair& p : r.pairs)
       for (const auto& [key, c] : p.curves)
         for (const BandwidthPoint& pt : c.points)
-          out << p.src << ',' << p.dst << ',' << key << ',' << uint64_t(pt.x) << ',' << pt.status
-              << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "") << ','
+          out << p.src << ',' << p.dst << ',' << q(key) << ',' << uint64_t(pt.x) << ','
+              << q(pt.status) << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "") << ','
               << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
               << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.reason) << "\n";
     done(out);
@@ -208,7 +208,7 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
     for (const LinkPair& p : r.pairs)
       for (const auto& [kind, l] : {std::pair<std::string, const LinkLatency*>{"chase", &p.chase},
                                     {"ping_pong", &p.ping_pong}})
-        lat << p.src << ',' << p.dst << ',' << kind << ',' << l->status.status << ','
+        lat << p.src << ',' << p.dst << ',' << kind << ',' << q(l->status.status) << ','
             << (l->ns ? format_fixed(l->ns->median, 1) : "") << ','
             << (l->ns ? format_fixed(l->ns->q1, 1) : "") << ','
             << (l->ns ? format_fixed(l->ns->q3, 1) : "") << ','
@@ -223,10 +223,10 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
       for (const auto& [key, c] : *m)
         for (const BandwidthPoint& pt : c.points) {
           const auto dot = key.find('.');
-          out << (dot == std::string::npos ? "all" : key.substr(0, dot)) << ','
-              << (dot == std::string::npos ? key : key.substr(dot + 1)) << ',' << uint64_t(pt.x)
-              << ',' << pt.status << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "") << ','
-              << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
+          out << q(dot == std::string::npos ? "all" : key.substr(0, dot)) << ','
+              << q(dot == std::string::npos ? key : key.substr(dot + 1)) << ',' << uint64_t(pt.x)
+              << ',' << q(pt.status) << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "")
+              << ',' << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
               << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.reason) << "\n";
         }
     done(out);
@@ -236,7 +236,7 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
     out << "collective,bytes,count,status,time_us,algbw_gbps,busbw_gbps,checked,reason\n";
     for (const auto& [name, c] : r.nccl.collectives)
       for (const CollectivePoint& p : c.points)
-        out << name << ',' << p.bytes << ',' << p.count << ',' << p.status << ','
+        out << q(name) << ',' << p.bytes << ',' << p.count << ',' << q(p.status) << ','
             << (p.time_us ? format_fixed(p.time_us->median, 2) : "") << ','
             << (p.algbw_gbps ? format_fixed(p.algbw_gbps->median, 3) : "") << ','
             << (p.busbw_gbps ? format_fixed(p.busbw_gbps->median, 3) : "") << ','

@@ -115,19 +115,13 @@ std::optional<double> edge_step(const CapacityEstimate& c) {
   return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return o + "\"";
-}
-
 void csv_curve(std::ofstream& o, const std::string& part, const MemCurve& c) {
   for (const auto& p : c.points)
-    o << part << "," << c.key << "," << to_string(c.load) << "," << c.warps << ","
-      << p.footprint_bytes << "," << (p.cycles ? fmt(p.cycles->median, 3) : "") << ","
-      << (p.cycles ? fmt(p.cycles->q1, 3) : "") << "," << (p.cycles ? fmt(p.cycles->q3, 3) : "")
-      << "," << p.status << "," << csv_escape(p.reason) << "\n";
+    o << detail::csv_field(part) << "," << detail::csv_field(c.key) << "," << to_string(c.load)
+      << "," << c.warps << "," << p.footprint_bytes << ","
+      << (p.cycles ? fmt(p.cycles->median, 3) : "") << "," << (p.cycles ? fmt(p.cycles->q1, 3) : "")
+      << "," << (p.cycles ? fmt(p.cycles->q3, 3) : "") << "," << detail::csv_field(p.status) << ","
+      << detail::csv_field(p.reason) << "\n";
 }
 
 // Latency curves on one chart: x in bytes (log2), y cycles per hop.
@@ -137,15 +131,15 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
   if (!ctx.charts) return {};
   std::ostringstream g;
   int n = 0;
-  std::vector<std::string> plots, labels;
+  std::vector<std::string> plots, keys, labels;
   for (const auto& [label, c] : curves) {
     std::ostringstream d;
     for (const auto& p : c->points)
       if (p.cycles) d << p.footprint_bytes << " " << p.cycles->median << "\n";
     if (d.str().empty()) continue;
     g << "$d" << n << " << EOD\n" << d.str() << "EOD\n";
-    plots.push_back("$d" + std::to_string(n) + " using 1:2 with linespoints title " +
-                    detail::gnuplot_quote(label));
+    plots.push_back("$d" + std::to_string(n) + " using 1:2 with linespoints title ");
+    keys.push_back(label);
     labels.push_back(c->instruction.empty() ? label : label + ", " + c->instruction);
     ++n;
   }
@@ -180,12 +174,10 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
   }
   g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel 'cycles per load'\n"
     << "set logscale x 2\nset grid\nset key top left box opaque noenhanced\nset yrange [0:*]\n";
-  if (!same)  // the keys name each curve's instruction
-    for (std::size_t i = 0; i < plots.size(); ++i)
-      plots[i] = plots[i].substr(0, plots[i].rfind(" title ")) + " title " +
-                 detail::gnuplot_quote(labels[i]);
+  if (!same) keys = labels;  // the keys name each curve's instruction
   g << "plot ";
-  for (std::size_t i = 0; i < plots.size(); ++i) g << (i ? ", " : "") << plots[i];
+  for (std::size_t i = 0; i < plots.size(); ++i)
+    g << (i ? ", " : "") << plots[i] << detail::gnuplot_quote(keys[i]);
   g << "\n";
   detail::ChartSpec spec;
   spec.name = name;
