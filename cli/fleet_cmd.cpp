@@ -40,6 +40,7 @@
 #include "gpudissect/compare.hpp"
 #include "gpudissect/fleet.hpp"
 #include "gpudissect/result.hpp"
+#include "output.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 
@@ -511,14 +512,7 @@ class FleetCmd : public FleetCommand {
                            {"rank_timeout_s", rank_timeout()}};
     if (!a_.baseline.empty()) info["baseline"] = a_.baseline;
     const nlohmann::json j = fleet_to_json(rep, info);
-    if (fs::path(a_.json).has_parent_path())
-      fs::create_directories(fs::path(a_.json).parent_path());
-    {
-      std::ofstream f(a_.json + ".tmp");
-      f << j.dump(1) << "\n";
-      if (!f) throw std::runtime_error("cannot write " + a_.json);
-    }
-    fs::rename(a_.json + ".tmp", a_.json);
+    report::write_file(a_.json, j.dump(1) + "\n");
     report::write_fleet_html(a_.html, rep,
                              "gpudissect fleet: " + std::to_string(rep.ranks.size()) + " GPU(s), " +
                                  a_.profile + " profile");
@@ -537,11 +531,7 @@ class FleetCmd : public FleetCommand {
     const fs::path d = fs::path(dir) / ("rank-" + std::to_string(rank));
     const FleetRank r = measure(rank, rank, d);
     const fs::path out = d / "fleet-rank.json";
-    {
-      std::ofstream f(out.string() + ".tmp");
-      f << nlohmann::json(r).dump() << "\n";
-    }
-    fs::rename(out.string() + ".tmp", out);
+    report::write_file(out, nlohmann::json(r).dump() + "\n");
     return 0;
   }
 

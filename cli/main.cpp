@@ -23,6 +23,7 @@
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "gpudissect/progress.hpp"
+#include "output.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 
@@ -336,6 +337,7 @@ int cmd_report(const std::string& in, const std::string& out, bool png, const st
   const fs::path html = out.empty() ? fs::path(in).replace_extension(".html") : fs::path(out);
   try {
     report::ensure_writable(html);
+    if (!json_out.empty()) report::ensure_writable(json_out);
   } catch (const std::runtime_error& e) {
     throw cli::UsageError(e.what());
   }
@@ -456,6 +458,9 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 2;
   } catch (const cli::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const report::RefusedOutput& e) {  // an output path that is a device, a folder...
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

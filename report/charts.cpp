@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 
@@ -362,6 +363,9 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
   ScratchDir scratch;
   const fs::path script = scratch.dir / "chart.gp";
   const fs::path errfile = scratch.dir / "stderr.txt";
+  // gnuplot draws into the scratch folder; the chart then goes to `out` the way every
+  // output does (output.hpp).
+  const fs::path drawn = scratch.dir / (fmt == ChartFormat::svg ? "chart.svg" : "chart.png");
   {
     std::ofstream f(script, std::ios::binary);
     if (fmt == ChartFormat::svg)
@@ -370,19 +374,28 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
     else
       f << "set terminal pngcairo size 1200,640 font 'sans,12' noenhanced "
            "background rgb 'white'\n";
-    f << "set output " << gnuplot_quote(out.string()) << "\n" << spec.script << "set output\n";
+    f << "set output " << gnuplot_quote(drawn.string()) << "\n" << spec.script << "set output\n";
     if (!f) {
       if (err) *err = "cannot write the gnuplot script in " + scratch.dir.string();
       return false;
     }
   }
   std::error_code ec;
-  fs::remove(out, ec);
   const std::string cmd = sh_quote(gnuplot_executable()) + ' ' + sh_quote(script.string()) +
                           " </dev/null >/dev/null 2>" + sh_quote(errfile.string());
   const int rc = std::system(cmd.c_str());
   const bool ran = rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
-  if (ran && fs::exists(out, ec) && fs::file_size(out, ec) > 0) return true;
+  if (ran && fs::exists(drawn, ec) && fs::file_size(drawn, ec) > 0) {
+    try {
+      write_file(out, read_all(drawn));
+      return true;
+    } catch (const RefusedOutput&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (err) *err = e.what();
+      return false;
+    }
+  }
   if (err) {
     std::string msg = trim(read_all(errfile));
     if (msg.size() > 600) msg = "..." + msg.substr(msg.size() - 600);
@@ -392,7 +405,6 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
                       std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
     *err = msg;
   }
-  fs::remove(out, ec);
   return false;
 }
 

@@ -9,6 +9,7 @@
 
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 
@@ -29,25 +30,16 @@ std::string num(const std::optional<uint64_t>& v) { return v ? std::to_string(*v
 
 class CsvFile {
  public:
-  explicit CsvFile(const fs::path& p) : path_(p), out_(p, std::ios::binary | std::ios::trunc) {
-    if (!out_) fail();
-  }
+  explicit CsvFile(const fs::path& p) : out_(p) {}
   void row(const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i)
       out_ << (i ? "," : "") << detail::csv_field(cells[i]);
     out_ << '\n';
   }
-  void close() {
-    out_.close();
-    if (!out_) fail();
-  }
+  void close() { out_.commit(); }
 
  private:
-  [[noreturn]] void fail() {
-    throw std::runtime_error("cannot write " + path_.string() + ": " + std::strerror(errno));
-  }
-  fs::path path_;
-  std::ofstream out_;
+  OutputFile out_;
 };
 
 const std::vector<std::string> kPointHeader = {

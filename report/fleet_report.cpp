@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "format.hpp"
+#include "output.hpp"
 
 namespace gd::report {
 
@@ -250,15 +251,7 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
 
 void write_fleet_html(const std::filesystem::path& file, const FleetReport& rep,
                       const std::string& title) {
-  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
-  const std::filesystem::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f << fleet_html(rep, title);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, file);
+  write_file(file, fleet_html(rep, title));
 }
 
 }  // namespace gd::report

@@ -44,14 +44,16 @@ std::vector<std::filesystem::path> write_html(const std::filesystem::path& file,
                                               const HtmlOptions& opt);
 
 // Fails early (std::runtime_error naming the path) if a file cannot be created at `file`
-// (creating missing parent folders); used before measuring.
+// (creating missing parent folders), or with RefusedOutput where `file` exists and is not
+// a regular file; used before measuring.
 void ensure_writable(const std::filesystem::path& file);
 
-// Writes a text file (HTML, CSV), creating missing parent folders; throws std::runtime_error
-// naming the file when it cannot.
+// Writes a text file (HTML, CSV) with write_file (output.hpp): temp file, rename; throws
+// std::runtime_error naming the file when it cannot, RefusedOutput for a target that is
+// not a regular file.
 void write_text(const std::filesystem::path& file, const std::string& text);
 
-// Writes the JSON document atomically (temp file then rename).
+// Writes the JSON document the same way.
 void write_json(const std::filesystem::path& file, const RunResult& r,
                 const ProbeRegistry& registry);
 

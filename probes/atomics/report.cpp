@@ -12,6 +12,7 @@
 
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 
 namespace gd::report {
 
@@ -158,7 +159,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
   std::vector<std::filesystem::path> out;
   if (!r.latency.empty()) {
     const auto path = dir / "atomics_latency.csv";
-    std::ofstream f(path);
+    OutputFile f(path);
     f << "figure,status,cycles_median,cycles_q1,cycles_q3,ns_median,ns_q1,ns_q3,clock_mhz,"
          "round_trips,sm_a,sm_b,instruction,reason,locations,cycles_location_min,"
          "cycles_location_max,ns_location_min,ns_location_max\n";
@@ -181,11 +182,12 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         << ',' << spread_num(l.placement_ns, false) << ',' << spread_num(l.placement_ns, true)
         << '\n';
     }
+    f.commit();
     out.push_back(path);
   }
   if (!r.throughput.empty()) {
     const auto path = dir / "atomics_throughput.csv";
-    std::ofstream f(path);
+    OutputFile f(path);
     f << "figure,status,space,op,type,contention,ways,use_return,scope,ops_per_launch,gops_median,"
          "gops_q1,gops_q3,ops_per_clk_sm,clock_mhz,sms,instruction,note,reason,placements,"
          "gops_placement_min,gops_placement_max\n";
@@ -205,12 +207,13 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         << detail::csv_field(t.status.reason) << ',' << t.placements << ','
         << spread_num(t.placement_gops, false) << ',' << spread_num(t.placement_gops, true) << '\n';
     }
+    f.commit();
     out.push_back(path);
   }
   if (r.matrix && !r.matrix->values.empty()) {
     const SmMatrix& m = *r.matrix;
     const auto path = dir / "atomics_matrix.csv";
-    std::ofstream f(path);
+    OutputFile f(path);
     f << "sm";
     for (std::size_t j = 0; j < m.values.size(); ++j) f << ",sm" << j;
     f << '\n';
@@ -219,9 +222,10 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
       for (double v : m.values[i]) f << ',' << (std::isfinite(v) ? num(v) : "");
       f << '\n';
     }
+    f.commit();
     out.push_back(path);
     const auto clusters = dir / "atomics_matrix_clusters.csv";
-    std::ofstream c(clusters);
+    OutputFile c(clusters);
     c << "cluster,sms,median_within_" << m.unit << '\n';
     for (std::size_t k = 0; k < m.summary.clusters.size(); ++k) {
       std::string sms;
@@ -229,6 +233,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
       c << k << ',' << detail::csv_field(sms) << ',' << num(m.summary.clusters[k].median_within)
         << '\n';
     }
+    c.commit();
     out.push_back(clusters);
   }
   return out;

@@ -12,6 +12,7 @@
 #include "charts.hpp"
 #include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
@@ -214,7 +215,7 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
   for (const auto& [key, c] : all_curves(p)) {
     if (c->points.empty()) continue;
     const auto path = dir / (detail::file_stem("bandwidth_" + slugify(key)) + ".csv");
-    std::ofstream f(path);
+    OutputFile f(path);
     f << c->x_unit
       << ",status,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,clock_mhz,read_bytes,write_bytes,"
          "sms,reason\n";
@@ -228,10 +229,11 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
         << (q.clock_mhz ? num(*q.clock_mhz) : "") << ',' << q.read_bytes << ',' << q.write_bytes
         << ',' << q.sms << ',' << detail::csv_field(q.reason) << '\n';
     }
+    f.commit();
     out.push_back(path);
   }
   const auto summary = dir / "bandwidth_summary.csv";
-  std::ofstream f(summary);
+  OutputFile f(summary);
   f << "level,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,percent_of_level_peak,clock_mhz,"
        "instruction,where,level_peak_gbps,level_peak_basis\n";
   for (const BandwidthFigure& x : p.figures) {
@@ -244,6 +246,7 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
       << ',' << (peak ? num(peak->gbps) : "") << ',' << detail::csv_field(peak ? peak->basis : "")
       << '\n';
   }
+  f.commit();
   out.push_back(summary);
   return out;
 }

@@ -11,6 +11,7 @@
 #include "charts.hpp"
 #include "compute/compute.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
+#include "output.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
@@ -161,7 +162,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
   auto write = [&](const std::string& name, const std::vector<ComputeFigure>& v) {
     if (v.empty()) return;
     const auto p = dir / name;
-    std::ofstream f(p);
+    OutputFile f(p);
     f << "op,mix,label,class,status,reason,ilp,warps_per_sm,ops_per_clk_sm,ops_per_clk_sm_q1,"
          "ops_per_clk_sm_q3,mix_ops_per_clk_sm,ops_per_s,flops_per_op,peak_per_clk_sm,"
          "fraction_of_peak,latency_cycles,clock_mhz,sass_per_op,missing_instruction,"
@@ -186,6 +187,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
         << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
         << rate_unit(e) << "\n";
     }
+    f.commit();
     files.push_back(p);
   };
   write("compute.csv", c.table);

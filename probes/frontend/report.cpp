@@ -13,6 +13,7 @@
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "frontend/frontend.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
@@ -137,7 +138,7 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
   if (!p) return files;
   if (!p->icache.empty()) {
     const auto f = dir / "frontend_icache.csv";
-    std::ofstream o(f);
+    OutputFile o(f);
     o << "instructions,loop_instructions,code_bytes,status,reason,ipc,ipc_q1,ipc_q3,first_pass_ipc,"
          "clock_mhz\n";
     for (const auto& e : p->icache)
@@ -147,11 +148,12 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
         << (e.ipc ? fmt(e.ipc->q3, 5) : "") << ","
         << (e.first_pass_ipc ? fmt(*e.first_pass_ipc, 5) : "") << ","
         << (e.clock_mhz ? fmt(*e.clock_mhz, 1) : "") << "\n";
+    o.commit();
     files.push_back(f);
   }
   if (!p->partitions.empty()) {
     const auto f = dir / "frontend_partitions.csv";
-    std::ofstream o(f);
+    OutputFile o(f);
     o << "warps,different,status,reason,ipc_per_warp,q1,q3\n";
     for (const auto& e : p->partitions)
       o << e.warps << "," << (e.different ? 1 : 0) << "," << detail::csv_field(e.status) << ","
@@ -159,29 +161,32 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "") << ","
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q1, 5) : "") << ","
         << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q3, 5) : "") << "\n";
+    o.commit();
     files.push_back(f);
   }
   if (!p->launch_round_trip_samples_us.empty()) {
     const auto f = dir / "frontend_launch.csv";
-    std::ofstream o(f);
+    OutputFile o(f);
     o << "sample,start_us,round_trip_us\n";
     for (std::size_t i = 0; i < p->launch_round_trip_samples_us.size(); ++i)
       o << i << ","
         << (i < p->launch_start_samples_us.size() ? fmt(p->launch_start_samples_us[i], 3) : "")
         << "," << fmt(p->launch_round_trip_samples_us[i], 3) << "\n";
+    o.commit();
     files.push_back(f);
   }
   if (!p->dispatch_trace.empty()) {
     const auto f = dir / "frontend_dispatch.csv";
-    std::ofstream o(f);
+    OutputFile o(f);
     o << "sm,warp_slot,start_ns,end_ns\n";
     for (const auto& b : p->dispatch_trace)
       o << b.sm << "," << b.warp_slot << "," << b.start_ns << "," << b.end_ns << "\n";
+    o.commit();
     files.push_back(f);
   }
   if (!p->occupancy.empty()) {
     const auto f = dir / "frontend_occupancy.csv";
-    std::ofstream o(f);
+    OutputFile o(f);
     o << "kind,block_threads,regs_requested,regs_per_thread,shared_bytes,blocks_per_sm,"
          "warps_per_sm,api_blocks_per_sm,predicted_warps_per_sm,max_warp_slot,status,reason\n";
     auto oi = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string(); };
@@ -190,6 +195,7 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
         << "," << e.shared_bytes << "," << oi(e.blocks_per_sm) << "," << oi(e.warps_per_sm) << ","
         << oi(e.api_blocks_per_sm) << "," << oi(e.predicted_warps_per_sm) << "," << e.max_warp_slot
         << "," << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << "\n";
+    o.commit();
     files.push_back(f);
   }
   return files;

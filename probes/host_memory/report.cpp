@@ -9,6 +9,7 @@
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "host_memory/host_memory.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
@@ -33,7 +34,7 @@ std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::
   if (!h) return files;
   for (const auto& [op, c] : h->curves) {
     const auto file = dir / (detail::file_stem("host_memory_" + op) + ".csv");
-    std::ofstream out(file);
+    OutputFile out(file);
     out << "footprint_bytes,status,gbps,gbps_q1,gbps_q3,read_bytes,write_bytes,reason\n";
     for (const BandwidthPoint& p : c.points)
       out << static_cast<uint64_t>(p.x) << ',' << detail::csv_field(p.status) << ','
@@ -42,6 +43,7 @@ std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::
           << (p.gbps ? format_fixed(p.gbps->q3, 3) : "") << ',' << p.read_bytes << ','
           << p.write_bytes << ',' << detail::csv_field(p.reason) << '\n';
     if (!out) throw std::runtime_error("cannot write " + file.string());
+    out.commit();
     files.push_back(file);
   }
   return files;

@@ -11,6 +11,7 @@
 
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 
 namespace gd::report {
 
@@ -177,11 +178,9 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
   std::vector<std::filesystem::path> files;
   auto open = [&](const std::string& name) {
     files.push_back(dir / name);
-    return std::ofstream(files.back());
+    return OutputFile(files.back());
   };
-  auto done = [&](std::ofstream& out) {
-    if (!out) throw std::runtime_error("cannot write " + files.back().string());
-  };
+  auto done = [&](OutputFile& out) { out.commit(); };
   auto q = [](const std::string& s) { return detail::csv_field(s); };
   if (!r.topology.gpus.empty()) {
     auto out = open("links_topology.csv");

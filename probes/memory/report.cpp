@@ -11,6 +11,7 @@
 
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
+#include "output.hpp"
 
 namespace gd::report {
 
@@ -115,7 +116,7 @@ std::optional<double> edge_step(const CapacityEstimate& c) {
   return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
 }
 
-void csv_curve(std::ofstream& o, const std::string& part, const MemCurve& c) {
+void csv_curve(std::ostream& o, const std::string& part, const MemCurve& c) {
   for (const auto& p : c.points)
     o << detail::csv_field(part) << "," << detail::csv_field(c.key) << "," << to_string(c.load)
       << "," << c.warps << "," << p.footprint_bytes << ","
@@ -397,7 +398,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
       m.tlb.empty() && m.l2_line.by_stride.empty() && m.l2_ways.by_stride.empty())
     return files;
   const auto f = dir / "memory_points.csv";
-  std::ofstream o(f);
+  OutputFile o(f);
   o << "part,curve,load,warps,footprint_or_stride_bytes,cycles,q1,q3,status,reason\n";
   for (const auto& c : m.carveouts) csv_curve(o, "carveout", c.curve);
   for (const auto& p : m.partitions)
@@ -409,6 +410,7 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
   for (const auto& c : m.l2_ways.by_stride) csv_curve(o, "l2_ways", c);
   if (m.constant) csv_curve(o, "constant", *m.constant);
   for (const auto& t : m.tlb) csv_curve(o, "tlb", t.curve);
+  o.commit();
   files.push_back(f);
   return files;
 }
