@@ -113,14 +113,6 @@ std::string file_stem(const std::string& s) {
   return out;
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || s.size() > 128) return false;
-  for (char c : s)
-    if (!is_alnum(c) && c != '_' && c != '.' && c != '+' && c != ':' && c != '/' && c != '-')
-      return false;
-  return true;
-}
-
 std::string csv_field(const std::string& s) {
   std::string v = s;
   if (!v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '@')) v = "'" + v;

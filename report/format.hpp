@@ -34,10 +34,6 @@ std::string svg_id(const std::string& s);
 // dot, at most 80 characters; like svg_id, other text is mapped and tagged with a hash.
 std::string file_stem(const std::string& s);
 
-// Whether s is an identifier as the tool writes them (figure ids, curve keys, op names):
-// 1 to 128 characters of [A-Za-z0-9_.+:/-].
-bool is_identifier(const std::string& s);
-
 // A CSV field: quoted (with "" for ") where it holds a comma, quote, line break or
 // leading/trailing blank; text a spreadsheet would run as a formula (= + @ at the start)
 // gets a leading '.
