@@ -11,6 +11,7 @@
 #include "backends.hpp"
 #include "compare_report.hpp"
 #include "gpudissect/compare.hpp"
+#include "gpudissect/json_read.hpp"
 #include "gpudissect/units.hpp"
 #include "registry.hpp"
 #include "report.hpp"
@@ -67,13 +68,12 @@ const ReferenceGpu& lookup(const ReferenceDb& db, const std::string& name) {
 
 // A result JSON (schema 1 or 2, any backend), or a reference file given by path.
 CompareInput load_input(const std::string& file) {
-  std::ifstream f(file);
-  if (!f) throw UsageError("cannot read " + file);
+  if (!std::ifstream(file)) throw UsageError("cannot read " + file);
   json j;
   try {
-    j = json::parse(f);
+    j = read_json_file(file);
   } catch (const std::exception& e) {
-    throw UsageError(file + " is not valid JSON: " + e.what());
+    throw UsageError(file + ": " + e.what());
   }
   if (j.is_object() && j.contains("format") && j["format"] == "gpudissect-reference") {
     try {

@@ -39,6 +39,7 @@
 #include "fleet_report.hpp"
 #include "gpudissect/compare.hpp"
 #include "gpudissect/fleet.hpp"
+#include "gpudissect/json_read.hpp"
 #include "gpudissect/result.hpp"
 #include "output.hpp"
 #include "registry.hpp"
@@ -309,10 +310,7 @@ class FleetCmd : public FleetCommand {
     for (const auto& o : options) argv.insert(argv.end(), {"--option", o});
     RunOutcome out;
     out.child = run_child(argv, dir / "run.log", rank_timeout(), hang);
-    if (fs::exists(json)) {
-      std::ifstream f(json);
-      out.result = nlohmann::json::parse(f);
-    }
+    if (fs::exists(json)) out.result = read_json_file(json);
     return out;
   }
 
@@ -377,11 +375,10 @@ class FleetCmd : public FleetCommand {
       auto t = parse_tolerance(a_.tolerance);
       if (!t) throw UsageError("--tolerance: '" + a_.tolerance + "' is not a percentage");
       fopt_.baseline_tolerance = *t;
-      std::ifstream f(a_.baseline);
-      if (!f) throw UsageError("cannot read " + a_.baseline);
+      if (!std::ifstream(a_.baseline)) throw UsageError("cannot read " + a_.baseline);
       try {
         baseline_ = input_from_result(
-            run_result_from_json(nlohmann::json::parse(f), probe_registry()), a_.baseline);
+            run_result_from_json(read_json_file(a_.baseline), probe_registry()), a_.baseline);
       } catch (const std::exception& e) {
         throw UsageError(a_.baseline + ": " + e.what());
       }
@@ -602,9 +599,8 @@ class FleetCmd : public FleetCommand {
       const fs::path f = dir / ("rank-" + std::to_string(k)) / "fleet-rank.json";
       FleetRank r;
       try {
-        std::ifstream in(f);
-        if (!in) throw std::runtime_error("no report");
-        r = nlohmann::json::parse(in).get<FleetRank>();
+        if (!std::ifstream(f)) throw std::runtime_error("no report");
+        r = read_json_file(f).get<FleetRank>();
       } catch (const std::exception&) {
         r = FleetRank{};
         r.rank = r.local_rank = k;
@@ -723,7 +719,7 @@ class FleetCmd : public FleetCommand {
       MPI_Recv(buf.data(), count, MPI_CHAR, st.MPI_SOURCE, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       const int src = st.MPI_SOURCE;
       try {
-        ranks[src] = nlohmann::json::parse(buf).get<FleetRank>();
+        ranks[src] = parse_json_text(buf).get<FleetRank>();
       } catch (const std::exception& e) {
         ranks[src] = FleetRank{};
         ranks[src].status = {"error", std::string("unreadable report: ") + e.what()};

@@ -20,6 +20,7 @@
 #include "compare_cmd.hpp"  // compare, reference (issue 10)
 #include "fleet_cmd.hpp"    // fleet (issue 12)
 #include "gpudissect/head_start.hpp"
+#include "gpudissect/json_read.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "gpudissect/progress.hpp"
@@ -319,13 +320,12 @@ int cmd_run(const RunArgs& a, const std::string& command) {
 
 int cmd_report(const std::string& in, const std::string& out, bool png, const std::string& csv_dir,
                const std::string& json_out) {
-  std::ifstream f(in);
-  if (!f) throw cli::UsageError("cannot read " + in);
+  if (!std::ifstream(in)) throw cli::UsageError("cannot read " + in);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    j = read_json_file(in);
   } catch (const std::exception& e) {
-    throw cli::UsageError(in + " is not valid JSON: " + e.what());
+    throw cli::UsageError(in + ": " + e.what());
   }
   const ProbeRegistry& registry = probe_registry();
   RunResult r;

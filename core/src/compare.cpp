@@ -11,6 +11,7 @@
 
 #include "bandwidth/bandwidth.hpp"
 #include "compute/compute.hpp"
+#include "gpudissect/json_read.hpp"
 
 namespace gd {
 
@@ -315,9 +316,7 @@ ReferenceDb load_reference_dir(const fs::path& dir) {
   std::sort(files.begin(), files.end());
   for (const fs::path& f : files) {
     try {
-      std::ifstream in(f);
-      if (!in) throw std::runtime_error("cannot read");
-      json j = json::parse(in);
+      json j = read_json_file(f);
       db.gpus.push_back(reference_from_json(j, f));
     } catch (const std::exception& e) {
       db.errors.push_back(f.filename().string() + ": " + e.what());

@@ -25,7 +25,7 @@ void to_json(nlohmann::json& j, const Figure& f) {
 }
 
 void from_json(const nlohmann::json& j, Figure& f) {
-  j.at("id").get_to(f.id);
+  json_fields::need(j, "id", f.id);
   get(j, "label", f.label);
   get(j, "unit", f.unit);
   get(j, "value", f.value);

@@ -12,6 +12,7 @@ using nlohmann::json;
 
 using json_fields::get;
 using json_fields::get_status;
+using json_fields::need;
 using json_fields::put;
 using json_fields::put_status;
 
@@ -20,7 +21,13 @@ void to_json(json& j, const Summary& s) {
            {"min", s.min},       {"max", s.max}, {"n", s.n}};
 }
 void from_json(const json& j, Summary& s) {
-  j.at("median").get_to(s.median);
+  if (j.is_number()) {  // a single value
+    s = single_value(j.get<double>());
+    return;
+  }
+  if (!j.is_object())
+    throw JsonReadError("", "expected a number or a summary, got " + json_kind(j));
+  need(j, "median", s.median);
   get(j, "q1", s.q1);
   get(j, "q3", s.q3);
   get(j, "min", s.min);
@@ -50,8 +57,8 @@ void to_json(json& j, const DeviceInfo& d) {
   if (!d.extra.empty()) j["extra"] = d.extra;
 }
 void from_json(const json& j, DeviceInfo& d) {
-  j.at("backend").get_to(d.backend);
-  j.at("name").get_to(d.name);
+  need(j, "backend", d.backend);
+  need(j, "name", d.name);
   get(j, "id", d.id);
   get(j, "vendor", d.vendor);
   get(j, "compute_units", d.compute_units);
@@ -102,7 +109,7 @@ void to_json(json& j, const LatencyPoint& p) {
   put(j, "clock_mhz", p.clock_mhz);
 }
 void from_json(const json& j, LatencyPoint& p) {
-  j.at("footprint_bytes").get_to(p.footprint_bytes);
+  need(j, "footprint_bytes", p.footprint_bytes);
   get(j, "stride_bytes", p.stride_bytes);
   get(j, "status", p.status);
   get(j, "reason", p.reason);
@@ -129,13 +136,15 @@ void to_json(json& j, const Level& l) {
   put(j, "step_ns", l.step_ns);
 }
 void from_json(const json& j, Level& l) {
-  j.at("name").get_to(l.name);
+  need(j, "name", l.name);
   get(j, "confidence", l.confidence);
   get(j, "capacity_bytes", l.capacity_bytes);
   if (auto it = j.find("capacity_interval_bytes");
       it != j.end() && it->is_array() && it->size() == 2) {
-    l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
-    l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+    read_at("capacity_interval_bytes", [&] {
+      l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
+      l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+    });
   }
   get(j, "latency_cycles", l.latency_cycles);
   get(j, "latency_ns", l.latency_ns);
@@ -183,8 +192,8 @@ void from_json(const json& j, LatencyProbeResult& p) {
   get(j, "clock_mhz_measured", p.clock_mhz_measured);
   get(j, "telemetry_before", p.telemetry_before);
   get(j, "telemetry_after", p.telemetry_after);
-  get(j, "paths", p.paths);
-  get(j, "tlb", p.tlb);
+  json_fields::get_named(j, "paths", p.paths);  // keys name CSV files and charts
+  json_fields::get_named(j, "tlb", p.tlb);
 }
 
 std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& registry) {
@@ -227,32 +236,57 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
     throw std::runtime_error("not a gpudissect result: the document is not a JSON object");
   if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
     throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
-  const int v = j["schema_version"].get<int>();
-  if (v < kOldestSchemaVersion || v > kSchemaVersion)
+  // Compared as the 64-bit number it is: 4294967298 is not version 2.
+  const json& sv = j["schema_version"];
+  const bool known =
+      sv.is_number_unsigned()
+          ? sv.get<uint64_t>() >= uint64_t(kOldestSchemaVersion) &&
+                sv.get<uint64_t>() <= uint64_t(kSchemaVersion)
+          : sv.get<int64_t>() >= kOldestSchemaVersion && sv.get<int64_t>() <= kSchemaVersion;
+  if (!known)
     throw std::runtime_error(
-        "unknown schema_version " + std::to_string(v) + " (this gpudissect reads versions " +
+        "unknown schema_version " + sv.dump() + " (this gpudissect reads versions " +
         std::to_string(kOldestSchemaVersion) + " to " + std::to_string(kSchemaVersion) + ")");
   RunResult r;
   try {
     r.schema_version = kSchemaVersion;  // what it is now, in memory and when written again
-    const json& t = j.at("tool");
-    get(t, "name", r.tool.name);
-    get(t, "version", r.tool.version);
-    get(t, "command", r.tool.command);
-    get(t, "started_at", r.tool.started_at);
-    r.device = j.at("device").get<DeviceInfo>();
-    for (const auto& [name, pj] : j.at("probes").items()) {
-      if (const Probe* p = registry.find(name))
-        r.probes[name] = p->from_json(pj);
-      else
-        r.probes[name] = pj;
-    }
+    read_at("tool", [&] {
+      const json& t = j.at("tool");
+      if (!t.is_object()) throw JsonReadError("", "expected an object, got " + json_kind(t));
+      get(t, "name", r.tool.name);
+      get(t, "version", r.tool.version);
+      get(t, "command", r.tool.command);
+      get(t, "started_at", r.tool.started_at);
+    });
+    need(j, "device", r.device);
+    read_at("probes", [&] {
+      const json& probes = j.at("probes");
+      if (!probes.is_object())
+        throw JsonReadError("", "expected an object, got " + json_kind(probes));
+      for (const auto& [name, pj] : probes.items()) {
+        read_at(name, [&] {
+          if (const Probe* p = registry.find(name)) {
+            try {
+              r.probes[name] = p->from_json(pj);
+            } catch (const std::invalid_argument& e) {  // a probe's own check of a value
+              throw JsonReadError("", e.what());
+            } catch (const std::out_of_range& e) {
+              throw JsonReadError("", e.what());
+            }
+          } else {
+            r.probes[name] = pj;
+          }
+        });
+      }
+    });
     if (j.contains("figures"))
-      j["figures"].get_to(r.figures);
+      get(j, "figures", r.figures);
     else
       r.figures = collect_figures(r, registry);
-  } catch (const json::exception& e) {
+  } catch (const JsonReadError& e) {
     throw std::runtime_error(std::string("malformed gpudissect result: ") + e.what());
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("malformed gpudissect result: ") + describe_json_error(e));
   }
   return r;
 }

@@ -16,7 +16,7 @@ void from_json(const nlohmann::json& j, HostMemoryResult& r) {
   json_fields::get(j, "threads", r.threads);
   json_fields::get(j, "cpu", r.cpu);
   json_fields::get(j, "caches", r.caches);
-  json_fields::get(j, "curves", r.curves);
+  json_fields::get_named(j, "curves", r.curves);  // keys name CSV files
   json_fields::get(j, "figures", r.figures);
   json_fields::get(j, "wall_seconds", r.wall_seconds);
 }

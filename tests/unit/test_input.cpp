@@ -1,0 +1,198 @@
+// Input that came from outside (issue 25, items 3 and 4): bounded JSON (size, depth), and
+// every reader error naming its key path in words, never the JSON library's own text.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gpudissect/compare.hpp"
+#include "gpudissect/json_read.hpp"
+#include "gpudissect/result.hpp"
+#include "registry.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace gd;
+
+namespace {
+
+const fs::path kRepo = fs::path(GD_FIXTURES) / ".." / "..";
+
+std::string nested(int depth, const std::string& inner = "1") {
+  return std::string(depth, '[') + inner + std::string(depth, ']');
+}
+
+// A small valid result: a device, one figure list.
+json small_result() {
+  json fig = {
+      {"id", "bandwidth.dram.read"},
+      {"label", "x"},
+      {"unit", "GB/s"},
+      {"value", {{"median", 100}, {"q1", 99}, {"q3", 101}, {"min", 98}, {"max", 102}, {"n", 5}}},
+      {"status", "ok"}};
+  json figs = json::array();
+  for (int i = 0; i < 14; ++i) {
+    fig["id"] = "bandwidth.dram.read" + std::to_string(i);
+    figs.push_back(fig);
+  }
+  return {{"schema_version", 2},
+          {"tool", {{"name", "gpudissect"}, {"version", "0.1.0"}}},
+          {"device", {{"backend", "cuda"}, {"name", "GPU"}}},
+          {"probes", json::object()},
+          {"figures", figs}};
+}
+
+// The message run_result_from_json gives for `j`; "" when it reads.
+std::string read_error(const json& j) {
+  try {
+    run_result_from_json(j, probe_registry());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(JsonInput, DepthIsBoundedBeforeParsing) {
+  EXPECT_NO_THROW(parse_json_text(nested(kMaxJsonDepth)));
+  try {
+    parse_json_text(nested(kMaxJsonDepth + 1));
+    FAIL() << "a document one level too deep was read";
+  } catch (const JsonReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 64 levels"), std::string::npos)
+        << e.what();
+  }
+  // What crashed report, compare and fleet --baseline: a million levels under a probe this
+  // build does not know.
+  const std::string deep =
+      R"({"schema_version": 2, "tool": {}, "device": {"backend": "x", "name": "y"},
+          "probes": {"future": )" +
+      nested(1000000) + "}}";
+  EXPECT_THROW(parse_json_text(deep), JsonReadError);
+  // Brackets inside strings do not count; unbalanced ones outside are the parser's to refuse.
+  EXPECT_NO_THROW(parse_json_text("[\"" + std::string(500, '[') + "\\\"[\"]"));
+  EXPECT_THROW(parse_json_text(std::string(10, ']')), JsonReadError);
+}
+
+TEST(JsonInput, SizeIsBounded) {
+  const fs::path f =
+      fs::temp_directory_path() / ("gd-input-size-" + std::to_string(::getpid()) + ".json");
+  { std::ofstream(f) << "[1]"; }
+  EXPECT_EQ(read_json_file(f), json::array({1}));
+  fs::resize_file(f, kMaxJsonBytes + 1);  // sparse: no disk used
+  try {
+    read_json_file(f);
+    FAIL() << "a file over the cap was read";
+  } catch (const JsonReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 256 MiB"), std::string::npos) << e.what();
+  }
+  fs::remove(f);
+  EXPECT_THROW(read_json_file(f), JsonReadError);  // gone: cannot read
+}
+
+TEST(JsonInput, ParseErrorsAreWordsNotLibraryTags) {
+  try {
+    parse_json_text("{\"a\": tru}");
+    FAIL();
+  } catch (const JsonReadError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.find("[json.exception"), std::string::npos) << m;
+    EXPECT_NE(m.find("not valid JSON"), std::string::npos) << m;
+  }
+}
+
+TEST(ResultReader, ErrorsNameTheKeyPath) {
+  ASSERT_EQ(read_error(small_result()), "");
+  json j = small_result();
+  j["figures"][12]["value"] = "fast";
+  std::string m = read_error(j);
+  EXPECT_NE(m.find("figures[12].value: expected a number or a summary, got a string"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+
+  j = small_result();
+  j["figures"][3]["value"]["median"] = "x";
+  m = read_error(j);
+  EXPECT_NE(m.find("figures[3].value.median: expected a number, got a string"), std::string::npos)
+      << m;
+
+  j = small_result();
+  j["figures"][0].erase("id");
+  m = read_error(j);
+  EXPECT_NE(m.find("figures[0]: missing key \"id\""), std::string::npos) << m;
+
+  j = small_result();
+  j["device"]["name"] = 5;
+  m = read_error(j);
+  EXPECT_NE(m.find("device.name: expected a string, got a number"), std::string::npos) << m;
+
+  j = small_result();
+  j["figures"] = {{"a", 1}};
+  m = read_error(j);
+  EXPECT_NE(m.find("figures: expected a list, got an object"), std::string::npos) << m;
+
+  j = small_result();
+  j["probes"]["latency"] = {{"paths", {{"global", {{"points", {{{"footprint_bytes", "1K"}}}}}}}}};
+  m = read_error(j);
+  EXPECT_NE(m.find("probes.latency.paths.global.points[0].footprint_bytes: expected a number"),
+            std::string::npos)
+      << m;
+
+  j = small_result();
+  j["tool"] = "gpudissect";
+  m = read_error(j);
+  EXPECT_NE(m.find("tool: expected an object, got a string"), std::string::npos) << m;
+}
+
+TEST(ResultReader, EveryCommittedResultStillReads) {
+  int n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kRepo / "results")) {
+    if (e.path().extension() != ".json" || e.path().filename() == "fleet.json") continue;
+    const json j = read_json_file(e.path());
+    if (!j.is_object() || !j.contains("schema_version")) continue;  // not a run result
+    EXPECT_NO_THROW(run_result_from_json(j, probe_registry())) << e.path();
+    ++n;
+  }
+  EXPECT_GT(n, 10);
+}
+
+TEST(ResultReader, SchemaVersionIsComparedWhole) {
+  json j = small_result();
+  j["schema_version"] = 4294967298ull;  // 2 + 2^32: read as 2 by a 32-bit conversion
+  EXPECT_NE(read_error(j).find("unknown schema_version 4294967298"), std::string::npos)
+      << read_error(j);
+  j["schema_version"] = -4294967294ll;
+  EXPECT_NE(read_error(j).find("unknown schema_version"), std::string::npos);
+  j["schema_version"] = 1;
+  EXPECT_EQ(read_error(j), "");
+}
+
+TEST(ResultReader, KeysThatNameFilesArePlainNames) {
+  json j = small_result();
+  j["probes"]["host"] = {{"status", "ok"}, {"curves", {{"../../evil", json::object()}}}};
+  std::string m = read_error(j);
+  EXPECT_NE(m.find("probes.host.curves: key \"../../evil\" is not a name"), std::string::npos) << m;
+  j = small_result();
+  j["probes"]["latency"] = {{"paths", {{"a/b", json::object()}}}};
+  m = read_error(j);
+  EXPECT_NE(m.find("probes.latency.paths: key \"a/b\" is not a name"), std::string::npos) << m;
+  EXPECT_TRUE(plain_name("stride_4096"));
+  EXPECT_TRUE(plain_name("nt_write"));
+  EXPECT_FALSE(plain_name(""));
+  EXPECT_FALSE(plain_name(".."));
+  EXPECT_FALSE(plain_name("a b"));
+  EXPECT_FALSE(plain_name(std::string(65, 'a')));
+}
+
+TEST(ResultReader, ASummaryMayBeASingleNumber) {
+  json j = small_result();
+  j["figures"][0]["value"] = 42.5;
+  const RunResult r = run_result_from_json(j, probe_registry());
+  ASSERT_TRUE(r.figures.at(0).value);
+  EXPECT_EQ(r.figures.at(0).value->median, 42.5);
+  EXPECT_EQ(r.figures.at(0).value->n, 1u);
+}
