@@ -67,7 +67,8 @@ std::string command_line(int argc, char** argv) {
 uint64_t bytes_option(const std::string& name, const std::string& v) {
   auto b = parse_bytes(v);
   if (!b)
-    throw cli::UsageError("--" + name + ": '" + v + "' is not a size (e.g. 4096, 64K, 256M, 8G)");
+    throw cli::UsageError("--" + name + ": '" + v +
+                          "' is not a size up to 1 PiB (e.g. 4096, 64K, 256M, 8G)");
   return *b;
 }
 
@@ -99,7 +100,8 @@ std::map<std::string, std::map<std::string, std::string>> probe_options(
       throw cli::UsageError("--option '" + o +
                             "': expected PROBE.KEY=VALUE, e.g. bandwidth.quick=1");
     const std::string probe = o.substr(0, dot);
-    if (std::find(probe_names().begin(), probe_names().end(), probe) == probe_names().end())
+    const std::vector<std::string> names = probe_names();  // one list: its begin and end
+    if (std::find(names.begin(), names.end(), probe) == names.end())
       throw cli::UsageError("--option '" + o + "': unknown probe '" + probe +
                             "'; valid probes: " + join(probe_names()));
     out[probe][o.substr(dot + 1, eq - dot - 1)] = o.substr(eq + 1);

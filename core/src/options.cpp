@@ -34,7 +34,7 @@ uint64_t bytes(const std::string& probe, const std::string& key, const std::stri
   auto b = parse_bytes(v);
   if (!b)
     throw std::invalid_argument(name(probe, key) + ": '" + v +
-                                "' is not a size (e.g. 4096, 64K, 256M, 8G)");
+                                "' is not a size up to 1 PiB (e.g. 4096, 64K, 256M, 8G)");
   return *b;
 }
 

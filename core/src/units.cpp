@@ -75,7 +75,9 @@ std::optional<uint64_t> parse_bytes(const std::string& s) {
   else
     return std::nullopt;
   const double bytes = v * mult;
-  if (bytes < 1 || bytes > 1.8e19) return std::nullopt;
+  // 1 PiB: beyond any memory this tool measures; a size past it (1e19) is a typo, and would
+  // overflow the sweeps' arithmetic.
+  if (bytes < 1 || bytes > double(kMaxBytes)) return std::nullopt;
   return static_cast<uint64_t>(std::llround(bytes));
 }
 

@@ -1,5 +1,6 @@
 // The latency probe as a registry entry: its options, its headline figures, and its report
 // pieces. The measurement itself is probes/latency/run.cpp.
+#include <algorithm>
 #include <ostream>
 
 #include "charts.hpp"
@@ -67,6 +68,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
             for (MemPath m : all_mem_paths()) valid += (valid.empty() ? "" : ", ") + to_string(m);
             throw std::invalid_argument("unknown path '" + name + "'; valid paths: " + valid);
           }
+          if (std::find(o.paths.begin(), o.paths.end(), *p) != o.paths.end())
+            throw std::invalid_argument("path '" + name + "' is given twice");
           o.paths.push_back(*p);
         }
       } else if (k == "min_footprint") {

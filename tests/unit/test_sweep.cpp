@@ -234,6 +234,7 @@ TEST(UnitsParseBytes, Accepted) {
 }
 
 TEST(UnitsParseBytes, Rejected) {
-  for (const char* bad : {"", "12Q", "-5", "K", "0", "0K", "abc", "5 XB", "-1M"})
+  for (const char* bad :
+       {"", "12Q", "-5", "K", "0", "0K", "abc", "5 XB", "-1M", "1e19", "2000000G", "nan", "inf"})
     EXPECT_FALSE(gd::parse_bytes(bad).has_value()) << "'" << bad << "'";
 }

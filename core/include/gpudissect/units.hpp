@@ -22,6 +22,9 @@ std::string slugify(const std::string& s);
 }  // namespace gd
 
 namespace gd {
-// "4096", "64K", "64KiB", "1.5M", "8G" (binary multiples) -> bytes; nullopt if malformed.
+// The largest size parse_bytes accepts: 1 PiB.
+inline constexpr uint64_t kMaxBytes = uint64_t{1} << 50;
+// "4096", "64K", "64KiB", "1.5M", "8G" (binary multiples) -> bytes; nullopt if malformed or
+// over kMaxBytes.
 std::optional<uint64_t> parse_bytes(const std::string& s);
 }  // namespace gd
