@@ -120,12 +120,17 @@ class Commands final : public CompareCommands {
                          "Baseline mode: the allowed change, e.g. 3% (default 5%)");
     compare_->add_flag("-v,--verbose", verbose_,
                        "Baseline mode: also list figures within tolerance");
+    compare_->add_flag("--allow-missing", allow_missing_,
+                       "Baseline mode: a figure of the baseline that the new run lacks is only "
+                       "listed, not a failure (for partial runs, e.g. run --quick or some "
+                       "probes against a full baseline)");
     compare_->footer(
         "\nExit status: 0 done (no regression); 2 bad input (unreadable or malformed file, "
         "unknown reference name, fewer than two inputs); 3 baseline mode: at least one figure "
-        "regressed beyond the tolerance, or failed where the baseline had it ok. Figures present "
-        "in one run only are listed, not failures. Higher is better for rates and capacities, "
-        "lower for latencies (each figure says which).\n");
+        "regressed beyond the tolerance, failed where the baseline had it ok, or is missing from "
+        "(or has another unit in) the new run (--allow-missing lists missing figures instead). "
+        "Figures new in the new run are listed. What is better (higher or lower), the unit and "
+        "a capacity's sweep step are the baseline's, never the new file's.\n");
 
     reference_ = app.add_subcommand("reference", "The reference GPUs shipped with the tool");
     reference_->require_subcommand(1);
@@ -203,6 +208,7 @@ class Commands final : public CompareCommands {
     check_writable(html_);
     check_writable(csv_);
     if (tolerance_set()) throw UsageError("--tolerance needs --baseline");
+    if (allow_missing_) throw UsageError("--allow-missing needs --baseline");
     std::vector<CompareInput> inputs;
     for (const std::string& f : files_) inputs.push_back(load_input(f));
     if (!references_.empty()) {
@@ -259,7 +265,7 @@ class Commands final : public CompareCommands {
     base.label = two[0].label;
     cur.label = two[1].label;
     if (base.label == cur.label) cur.label += " (new)";
-    const BaselineReport rep = compare_baseline(base, cur, tol);
+    const BaselineReport rep = compare_baseline(base, cur, tol, allow_missing_);
     report::print_baseline(std::cout, rep, verbose_);
     if (!csv_.empty()) report::write_baseline_csv(csv_, rep);
     if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_, &rep);
@@ -272,7 +278,7 @@ class Commands final : public CompareCommands {
   CLI::App* show_ = nullptr;
   std::vector<std::string> files_, references_;
   std::string html_, csv_, baseline_, tolerance_, show_name_;
-  bool verbose_ = false, png_ = false;
+  bool verbose_ = false, png_ = false, allow_missing_ = false;
 };
 
 }  // namespace

@@ -773,7 +773,7 @@ std::optional<double> number(const Figure& f, std::string* unit) {
 }  // namespace
 
 BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput& current,
-                                double tolerance) {
+                                double tolerance, bool allow_missing) {
   BaselineReport rep;
   rep.baseline = baseline;
   rep.current = current;
@@ -821,7 +821,9 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     } else {
       const auto c2 = convert_unit(*cv, cu, bu);
       if (!c2) {
-        it.verdict = Verdict::not_comparable;
+        // An id keeps its unit from release to release: a new run stating another one has
+        // not measured what the baseline did, and must not pass by saying so.
+        it.verdict = Verdict::failed;
         it.reason = "units differ: " + cu + " against " + bu;
       } else if (*bv == 0) {
         it.verdict = *c2 == 0 ? Verdict::within : Verdict::not_comparable;
@@ -833,8 +835,11 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
         it.change = change;
         const double better = it.higher_is_better ? change : -change;
         // A figure found between two points of a sweep (a capacity) cannot be told apart from
-        // one a step away: the coarser of the two runs' steps widens the tolerance.
-        const double step = std::max(f.resolution.value_or(0), bf.resolution.value_or(0));
+        // one a step away: the baseline's step widens the tolerance. Only the baseline's: the
+        // file under judgement could otherwise claim a step wide enough to excuse anything.
+        const double step = bf.resolution && std::isfinite(*bf.resolution) && *bf.resolution > 0
+                                ? *bf.resolution
+                                : 0;
         const double allowed = std::max(tolerance, step);
         if (better < -allowed - eps)
           it.verdict = Verdict::regressed;
@@ -858,6 +863,12 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     std::string bu;
     it.baseline = f.status.ok() ? number(f, &bu) : std::nullopt;
     it.verdict = Verdict::only_baseline;
+    // A figure the baseline measured and the new run lacks (dropped, renamed, or a run with
+    // no figures at all) fails the gate, unless partial runs were asked for.
+    if (it.baseline && !allow_missing) {
+      it.verdict = Verdict::failed;
+      it.reason = "missing from the new run (ok in the baseline)";
+    }
     rep.items.push_back(std::move(it));
   }
   return rep;

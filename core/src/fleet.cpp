@@ -364,7 +364,10 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       cur.label = r.host + " rank " + std::to_string(r.rank);
       cur.backend = r.device.backend;
       cur.figures = r.figures;
-      g.baseline = compare_baseline(*baseline, cur, *options.baseline_tolerance);
+      // A fleet profile measures a part of what a full baseline holds: the figures it did
+      // not measure are listed, not failures (a failed probe still fails its figures).
+      g.baseline = compare_baseline(*baseline, cur, *options.baseline_tolerance,
+                                    /*allow_missing=*/true);
       g.baseline_regressions = g.baseline->regressions();
       for (const BaselineItem& it : g.baseline->items) {
         if (!is_regression(it.verdict)) continue;

@@ -594,8 +594,10 @@ if d["figures"] is None: del d["figures"]
     -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 15%
   check "compare --baseline: a figure failed in the new run, ok in the baseline, exit 3" 3 "compute.fp32.fma" "failed" \
     -- compare "$tmp/failed.json" --baseline "$H200"
-  check "compare --baseline: figures only in the baseline are listed, not failures (exit 0)" 0 "compute.fp64.fma" "missing" \
+  check "compare --baseline: a figure the new run lacks fails the gate (exit 3)" 3 "compute.fp64.fma" "missing" \
     -- compare "$tmp/fewer.json" --baseline "$H200" --tolerance 3%
+  check "compare --baseline --allow-missing: it is listed, not a failure (exit 0)" 0 "compute.fp64.fma" "missing" \
+    -- compare "$tmp/fewer.json" --baseline "$H200" --tolerance 3% --allow-missing
   check "compare --baseline: --csv writes the verdicts" 3 -- compare "$tmp/worse.json" --baseline "$H200" --tolerance 3% --csv "$tmp/verdicts.csv"
   if grep -q "^bandwidth.dram.read,.*,regressed," "$tmp/verdicts.csv" 2>/dev/null; then ok "compare --baseline: CSV marks the regression"; else
     not_ok "compare --baseline: CSV marks the regression" "no 'bandwidth.dram.read ... regressed' line in $tmp/verdicts.csv"; fi

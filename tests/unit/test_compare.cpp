@@ -345,8 +345,8 @@ TEST(Baseline, CapacityWithinItsSweepStepIsNotFlagged) {
   std::string why;
   EXPECT_EQ(verdict(cap(58.7, step), cap(53.8, step), &why), Verdict::within);
   EXPECT_NE(why.find("step (9.1 %)"), std::string::npos) << why;
-  // Either run's step counts (an old file without one against a new file with one).
-  EXPECT_EQ(verdict(cap(58.7, std::nullopt), cap(53.8, step)), Verdict::within);
+  // The baseline's step counts, never the new file's: a new file cannot widen the gate.
+  EXPECT_EQ(verdict(cap(58.7, std::nullopt), cap(53.8, step)), Verdict::regressed);
   EXPECT_EQ(verdict(cap(58.7, step), cap(53.8, std::nullopt)), Verdict::within);
   // Two steps away is a change; without a step on either side, the tolerance alone.
   EXPECT_EQ(verdict(cap(58.7, step), cap(49.3, step)), Verdict::regressed);
@@ -379,12 +379,47 @@ TEST(Baseline, StatusAndMissingFigures) {
   EXPECT_EQ(v.at("c"), Verdict::recovered);
   EXPECT_EQ(v.at("d"), Verdict::failed_both);
   EXPECT_EQ(v.at("new"), Verdict::only_new);
-  EXPECT_EQ(v.at("gone"), Verdict::only_baseline);
-  EXPECT_EQ(v.at("u"), Verdict::not_comparable);
-  EXPECT_EQ(r.regressions(), 1);  // only b: absent figures are listed, not failures
+  EXPECT_EQ(v.at("gone"), Verdict::failed);  // ok in the baseline, absent now
+  EXPECT_EQ(v.at("u"), Verdict::failed);     // another unit: not what the baseline measured
+  EXPECT_EQ(r.regressions(), 3);
   EXPECT_EQ(r.improvements(), 1);
   EXPECT_TRUE(is_regression(Verdict::failed));
   EXPECT_FALSE(is_regression(Verdict::only_baseline));
+  // Partial runs: a missing figure is listed, not a failure; a changed unit still fails.
+  const BaselineReport partial = compare_baseline(base, now, 0.03, /*allow_missing=*/true);
+  std::map<std::string, Verdict> pv;
+  for (const BaselineItem& it : partial.items) pv[it.id] = it.verdict;
+  EXPECT_EQ(pv.at("gone"), Verdict::only_baseline);
+  EXPECT_EQ(pv.at("u"), Verdict::failed);
+  EXPECT_EQ(partial.regressions(), 2);
+}
+
+TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
+  const CompareInput h = input_from_result(load_h200(), kH200.string());
+  // 50 % worse on every figure, each claiming a step of 1000 %.
+  CompareInput worse = h;
+  int ok = 0;
+  for (Figure& f : worse.figures) {
+    if (!f.status.ok() || !f.value) continue;
+    f.value->median *= f.higher_is_better ? 0.5 : 1.5;
+    f.resolution = 10;
+    ++ok;
+  }
+  ASSERT_GT(ok, 50);
+  EXPECT_EQ(compare_baseline(h, worse, 0.05).regressions(), ok);
+  // Flipping what is better does not help either: the baseline's direction counts.
+  for (Figure& f : worse.figures) f.higher_is_better = !f.higher_is_better;
+  EXPECT_EQ(compare_baseline(h, worse, 0.05).regressions(), ok);
+  // A run with no figures, or with every id renamed, fails on every figure the baseline had.
+  int base_ok = 0;
+  for (const Figure& f : h.figures) base_ok += f.status.ok() && (f.value || f.per_sm_per_clk);
+  CompareInput none = h;
+  none.figures.clear();
+  EXPECT_EQ(compare_baseline(h, none, 0.05).regressions(), base_ok);
+  CompareInput renamed = h;
+  for (Figure& f : renamed.figures) f.id += "_x";
+  EXPECT_EQ(compare_baseline(h, renamed, 0.05).regressions(), base_ok);
+  EXPECT_EQ(compare_baseline(h, none, 0.05, /*allow_missing=*/true).regressions(), 0);
 }
 
 TEST(Baseline, CommittedH200AgainstItselfAndADoctoredCopy) {

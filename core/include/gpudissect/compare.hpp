@@ -208,11 +208,14 @@ struct BaselineReport {
   int improvements() const;
 };
 
-// Each figure of `current` against `baseline` (higher_is_better from the baseline's
-// figure): a change beyond `tolerance` (a fraction) is a regression or an improvement;
-// exactly at the tolerance is within.
+// Each figure of `current` against `baseline` (higher_is_better, the unit and the step
+// (Figure::resolution) from the baseline's figure, never from the file judged): a change
+// beyond `tolerance` (a fraction) is a regression or an improvement; exactly at the tolerance
+// is within. A figure ok in the baseline that the new run lacks, or states in another unit,
+// is `failed`; with allow_missing a missing one is only listed (only_baseline), for partial
+// runs such as --quick.
 BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput& current,
-                                double tolerance);
+                                double tolerance, bool allow_missing = false);
 
 // ---- curves for the charts ----
 
