@@ -25,13 +25,17 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -363,9 +367,11 @@ class FleetCmd : public FleetCommand {
     }
     for (const auto& p : a_.probes)
       if (!probe_registry().find(p)) throw UsageError("--probes: unknown probe '" + p + "'");
+    check_probe_options();
     if (a_.rank_timeout && !(*a_.rank_timeout > 0))
       throw UsageError("--rank-timeout must be positive");
-    if (!(a_.threshold > 0)) throw UsageError("--threshold must be positive");
+    if (!(a_.threshold > 0) || !std::isfinite(a_.threshold))
+      throw UsageError("--threshold must be a positive finite number");
     if (a_.ranks < 0) throw UsageError("--ranks must be positive");
     auto md = parse_tolerance(a_.min_deviation);
     if (!md) throw UsageError("--min-deviation: '" + a_.min_deviation + "' is not a percentage");
@@ -386,7 +392,40 @@ class FleetCmd : public FleetCommand {
     if (a_.json.empty()) a_.json = fs::path(a_.html).replace_extension(".json").string();
   }
 
-  // The outputs can be written: checked before measuring, not after.
+  // Every --option as `run` would take it (the profile's first, then the user's), checked
+  // here: a typo is bad input (exit 2) before any rank starts, not a failed rank on every GPU.
+  void check_probe_options() const {
+    std::map<std::string, OptionValues> kv;
+    for (const std::string& o : a_.options) {
+      const auto dot = o.find('.'), eq = o.find('=');
+      if (dot == std::string::npos || eq == std::string::npos || eq < dot)
+        throw UsageError("--option '" + o + "': expected PROBE.KEY=VALUE, e.g. compute.quick=1");
+      const std::string probe = o.substr(0, dot);
+      if (!probe_registry().find(probe)) {
+        std::string valid;
+        for (const std::string& n : probe_registry().names())
+          valid += (valid.empty() ? "" : ", ") + n;
+        throw UsageError("--option '" + o + "': unknown probe '" + probe +
+                         "'; valid probes: " + valid);
+      }
+      kv[probe][o.substr(dot + 1, eq - dot - 1)] = o.substr(eq + 1);
+    }
+    if (a_.profile == "quick")
+      for (const std::string& o : kQuickOptions) {
+        const auto dot = o.find('.'), eq = o.find('=');
+        kv[o.substr(0, dot)].emplace(o.substr(dot + 1, eq - dot - 1), o.substr(eq + 1));
+      }
+    for (const auto& [probe, values] : kv) {
+      try {
+        probe_registry().find(probe)->parse_options(values);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError("--option: " + std::string(e.what()));
+      }
+    }
+  }
+
+  // The outputs can be written: checked before measuring, not after. So is the work folder
+  // the ranks write into.
   void check_outputs() const {
     try {
       report::ensure_writable(a_.json);
@@ -394,6 +433,19 @@ class FleetCmd : public FleetCommand {
     } catch (const std::runtime_error& e) {
       throw UsageError(e.what());
     }
+    if (a_.work_dir.empty()) return;
+    std::error_code ec;
+    fs::create_directories(a_.work_dir, ec);
+    if (ec || !fs::is_directory(a_.work_dir, ec))
+      throw UsageError("--work-dir " + a_.work_dir + ": cannot create the folder" +
+                       (ec ? " (" + ec.message() + ")" : ""));
+    std::string probe = (fs::path(a_.work_dir) / ".gpudissect-write-test-XXXXXX").string();
+    const int fd = mkstemp(probe.data());
+    if (fd < 0)
+      throw UsageError("--work-dir " + a_.work_dir + ": cannot write into the folder (" +
+                       std::strerror(errno) + ")");
+    close(fd);
+    fs::remove(probe, ec);
   }
 
   const FleetInjection* injection(const char* kind, int rank) const {
