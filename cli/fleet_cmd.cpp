@@ -19,6 +19,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,7 +68,29 @@ constexpr double kKillGrace = 10;  // seconds between SIGTERM and SIGKILL of a m
 constexpr int kTag = 1207;         // the MPI tag of a rank's report
 
 std::atomic<bool> g_fleet_stop{false};
-extern "C" void on_fleet_signal(int) { g_fleet_stop = true; }
+std::atomic<int> g_fleet_signal{0};
+extern "C" void on_fleet_signal(int sig) {
+  g_fleet_stop = true;
+  g_fleet_signal = sig;
+}
+
+// The exit status of a launcher stopped by a signal: 128 + the signal (130 Ctrl-C, 143
+// SIGTERM), never 3: a preempted job says nothing about its GPUs.
+int stopped_status() { return 128 + (g_fleet_signal ? g_fleet_signal.load() : SIGTERM); }
+std::string stop_reason() {
+  return std::string("stopped by ") + (g_fleet_signal == SIGINT ? "SIGINT" : "SIGTERM") +
+         " before it finished";
+}
+
+// In a child just forked: end with SIGTERM when the parent dies (SIGKILL of the launcher
+// included), so that no rank or measurement outlives it. `parent` is the parent's pid before
+// the fork: when it has already gone, the child leaves at once.
+void die_with_parent(pid_t parent) {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+  if (getppid() != parent) _exit(128 + SIGTERM);
+}
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
@@ -119,9 +144,11 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const fs::path& log
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  const pid_t self = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    die_with_parent(self);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -246,7 +273,11 @@ class FleetCmd : public FleetCommand {
         "\nRun one rank per GPU: mpirun -n 8 gpudissect fleet -o fleet.html, or under Slurm "
         "srun --mpi=pmix -n 8 --gpus-per-task=1 gpudissect fleet. Without MPI: gpudissect fleet "
         "--ranks N runs N local processes. Exit status: 0 every GPU healthy, 3 at least one "
-        "outlier, baseline regression or failed rank, 2 bad input.");
+        "outlier, baseline regression or failed rank (drain it), 2 bad input (a mistyped "
+        "--option included), 130 (SIGINT) or 143 (SIGTERM): the launcher was stopped (a "
+        "preempted job): it stopped its ranks, kept what they measured and wrote the outputs, "
+        "with the stopped ranks \"interrupted\", not failed; drain nothing on it. A rank never "
+        "outlives its launcher (Linux: a SIGKILL of the launcher ends them too).");
   }
 
   bool chosen() const override { return cmd_->parsed(); }
@@ -513,6 +544,12 @@ class FleetCmd : public FleetCommand {
       if (out.timed_out) {
         r.status = {"timeout", "killed after the per-rank timeout of " +
                                    std::to_string(static_cast<int>(rank_timeout())) + " s"};
+      } else if (g_fleet_stop || out.rc == 128 + SIGTERM || out.rc == 128 + SIGINT) {
+        // Stopped (a preempted job): what was measured is kept, and the GPU is not blamed.
+        r.status = {"interrupted",
+                    (g_fleet_stop ? stop_reason() : "the measurement was stopped by a signal") +
+                        "; " + std::to_string(r.figures.size()) +
+                        " figure(s) measured before are kept"};
       } else if (out.rc == 0 && !r.result.is_null()) {
         r.status = {};
       } else if (out.rc == 1 && !r.result.is_null()) {
@@ -609,10 +646,12 @@ class FleetCmd : public FleetCommand {
     std::signal(SIGINT, on_fleet_signal);
     std::vector<pid_t> pids(n, -1);
     std::vector<int> status(n, -1);
+    const pid_t launcher = getpid();
     for (int k = 0; k < n; ++k) {
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed");
       if (pid == 0) {
+        die_with_parent(launcher);  // a launcher killed (even by SIGKILL) takes its ranks along
         setpgid(0, 0);  // the launcher ends a worker and its measurement together
         setenv("GD_FLEET_WORKER", std::to_string(k).c_str(), 1);
         setenv("GD_FLEET_DIR", dir.c_str(), 1);
@@ -657,8 +696,11 @@ class FleetCmd : public FleetCommand {
         r = FleetRank{};
         r.rank = r.local_rank = k;
         r.host = host_name();
-        r.status = {"missing",
-                    "the worker wrote no report (exit status " + std::to_string(status[k]) + ")"};
+        if (g_fleet_stop)
+          r.status = {"interrupted", stop_reason() + " (the worker wrote no report)"};
+        else
+          r.status = {"missing",
+                      "the worker wrote no report (exit status " + std::to_string(status[k]) + ")"};
       }
       ranks.push_back(std::move(r));
     }
@@ -667,7 +709,8 @@ class FleetCmd : public FleetCommand {
       if (!a_.quiet) std::cerr << "fleet: links of this node\n";
       ranks[0].node_links = measure_links(dir / "links", pick_device(0));
     }
-    return conclude(std::move(ranks), "local");
+    const int rc = conclude(std::move(ranks), "local");
+    return g_fleet_stop ? stopped_status() : rc;
   }
 
   // ---- MPI ----
@@ -781,7 +824,10 @@ class FleetCmd : public FleetCommand {
       got[src] = true;
     }
     for (int k = 1; k < size; ++k)
-      if (!got[k]) {
+      if (!got[k] && g_fleet_stop) {
+        ranks[k].rank = k;
+        ranks[k].status = {"interrupted", stop_reason() + " (no report came)"};
+      } else if (!got[k]) {
         ranks[k].rank = k;
         ranks[k].status = {"missing", "no report within " +
                                           std::to_string(static_cast<int>(deadline)) +
@@ -790,6 +836,7 @@ class FleetCmd : public FleetCommand {
     int rc = 3;
     try {
       rc = conclude(std::move(ranks), "mpi");
+      if (g_fleet_stop) rc = stopped_status();
     } catch (const std::exception& e) {
       std::cerr << "error: " << e.what() << "\n";
       rc = 1;

@@ -213,13 +213,15 @@ std::string to_string(GpuVerdict v) {
       return "regressed";
     case GpuVerdict::failed:
       return "failed";
+    case GpuVerdict::interrupted:
+      return "interrupted";
   }
   return "?";
 }
 
 int FleetReport::unhealthy() const {
   return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const FleetGpu& g) {
-    return g.verdict != GpuVerdict::healthy;
+    return g.verdict != GpuVerdict::healthy && g.verdict != GpuVerdict::interrupted;
   }));
 }
 
@@ -339,7 +341,7 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     FleetGpu g;
     g.index = static_cast<int>(i);
     if (!r.status.ok()) {
-      g.verdict = GpuVerdict::failed;
+      g.verdict = r.status.status == "interrupted" ? GpuVerdict::interrupted : GpuVerdict::failed;
       g.reasons.push_back(r.status.status +
                           (r.status.reason.empty() ? "" : ": " + r.status.reason));
       rep.gpus.push_back(std::move(g));
@@ -400,8 +402,10 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
         return 2;
       case GpuVerdict::healthy:
         return 3;
+      case GpuVerdict::interrupted:
+        return 4;
     }
-    return 4;
+    return 5;
   };
   std::stable_sort(rep.gpus.begin(), rep.gpus.end(), [&](const FleetGpu& a, const FleetGpu& b) {
     return order(a.verdict) < order(b.verdict);

@@ -3,7 +3,8 @@
 # compute run. Checks: under mpirun -n 2, a slowed figure on rank 1 makes rank 1 an
 # outlier (exit 3, the figure named) and rank 0 healthy; a rank whose device does not open is
 # reported as failed while the other reports; as local processes (no MPI), a rank that hangs
-# is killed at the per-rank timeout and reported, the other measured.
+# is killed at the per-rank timeout and reported, the other measured; a SIGTERM to the
+# launcher reports "interrupted" with exit 143, and a SIGKILL of it leaves no rank running.
 # Usage: test_fleet.sh GPUDISSECT [MPIEXEC]   (no MPIEXEC: the MPI cases are skipped)
 set -uo pipefail
 BIN=$1
@@ -84,6 +85,49 @@ check "local: rank 0 measured" "j['ranks'][0]['status']=='ok'" "$T/hang.json"
 check "local: this node's links after the ranks, unsupported on PoCL with the reason" \
   "len(j['nodes'])==1 and j['nodes'][0]['status']=='unsupported' and 'links kernels' in j['nodes'][0]['reason']" \
   "$T/hang.json"
+
+# A preempted job: SIGTERM to the launcher once rank 0 has measured, while rank 1 hangs. The
+# launcher forwards it to its ranks, keeps rank 0's figures, reports rank 1 "interrupted"
+# (not failed) and exits 143: nothing to drain.
+"$BIN" fleet --local --ranks 2 "${TINY[@]}" --rank-timeout 120 --inject hang:1 --no-links \
+  --work-dir "$T/sig" -o "$T/sig.html" >"$T/sig.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [[ -f $T/sig/rank-0/fleet-rank.json && -f $T/sig/rank-1/run.log ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+cat "$T/sig.out"
+expect_rc "local: SIGTERM to the launcher exits 143, not 3" 143 $rc
+check "local: after SIGTERM rank 0's measurement is kept" \
+  "j['ranks'][0]['status']=='ok' and any(f['id']=='$FIG' for f in j['ranks'][0]['figures'])" "$T/sig.json"
+check "local: after SIGTERM rank 1 is interrupted, no GPU failed" \
+  "j['ranks'][1]['status']=='interrupted' and any(v['rank']==1 and v['verdict']=='interrupted' for v in j['verdicts']) and all(v['verdict']!='failed' for v in j['verdicts'])" \
+  "$T/sig.json"
+
+# SIGKILL of the launcher: no rank (nor its measurement) outlives it.
+"$BIN" fleet --local --ranks 2 "${TINY[@]}" --rank-timeout 120 --inject hang:0 --inject hang:1 \
+  --no-links --work-dir "$T/kill" -o "$T/kill.html" >"$T/kill.out" 2>&1 &
+pid=$!
+for _ in $(seq 600); do [[ -f $T/kill/rank-0/run.log && -f $T/kill/rank-1/run.log ]] && break; sleep 0.1; done
+procs=$(pgrep -P "$pid")
+for p in $procs; do procs+=" $(pgrep -P "$p")"; done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+alive() { [[ -e /proc/$1/stat ]] && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+left=""
+for _ in $(seq 150); do
+  left=""
+  for p in $procs; do alive "$p" && left+=" $p"; done
+  [[ -z $left ]] && break
+  sleep 0.1
+done
+if [[ -n $procs && -z $left ]]; then
+  echo "ok: local: SIGKILL of the launcher ends its ranks ($(echo $procs | wc -w) processes)"
+else
+  echo "FAIL: local: after SIGKILL of the launcher, still running:${left:- (none found: $procs)}"
+  for p in $left; do kill -KILL "$p" 2>/dev/null; done
+  fail=1
+fi
 
 # Bad input.
 "$BIN" fleet --inject boom:1 >/dev/null 2>&1

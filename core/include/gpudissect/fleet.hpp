@@ -150,7 +150,9 @@ struct FleetRow {
   std::vector<FleetCell> cells;  // one per rank, in FleetReport::ranks order
 };
 
-enum class GpuVerdict { healthy, outlier, regressed, failed };
+// interrupted: the rank was stopped by a signal (a preempted job) before it finished; says
+// nothing about the GPU.
+enum class GpuVerdict { healthy, outlier, regressed, failed, interrupted };
 std::string to_string(GpuVerdict v);
 
 struct FleetGpu {
@@ -170,7 +172,7 @@ struct FleetReport {
                                    // regressed), then the healthy, each group by rank
   std::vector<std::string> notes;  // caveats a reader needs (a fleet of two, a GPU twice ...)
   std::vector<FleetNode> nodes;    // links per node, in rank order (empty: not measured)
-  int unhealthy() const;
+  int unhealthy() const;           // outlier, regressed or failed (interrupted is not unhealthy)
   // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it).
   int exit_code() const { return unhealthy() ? 3 : 0; }
 };
