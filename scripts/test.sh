@@ -5,6 +5,8 @@
 #   scripts/build.sh (JOBS defaults to 2 here: the test machines have 2 cores)
 #   GD_REQUIRE_VULKAN=1  also makes the Vulkan tests fail instead of skipping where no
 #   Vulkan device (lavapipe) or spirv-val is found
+#   GD_SANITIZE=0  skips the second, sanitizer build (BUILD_DIR-sanitize) of the unit tests
+#   and the CLI input checks; GD_FUZZ_SECONDS (default 30) is how long its fuzz test runs
 #   GD_REQUIRE_OPENCL=1  the PoCL CPU-cache test fails instead of skipping when there is no
 #   OpenCL CPU device or /sys names no cache sizes (CI sets it; GD_REQUIRE_BROWSER likewise)
 set -euo pipefail
@@ -14,3 +16,29 @@ export BUILD_DIR JOBS=${JOBS:-2} GD_BUILD_TESTS=ON
 bash scripts/build.sh
 echo "+ ctest --test-dir $BUILD_DIR --output-on-failure -j$JOBS"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS"
+
+# Once more under AddressSanitizer and UndefinedBehaviorSanitizer, GPU-free: the unit tests
+# (the readers' fuzz test for GD_FUZZ_SECONDS, 30 s here) and the command line's input checks
+# (tests/cli/test_input.sh), in a second build folder without backends. GD_SANITIZE=0 skips it.
+if [[ ${GD_SANITIZE:-1} != 0 ]]; then
+  SAN_DIR=${BUILD_DIR}-sanitize
+  t=$(date +%s)
+  if [[ ! -f $SAN_DIR/CMakeCache.txt ]]; then
+    read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
+    # -O1: the sanitizers' usual level; -g1: line numbers in their reports, faster to build.
+    mkdir -p "$SAN_DIR"
+    cmake -S . -B "$SAN_DIR" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
+      -DGD_SANITIZE=ON -DGD_BUILD_TESTS=ON -DGD_WITH_CUDA=OFF -DGD_WITH_OPENCL=OFF \
+      -DGD_WITH_VULKAN=OFF -DGD_WITH_MPI=OFF "${extra[@]}" >"$SAN_DIR/configure.log" 2>&1 ||
+      { cat "$SAN_DIR/configure.log"; exit 1; }
+  fi
+  echo "+ cmake --build $SAN_DIR -j$JOBS --target unit_tests gpudissect"
+  cmake --build "$SAN_DIR" -j"$JOBS" --target unit_tests gpudissect
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  echo "+ $SAN_DIR/tests/unit_tests (ASan + UBSan, fuzz ${GD_FUZZ_SECONDS:-30} s)"
+  GD_FUZZ_SECONDS=${GD_FUZZ_SECONDS:-30} "$SAN_DIR/tests/unit_tests" --gtest_brief=1
+  echo "+ tests/cli/test_input.sh $SAN_DIR/gpudissect"
+  bash tests/cli/test_input.sh "$SAN_DIR/gpudissect"
+  echo "test.sh: time: sanitizer build and tests $(( $(date +%s) - t )) s"
+fi
