@@ -1,8 +1,8 @@
 # A probe is a folder: probes/<name>/ holds its model, measurement, registry entry, report
 # section and its kernels for each API. gd_add_probe(<name>) adds the folder's files to the
 # layer each belongs to, for the backends being built:
-#   model.cpp                      -> gpudissect_core    (GPU-free: result model, figures, JSON)
-#   run.cpp, entry.cpp             -> gpudissect_probes  (measurement, registry entry)
+#   model.cpp, model_*.cpp         -> gpudissect_core    (GPU-free: result model, figures, JSON)
+#   run.cpp, run_*.cpp, entry.cpp  -> gpudissect_probes  (measurement, registry entry)
 #   report.cpp                     -> gpudissect_report  (its report section)
 #   cuda*.cu, cuda*.cpp            -> gpudissect_cuda
 #   opencl*.cpp, *.cl              -> gpudissect_opencl  (.cl embedded as string literals)
@@ -22,6 +22,11 @@ function(gd_add_probe name)
       target_sources(${target} PRIVATE ${dir}/${file}.cpp)
     endif()
   endforeach()
+  # A long model or measurement is split into model_<part>.cpp and run_<part>.cpp.
+  file(GLOB sources ${dir}/model_*.cpp)
+  target_sources(gpudissect_core PRIVATE ${sources})
+  file(GLOB sources ${dir}/run_*.cpp)
+  target_sources(gpudissect_probes PRIVATE ${sources})
   if(TARGET gpudissect_cuda)
     file(GLOB sources ${dir}/cuda*.cu ${dir}/cuda*.cpp)
     target_sources(gpudissect_cuda PRIVATE ${sources})
