@@ -24,217 +24,14 @@
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
 #include "device_clock.cuh"
-#include "links/links.hpp"
+#include "links/cuda_kernels.cuh"
 #include "links/cuda_nccl.hpp"
+#include "links/links.hpp"
 #include "nvml.hpp"
 
 namespace gd::cuda {
 
 namespace {
-
-// word i = i + seed: a pattern whose sums the host knows in closed form.
-__global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < words;
-       i += uint64_t(gridDim.x) * blockDim.x)
-    p[i] = uint32_t(i) + seed;
-}
-
-// One pass of 16-byte loads over the peer's buffer (.cg: no L1), every word summed; the
-// block's sum is added to *sum. Each thread keeps LOADS loads in flight per step, a grid
-// stride apart (LOADS = 4 or 8: the probe tries both, as the link's best needs enough bytes
-// in flight without too many blocks contending for it).
-template <int LOADS>
-__global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, unsigned long long* sum) {
-  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
-  unsigned long long acc = 0;
-  for (; i + (LOADS - 1) * stride < n16; i += LOADS * stride) {
-    uint4 v[LOADS];
-#pragma unroll
-    for (int k = 0; k < LOADS; ++k) v[k] = __ldcg(p + i + k * stride);
-#pragma unroll
-    for (int k = 0; k < LOADS; ++k) acc += (unsigned long long)v[k].x + v[k].y + v[k].z + v[k].w;
-  }
-  for (; i < n16; i += stride) {
-    const uint4 a = __ldcg(p + i);
-    acc += (unsigned long long)a.x + a.y + a.z + a.w;
-  }
-  for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
-  if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
-}
-
-// One pass of 16-byte stores into the peer's buffer: word i = i + seed.
-__global__ void links_sm_write(uint4* __restrict__ p, uint64_t n16, uint32_t seed) {
-  const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n16; i += stride) {
-    const uint32_t w = uint32_t(i * 4) + seed;
-    __stcg(p + i, make_uint4(w, w + 1, w + 2, w + 3));
-  }
-}
-
-// One thread chases the chain in the peer's memory: out[r] cycles and out[R + r] ns of
-// repeat r, out[2R] the line reached, out[2R + 1] the SM that chased, plus one. The store of
-// the line into shared memory makes the warp wait for the last load before it reads the
-// clocks (in-order issue). With want_sm >= 0 many blocks are launched and only the first to
-// find itself on that SM (and to claim *claim) chases; the rest leave at once.
-__global__ void links_chase(const uint32_t* chain, uint32_t stride_words, uint64_t warmup,
-                            uint64_t hops, int repeats, unsigned long long* out, int want_sm,
-                            int* claim) {
-  __shared__ volatile uint32_t sink;
-  if (threadIdx.x != 0) return;
-  uint32_t sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  if (want_sm >= 0 && (int(sm) != want_sm || atomicCAS(claim, 0, 1) != 0)) return;
-  out[2 * repeats + 1] = sm + 1ull;
-  uint32_t cur = 0;
-  for (uint64_t h = 0; h < warmup; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
-  sink = cur;
-  for (int r = 0; r < repeats; ++r) {
-    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
-    for (uint64_t h = 0; h < hops; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
-    sink = cur;
-    const uint64_t c1 = clock64(), t1 = globaltimer_ns();
-    out[r] = c1 - c0;
-    out[repeats + r] = t1 - t0;
-  }
-  out[2 * repeats] = sink;
-}
-
-// Ping-pong player. The starter writes 2k+1 into the other's flag and waits for 2k+2 in its
-// own; the responder waits for 2k+1 and writes 2k+2. Warm-up round trips, then `repeats`
-// timed segments of `round_trips` each (timed by the starter). out: [0..R) cycles,
-// [R..2R) ns, [2R] hand-overs made, [2R+1] timeouts.
-__global__ void links_ping_pong(volatile uint32_t* mine, volatile uint32_t* theirs, int starter,
-                                uint32_t warmup, uint32_t round_trips, int repeats,
-                                uint64_t timeout_ns, unsigned long long* out) {
-  const uint64_t total = warmup + uint64_t(round_trips) * repeats;
-  unsigned long long made = 0, timeouts = 0;
-  auto wait_for = [&](uint32_t v) {
-    const uint64_t start = globaltimer_ns();
-    while (*mine != v) {
-      if (globaltimer_ns() - start > timeout_ns) {
-        ++timeouts;
-        return false;
-      }
-    }
-    return true;
-  };
-  uint64_t k = 0;
-  for (int seg = -1; seg < repeats; ++seg) {
-    const uint64_t n = seg < 0 ? warmup : round_trips;
-    const uint64_t c0 = clock64(), t0 = globaltimer_ns();
-    for (uint64_t j = 0; j < n; ++j, ++k) {
-      if (starter) {
-        *theirs = uint32_t(2 * k + 1);
-        ++made;
-        if (!wait_for(uint32_t(2 * k + 2))) goto done;
-      } else {
-        if (!wait_for(uint32_t(2 * k + 1))) goto done;
-        *theirs = uint32_t(2 * k + 2);
-        ++made;
-      }
-    }
-    if (seg >= 0) {
-      out[seg] = clock64() - c0;
-      out[repeats + seg] = globaltimer_ns() - t0;
-    }
-  }
-done:
-  (void)total;
-  out[2 * repeats] = made;
-  out[2 * repeats + 1] = timeouts;
-}
-
-// Floats of piece i / chunk: base + piece x step (the collectives' send pattern).
-__global__ void links_fill_pieces(float* p, uint64_t count, uint64_t chunk, float base,
-                                  float step) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < count;
-       i += uint64_t(gridDim.x) * blockDim.x)
-    p[i] = base + float(i / chunk) * step;
-}
-
-class OnDevice {
- public:
-  explicit OnDevice(int d) {
-    cudaGetDevice(&prev_);
-    check(cudaSetDevice(d), "cudaSetDevice");
-  }
-  ~OnDevice() { cudaSetDevice(prev_); }
-
- private:
-  int prev_ = 0;
-};
-
-// Device memory on one GPU that grows and is reused.
-struct Mem {
-  int dev = 0;
-  void* p = nullptr;
-  size_t size = 0;
-  void* get(size_t bytes, const char* what) {
-    if (bytes <= size && p) return p;
-    OnDevice on(dev);
-    if (p) cudaFree(p);
-    p = nullptr;
-    size = 0;
-    check(cudaMalloc(&p, bytes), what);
-    size = bytes;
-    return p;
-  }
-  void release() {
-    if (p) {
-      OnDevice on(dev);
-      cudaFree(p);
-    }
-    p = nullptr;
-    size = 0;
-  }
-};
-
-// Pinned host memory, filled with the word pattern once at allocation.
-struct Pinned {
-  void* p = nullptr;
-  size_t size = 0;
-  uint32_t seed = 0;
-  void* get(size_t bytes, uint32_t fill_seed, bool fill, const char* what) {
-    if (bytes <= size && p && (!fill || seed == fill_seed)) return p;
-    if (p) cudaFreeHost(p);
-    p = nullptr;
-    size = 0;
-    check(cudaHostAlloc(&p, bytes, cudaHostAllocPortable), what);
-    size = bytes;
-    seed = fill_seed;
-    if (fill) {
-      uint32_t* w = static_cast<uint32_t*>(p);
-      for (size_t i = 0; i < bytes / 4; ++i) w[i] = uint32_t(i) + fill_seed;
-    }
-    return p;
-  }
-  void release() {
-    if (p) cudaFreeHost(p);
-    p = nullptr;
-    size = 0;
-  }
-};
-
-struct Gpu {
-  int index = 0;
-  int sms = 1;
-  cudaStream_t stream[2] = {nullptr, nullptr};
-  Mem out, in, scratch;  // transfer source, transfer destination, results / chains
-  Pinned host_src, host_dst;
-  std::vector<cudaEvent_t> events;  // created on demand
-  cudaEvent_t event(size_t i) {
-    while (events.size() <= i) {
-      OnDevice on(index);
-      cudaEvent_t e;
-      check(cudaEventCreate(&e), "cudaEventCreate");
-      events.push_back(e);
-    }
-    return events[i];
-  }
-};
-
-std::string two(int a, int b) { return std::to_string(a) + "->" + std::to_string(b); }
 
 class CudaLinks final : public LinksKernels {
  public:
@@ -594,214 +391,13 @@ class CudaLinks final : public LinksKernels {
     return t;
   }
 
-  HostCopyTiming host_copy(const HostCopyRequest& r) override {
-    refuse_after_hang();
-    if (r.gpus.empty()) throw BackendError("host copy: no GPU");
-    const bool h2d = r.dir != HostLinkDir::d2h, d2h = r.dir != HostLinkDir::h2d;
-    struct Side {
-      Gpu* g;
-      void *hs, *hd, *ds, *dd;
-    };
-    std::vector<Side> sides;
-    for (int i : r.gpus) {
-      Gpu& g = gpu(i);
-      Side s{&g, nullptr, nullptr, nullptr, nullptr};
-      const uint32_t seed = 0x4000u * (i + 1);
-      if (h2d) {
-        s.hs = g.host_src.get(r.bytes, seed, true, "pinned host source");
-        s.dd = g.in.get(r.bytes, "host copy destination");
-      }
-      if (d2h) {
-        s.ds = g.out.get(r.bytes, "host copy source");
-        s.hd = g.host_dst.get(r.bytes, 0, false, "pinned host destination");
-        fill(g, s.ds, r.bytes, seed + 5);
-      }
-      sides.push_back(s);
-    }
-    sync_all(r.timeout_s, "preparing the host copies");
-    HostCopyTiming t;
-    t.bytes_per_gpu_per_repeat = r.bytes * uint64_t(r.iterations) * ((h2d ? 1 : 0) + (d2h ? 1 : 0));
-    t.gpu_seconds.assign(sides.size(), {});
-    Gpu& leader = *sides[0].g;
-    for (int rep = -1; rep < r.repeats; ++rep) {
-      const int iters = rep < 0 ? 1 : r.iterations;
-      OnDevice on(leader.index);
-      check(cudaEventRecord(leader.event(0), leader.stream[0]), "cudaEventRecord");
-      for (size_t k = 0; k < sides.size(); ++k) {
-        Gpu& g = *sides[k].g;
-        OnDevice og(g.index);
-        for (int s = 0; s < 2; ++s)
-          check(cudaStreamWaitEvent(g.stream[s], leader.event(0), 0), "cudaStreamWaitEvent");
-        check(cudaEventRecord(g.event(2), g.stream[0]), "cudaEventRecord");
-        for (int i = 0; i < iters; ++i) {
-          if (h2d)
-            check(cudaMemcpyAsync(sides[k].dd, sides[k].hs, r.bytes, cudaMemcpyHostToDevice,
-                                  g.stream[0]),
-                  "cudaMemcpyAsync host to device");
-          if (d2h)
-            check(cudaMemcpyAsync(sides[k].hd, sides[k].ds, r.bytes, cudaMemcpyDeviceToHost,
-                                  g.stream[h2d ? 1 : 0]),
-                  "cudaMemcpyAsync device to host");
-        }
-        if (h2d && d2h) {
-          check(cudaEventRecord(g.event(4), g.stream[1]), "cudaEventRecord");
-          check(cudaStreamWaitEvent(g.stream[0], g.event(4), 0), "cudaStreamWaitEvent");
-        }
-        check(cudaEventRecord(g.event(3), g.stream[0]), "cudaEventRecord");
-      }
-      OnDevice back(leader.index);
-      for (size_t k = 0; k < sides.size(); ++k)
-        check(cudaStreamWaitEvent(leader.stream[0], sides[k].g->event(3), 0),
-              "cudaStreamWaitEvent");
-      check(cudaEventRecord(leader.event(1), leader.stream[0]), "cudaEventRecord");
-      wait(leader.stream[0], r.timeout_s, "host copies " + to_string(r.dir));
-      if (rep < 0) continue;
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, leader.event(0), leader.event(1)), "cudaEventElapsedTime");
-      t.wall_seconds.push_back(ms / 1e3);
-      for (size_t k = 0; k < sides.size(); ++k) {
-        Gpu& g = *sides[k].g;
-        OnDevice og(g.index);
-        check(cudaEventElapsedTime(&ms, g.event(2), g.event(3)), "cudaEventElapsedTime");
-        t.gpu_seconds[k].push_back(ms / 1e3);
-      }
-    }
-    for (size_t k = 0; k < sides.size() && t.check_error.empty(); ++k) {
-      Gpu& g = *sides[k].g;
-      const uint32_t seed = 0x4000u * (g.index + 1);
-      if (h2d)
-        t.check_error =
-            check_words(g, sides[k].dd, r.bytes, seed, 0, "GPU " + std::to_string(g.index));
-      if (t.check_error.empty() && d2h) {
-        const uint32_t* w = static_cast<const uint32_t*>(sides[k].hd);
-        for (uint64_t i : sample_words(r.bytes / 4))
-          if (w[i] != uint32_t(i) + seed + 5) {
-            t.check_error = "host word " + std::to_string(i) + " holds " + std::to_string(w[i]) +
-                            " after the copy from GPU " + std::to_string(g.index);
-            break;
-          }
-      }
-    }
-    return t;
-  }
+  HostCopyTiming host_copy(const HostCopyRequest& r) override;
 
-  Support nccl_open() override {
-    if (hung_) return Support::no("an earlier operation on these GPUs timed out");
-    if (comms_.size() == gpus_.size() && !comms_.empty()) return Support::yes();
-    std::string why;
-    nccl_ = nccl_load(&why);
-    if (!nccl_) return Support::no(why);
-    if (gpus_.size() < 2) return Support::no("needs 2 GPUs");
-    std::vector<int> devs;
-    for (auto& g : gpus_) devs.push_back(g->index);
-    std::vector<ncclComm> comms(gpus_.size(), nullptr);
-    if (ncclResult rc = nccl_->comm_init_all(comms.data(), int(devs.size()), devs.data()))
-      return Support::no("ncclCommInitAll: " + nccl_->error(rc));
-    comms_ = comms;
-    return Support::yes();
-  }
+  Support nccl_open() override;
 
-  std::string nccl_description() override {
-    std::string why;
-    const Nccl* n = nccl_load(&why);
-    return n ? n->describe() : std::string();
-  }
+  std::string nccl_description() override;
 
-  CollectiveTiming collective(const CollectiveRequest& r) override {
-    refuse_after_hang();
-    if (comms_.empty()) throw BackendError("NCCL is not open");
-    const int n = int(gpus_.size());
-    const auto counts = collective_counts(r.op, r.bytes, n);
-    if (!counts) throw BackendError("collective: size too small for the ranks");
-    for (int k = 0; k < n; ++k) {
-      Gpu& g = *gpus_[k];
-      float* send = static_cast<float*>(g.out.get(counts->send_count * 4, "NCCL send buffer"));
-      float* recv = static_cast<float*>(g.in.get(counts->recv_count * 4, "NCCL receive buffer"));
-      OnDevice on(g.index);
-      const float base = collective_send_value(r.op, n, k, 0);
-      const float step = collective_send_value(r.op, n, k, 1) - base;
-      const uint64_t chunk = r.op == Collective::all_to_all
-                                 ? counts->chunk_count
-                                 : std::max<uint64_t>(1, counts->send_count);
-      links_fill_pieces<<<256, 256, 0, g.stream[0]>>>(send, counts->send_count, chunk, base, step);
-      check(cudaGetLastError(), "launching links_fill_pieces");
-      check(cudaMemsetAsync(recv, 0xff, counts->recv_count * 4, g.stream[0]), "cudaMemsetAsync");
-    }
-    const Nccl& nc = *nccl_;
-    auto one = [&] {
-      if (ncclResult rc = nc.group_start()) throw BackendError("ncclGroupStart: " + nc.error(rc));
-      for (int k = 0; k < n; ++k) {
-        Gpu& g = *gpus_[k];
-        const void* s = g.out.p;
-        void* d = g.in.p;
-        ncclResult rc = 0;
-        switch (r.op) {
-          case Collective::all_reduce:
-            rc = nc.all_reduce(s, d, counts->send_count, kNcclFloat32, kNcclSum, comms_[k],
-                               g.stream[0]);
-            break;
-          case Collective::all_gather:
-            rc = nc.all_gather(s, d, counts->send_count, kNcclFloat32, comms_[k], g.stream[0]);
-            break;
-          case Collective::reduce_scatter:
-            rc = nc.reduce_scatter(s, d, counts->recv_count, kNcclFloat32, kNcclSum, comms_[k],
-                                   g.stream[0]);
-            break;
-          case Collective::broadcast:
-            rc = nc.broadcast(s, d, counts->send_count, kNcclFloat32, 0, comms_[k], g.stream[0]);
-            break;
-          case Collective::all_to_all:
-            for (int p = 0; p < n && rc == 0; ++p) {
-              const uint64_t off = counts->chunk_count * 4 * uint64_t(p);
-              rc = nc.send(static_cast<const char*>(s) + off, counts->chunk_count, kNcclFloat32, p,
-                           comms_[k], g.stream[0]);
-              if (rc == 0)
-                rc = nc.recv(static_cast<char*>(d) + off, counts->chunk_count, kNcclFloat32, p,
-                             comms_[k], g.stream[0]);
-            }
-            break;
-        }
-        if (rc) {
-          nc.group_end();
-          throw BackendError("NCCL " + to_string(r.op) + ": " + nc.error(rc));
-        }
-      }
-      if (ncclResult rc = nc.group_end()) throw BackendError("ncclGroupEnd: " + nc.error(rc));
-    };
-    CollectiveTiming t;
-    const std::string what = "NCCL " + to_string(r.op) + " of " + std::to_string(r.bytes) + " B";
-    for (int i = 0; i < r.warmup; ++i) one();
-    sync_all(r.timeout_s, what + " (warm-up)");
-    if (r.check) {
-      t.check_error = check_collective(r.op, *counts);
-      t.checked = true;
-    }
-    Gpu& leader = *gpus_[0];
-    for (int rep = 0; rep < r.repeats && t.check_error.empty(); ++rep) {
-      {
-        OnDevice on(leader.index);
-        check(cudaEventRecord(leader.event(0), leader.stream[0]), "cudaEventRecord");
-      }
-      for (int k = 1; k < n; ++k) {
-        OnDevice on(gpus_[k]->index);
-        check(cudaStreamWaitEvent(gpus_[k]->stream[0], leader.event(0), 0), "cudaStreamWaitEvent");
-      }
-      for (int i = 0; i < r.iterations; ++i) one();
-      for (int k = 1; k < n; ++k) {
-        OnDevice on(gpus_[k]->index);
-        check(cudaEventRecord(gpus_[k]->event(3), gpus_[k]->stream[0]), "cudaEventRecord");
-      }
-      OnDevice on(leader.index);
-      for (int k = 1; k < n; ++k)
-        check(cudaStreamWaitEvent(leader.stream[0], gpus_[k]->event(3), 0), "cudaStreamWaitEvent");
-      check(cudaEventRecord(leader.event(1), leader.stream[0]), "cudaEventRecord");
-      sync_all(r.timeout_s, what);
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, leader.event(0), leader.event(1)), "cudaEventElapsedTime");
-      t.seconds_per_op.push_back(ms / 1e3 / r.iterations);
-    }
-    return t;
-  }
+  CollectiveTiming collective(const CollectiveRequest& r) override;
 
   void release() override {
     // After a timeout a kernel or collective may still run: freeing would wait for it
@@ -926,25 +522,7 @@ class CudaLinks final : public LinksKernels {
     return {};
   }
 
-  std::string check_collective(Collective op, const CollectiveCounts& c) {
-    const int n = int(gpus_.size());
-    for (int k = 0; k < n; ++k) {
-      Gpu& g = *gpus_[k];
-      OnDevice on(g.index);
-      for (uint64_t i : sample_words(c.recv_count)) {
-        float v = 0;
-        check(cudaMemcpy(&v, static_cast<const float*>(g.in.p) + i, 4, cudaMemcpyDeviceToHost),
-              "reading back a collective's output");
-        const uint64_t piece =
-            op == Collective::all_gather || op == Collective::all_to_all ? i / c.chunk_count : 0;
-        const float want = collective_expected_value(op, n, k, piece);
-        if (!(v == want))
-          return "rank " + std::to_string(k) + " element " + std::to_string(i) + " holds " +
-                 std::to_string(v) + ", expected " + std::to_string(want);
-      }
-    }
-    return {};
-  }
+  std::string check_collective(Collective op, const CollectiveCounts& c);
 
   std::vector<std::unique_ptr<Gpu>> gpus_;
   const Nccl* nccl_ = nullptr;
@@ -953,6 +531,14 @@ class CudaLinks final : public LinksKernels {
 };
 
 }  // namespace
+
+}  // namespace gd::cuda
+
+// CudaLinks's longer members, one file per part (each included here once, after the class).
+#include "links/cuda_collective.cuh"
+#include "links/cuda_host.cuh"
+
+namespace gd::cuda {
 
 std::unique_ptr<LinksKernels> make_links_kernels(int, cudaStream_t, const DeviceInfo&) {
   return std::make_unique<CudaLinks>();
