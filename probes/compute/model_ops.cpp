@@ -1,0 +1,462 @@
+// The compute probe's table of ops: every dependent chain it times, in PTX and in OpenCL,
+// with the instruction the SASS must show and the peak it is held against.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <regex>
+#include <sstream>
+
+#include "compute/compute.hpp"
+#include "gpudissect/json_fields.hpp"
+#include "gpudissect/result.hpp"
+
+namespace gd {
+
+namespace {
+
+// Sources of the peaks. The CUDA C++ Programming Guide's table "Throughput of Native
+// Arithmetic Instructions (operations per clock cycle per multiprocessor)", column 9.0;
+// tensor peaks from the NVIDIA H100 Tensor Core GPU Architecture whitepaper (dense
+// FP16/BF16 989.4 TFLOP/s = 132 SMs x 1830 MHz x 4096 flop/clk/SM; TF32 half of it;
+// FP8/INT8 twice it).
+constexpr const char* kGuide = "CUDA C++ Programming Guide, arithmetic throughput table, cc 9.0";
+constexpr const char* kWhitepaper = "NVIDIA H100 architecture whitepaper, dense tensor peak";
+
+// The fold of a chain's state into the 32-bit checksum, per C type.
+std::string fold_for(const std::string& ctype) {
+  if (ctype == "float") return "acc ^= __float_as_uint(a{i});";
+  if (ctype == "double")
+    return "{ unsigned long long w = (unsigned long long)__double_as_longlong(a{i}); acc ^= "
+           "(unsigned)w ^ (unsigned)(w >> 32); }";
+  if (ctype == "unsigned long long") return "acc ^= (unsigned)a{i} ^ (unsigned)(a{i} >> 32);";
+  return "acc ^= (unsigned)a{i};";
+}
+
+std::string cl_fold_for(const std::string& ctype) {
+  if (ctype == "float") return "acc ^= as_uint(a{i});";
+  if (ctype == "double") return "acc ^= (uint)as_ulong(a{i}) ^ (uint)(as_ulong(a{i}) >> 32);";
+  if (ctype == "half2") return "acc ^= as_uint(a{i});";
+  return "acc ^= a{i};";
+}
+
+// A single-instruction dependent chain `a = op(a, ...)` in inline PTX.
+ComputeOp chain(std::string name, std::string klass, std::string label, const std::string& ctype,
+                const std::string& cons, const std::string& init, const std::string& ptx,
+                const std::string& inputs, std::string ptx_expect, std::vector<std::string> sass,
+                double flops, std::optional<double> peak, int insts = 1) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = std::move(klass);
+  o.label = std::move(label);
+  o.decl = ctype + " a{i} = " + init + ";";
+  o.step = "asm volatile(\"" + ptx + "\" : \"+" + cons + "\"(a{i})" +
+           (inputs.empty() ? "" : " : " + inputs) + ");";
+  o.fold = fold_for(ctype);
+  o.ptx_expect = std::move(ptx_expect);
+  o.sass_expect = std::move(sass);
+  o.flops_per_op = flops;
+  o.peak_per_clk_sm = peak;
+  if (peak) o.peak_source = kGuide;
+  o.insts_per_step = insts;
+  return o;
+}
+
+// OpenCL twin of an op.
+void cl(ComputeOp& o, const std::string& ctype, const std::string& init, const std::string& step,
+        const std::string& ext = "") {
+  o.cl_decl = ctype + " a{i} = " + init + ";";
+  o.cl_step = step;
+  o.cl_fold = cl_fold_for(ctype);
+  o.cl_ext = ext;
+}
+
+constexpr const char* kF = "fs + 0.0625f * {i}";
+constexpr const char* kD = "(double)fs + 0.0625 * {i}";
+// Lane-dependent: with warp-uniform values ptxas moves integer chains to the uniform
+// datapath (UIMAD, USHF) or folds shuffles of a uniform value away.
+constexpr const char* kU = "ub + 7u * {i} + 0x01000193u * lane";
+constexpr const char* kH2 = "hb ^ (unsigned){i}";
+constexpr const char* kHs = "(unsigned short)(hs ^ (unsigned short){i})";
+
+// mma.sync m16n8kK: 4 f32 (or s32) accumulators, 4 A and 2 B registers (the same words:
+// values do not change the timing, and small ones keep the sums finite).
+ComputeOp mma_sync(std::string name, std::string label, const std::string& shape,
+                   const std::string& types, bool integer, const std::string& a_word,
+                   double flops_per_warp) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = "tensor";
+  o.label = std::move(label);
+  const std::string t = integer ? "int" : "float";
+  const std::string c = integer ? "r" : "f";
+  // uc >> 8 is 0 at run time, unknown to ptxas: constant fragments let it fold the
+  // (emulated) FP8 mma.sync into FADDs.
+  o.prologue = "const unsigned ta = (" + a_word + ") + (uc >> 8);";
+  o.decl = t + " a{i}[4] = {0, 0, 0, 0};";
+  o.step = "asm volatile(\"mma.sync.aligned." + shape + ".row.col." + types +
+           " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+" + c +
+           "\"(a{i}[0]), \"+" + c + "\"(a{i}[1]), \"+" + c + "\"(a{i}[2]), \"+" + c +
+           "\"(a{i}[3]) : \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta));";
+  o.fold = integer ? "acc ^= (unsigned)(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);"
+                   : "acc ^= __float_as_uint(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);";
+  o.ptx_expect = "mma.sync.aligned." + shape;
+  // FP8 mma.sync has a native QMMA on sm_89/sm_120 only: on sm_90 ptxas emulates it (F2FP
+  // conversions to f16 + HMMA, or folds it), so only QMMA counts and sm_90's loop is flagged.
+  const bool fp8 =
+      types.find("e4m3") != std::string::npos || types.find("e5m2") != std::string::npos;
+  o.sass_expect = {integer ? "IMMA" : fp8 ? "QMMA" : "HMMA"};
+  if (fp8)
+    o.missing_why =
+        "no QMMA: ptxas emulates FP8 mma.sync on sm_90 and sm_90a alike (F2FP.F16.E4M3/E5M2 "
+        "to f16, then 2 HMMA.16816.F32 per m16n8k32; QMMA.16832 exists on sm_89) and hoists "
+        "the loop-invariant products, so the loop is FADD accumulation. Its rate is not FP8 "
+        "tensor work: even unhoisted, 2 HMMA.16816 per op cap it at the f16 mma.sync rate "
+        "(~650 TFLOP/s on an H200), so a 1000+ TFLOP/s mma.sync e4m3 figure measures FADDs. "
+        "FP8 on sm_90 is wgmma (QGMMA)";
+  o.flops_per_op = flops_per_warp / 32;
+  // Dense peak per SM per clock, in thread-instructions of this shape.
+  const double peak_flops = types.find("tf32") != std::string::npos ? 2048
+                            : (types.find("e4m3") != std::string::npos ||
+                               types.find("e5m2") != std::string::npos || integer)
+                                ? 8192
+                                : 4096;
+  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
+  o.peak_source = kWhitepaper;
+  return o;
+}
+
+// wgmma m64n256kK, both operands from shared memory through descriptors (no swizzle, K-major
+// core matrices of 8 rows x 16 bytes). One step: fence, kGroup wgmmas on the same
+// accumulators, commit, wait: the tensor core pipelines the group; two warpgroups per SM
+// cover each other's drain.
+constexpr int kWgmmaGroup = 8;
+ComputeOp wgmma(std::string name, std::string label, const std::string& types, int k, bool integer,
+                bool transposable, const std::string& fill_byte) {
+  ComputeOp o;
+  o.name = std::move(name);
+  o.klass = "tensor";
+  o.label = std::move(label);
+  o.sm90a = true;
+  o.warpgroup = true;
+  o.steps_per_iter = 2;
+  o.insts_per_step = kWgmmaGroup;
+  const double flops = 2.0 * 64 * 256 * k;  // per warpgroup instruction
+  o.flops_per_op = flops / 128;             // per thread
+  const double peak_flops = (k == 8) ? 2048 : (k == 32) ? 8192 : 4096;
+  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
+  o.peak_source = kWhitepaper;
+  // A: 64 rows x 32 bytes, B: 256 rows x 32 bytes (k elements of 16/k*2 bytes... always 32 B
+  // per row: k16 x 2 B, k8 x 4 B, k32 x 1 B).
+  o.prologue =
+      "__shared__ __align__(1024) unsigned char gd_tile[(64 + 256) * 32];\n"
+      "  for (int j = threadIdx.x; j < (64 + 256) * 32; j += blockDim.x)\n"
+      "    gd_tile[j] = (unsigned char)(" +
+      fill_byte +
+      ");\n"
+      "  asm volatile(\"fence.proxy.async.shared::cta;\");\n"
+      "  __syncthreads();\n"
+      "  const unsigned gd_base = (unsigned)__cvta_generic_to_shared(gd_tile);\n"
+      "  auto gd_desc = [](unsigned addr) {\n"
+      "    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (8ull << 16) | (16ull << 32);\n"
+      "  };\n"
+      "  const unsigned long long desc_a = gd_desc(gd_base), desc_b = gd_desc(gd_base + 64 * 32);";
+  const std::string t = integer ? "int" : "float";
+  const std::string c = integer ? "r" : "f";
+  o.decl = t + " a{i}[128];\n  for (int j = 0; j < 128; ++j) a{i}[j] = 0;";
+  std::string regs, outs;
+  for (int j = 0; j < 128; ++j) {
+    regs += (j ? "," : "") + std::string("%") + std::to_string(j);
+    outs += (j ? ", " : "") + std::string("\"+") + c + "\"(a{i}[" + std::to_string(j) + "])";
+  }
+  std::string tail = integer ? "p" : transposable ? "p, 1, 1, 0, 0" : "p, 1, 1";
+  std::string one = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k) + "." + types +
+                    " {" + regs + "}, %128, %129, " + tail + ";\\n";
+  std::string body;
+  for (int g = 0; g < kWgmmaGroup; ++g) body += one;
+  o.step =
+      "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %130, 0;\\nwgmma.fence.sync.aligned;\\n" +
+      body +
+      "wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\\n}\\n\" : " + outs +
+      " : \"l\"(desc_a), \"l\"(desc_b), \"r\"(ub | 1u) : \"memory\");";
+  o.fold = integer
+               ? "{ int s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= (unsigned)s; }"
+               : "{ float s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= "
+                 "__float_as_uint(s); }";
+  o.ptx_expect = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k);
+  o.sass_expect = {integer ? "IGMMA" : (k == 32 ? "QGMMA" : "HGMMA")};
+  return o;
+}
+
+std::vector<ComputeOp> build_ops() {
+  std::vector<ComputeOp> v;
+  auto add = [&](ComputeOp o) -> ComputeOp& { return v.emplace_back(std::move(o)); };
+  const std::string F = "\"f\"(fb), \"f\"(fc)", Fb = "\"f\"(fb)";
+  const std::string D = "\"d\"(db), \"d\"(dc)", Db = "\"d\"(db)";
+  const std::string U = "\"r\"(ub), \"r\"(uc)", Ub = "\"r\"(ub)";
+  const std::string H = "\"r\"(hb), \"r\"(hc)", Hb = "\"r\"(hb)";
+  const std::string Hs = "\"h\"(hs), \"h\"(hs)";
+
+  // FP32. a*b+c with b<1 and c>0 converges: finite whatever the iteration count.
+  cl(add(chain("fp32.fma", "fp32", "FP32 fma", "float", "f", kF, "fma.rn.f32 %0, %0, %1, %2;", F,
+               "fma.rn.f32", {"FFMA"}, 2, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = fma(a{i}, fb, fc);");
+  v.back().ref = "f32fma";
+  cl(add(chain("fp32.add", "fp32", "FP32 add", "float", "f", kF, "add.rn.f32 %0, %0, %1;", Fb,
+               "add.rn.f32", {"FADD"}, 1, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = a{i} + fc;");
+  cl(add(chain("fp32.mul", "fp32", "FP32 mul", "float", "f", kF, "mul.rn.f32 %0, %0, %1;", Fb,
+               "mul.rn.f32", {"FMUL"}, 1, 128)),
+     "float", "fs + 0.0625f * {i}", "a{i} = a{i} * fb;");
+  add(chain("fp32.max", "fp32", "FP32 max", "float", "f", kF, "max.f32 %0, %0, %1;", Fb, "max.f32",
+            {"FMNMX"}, 1, 64));
+  // FP64. DFMA reads three 64-bit registers; ptxas sets .reuse on the loop-invariant
+  // operands but drops it on every 6th DFMA, and the register-only form then has its two
+  // invariant operands in the same banks (R20, R12: banks 0/1): a 1-cycle bank conflict per
+  // 6 DFMAs (12 issue cycles) predicts 12/13 = 92.3% of 64, which is what it measured. The
+  // table's FP64 fma takes the multiplier as an immediate (1 - 2^-10: low word zero, so it
+  // fits DFMA's 32-bit immediate), leaving two register reads per DFMA; the other forms stay
+  // as evidence.
+  cl(add(chain("fp64.fma", "fp64", "FP64 fma (a = a*K + c)", "double", "d", kD,
+               "fma.rn.f64 %0, %0, 0d3FEFF80000000000, %1;", "\"d\"(dc)", "fma.rn.f64", {"DFMA"}, 2,
+               64)),
+     "double", "(double)fs + 0.0625 * {i}", "a{i} = fma(a{i}, 0.9990234375, (double)fc);",
+     "cl_khr_fp64");
+  v.back().ref = "f64fma_imm";
+  add(chain("fp64.fma_rrr", "fp64", "FP64 fma (a = a*b + c, 3 regs)", "double", "d", kD,
+            "fma.rn.f64 %0, %0, %1, %2;", D, "fma.rn.f64", {"DFMA"}, 2, 64))
+      .ref = "f64fma";
+  add(chain("fp64.fma_2reg", "fp64", "FP64 fma (a = a*b + b)", "double", "d", kD,
+            "fma.rn.f64 %0, %0, %1, %1;", Db, "fma.rn.f64", {"DFMA"}, 2, 64));
+  add(chain("fp64.fma_acc", "fp64", "FP64 fma (a = b*c + a)", "double", "d", kD,
+            "fma.rn.f64 %0, %1, %2, %0;", "\"d\"(db), \"d\"(dc * 1e-3)", "fma.rn.f64", {"DFMA"}, 2,
+            64));
+  add(chain("fp64.add", "fp64", "FP64 add", "double", "d", kD, "add.rn.f64 %0, %0, %1;", Db,
+            "add.rn.f64", {"DADD"}, 1, 64));
+  add(chain("fp64.mul", "fp64", "FP64 mul", "double", "d", kD, "mul.rn.f64 %0, %0, %1;", Db,
+            "mul.rn.f64", {"DMUL"}, 1, 64));
+  // FP16: half2 and scalar, BF16x2
+  cl(add(chain("fp16x2.fma", "fp16", "FP16x2 fma (HFMA2)", "unsigned", "r", kH2,
+               "fma.rn.f16x2 %0, %0, %1, %2;", H, "fma.rn.f16x2", {"HFMA2"}, 4, 128)),
+     "half2", "(half2)((half)fs, (half)(fs + 0.0625f * {i}))", "a{i} = fma(a{i}, hb, hc);",
+     "cl_khr_fp16");
+  add(chain("fp16x2.add", "fp16", "FP16x2 add", "unsigned", "r", kH2, "add.rn.f16x2 %0, %0, %1;",
+            Hb, "add.rn.f16x2", {"HADD2", "HFMA2.MMA"}, 2, 128));
+  add(chain("fp16x2.mul", "fp16", "FP16x2 mul", "unsigned", "r", kH2, "mul.rn.f16x2 %0, %0, %1;",
+            Hb, "mul.rn.f16x2", {"HMUL2", "HFMA2.MMA"}, 2, 128));
+  add(chain("fp16.fma", "fp16", "FP16 fma (scalar)", "unsigned short", "h", kHs,
+            "fma.rn.f16 %0, %0, %1, %2;", Hs, "fma.rn.f16", {"HFMA2"}, 2, std::nullopt));
+  add(chain("bf16x2.fma", "fp16", "BF16x2 fma", "unsigned", "r", kH2,
+            "fma.rn.bf16x2 %0, %0, %1, %2;", "\"r\"(bb), \"r\"(bc)", "fma.rn.bf16x2", {"HFMA2"}, 4,
+            128));
+  // INT32
+  cl(add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
+               "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64)),
+     // A Fibonacci step: one add per step whose inputs are the chain's two previous values.
+     // `a + a{j}` folds at ILP 1 (a + a is a shift) and a loop-invariant addend is turned
+     // into a multiply by induction-variable rewriting; this has no closed form to fold to.
+     "uint", "ub + 7u * {i}, p{i} = uc ^ {i}u", "{ uint t = a{i}; a{i} += p{i}; p{i} = t; }");
+  cl(add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
+               "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64)),
+     "uint", "ub + 7u * {i}", "a{i} = a{i} * (a{j} | 1u);");
+  add(chain("int32.mulhi", "int32", "INT32 mul.hi", "unsigned", "r", kU, "mul.hi.u32 %0, %0, %1;",
+            Ub, "mul.hi.u32", {"IMAD.HI"}, 1, 64));
+  cl(add(chain("int32.mad", "int32", "INT32 mad (IMAD)", "unsigned", "r", kU,
+               "mad.lo.u32 %0, %0, %1, %2;", U, "mad.lo.u32", {"IMAD"}, 2, 64)),
+     "uint", "ub + 7u * {i}", "a{i} = a{i} * ub + uc;");
+  add(chain("int32.lop3", "int32", "INT32 lop3 (xor3)", "unsigned", "r", kU,
+            "lop3.b32 %0, %0, %1, %2, 0x96;", U, "lop3.b32", {"LOP3"}, 1, 64));
+  add(chain("int32.shl", "int32", "INT32 shift (shl)", "unsigned", "r", kU, "shl.b32 %0, %0, %1;",
+            "\"r\"(a{j})", "shl.b32", {"SHF", "IMAD.SHL", "SHL"}, 1, 64));
+  add(chain("int32.rot", "int32", "INT32 funnel shift", "unsigned", "r", kU,
+            "shf.l.wrap.b32 %0, %0, %0, %1;", "\"r\"(a{j})", "shf.l.wrap", {"SHF"}, 1, 64));
+  add(chain("int32.popc", "int32", "INT32 popc", "unsigned", "r", kU, "popc.b32 %0, %0;", "",
+            "popc.b32", {"POPC"}, 1, 16));
+  add(chain("int32.brev", "int32", "INT32 brev", "unsigned", "r", kU, "brev.b32 %0, %0;", "",
+            "brev.b32", {"BREV"}, 1, 16));
+  add(chain("int32.clz", "int32", "INT32 clz", "unsigned", "r", kU, "clz.b32 %0, %0;", "",
+            "clz.b32", {"FLO"}, 1, 16));
+  add(chain("int32.dp4a", "int32", "INT8 dp4a", "unsigned", "r", kU, "dp4a.u32.u32 %0, %1, %2, %0;",
+            U, "dp4a.u32.u32", {"IDP.4A"}, 8, std::nullopt));
+  add(chain("int32.dp2a", "int32", "INT16 dp2a", "unsigned", "r", kU,
+            "dp2a.lo.u32.u32 %0, %1, %2, %0;", U, "dp2a.lo.u32.u32", {"IDP.2A"}, 4, std::nullopt));
+  // INT64: emulated with 32-bit halves; the SASS says how.
+  add(chain("int64.add", "int64", "INT64 add", "unsigned long long", "l", "ub64 + {i}",
+            "add.u64 %0, %0, %1;", "\"l\"(ub64)", "add.u64", {"IADD3", "IADD"}, 1, std::nullopt));
+  add(chain("int64.mul", "int64", "INT64 mul.lo", "unsigned long long", "l", "ub64 + {i}",
+            "mul.lo.u64 %0, %0, %1;", "\"l\"(ub64)", "mul.lo.u64", {"IMAD"}, 1, std::nullopt));
+  // Special functions (MUFU). Each chain keeps its value finite: 1/x oscillates, rsqrt and
+  // sqrt go to 1, 2^-x to 0.64, sin to 0, cos to 0.74; log2|x| wanders but is finite for
+  // most seeds (a NaN or inf changes no MUFU timing).
+  auto sfu = [&](const char* n, const char* l, const char* ptx, const char* expect,
+                 const char* sass, const char* clstep) {
+    ComputeOp& o = add(chain(n, "sfu", l, "float", "f", kF, ptx, "", expect, {sass}, 1, 16));
+    if (clstep) cl(o, "float", "fs + 0.0625f * {i}", clstep);
+  };
+  // rcp(rcp(x)) = x is folded by ptxas: 1/(x + c) (one FADD beside) is not.
+  sfu("sfu.rcp", "rcp.approx (+FADD)",
+      "{.reg .f32 t; add.f32 t, %0, 0f3A83126F; rcp.approx.ftz.f32 %0, t;}", "rcp.approx",
+      "MUFU.RCP", "a{i} = native_recip(a{i});");
+  sfu("sfu.rsqrt", "rsqrt.approx", "rsqrt.approx.ftz.f32 %0, %0;", "rsqrt.approx", "MUFU.RSQ",
+      "a{i} = native_rsqrt(a{i});");
+  sfu("sfu.sqrt", "sqrt.approx", "sqrt.approx.ftz.f32 %0, %0;", "sqrt.approx", "MUFU.SQRT",
+      nullptr);
+  sfu("sfu.ex2", "ex2.approx", "{.reg .f32 t; neg.f32 t, %0; ex2.approx.ftz.f32 %0, t;}",
+      "ex2.approx", "MUFU.EX2", "a{i} = native_exp2(-a{i});");
+  sfu("sfu.lg2", "lg2.approx", "{.reg .f32 t; abs.f32 t, %0; lg2.approx.ftz.f32 %0, t;}",
+      "lg2.approx", "MUFU.LG2", "a{i} = native_log2(fabs(a{i}) + 1.0f);");
+  sfu("sfu.sin", "sin.approx", "sin.approx.ftz.f32 %0, %0;", "sin.approx", "MUFU.SIN",
+      "a{i} = native_sin(a{i});");
+  sfu("sfu.cos", "cos.approx", "cos.approx.ftz.f32 %0, %0;", "cos.approx", "MUFU.COS", nullptr);
+  // What ordinary code gets: IEEE division and sqrt, full-range sinf (several instructions
+  // each; the figure is per call).
+  auto precise = [&](const char* n, const char* l, const char* expr, const char* ptx,
+                     const char* sass) {
+    ComputeOp o;
+    o.name = n;
+    o.klass = "precise";
+    o.label = l;
+    o.decl = std::string("float a{i} = ") + kF + ";";
+    o.step = expr;
+    o.fold = fold_for("float");
+    o.ptx_expect = ptx;
+    o.sass_expect = {sass};
+    add(std::move(o));
+  };
+  precise("precise.div", "x / y (IEEE)", "a{i} = fb / a{i};", "div.rn.f32", "MUFU.RCP");
+  precise("precise.sqrt", "sqrtf (IEEE)", "a{i} = sqrtf(a{i});", "sqrt.rn.f32", "MUFU.RSQ");
+  // sinf is a polynomial after range reduction (no MUFU.SIN): FFMA is its instruction.
+  precise("precise.sin", "sinf (full range)", "a{i} = sinf(a{i});", "fma.rn.f32", "FFMA");
+  // Conversions, as round trips so the chain stays one type (two instructions per step).
+  add(chain("conv.f32_i32", "conv", "f32->i32->f32", "float", "f", kF,
+            "{.reg .s32 t; cvt.rzi.s32.f32 t, %0; cvt.rn.f32.s32 %0, t;}", "", "cvt.rzi.s32.f32",
+            {"F2I", "I2F", "I2FP", "FRND"}, 1, 16, 2));
+  add(chain("conv.f32_f16", "conv", "f32->f16->f32", "float", "f", kF,
+            "{.reg .b16 t; cvt.rn.f16.f32 t, %0; cvt.f32.f16 %0, t;}", "", "cvt.rn.f16.f32",
+            {"F2F", "F2FP", "HADD2.F32"}, 1, std::nullopt, 2));
+  add(chain("conv.f64_f32", "conv", "f64->f32->f64", "double", "d", kD,
+            "{.reg .f32 t; cvt.rn.f32.f64 t, %0; cvt.f64.f32 %0, t;}", "", "cvt.rn.f32.f64",
+            {"F2F"}, 1, 16, 2));
+  // Warp operations: the value moves through the lanes, one dependent step each.
+  // The source lane is the value's own low bits: it differs per lane and per step, so ptxas
+  // cannot prove two shuffles equal (a fixed source lane makes the value warp-uniform after
+  // one step, and ptxas kept 8 SHFL.IDX of 512).
+  cl(add(chain("warp.shfl_idx", "warp", "shfl.sync.idx", "unsigned", "r", kU,
+               "shfl.sync.idx.b32 %0, %0, %0, 31, -1;", "", "shfl.sync.idx", {"SHFL.IDX"}, 1, 32)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_shuffle(a{i}, a{i} & gd_sgm);", "cl_khr_subgroup_shuffle");
+  add(chain("warp.shfl_up", "warp", "shfl.sync.up", "unsigned", "r", kU,
+            "shfl.sync.up.b32 %0, %0, 1, 0, -1;", "", "shfl.sync.up", {"SHFL.UP"}, 1, 32));
+  add(chain("warp.shfl_down", "warp", "shfl.sync.down", "unsigned", "r", kU,
+            "shfl.sync.down.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.down", {"SHFL.DOWN"}, 1, 32));
+  cl(add(chain("warp.shfl_xor", "warp", "shfl.sync.bfly", "unsigned", "r", kU,
+               "shfl.sync.bfly.b32 %0, %0, 1, 31, -1;", "", "shfl.sync.bfly", {"SHFL.BFLY"}, 1,
+               32)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_shuffle_xor(a{i}, 1u);", "cl_khr_subgroup_shuffle");
+  add(chain("warp.ballot", "warp", "vote.sync.ballot", "unsigned", "r", kU,
+            "{.reg .pred p; setp.ne.u32 p, %0, 0; vote.sync.ballot.b32 %0, p, -1;}", "",
+            "vote.sync.ballot", {"VOTE"}, 1, std::nullopt));
+  add(chain("warp.match", "warp", "match.any.sync", "unsigned", "r", kU,
+            "match.any.sync.b32 %0, %0, -1;", "", "match.any.sync", {"MATCH"}, 1, std::nullopt));
+  cl(add(chain("warp.redux", "warp", "redux.sync.add", "unsigned", "r", kU,
+               "redux.sync.add.u32 %0, %0, -1;", "", "redux.sync.add", {"REDUX", "CREDUX"}, 1,
+               std::nullopt)),
+     "uint", "ub + 7u * {i} + 0x01000193u * get_sub_group_local_id()",
+     "a{i} = sub_group_reduce_add(a{i}) ^ a{i};", "cl_khr_subgroups");
+  {
+    ComputeOp o;
+    o.name = "warp.syncwarp";
+    o.klass = "warp";
+    o.label = "__syncwarp";
+    // A literal full mask lets ptxas prove the warp converged and emit NOP; a mask it cannot
+    // see (all ones at run time: uc >> 8 is 0) keeps the WARPSYNC.
+    o.prologue = "const unsigned gd_mask = ~(uc >> 8);";
+    o.decl = "unsigned a{i} = ub;";
+    o.step = "asm volatile(\"bar.warp.sync %0;\" :: \"r\"(gd_mask) : \"memory\");";
+    o.fold = fold_for("unsigned");
+    o.ptx_expect = "bar.warp.sync";
+    o.sass_expect = {"WARPSYNC"};
+    // ptxas 13.0, sm_90: a warp-uniform mask in converged code becomes NOP. A per-lane mask
+    // gets a convergence check (MATCH.ANY, REDUX.OR, VOTEU.ANY, BRA.DIV) and WARPSYNC.COLLECTIVE
+    // only on the out-of-line path a diverged warp takes (results/NOTES-compute.md).
+    o.elided_to = "NOP";
+    o.elided_why = "compiled to NOP (no WARPSYNC in converged code): costs one issue slot";
+    add(std::move(o));
+  }
+  {
+    // __syncthreads: its cost against block size is measured with one block of each size.
+    ComputeOp o;
+    o.name = "sync.bar";
+    o.klass = "sync";
+    o.label = "__syncthreads";
+    o.decl = "unsigned a{i} = ub;";
+    o.step = "asm volatile(\"bar.sync 0;\" ::: \"memory\");";
+    o.fold = fold_for("unsigned");
+    o.ptx_expect = "bar.sync";
+    o.sass_expect = {"BAR.SYNC", "BAR"};
+    o.steps_per_iter = 64;
+    add(std::move(o));
+  }
+  {
+    // Shared-memory load chasing its own address: for the mixed FFMA + LDS pair.
+    ComputeOp o;
+    o.name = "lds.chase";
+    o.klass = "memory";
+    o.label = "shared load (LDS)";
+    o.prologue =
+        "__shared__ unsigned gd_lds[1024];\n"
+        "  for (int j = threadIdx.x; j < 1024; j += blockDim.x)\n"
+        "    gd_lds[j] = (unsigned)__cvta_generic_to_shared(&gd_lds[j]);\n"
+        "  __syncthreads();";
+    o.decl =
+        "unsigned a{i} = (unsigned)__cvta_generic_to_shared(&gd_lds[(lane + 32 * {i}) & 1023]);";
+    o.step = "asm volatile(\"ld.shared.u32 %0, [%0];\" : \"+r\"(a{i}) :: \"memory\");";
+    o.fold = "acc ^= a{i} - (unsigned)__cvta_generic_to_shared(&gd_lds[(lane + 32 * {i}) & 1023]);";
+    o.ptx_expect = "ld.shared.u32";
+    o.sass_expect = {"LDS"};
+    o.peak_per_clk_sm = 32;  // 128 B/clk/SM of shared bandwidth = 32 words
+    o.peak_source = kGuide;
+    add(std::move(o));
+  }
+  // Tensor cores: mma.sync (warp-wide, sm_80+ shapes; FP8 from sm_89).
+  add(mma_sync("mma.f16", "mma.sync m16n8k16 f16->f32", "m16n8k16", "f32.f16.f16.f32", false, "hb",
+               4096));
+  add(mma_sync("mma.bf16", "mma.sync m16n8k16 bf16->f32", "m16n8k16", "f32.bf16.bf16.f32", false,
+               "bb", 4096));
+  add(mma_sync("mma.tf32", "mma.sync m16n8k8 tf32->f32", "m16n8k8", "f32.tf32.tf32.f32", false,
+               "__float_as_uint(fb)", 2048));
+  add(mma_sync("mma.e4m3", "mma.sync m16n8k32 e4m3->f32", "m16n8k32", "f32.e4m3.e4m3.f32", false,
+               "0x30303030u", 8192));
+  add(mma_sync("mma.e5m2", "mma.sync m16n8k32 e5m2->f32", "m16n8k32", "f32.e5m2.e5m2.f32", false,
+               "0x38383838u", 8192));
+  add(mma_sync("mma.s8", "mma.sync m16n8k32 s8->s32", "m16n8k32", "s32.s8.s8.s32", true,
+               "0x01010101u", 8192));
+  // wgmma (sm_90a): tiles of varied small values (0.5..2, fp8 0.5..1, s8 -3..3): constant
+  // tiles toggle fewer bits and would flatter the clock under load.
+  add(wgmma("wgmma.f16", "wgmma m64n256k16 f16->f32", "f32.f16.f16", 16, false, true,
+            "(j & 1) ? 0x38 + ((j >> 1) & 3) : (j * 37) & 0xff"));
+  add(wgmma("wgmma.bf16", "wgmma m64n256k16 bf16->f32", "f32.bf16.bf16", 16, false, true,
+            "(j & 1) ? 0x3f : 0x80 | ((j * 37) & 0x7f)"));
+  add(wgmma("wgmma.tf32", "wgmma m64n256k8 tf32->f32", "f32.tf32.tf32", 8, false, false,
+            "(j & 3) == 3 ? 0x3f : (j & 3) == 2 ? 0x80 | ((j * 37) & 0x7f) : (j * 37) & 0xff"));
+  add(wgmma("wgmma.e4m3", "wgmma m64n256k32 e4m3->f32", "f32.e4m3.e4m3", 32, false, false,
+            "0x30 + ((j * 37) & 7)"));
+  add(wgmma("wgmma.e5m2", "wgmma m64n256k32 e5m2->f32", "f32.e5m2.e5m2", 32, false, false,
+            "0x38 + ((j * 37) & 3)"));
+  add(wgmma("wgmma.s8", "wgmma m64n256k32 s8->s32", "s32.s8.s8", 32, true, false, "1"));
+  return v;
+}
+}  // namespace
+
+const std::vector<ComputeOp>& compute_ops() {
+  static const std::vector<ComputeOp> ops = build_ops();
+  return ops;
+}
+
+const ComputeOp* find_compute_op(const std::string& name) {
+  for (const auto& o : compute_ops())
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+}  // namespace gd
