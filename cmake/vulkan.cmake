@@ -37,7 +37,8 @@ function(gd_vulkan_shader name source)
 endfunction()
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
-  backends/vulkan/vulkan_device.cpp backends/vulkan/kernel_table.cpp backends/vulkan/gpu_clock.cpp)
+  backends/vulkan/vulkan_facts.cpp backends/vulkan/vulkan_device.cpp
+  backends/vulkan/kernel_table.cpp backends/vulkan/gpu_clock.cpp)
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 target_link_libraries(gpudissect_vulkan PUBLIC gpudissect_core PRIVATE Vulkan::Vulkan)
