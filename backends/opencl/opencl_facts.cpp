@@ -1,0 +1,281 @@
+// The OpenCL backend's error checks and device queries: what the API says about a device,
+// read once, and what of each memory path it supports.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpudissect/units.hpp"
+#include "opencl_internal.hpp"
+
+namespace gd::opencl::detail {
+
+// ---- errors ----
+
+const char* error_name(cl_int e) {
+  switch (e) {
+#define GD_CL_ERR(x) \
+  case x:            \
+    return #x;
+    GD_CL_ERR(CL_SUCCESS)
+    GD_CL_ERR(CL_DEVICE_NOT_FOUND)
+    GD_CL_ERR(CL_DEVICE_NOT_AVAILABLE)
+    GD_CL_ERR(CL_COMPILER_NOT_AVAILABLE)
+    GD_CL_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    GD_CL_ERR(CL_OUT_OF_RESOURCES)
+    GD_CL_ERR(CL_OUT_OF_HOST_MEMORY)
+    GD_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    GD_CL_ERR(CL_MEM_COPY_OVERLAP)
+    GD_CL_ERR(CL_IMAGE_FORMAT_MISMATCH)
+    GD_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    GD_CL_ERR(CL_BUILD_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_MAP_FAILURE)
+    GD_CL_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    GD_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    GD_CL_ERR(CL_COMPILE_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_LINKER_NOT_AVAILABLE)
+    GD_CL_ERR(CL_LINK_PROGRAM_FAILURE)
+    GD_CL_ERR(CL_DEVICE_PARTITION_FAILED)
+    GD_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    GD_CL_ERR(CL_INVALID_VALUE)
+    GD_CL_ERR(CL_INVALID_DEVICE_TYPE)
+    GD_CL_ERR(CL_INVALID_PLATFORM)
+    GD_CL_ERR(CL_INVALID_DEVICE)
+    GD_CL_ERR(CL_INVALID_CONTEXT)
+    GD_CL_ERR(CL_INVALID_QUEUE_PROPERTIES)
+    GD_CL_ERR(CL_INVALID_COMMAND_QUEUE)
+    GD_CL_ERR(CL_INVALID_HOST_PTR)
+    GD_CL_ERR(CL_INVALID_MEM_OBJECT)
+    GD_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    GD_CL_ERR(CL_INVALID_IMAGE_SIZE)
+    GD_CL_ERR(CL_INVALID_SAMPLER)
+    GD_CL_ERR(CL_INVALID_BINARY)
+    GD_CL_ERR(CL_INVALID_BUILD_OPTIONS)
+    GD_CL_ERR(CL_INVALID_PROGRAM)
+    GD_CL_ERR(CL_INVALID_PROGRAM_EXECUTABLE)
+    GD_CL_ERR(CL_INVALID_KERNEL_NAME)
+    GD_CL_ERR(CL_INVALID_KERNEL_DEFINITION)
+    GD_CL_ERR(CL_INVALID_KERNEL)
+    GD_CL_ERR(CL_INVALID_ARG_INDEX)
+    GD_CL_ERR(CL_INVALID_ARG_VALUE)
+    GD_CL_ERR(CL_INVALID_ARG_SIZE)
+    GD_CL_ERR(CL_INVALID_KERNEL_ARGS)
+    GD_CL_ERR(CL_INVALID_WORK_DIMENSION)
+    GD_CL_ERR(CL_INVALID_WORK_GROUP_SIZE)
+    GD_CL_ERR(CL_INVALID_WORK_ITEM_SIZE)
+    GD_CL_ERR(CL_INVALID_GLOBAL_OFFSET)
+    GD_CL_ERR(CL_INVALID_EVENT_WAIT_LIST)
+    GD_CL_ERR(CL_INVALID_EVENT)
+    GD_CL_ERR(CL_INVALID_OPERATION)
+    GD_CL_ERR(CL_INVALID_GL_OBJECT)
+    GD_CL_ERR(CL_INVALID_BUFFER_SIZE)
+    GD_CL_ERR(CL_INVALID_MIP_LEVEL)
+    GD_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
+    GD_CL_ERR(CL_INVALID_PROPERTY)
+    GD_CL_ERR(CL_INVALID_IMAGE_DESCRIPTOR)
+    GD_CL_ERR(CL_INVALID_COMPILER_OPTIONS)
+    GD_CL_ERR(CL_INVALID_LINKER_OPTIONS)
+    GD_CL_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef GD_CL_ERR
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "unknown OpenCL error";
+  }
+}
+
+std::string describe(const char* call, cl_int err) {
+  return std::string(call) + " failed: " + error_name(err) + " (" + std::to_string(err) + ")";
+}
+
+void check(cl_int err, const char* call) {
+  if (err != CL_SUCCESS) throw BackendError(describe(call, err));
+}
+
+bool is_allocation_error(cl_int err) {
+  return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
+         err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY ||
+         err == CL_INVALID_IMAGE_SIZE;
+}
+
+// For calls that allocate, or that may be where a lazy allocation finally happens (writes,
+// launches): memory errors become AllocationFailed, so the probe skips the point.
+void check_alloc(cl_int err, const char* call, uint64_t bytes) {
+  if (err == CL_SUCCESS) return;
+  if (is_allocation_error(err))
+    throw AllocationFailed("cannot allocate " + format_bytes(static_cast<double>(bytes)) + " (" +
+                           std::to_string(bytes) + " bytes): " + describe(call, err));
+  throw BackendError(describe(call, err));
+}
+
+// ---- queries ----
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ' || s.back() == '\n')) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  return s.substr(b);
+}
+
+std::string platform_string(cl_platform_id p, cl_platform_info what, const char* call) {
+  std::size_t n = 0;
+  check(clGetPlatformInfo(p, what, 0, nullptr, &n), call);
+  std::string s(n, '\0');
+  if (n) check(clGetPlatformInfo(p, what, n, s.data(), nullptr), call);
+  return trim(std::move(s));
+}
+
+std::string device_string(cl_device_id d, cl_device_info what, const char* call) {
+  std::size_t n = 0;
+  check(clGetDeviceInfo(d, what, 0, nullptr, &n), call);
+  std::string s(n, '\0');
+  if (n) check(clGetDeviceInfo(d, what, n, s.data(), nullptr), call);
+  return trim(std::move(s));
+}
+
+// "OpenCL 3.0 PoCL ..." or "OpenCL C 1.2 ..." -> {3, 0} / {1, 2}; {0, 0} when unreadable.
+std::pair<int, int> parse_version(const std::string& s) {
+  const auto at = s.find_first_of("0123456789");
+  int major = 0, minor = 0;
+  if (at != std::string::npos && std::sscanf(s.c_str() + at, "%d.%d", &major, &minor) == 2)
+    return {major, minor};
+  return {0, 0};
+}
+
+bool at_least(std::pair<int, int> v, int major, int minor) {
+  return v.first > major || (v.first == major && v.second >= minor);
+}
+
+// "OpenCL 3.0 PoCL HSTR: ..." -> "OpenCL 3.0"
+std::string short_version(const std::string& s) {
+  const auto v = parse_version(s);
+  if (v.first == 0) return s;
+  return "OpenCL " + std::to_string(v.first) + "." + std::to_string(v.second);
+}
+
+std::string device_type_name(cl_device_type t) {
+  std::string out;
+  auto add = [&](cl_device_type bit, const char* name) {
+    if (t & bit) out += (out.empty() ? "" : "+") + std::string(name);
+  };
+  add(CL_DEVICE_TYPE_CPU, "CPU");
+  add(CL_DEVICE_TYPE_GPU, "GPU");
+  add(CL_DEVICE_TYPE_ACCELERATOR, "accelerator");
+  add(CL_DEVICE_TYPE_DEFAULT, "default");
+#ifdef CL_DEVICE_TYPE_CUSTOM
+  add(CL_DEVICE_TYPE_CUSTOM, "custom");
+#endif
+  return out.empty() ? "unknown" : out;
+}
+
+std::vector<cl_platform_id> list_platforms(cl_int* err_out) {
+  cl_uint n = 0;
+  cl_int err = clGetPlatformIDs(0, nullptr, &n);
+  *err_out = err;
+  if (err != CL_SUCCESS || n == 0) return {};
+  std::vector<cl_platform_id> ps(n);
+  err = clGetPlatformIDs(n, ps.data(), nullptr);
+  *err_out = err;
+  if (err != CL_SUCCESS) return {};
+  return ps;
+}
+
+std::vector<cl_device_id> list_devices(cl_platform_id p) {
+  cl_uint n = 0;
+  cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+  if (err == CL_DEVICE_NOT_FOUND || (err == CL_SUCCESS && n == 0)) return {};
+  check(err, "clGetDeviceIDs");
+  std::vector<cl_device_id> ds(n);
+  check(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ds.data(), nullptr), "clGetDeviceIDs");
+  return ds;
+}
+
+Context make_context(cl_platform_id p, cl_device_id d) {
+  const cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                         reinterpret_cast<cl_context_properties>(p), 0};
+  cl_int err = CL_SUCCESS;
+  cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  return Context(c);
+}
+
+// The image path needs 1D images from buffers (OpenCL 1.2 API and OpenCL C 1.2) with the
+// CL_R / CL_UNSIGNED_INT32 format; the format list needs a context.
+Support decide_image_path(const Facts& f, cl_context ctx) {
+  if (!f.image_support) return Support::no("device has no image support (CL_DEVICE_IMAGE_SUPPORT)");
+  if (!at_least(parse_version(f.version), 1, 2))
+    return Support::no("1D image buffers need OpenCL 1.2; device is " + f.version);
+  if (!at_least(parse_version(f.c_version), 1, 2))
+    return Support::no("image1d_buffer_t needs OpenCL C 1.2; device has " + f.c_version);
+  if (!at_least(parse_version(f.platform_version), 1, 2))
+    return Support::no("1D image buffers need OpenCL 1.2; platform is " + f.platform_version);
+  if (f.image_max_buffer == 0) return Support::no("device reports no 1D image buffer size");
+  cl_uint n = 0;
+  cl_int err = clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER, 0,
+                                          nullptr, &n);
+  if (err != CL_SUCCESS) return Support::no(describe("clGetSupportedImageFormats", err));
+  std::vector<cl_image_format> formats(n);
+  if (n) {
+    err = clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER, n,
+                                     formats.data(), nullptr);
+    if (err != CL_SUCCESS) return Support::no(describe("clGetSupportedImageFormats", err));
+  }
+  for (const auto& fmt : formats)
+    if (fmt.image_channel_order == CL_R && fmt.image_channel_data_type == CL_UNSIGNED_INT32)
+      return Support::yes();
+  return Support::no("device has no CL_R / CL_UNSIGNED_INT32 format for 1D image buffers");
+}
+
+// ctx may be null: a context is then made for the image-format query only.
+Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context ctx) {
+  Facts f;
+  f.platform_index = pi;
+  f.device_index = di;
+  f.platform_name = platform_string(p, CL_PLATFORM_NAME, "clGetPlatformInfo(NAME)");
+  f.platform_version = platform_string(p, CL_PLATFORM_VERSION, "clGetPlatformInfo(VERSION)");
+  f.name = device_string(d, CL_DEVICE_NAME, "clGetDeviceInfo(NAME)");
+  f.vendor = device_string(d, CL_DEVICE_VENDOR, "clGetDeviceInfo(VENDOR)");
+  f.version = device_string(d, CL_DEVICE_VERSION, "clGetDeviceInfo(VERSION)");
+  f.c_version = device_string(d, CL_DEVICE_OPENCL_C_VERSION, "clGetDeviceInfo(OPENCL_C_VERSION)");
+  f.driver = device_string(d, CL_DRIVER_VERSION, "clGetDeviceInfo(DRIVER_VERSION)");
+  f.type = device_value<cl_device_type>(d, CL_DEVICE_TYPE, "clGetDeviceInfo(TYPE)");
+  f.compute_units =
+      device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS, "clGetDeviceInfo(MAX_COMPUTE_UNITS)");
+  f.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY,
+                                      "clGetDeviceInfo(MAX_CLOCK_FREQUENCY)");
+  f.global_mem =
+      device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE, "clGetDeviceInfo(GLOBAL_MEM_SIZE)");
+  f.max_alloc = device_value<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+                                       "clGetDeviceInfo(MAX_MEM_ALLOC_SIZE)");
+  f.cache_bytes = device_value<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE,
+                                         "clGetDeviceInfo(GLOBAL_MEM_CACHE_SIZE)");
+  f.cacheline = device_value<cl_uint>(d, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE,
+                                      "clGetDeviceInfo(GLOBAL_MEM_CACHELINE_SIZE)");
+  f.local_mem =
+      device_value<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE, "clGetDeviceInfo(LOCAL_MEM_SIZE)");
+  f.local_type = device_value<cl_device_local_mem_type>(d, CL_DEVICE_LOCAL_MEM_TYPE,
+                                                        "clGetDeviceInfo(LOCAL_MEM_TYPE)");
+  f.constant_mem = device_value<cl_ulong>(d, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE,
+                                          "clGetDeviceInfo(MAX_CONSTANT_BUFFER_SIZE)");
+  f.image_support = device_value<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT,
+                                          "clGetDeviceInfo(IMAGE_SUPPORT)") == CL_TRUE;
+  if (f.image_support && at_least(parse_version(f.version), 1, 2))
+    f.image_max_buffer = device_value<std::size_t>(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
+                                                   "clGetDeviceInfo(IMAGE_MAX_BUFFER_SIZE)");
+  if (f.image_support) {
+    Context own;
+    if (!ctx) {
+      own = make_context(p, d);
+      ctx = own.get();
+    }
+    f.image_path = decide_image_path(f, ctx);
+  } else {
+    f.image_path = decide_image_path(f, nullptr);
+  }
+  return f;
+}
+
+}  // namespace gd::opencl::detail

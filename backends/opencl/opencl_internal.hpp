@@ -1,0 +1,151 @@
+// What opencl_device.cpp and opencl_facts.cpp share: the error checks, owning handles,
+// the API queries and the facts of a device read through them.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpudissect/device.hpp"
+
+namespace gd::opencl::detail {
+
+// ---- errors ----
+
+const char* error_name(cl_int e);
+std::string describe(const char* call, cl_int err);
+void check(cl_int err, const char* call);
+bool is_allocation_error(cl_int err);
+void check_alloc(cl_int err, const char* call, uint64_t bytes);
+
+// ---- owning handles ----
+
+template <class T, cl_int(CL_API_CALL* Release)(T)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(T h) : h_(h) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (h_) Release(h_);
+    h_ = nullptr;
+  }
+  T get() const { return h_; }
+  explicit operator bool() const { return h_ != nullptr; }
+
+ private:
+  T h_ = nullptr;
+};
+
+using Context = Handle<cl_context, clReleaseContext>;
+using Queue = Handle<cl_command_queue, clReleaseCommandQueue>;
+using Program = Handle<cl_program, clReleaseProgram>;
+using Kernel = Handle<cl_kernel, clReleaseKernel>;
+using Mem = Handle<cl_mem, clReleaseMemObject>;
+using Event = Handle<cl_event, clReleaseEvent>;
+
+// ---- queries ----
+
+std::string trim(std::string s);
+std::string platform_string(cl_platform_id p, cl_platform_info what, const char* call);
+std::string device_string(cl_device_id d, cl_device_info what, const char* call);
+std::pair<int, int> parse_version(const std::string& s);
+bool at_least(std::pair<int, int> v, int major, int minor);
+std::string short_version(const std::string& s);
+std::string device_type_name(cl_device_type t);
+std::vector<cl_platform_id> list_platforms(cl_int* err_out);
+std::vector<cl_device_id> list_devices(cl_platform_id p);
+Context make_context(cl_platform_id p, cl_device_id d);
+
+template <class T>
+T device_value(cl_device_id d, cl_device_info what, const char* call) {
+  T v{};
+  check(clGetDeviceInfo(d, what, sizeof(T), &v, nullptr), call);
+  return v;
+}
+
+inline constexpr const char* kCudaOnly =
+    "CUDA-only path; OpenCL has global, constant, local, image";
+
+// What the API says about one device, read once; enumerate and the device share it.
+struct Facts {
+  int platform_index = 0, device_index = 0;
+  std::string platform_name, platform_version;
+  std::string name, vendor, version, c_version, driver;
+  cl_device_type type = 0;
+  cl_uint compute_units = 0, clock_mhz = 0;
+  cl_ulong global_mem = 0, max_alloc = 0, cache_bytes = 0, local_mem = 0, constant_mem = 0;
+  cl_uint cacheline = 0;
+  cl_device_local_mem_type local_type = CL_GLOBAL;
+  bool image_support = false;
+  std::size_t image_max_buffer = 0;  // pixels of a 1D image from a buffer
+  Support image_path;                // decided once: needs a context for the format list
+
+  std::string id() const {
+    return "opencl:" + std::to_string(platform_index) + "." + std::to_string(device_index);
+  }
+  bool local_is_local() const { return local_type == CL_LOCAL; }
+
+  Support supports(MemPath p) const {
+    switch (p) {
+      case MemPath::global:
+      case MemPath::constant:
+        return Support::yes();
+      case MemPath::local:
+        // A device without dedicated local memory (PoCL on a CPU: CL_GLOBAL) still runs the
+        // local path: the user asked for it, and it measures what __local costs there. The
+        // fact is recorded in info().extra["local_mem_type"] and in the list summary.
+        return Support::yes();
+      case MemPath::image:
+        return image_path;
+      case MemPath::l2:
+      case MemPath::readonly:
+      case MemPath::texture:
+      case MemPath::shared:
+        return Support::no(kCudaOnly);
+    }
+    return Support::no("unknown memory path");
+  }
+
+  uint64_t max_footprint(MemPath p) const {
+    switch (p) {
+      case MemPath::global:
+        return std::min<uint64_t>(max_alloc, global_mem / 2);
+      case MemPath::constant:
+        return constant_mem;
+      case MemPath::local:
+        return local_mem;
+      case MemPath::image:
+        if (!image_path.ok) return 0;
+        return std::min<uint64_t>(static_cast<uint64_t>(image_max_buffer) * 4, max_alloc);
+      default:
+        return 0;
+    }
+  }
+
+  std::string summary() const {
+    std::string s = device_type_name(type) + ", " + std::to_string(compute_units) + " CUs, " +
+                    format_bytes(static_cast<double>(global_mem)) + ", " + short_version(version);
+    if (!local_is_local()) s += ", local memory emulated in global";
+    if (!image_path.ok) s += ", no image path";
+    return s;
+  }
+};
+
+Support decide_image_path(const Facts& f, cl_context ctx);
+Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context ctx);
+
+}  // namespace gd::opencl::detail
