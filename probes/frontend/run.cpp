@@ -5,12 +5,18 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "frontend/run_internal.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 
 namespace gd {
+
+using frontend_run::dispatch_part;
+using frontend_run::guarded;
+using frontend_run::launch_part;
+using frontend_run::occupancy_part;
 
 namespace {
 
@@ -19,20 +25,6 @@ using Clock = std::chrono::steady_clock;
 Summary scaled(Summary s, double k) {
   for (double* v : {&s.median, &s.q1, &s.q3, &s.min, &s.max}) *v *= k;
   return s;
-}
-
-// Runs fn, recording an exception in `st` (and, through the caller, the probe's status).
-template <class F>
-bool guarded(Status& st, F&& fn) {
-  try {
-    fn();
-    return true;
-  } catch (const AllocationFailed& e) {
-    st = {"skipped", e.what()};
-  } catch (const std::exception& e) {
-    st = {"error", e.what()};
-  }
-  return false;
 }
 
 class IcacheRunner {
@@ -273,182 +265,6 @@ void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& p
     if (p.warps == 2 && p.different) two_diff = p.ipc_per_warp->median;
   }
   if (one && two_diff && *one > 0) out.partition_halving = *two_diff / *one;
-}
-
-void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
-                 const std::atomic<bool>& stop, FrontendProbeResult& out) {
-  out.launch_api = out.language == "cuda"     ? "cudaLaunchKernel"
-                   : out.language == "vulkan" ? "vkQueueSubmit (one vkCmdDispatch)"
-                                              : "clEnqueueNDRangeKernel";
-  if (!k.supports("launch").ok) {
-    out.launch_status = {"unsupported", k.supports("launch").reason};
-  } else {
-    progress.step("frontend", "launch latency", 1, 1, std::to_string(opt.launches) + " launches");
-    guarded(out.launch_status, [&] {
-      const LaunchTiming t = k.launch_latency(opt.launches);
-      out.launch_start_source = t.start_source;
-      std::vector<double> api, start, rt, kern, done;
-      for (const auto& s : t.samples) {
-        api.push_back(s.api_ns / 1000);
-        if (s.start_ns > 0) {
-          start.push_back(s.start_ns / 1000);
-          done.push_back((s.round_trip_ns - s.start_ns - s.kernel_ns) / 1000);
-        }
-        rt.push_back(s.round_trip_ns / 1000);
-        kern.push_back(s.kernel_ns / 1000);
-      }
-      if (rt.empty()) throw BackendError("no launch samples");
-      out.launch_api_us = summarize(api);
-      out.launch_round_trip_us = summarize(rt);
-      out.launch_kernel_us = summarize(kern);
-      out.launch_round_trip_samples_us = rt;
-      if (!start.empty()) {
-        out.launch_start_us = summarize(start);
-        out.launch_start_samples_us = start;
-        out.launch_completion_us = summarize(done);
-      }
-      if (t.sync) out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
-      out.timer_resolution_ns = t.timer_resolution_ns;
-    });
-  }
-  for (const std::string mode : {"plain", "streams", "graph"}) {
-    if (stop) return;
-    const Support s = k.supports("rate." + mode);
-    if (!s.ok) {
-      out.rate_status[mode] = {"unsupported", s.reason};
-      continue;
-    }
-    progress.step("frontend", "launch rate", 1, 1, mode);
-    Status st;
-    std::vector<double> host, gpu;
-    guarded(st, [&] {
-      for (int r = 0; r < std::max(3, opt.repeats); ++r) {
-        const RateTiming t = k.launch_rate(mode, opt.rate_kernels, 4);
-        if (t.host_ns > 0) host.push_back(t.kernels / (t.host_ns * 1e-9));
-        if (t.gpu_span_ns && *t.gpu_span_ns > 0)
-          gpu.push_back((t.kernels - 1) / (*t.gpu_span_ns * 1e-9));
-      }
-    });
-    out.rate_status[mode] = st;
-    if (!host.empty()) out.rate_kernels_per_s[mode] = summarize(host);
-    if (!gpu.empty()) out.rate_gpu_kernels_per_s[mode] = median(gpu);
-  }
-}
-
-void dispatch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
-                   FrontendProbeResult& out) {
-  const Support s = k.supports("dispatch");
-  if (!s.ok) {
-    out.dispatch_status = {"unsupported", s.reason};
-    return;
-  }
-  // One full wave of small blocks: 32 blocks of 64 threads per SM fit at once on sm_90, so
-  // the time to start them all is the front end's, not the SMs'.
-  out.dispatch_block_threads = 64;
-  out.dispatch_blocks = std::max(1, out.sms) * 32;
-  std::vector<double> rate, wave, skew_med, skew_max;
-  guarded(out.dispatch_status, [&] {
-    for (int r = 0; r < std::max(3, opt.repeats); ++r) {
-      progress.step("frontend", "dispatch", r + 1, std::max(3, opt.repeats),
-                    std::to_string(out.dispatch_blocks) + " blocks");
-      auto trace = k.dispatch(out.dispatch_blocks, out.dispatch_block_threads);
-      if (static_cast<int>(trace.size()) != out.dispatch_blocks)
-        throw BackendError("dispatch: " + std::to_string(trace.size()) + " of " +
-                           std::to_string(out.dispatch_blocks) + " blocks recorded");
-      const auto d = dispatch_stats(trace);
-      if (!d) throw BackendError("dispatch: every block started at the same timer tick");
-      rate.push_back(d->blocks_per_us);
-      wave.push_back(d->first_wave_us);
-      skew_med.push_back(d->sm_skew_median_us);
-      skew_max.push_back(d->sm_skew_max_us);
-      out.dispatch_trace = std::move(trace);
-    }
-  });
-  if (!rate.empty()) {
-    out.dispatch_blocks_per_us = summarize(rate);
-    out.dispatch_first_wave_us = median(wave);
-    out.dispatch_sm_skew_median_us = median(skew_med);
-    out.dispatch_sm_skew_max_us = median(skew_max);
-  }
-}
-
-void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptions& opt,
-                    Progress& progress, const std::atomic<bool>& stop, FrontendProbeResult& out) {
-  const Support s = k.supports("occupancy");
-  if (!s.ok) {
-    out.occupancy_status = {"unsupported", s.reason};
-    return;
-  }
-  std::vector<OccupancyRequest> plan;
-  std::vector<std::string> kinds;
-  for (int b : {32, 64, 128, 256, 512, 1024}) {
-    plan.push_back({b, 0, 0, 0, 30});
-    kinds.push_back("block");
-  }
-  const std::vector<int> regs = occupancy_register_caps(opt);
-  Status compiled;
-  guarded(compiled, [&] { k.prepare_occupancy(regs); });
-  for (int r : regs) {
-    plan.push_back({128, r, 0, 0, 30});
-    kinds.push_back("regs");
-  }
-  const uint64_t optin =
-      info.shared_per_block_optin_bytes.value_or(info.shared_per_block_bytes.value_or(48 * 1024));
-  for (uint64_t kb : {0, 8, 16, 24, 32, 48, 64, 100, 116, 160, 227}) {
-    if (kb * 1024 > optin) continue;
-    plan.push_back({128, 0, kb * 1024, 0, 30});
-    kinds.push_back("shared");
-  }
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (stop) return;
-    const auto& req = plan[i];
-    progress.step("frontend", "occupancy", static_cast<int>(i + 1), static_cast<int>(plan.size()),
-                  kinds[i]);
-    FrontendOccupancyPoint p;
-    p.kind = kinds[i];
-    p.block_threads = req.block_threads;
-    p.regs_requested = req.regs;
-    p.shared_bytes = req.shared_bytes;
-    Status st;
-    guarded(st, [&] {
-      const OccupancyTrace t = k.occupancy(req);
-      if (!t.check_ok) throw BackendError("host check failed: " + t.check);
-      p.regs_per_thread = t.regs_per_thread;
-      p.api_blocks_per_sm = t.api_blocks_per_sm;
-      const int wpb = (req.block_threads + 31) / 32;
-      const int blocks = resident_blocks(t.blocks);
-      if (blocks <= 0) throw BackendError("no block records");
-      p.blocks_per_sm = blocks;
-      p.warps_per_sm = blocks * wpb;
-      int slot = -1;
-      for (const auto& b : t.blocks) slot = std::max(slot, static_cast<int>(b.warp_slot));
-      p.max_warp_slot = slot < 0 ? -1 : slot + wpb - 1;
-      p.shared_bytes = t.dynamic_shared_bytes;
-      // Predicted from the documented limits: registers, then shared memory (the kernel's own
-      // __shared__ bytes count too), whichever allows fewer warps.
-      std::optional<int> predicted;
-      if (t.regs_per_thread > 0)
-        predicted = predicted_warps_by_registers(t.regs_per_thread, req.block_threads);
-      if (info.shared_per_sm_bytes) {
-        const int by_shared =
-            predicted_warps_by_shared(t.dynamic_shared_bytes + t.static_shared_bytes,
-                                      req.block_threads, *info.shared_per_sm_bytes);
-        predicted = std::min(predicted.value_or(by_shared), by_shared);
-      }
-      p.predicted_warps_per_sm = predicted;
-    });
-    p.status = st.status;
-    p.reason = st.reason;
-    if (p.warps_per_sm)
-      out.max_warps_per_sm = std::max(out.max_warps_per_sm.value_or(0), *p.warps_per_sm);
-    if (p.blocks_per_sm)
-      out.max_blocks_per_sm = std::max(out.max_blocks_per_sm.value_or(0), *p.blocks_per_sm);
-    out.occupancy.push_back(p);
-  }
-  bool any = false;
-  for (const auto& p : out.occupancy) any = any || p.status == "ok";
-  if (!any && !out.occupancy.empty())
-    out.occupancy_status = {out.occupancy.front().status, out.occupancy.front().reason};
 }
 
 }  // namespace
