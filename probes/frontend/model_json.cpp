@@ -1,0 +1,266 @@
+// The front-end probe's results in JSON and back.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <regex>
+#include <sstream>
+
+#include "frontend/frontend.hpp"
+#include "gpudissect/figure.hpp"
+#include "gpudissect/json_fields.hpp"
+
+namespace gd {
+
+// ---- JSON ----
+
+using json_fields::get;
+using json_fields::put;
+
+void to_json(nlohmann::json& j, const BlockRecord& b) {
+  j = nlohmann::json::array({b.sm, b.warp_slot, b.start_ns, b.end_ns});
+}
+void from_json(const nlohmann::json& j, BlockRecord& b) {
+  b.sm = j.at(0).get<uint32_t>();
+  b.warp_slot = j.at(1).get<uint32_t>();
+  b.start_ns = j.at(2).get<uint64_t>();
+  b.end_ns = j.at(3).get<uint64_t>();
+}
+
+namespace {
+
+nlohmann::json status_json(const Status& s) {
+  nlohmann::json j;
+  json_fields::put_status(j, s);
+  return j;
+}
+
+void put_point_status(nlohmann::json& j, const std::string& status, const std::string& reason) {
+  j["status"] = status;
+  if (!reason.empty()) j["reason"] = reason;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
+  j = nlohmann::json::object();
+  json_fields::put_status(j, r.status);
+  j["wall_seconds"] = r.wall_seconds;
+  j["language"] = r.language;
+  j["sms"] = r.sms;
+  if (!r.note.empty()) j["note"] = r.note;
+  put(j, "clock_mhz", r.clock_mhz);
+  if (!r.clock_source.empty()) j["clock_source"] = r.clock_source;
+  j["compile_seconds"] = r.compile_seconds;
+
+  nlohmann::json ic;
+  ic["status"] = status_json(r.icache_status);
+  ic["timed_instruction"] = r.timed_instruction;
+  ic["code_bytes_source"] = r.code_bytes_source;
+  ic["points"] = nlohmann::json::array();
+  for (const auto& p : r.icache) {
+    nlohmann::json e{{"instructions", p.instructions},
+                     {"loop_instructions", p.loop_instructions},
+                     {"code_bytes", p.code_bytes}};
+    put_point_status(e, p.status, p.reason);
+    put(e, "ipc", p.ipc);
+    put(e, "first_pass_ipc", p.first_pass_ipc);
+    put(e, "clock_mhz", p.clock_mhz);
+    ic["points"].push_back(e);
+  }
+  ic["levels"] = nlohmann::json::array();
+  for (const auto& l : r.icache_levels) {
+    nlohmann::json e{{"name", l.name}, {"ipc", l.ipc}, {"confidence", l.confidence}};
+    put(e, "capacity_bytes", l.capacity_bytes);
+    put(e, "capacity_lo_bytes", l.capacity_lo_bytes);
+    put(e, "capacity_hi_bytes", l.capacity_hi_bytes);
+    ic["levels"].push_back(e);
+  }
+  j["icache"] = ic;
+
+  nlohmann::json pa;
+  pa["status"] = status_json(r.partitions_status);
+  pa["region_instructions"] = r.partition_region_instructions;
+  pa["region_bytes"] = r.partition_region_bytes;
+  put(pa, "halving", r.partition_halving);
+  pa["points"] = nlohmann::json::array();
+  for (const auto& p : r.partitions) {
+    nlohmann::json e{{"warps", p.warps}, {"different", p.different}};
+    put_point_status(e, p.status, p.reason);
+    put(e, "ipc_per_warp", p.ipc_per_warp);
+    pa["points"].push_back(e);
+  }
+  j["partitions"] = pa;
+
+  nlohmann::json la;
+  la["status"] = status_json(r.launch_status);
+  la["api"] = r.launch_api;
+  la["start_source"] = r.launch_start_source;
+  put(la, "api_us", r.launch_api_us);
+  put(la, "start_us", r.launch_start_us);
+  put(la, "round_trip_us", r.launch_round_trip_us);
+  put(la, "kernel_us", r.launch_kernel_us);
+  put(la, "completion_us", r.launch_completion_us);
+  put(la, "sync_uncertainty_us", r.sync_uncertainty_us);
+  put(la, "timer_resolution_ns", r.timer_resolution_ns);
+  la["start_samples_us"] = r.launch_start_samples_us;
+  la["round_trip_samples_us"] = r.launch_round_trip_samples_us;
+  nlohmann::json rates = nlohmann::json::object();
+  for (const auto& [mode, st] : r.rate_status) {
+    nlohmann::json e = status_json(st);
+    if (auto it = r.rate_kernels_per_s.find(mode); it != r.rate_kernels_per_s.end())
+      e["kernels_per_s"] = it->second;
+    if (auto it = r.rate_gpu_kernels_per_s.find(mode); it != r.rate_gpu_kernels_per_s.end())
+      e["gpu_kernels_per_s"] = it->second;
+    rates[mode] = e;
+  }
+  la["rates"] = rates;
+  j["launch"] = la;
+
+  nlohmann::json di;
+  di["status"] = status_json(r.dispatch_status);
+  di["blocks"] = r.dispatch_blocks;
+  di["block_threads"] = r.dispatch_block_threads;
+  put(di, "blocks_per_us", r.dispatch_blocks_per_us);
+  put(di, "first_wave_us", r.dispatch_first_wave_us);
+  put(di, "sm_skew_median_us", r.dispatch_sm_skew_median_us);
+  put(di, "sm_skew_max_us", r.dispatch_sm_skew_max_us);
+  di["trace"] = r.dispatch_trace;
+  j["dispatch"] = di;
+
+  nlohmann::json oc;
+  oc["status"] = status_json(r.occupancy_status);
+  put(oc, "max_warps_per_sm", r.max_warps_per_sm);
+  put(oc, "max_blocks_per_sm", r.max_blocks_per_sm);
+  oc["points"] = nlohmann::json::array();
+  for (const auto& p : r.occupancy) {
+    nlohmann::json e{{"kind", p.kind},
+                     {"block_threads", p.block_threads},
+                     {"regs_requested", p.regs_requested},
+                     {"regs_per_thread", p.regs_per_thread},
+                     {"shared_bytes", p.shared_bytes},
+                     {"max_warp_slot", p.max_warp_slot}};
+    put_point_status(e, p.status, p.reason);
+    put(e, "blocks_per_sm", p.blocks_per_sm);
+    put(e, "warps_per_sm", p.warps_per_sm);
+    put(e, "api_blocks_per_sm", p.api_blocks_per_sm);
+    put(e, "predicted_warps_per_sm", p.predicted_warps_per_sm);
+    oc["points"].push_back(e);
+  }
+  j["occupancy"] = oc;
+}
+
+void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
+  r = FrontendProbeResult{};
+  r.status = json_fields::get_status(j);
+  get(j, "wall_seconds", r.wall_seconds);
+  get(j, "language", r.language);
+  get(j, "sms", r.sms);
+  get(j, "note", r.note);
+  get(j, "clock_mhz", r.clock_mhz);
+  get(j, "clock_source", r.clock_source);
+  get(j, "compile_seconds", r.compile_seconds);
+  auto point_status = [](const nlohmann::json& e, std::string& s, std::string& why) {
+    get(e, "status", s);
+    get(e, "reason", why);
+  };
+  if (auto it = j.find("icache"); it != j.end()) {
+    const auto& ic = *it;
+    if (ic.contains("status")) r.icache_status = json_fields::get_status(ic["status"]);
+    get(ic, "timed_instruction", r.timed_instruction);
+    get(ic, "code_bytes_source", r.code_bytes_source);
+    for (const auto& e : ic.value("points", nlohmann::json::array())) {
+      IcacheCurvePoint p;
+      get(e, "instructions", p.instructions);
+      get(e, "loop_instructions", p.loop_instructions);
+      get(e, "code_bytes", p.code_bytes);
+      point_status(e, p.status, p.reason);
+      get(e, "ipc", p.ipc);
+      get(e, "first_pass_ipc", p.first_pass_ipc);
+      get(e, "clock_mhz", p.clock_mhz);
+      r.icache.push_back(p);
+    }
+    for (const auto& e : ic.value("levels", nlohmann::json::array())) {
+      IcacheLevel l;
+      get(e, "name", l.name);
+      get(e, "ipc", l.ipc);
+      get(e, "confidence", l.confidence);
+      get(e, "capacity_bytes", l.capacity_bytes);
+      get(e, "capacity_lo_bytes", l.capacity_lo_bytes);
+      get(e, "capacity_hi_bytes", l.capacity_hi_bytes);
+      r.icache_levels.push_back(l);
+    }
+  }
+  if (auto it = j.find("partitions"); it != j.end()) {
+    const auto& pa = *it;
+    if (pa.contains("status")) r.partitions_status = json_fields::get_status(pa["status"]);
+    get(pa, "region_instructions", r.partition_region_instructions);
+    get(pa, "region_bytes", r.partition_region_bytes);
+    get(pa, "halving", r.partition_halving);
+    for (const auto& e : pa.value("points", nlohmann::json::array())) {
+      PartitionPoint p;
+      get(e, "warps", p.warps);
+      get(e, "different", p.different);
+      point_status(e, p.status, p.reason);
+      get(e, "ipc_per_warp", p.ipc_per_warp);
+      r.partitions.push_back(p);
+    }
+  }
+  if (auto it = j.find("launch"); it != j.end()) {
+    const auto& la = *it;
+    if (la.contains("status")) r.launch_status = json_fields::get_status(la["status"]);
+    get(la, "api", r.launch_api);
+    get(la, "start_source", r.launch_start_source);
+    get(la, "api_us", r.launch_api_us);
+    get(la, "start_us", r.launch_start_us);
+    get(la, "round_trip_us", r.launch_round_trip_us);
+    get(la, "kernel_us", r.launch_kernel_us);
+    get(la, "completion_us", r.launch_completion_us);
+    get(la, "sync_uncertainty_us", r.sync_uncertainty_us);
+    get(la, "timer_resolution_ns", r.timer_resolution_ns);
+    get(la, "start_samples_us", r.launch_start_samples_us);
+    get(la, "round_trip_samples_us", r.launch_round_trip_samples_us);
+    if (auto rt = la.find("rates"); rt != la.end())
+      for (const auto& [mode, e] : rt->items()) {
+        r.rate_status[mode] = json_fields::get_status(e);
+        if (e.contains("kernels_per_s"))
+          r.rate_kernels_per_s[mode] = e["kernels_per_s"].get<Summary>();
+        if (e.contains("gpu_kernels_per_s"))
+          r.rate_gpu_kernels_per_s[mode] = e["gpu_kernels_per_s"].get<double>();
+      }
+  }
+  if (auto it = j.find("dispatch"); it != j.end()) {
+    const auto& di = *it;
+    if (di.contains("status")) r.dispatch_status = json_fields::get_status(di["status"]);
+    get(di, "blocks", r.dispatch_blocks);
+    get(di, "block_threads", r.dispatch_block_threads);
+    get(di, "blocks_per_us", r.dispatch_blocks_per_us);
+    get(di, "first_wave_us", r.dispatch_first_wave_us);
+    get(di, "sm_skew_median_us", r.dispatch_sm_skew_median_us);
+    get(di, "sm_skew_max_us", r.dispatch_sm_skew_max_us);
+    get(di, "trace", r.dispatch_trace);
+  }
+  if (auto it = j.find("occupancy"); it != j.end()) {
+    const auto& oc = *it;
+    if (oc.contains("status")) r.occupancy_status = json_fields::get_status(oc["status"]);
+    get(oc, "max_warps_per_sm", r.max_warps_per_sm);
+    get(oc, "max_blocks_per_sm", r.max_blocks_per_sm);
+    for (const auto& e : oc.value("points", nlohmann::json::array())) {
+      FrontendOccupancyPoint p;
+      get(e, "kind", p.kind);
+      get(e, "block_threads", p.block_threads);
+      get(e, "regs_requested", p.regs_requested);
+      get(e, "regs_per_thread", p.regs_per_thread);
+      get(e, "shared_bytes", p.shared_bytes);
+      get(e, "max_warp_slot", p.max_warp_slot);
+      point_status(e, p.status, p.reason);
+      get(e, "blocks_per_sm", p.blocks_per_sm);
+      get(e, "warps_per_sm", p.warps_per_sm);
+      get(e, "api_blocks_per_sm", p.api_blocks_per_sm);
+      get(e, "predicted_warps_per_sm", p.predicted_warps_per_sm);
+      r.occupancy.push_back(p);
+    }
+  }
+}
+
+}  // namespace gd
