@@ -133,6 +133,7 @@ class CudaDevice final : public Device {
     }
   }
 
+  // shape: one chase from chain upload through timed repeats to the host's check, in order
   ChaseTiming chase(const ChaseRequest& req) override {
     if (!req.next || req.next->empty()) throw BackendError("chase: empty chain");
     if (req.repeats < 1 || 2 * req.repeats + 1 > kMaxOut)

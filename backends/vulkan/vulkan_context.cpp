@@ -122,6 +122,7 @@ std::vector<uint32_t> shader_words(const std::string& name) {
 
 // ---- context ----
 
+// shape: device, queue, pools and timer created in the order Vulkan needs; each step uses the last
 Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts)
     : instance_(std::move(instance)), physical_(pd), facts_(facts) {
   if (!facts_.compute_queue_family) throw BackendError("the device has no compute queue");

@@ -28,6 +28,7 @@ const char* kCudaOnly =
 
 }  // namespace
 
+// shape: one pass over the device's properties and features; each fact is a few lines
 Facts query_facts(VkPhysicalDevice pd, int index) {
   Facts f;
   f.index = index;

@@ -136,6 +136,7 @@ class CudaAtomics final : public AtomicsKernels {
     return Support::yes();
   }
 
+  // shape: one matrix launch: its single allocation, placements, launch, readback and checks
   MatrixTiming sm_matrix(const MatrixRequest& r) override {
     if (!supports_matrix().ok) throw BackendError("sm_matrix: " + supports_matrix().reason);
     if (r.sms < 2 || r.sms > info_.compute_units) throw BackendError("sm_matrix: bad SM count");

@@ -295,6 +295,7 @@ float bf16_to_float(uint16_t b) {
   return f;
 }
 
+// shape: one exact check per op and type over the same words; split, the cases lose their table
 std::string throughput_check(const ThroughputRequest& r, const ThroughputLayout& l,
                              const std::vector<uint64_t>& final_words,
                              const std::vector<uint32_t>& cas_successes) {

@@ -68,6 +68,7 @@ void add_low_clock_note(Ctx& c, const std::string& name, std::string& note, doub
   c.progress.note("atomics " + name + ": " + n);
 }
 
+// shape: the ping-pong kinds in order, each planned, timed and checked the same way
 void latency_part(Ctx& c) {
   const auto& kinds = all_ping_pongs();
   int n = 0;
@@ -201,6 +202,7 @@ void matrix_part(Ctx& c) {
   if (!m.status.ok()) c.progress.note("atomics matrix: " + m.status.reason);
 }
 
+// shape: the throughput plan in order: warm-up, then each request timed and checked
 void throughput_part(Ctx& c) {
   const std::vector<ThroughputRequest> plan = atomics_throughput_plan(c.opt);
   const int sm_count = c.dev.info().compute_units;

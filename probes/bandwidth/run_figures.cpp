@@ -19,6 +19,7 @@
 
 namespace gd::bandwidth_run {
 
+// shape: the headline figures in their published order, one short block each
 void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
                   const std::map<std::string, double>& own_bytes) {
   out.figures.clear();

@@ -122,6 +122,7 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
   dedupe_level_names(curve.levels);
 }
 
+// shape: one walk of each curve against the latency map's levels
 void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult& latency,
                               std::optional<uint64_t> last_cache_bytes) {
   auto path = latency.paths.find("global");

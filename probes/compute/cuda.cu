@@ -77,6 +77,7 @@ class CudaCompute final : public ComputeKernels {
     });
   }
 
+  // shape: one timed launch: module, arguments, warm-up, events, checksum, in the order they run
   ComputeTiming run(const ComputeLaunch& l) override {
     const ComputeOp* op = find_compute_op(l.op);
     if (!op) throw BackendError("unknown compute op " + l.op);

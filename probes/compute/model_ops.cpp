@@ -187,6 +187,7 @@ ComputeOp wgmma(std::string name, std::string label, const std::string& types, i
   return o;
 }
 
+// shape: the table of every op, in the order the report lists them; one entry per op
 std::vector<ComputeOp> build_ops() {
   std::vector<ComputeOp> v;
   auto add = [&](ComputeOp o) -> ComputeOp& { return v.emplace_back(std::move(o)); };

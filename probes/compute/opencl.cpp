@@ -95,6 +95,7 @@ class OpenCLCompute final : public ComputeKernels {
     return Support::yes();
   }
 
+  // shape: one timed launch: program, arguments, warm-up, events, checksum, in the order they run
   ComputeTiming run(const ComputeLaunch& l) override {
     const ComputeOp* op = find_compute_op(l.op);
     if (!op) throw BackendError("unknown compute op " + l.op);

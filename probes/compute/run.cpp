@@ -63,6 +63,7 @@ class Runner {
 
   // Calibrates the iteration count to `target_ms`, then times `repeats` launches.
   // Fills the throughput (or latency) figures of f.
+  // shape: calibration, timed repeats and the figure's fields for one op, in the order they run
   void measure(ComputeFigure& f, ComputeLaunch l, double target_ms, bool latency_figure) {
     const ComputeOp& a = *find_compute_op(l.op);
     const ComputeOp* b = l.mix.empty() ? nullptr : find_compute_op(l.mix);
@@ -369,6 +370,7 @@ AheadWork compute_ahead(Device& dev, const ComputeOptions& opt) {
   };
 }
 
+// shape: the probe's numbered steps in order (table, ILP, occupancy, SASS), each short
 void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, ComputeProbeResult& out) {
   const auto t0 = Clock::now();

@@ -209,6 +209,7 @@ class VulkanCompute final : public ComputeKernels {
   // the probe's target (CI time).
   double min_launch_ms() const override { return cpu_ ? 0 : 10; }
 
+  // shape: one timed dispatch: pipeline, buffers, warm-up, timestamps, checksum, in order
   ComputeTiming run(const ComputeLaunch& l) override {
     const ComputeOp* op = find_compute_op(l.op);
     if (!op) throw BackendError("unknown compute op " + l.op);

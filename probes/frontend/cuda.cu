@@ -212,6 +212,7 @@ class CudaFrontend final : public FrontendKernels {
     return out;
   }
 
+  // shape: one rate measurement per launch mode, side by side so the modes stay comparable
   RateTiming launch_rate(const std::string& mode, int kernels, int nstreams) override {
     auto* rec = static_cast<unsigned long long*>(rec_.get(
         static_cast<std::size_t>(kernels) * 2 * sizeof(unsigned long long), "launch records"));

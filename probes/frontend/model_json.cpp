@@ -42,6 +42,7 @@ void put_point_status(nlohmann::json& j, const std::string& status, const std::s
 
 }  // namespace
 
+// shape: every field of the result in the JSON's order, one line or block each
 void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   j = nlohmann::json::object();
   json_fields::put_status(j, r.status);
@@ -150,6 +151,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   j["occupancy"] = oc;
 }
 
+// shape: every field of the result in the JSON's order, one line or block each
 void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
   r = FrontendProbeResult{};
   r.status = json_fields::get_status(j);

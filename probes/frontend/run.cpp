@@ -377,6 +377,7 @@ AheadWork frontend_ahead(Device& dev, const FrontendOptions& opt) {
   };
 }
 
+// shape: the probe's parts in their order, each guarded with its own status
 void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
                   const std::atomic<bool>& stop, FrontendProbeResult& out) {
   const auto t0 = Clock::now();

@@ -210,6 +210,7 @@ std::string cpu_model() {
   return {};
 }
 
+// shape: the copy and read sweeps and the memory figure, in the order they run
 void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
                      const std::atomic<bool>& stop, HostMemoryResult& out) {
   HeadStart::wait_for_current();  // host memory is timed on the CPU: no compiles beside it

@@ -462,6 +462,7 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
   }
 }
 
+// shape: the probe's paths and TLB sweeps in their order, each guarded with its own status
 void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, LatencyProbeResult& out) {
   const auto t0 = Clock::now();

@@ -32,6 +32,7 @@ std::string CudaLinks::nccl_description() {
   return n ? n->describe() : std::string();
 }
 
+// shape: one collective: buffers on every GPU, warm-up, timed iterations, check, in order
 CollectiveTiming CudaLinks::collective(const CollectiveRequest& r) {
   refuse_after_hang();
   if (comms_.empty()) throw BackendError("NCCL is not open");

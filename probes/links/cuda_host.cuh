@@ -8,6 +8,7 @@ namespace gd::cuda {
 
 namespace {
 
+// shape: one transfer on every GPU at once: buffers, timed repeats, check, in the order they run
 HostCopyTiming CudaLinks::host_copy(const HostCopyRequest& r) {
   refuse_after_hang();
   if (r.gpus.empty()) throw BackendError("host copy: no GPU");

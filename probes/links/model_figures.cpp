@@ -102,6 +102,7 @@ void p2p_bandwidth_figures(const LinksProbeResult& r, std::vector<Figure>& out) 
   }
 }
 
+// shape: the chase and ping-pong figures of every pair, one short block each
 void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
   for (int k = 0; k < 2; ++k) {
     const bool chase = k == 0;

@@ -14,6 +14,7 @@
 
 namespace gd::links_run {
 
+// shape: the host sizes for each GPU and for all at once, planned, timed and checked the same way
 void host_part(Ctx& c) {
   HostLinks& h = c.out.host;
   if (!c.opt.parts.count("host")) {
@@ -98,6 +99,7 @@ void host_part(Ctx& c) {
     }
 }
 
+// shape: each collective's sizes planned, timed and checked the same way
 void nccl_part(Ctx& c) {
   NcclResult& nr = c.out.nccl;
   if (!c.opt.parts.count("nccl")) {

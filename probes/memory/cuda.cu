@@ -310,6 +310,7 @@ class CudaMemory final : public MemoryKernels {
   }
   uint64_t constant_bank_bytes() const override { return kConstBytes + kParamBytes; }
 
+  // shape: one chase for every path and mapping: buffer, launch, readback, check, in order
   MemChaseTiming chase(const MemChaseRequest& r) override {
     if (!r.next || r.next->empty()) throw BackendError("memory chase: empty chain");
     if (r.warps < 1 || r.warps > 32 || static_cast<int>(r.starts.size()) != r.warps)

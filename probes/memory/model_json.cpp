@@ -134,6 +134,7 @@ WaysResult ways_from(const nlohmann::json& w) {
 
 }  // namespace
 
+// shape: every field of the result in the JSON's order, one line or block each
 void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   j = nlohmann::json::object();
   jf::put_status(j, r.status);
@@ -216,6 +217,7 @@ void to_json(nlohmann::json& j, const MemoryProbeResult& r) {
   j["tlb"] = ts;
 }
 
+// shape: every field of the result in the JSON's order, one line or block each
 void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
   r.status = jf::get_status(j);
   jf::get(j, "wall_seconds", r.wall_seconds);

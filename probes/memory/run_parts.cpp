@@ -16,6 +16,7 @@
 
 namespace gd::memory_run {
 
+// shape: each carve-out set, swept and checked the same way, then compared
 void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
   // The preference alone beside each forced split, except in quick mode.
   auto plan = carveout_plan(info, 0, !c.opt.quick);
