@@ -17,6 +17,7 @@
 #include "cuda_util.hpp"
 #include "device_clock.cuh"
 #include "frontend/cuda_kernels.cuh"
+#include "frontend/host_clock.hpp"
 #include "gpudissect/build_once.hpp"
 #include "gpudissect/parallel.hpp"
 
@@ -24,11 +25,7 @@ namespace gd::cuda {
 
 namespace {
 
-double now_ns() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count());
-}
+using gd::frontend::now_ns;
 
 class CudaFrontend final : public FrontendKernels {
  public:

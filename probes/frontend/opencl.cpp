@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/host_clock.hpp"
 #include "opencl_probes.hpp"
 
 namespace gd::opencl {
@@ -25,11 +26,7 @@ void check(cl_int err, const std::string& what) {
   throw BackendError(what + ": OpenCL error " + std::to_string(err));
 }
 
-double now_ns() {
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count());
-}
+using gd::frontend::now_ns;
 
 constexpr const char* kEmpty =
     "__kernel void gd_fe_empty(__global ulong* p) { if (get_global_id(0) == 0) p[0] = 1; }\n";
