@@ -46,7 +46,7 @@ __device__ __forceinline__ unsigned int lds(unsigned int addr) {
 // Why the address carries `dz`: `asm volatile` binds only the front end; ptxas sees plain
 // ld.shared and merges re-reads of shared memory that nothing stores to. The previous
 // kernel (even/odd address sets) was unrolled 4x by ptxas, which kept 40 of its 64 LDS.128
-// (SASS of 2026-11-20): the 1.6x excess over the 128 B/clk/SM limit. Here each iteration's
+// (its SASS): the 1.6x excess over the 128 B/clk/SM limit. Here each iteration's
 // addresses add dz = acc & zero, the running sum of the previous iteration's data masked
 // by a kernel argument that is 0 at run time: the addresses differ as far as ptxas can
 // tell, so every LDS stays, and the real addresses are exactly gd::shared_element's.

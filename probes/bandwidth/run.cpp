@@ -138,7 +138,7 @@ namespace {
 // The summary keeps the best variant. CUDA only.
 void add_flat_curves(Ctx& c, std::vector<std::function<void()>>& curves) {
   // One vector per thread measured best on the H200 (4 per thread: -0.5% writes, -4%
-  // copies, run of 2026-11-20), so only that is kept.
+  // copies), so only that is kept.
   const Variant flat{true, 1};
   curves.push_back(
       [=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat); });
@@ -272,7 +272,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   const bool cpu = type != info.extra.end() && type->second.find("CPU") != std::string::npos;
   {
     // Not on a CPU: its chase through 4 KiB pages steps where the TLB's reach ends, and the
-    // CPU VM's maps put "memory" past 4.2, 31-34 and 56-90 MiB in five runs of 2026-11-25
+    // CPU VM's maps put "memory" past 4.2, 31-34 and 56-90 MiB in five runs
     // while its reads ran at cache speed to 64 MiB in all of them. There the read curve's
     // own plateau decides (adopt_memory_plateau).
     const std::vector<Level>* global = nullptr;

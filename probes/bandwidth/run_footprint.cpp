@@ -24,7 +24,7 @@ namespace gd::bandwidth_run {
 // for the rest of the probe: later curves sweep to 8x the last cache the curve showed, and
 // device-memory figures are read past 4x it. Why not the API: a VM's CPU through PoCL
 // reports its host's 480 MiB L3, so memory was read past 1.9 GiB, points a 2-core CPU
-// reaches for one curve at most in its budget (2026-11-25). On the H100 and H200 the read
+// reaches for one curve at most in its budget. On the H100 and H200 the read
 // curve's cache ends at 58 MiB against the API's 50 and 60 MiB: nothing changes there.
 // A plateau that starts below 1/kApiCacheShare of the reported cache is a lower cache's, not
 // memory: the same VM's read curve is flat at 57 GB/s from 8 to 32 MiB (its L3 share past
@@ -105,7 +105,7 @@ void calibrate(Ctx& c) {
     // The rate the bytes a launch moves add, not the call's: a Vulkan call spends ~5 ms on
     // the host around one 16 MiB read (dispatch round trips, the check), which read as
     // 2.9 GB/s on the H200, and the planner, which scales a rate by the ~8 GB a launch moves,
-    // skipped every point of the read curve (2026-11-23). The same buffer read 64 times
+    // skipped every point of the read curve. The same buffer read 64 times
     // against once gives the part that grows with the bytes; never above the rate inside
     // the launch (GPU timestamps), which the host clock cannot beat.
     StreamRequest many = cal;
@@ -173,13 +173,13 @@ Sweep plan_sweep(Ctx& c, BwOp op, BwLoad load, bool streaming, Variant v, Bandwi
   if (!c.opt.points_per_doubling_set && s.slow) ppd = 1;
   // --quick's 20 s are the H200's (its 15 s target); a CPU through PoCL has a minute, and in
   // 20 s its read curve stopped at 128 MiB, short of the memory plateau that tells where its
-  // memory starts (1.7 s a curve, 2026-11-25).
+  // memory starts (1.7 s a curve).
   if (c.opt.quick && !c.opt.budget_set && s.slow) c.budget_seconds = 2 * c.opt.budget_seconds;
   // Cached points move 8 GB a launch, enough to dwarf a GPU's launch; a CPU's move 1 GB
   // (10-20 ms a launch at its cache speed, far above the event clock's resolution). With
   // 8 GB a CPU VM's --quick read curve spent its share by 128 MiB, and a 16-core VM's write
   // curve spent all of its 5.4 s on its first point: 16 KiB written at 9 GB/s (the passes
-  // were planned at the previous curve's 58 GB/s), 2026-11-25.
+  // were planned at the previous curve's 58 GB/s).
   s.in_cache_target = s.slow ? kQuickMemoryTargetBytes : kInCacheTargetBytes;
   s.grid = log_spaced_footprints(s.lo, std::max(s.lo, s.hi), ppd, s.chunk);
   if (c.opt.large_bytes > s.hi) s.grid.push_back(c.opt.large_bytes * (op == BwOp::copy ? 2 : 1));
@@ -213,7 +213,7 @@ BudgetVerdict admit_point(Ctx& c, const Sweep& s, SweepPlanner& plan, uint64_t f
   // The planner times the top at the rate seen so far, a cache's on the way up; on a
   // slow device it is kept at the memory rate the last curve saw there instead: the
   // CPU VM's write curve had spent its budget by 128 MiB, planning its 512 MiB top at
-  // 50 GB/s, and ran it at 17 (2026-11-25).
+  // 50 GB/s, and ran it at 17.
   if (s.slow && c.memory_rate && plan.launch_rate() && *plan.launch_rate() > *c.memory_rate)
     bytes_t *= *plan.launch_rate() / *c.memory_rate;
   return plan.admit_keeping(bytes0, c.opt.repeats + 1, bytes_t, c.opt.repeats + 1, double(fp),
@@ -298,7 +298,7 @@ void finish_curve(Ctx& c, const Sweep& s, BandwidthCurve& curve, const std::stri
       c.memory_rate = q.gbps->median * 1e9;
       // A curve that reached past 4x the API's cache without a plateau below it: the API's
       // size stands, and later curves keep their largest point in budget again (a 16-core
-      // VM's write curves, swept in order, had no device-memory point left, 2026-11-25).
+      // VM's write curves, swept in order, had no device-memory point left).
       if (!s.v.flat) c.memory_known = true;
     }
   assign_bandwidth_levels(curve, s.load == BwLoad::l2_only || s.load == BwLoad::no_allocate ? 2 : 1,

@@ -35,7 +35,7 @@ constexpr double kSlowDeviceBytesPerSecond = 100e9;
 constexpr double kApiCacheShare = 8;
 // Bytes one timed launch moves. A launch has ~6 us of fixed cost on an H200 (the event, the
 // grid's ramp-up and tail): at 32 TB/s from L1, 1 GiB per launch (40 us) read 16 % low in
-// --quick runs (2026-11-23), so points inside the caches move 8 GiB (~270 us) in every mode;
+// --quick runs, so points inside the caches move 8 GiB (~270 us) in every mode;
 // they are cheap on a GPU, and the budget planner trims them on a slow device. Device-memory
 // points: 4 GiB (~0.9 ms); 1 GiB with --quick (~0.23 ms, under 3 % of fixed cost).
 constexpr uint64_t kInCacheTargetBytes = 8ull << 30;
@@ -122,7 +122,7 @@ void add_figure(BandwidthProbeResult& out, const std::string& name, const Bandwi
 // per doubling, sweeps in order until a curve shows where memory starts, and the planning
 // below that says "slow device". A 16-core VM's CPU through PoCL read 200 GB/s in cache and
 // was planned like a GPU: 34 points a curve, and its read curve ended at 724 MiB, short of
-// the 1.2 GiB its reported 300 MiB L3 asked for (2026-11-25).
+// the 1.2 GiB its reported 300 MiB L3 asked for.
 bool slow_device(const Ctx& c);
 // The median SM clock the probe's kernels have measured so far.
 std::optional<double> probe_clock(const BandwidthProbeResult& out);

@@ -48,7 +48,7 @@ LastCache last_cache(std::optional<uint64_t> api_bytes, const std::vector<Level>
   if (api_bytes && double(edge) >= 0.5 * double(*api_bytes)) return api;
   // Nor far below it (under 1/8, kApiCacheShare, as for a bandwidth curve's plateau): the CPU
   // VM's map also stepped at 4.2 MiB, where its 4 KiB pages outrun the TLB, while reads ran
-  // at cache speed to 64 MiB (2026-11-25).
+  // at cache speed to 64 MiB.
   if (api_bytes && double(edge) < double(*api_bytes) / kApiCacheShare) return api;
   LastCache measured{edge, "the latency map's last cache (" + cache.name + ", edge at " +
                                format_bytes(double(edge)) + ")"};
