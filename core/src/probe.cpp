@@ -22,6 +22,7 @@ void to_json(nlohmann::json& j, const Figure& f) {
   put(j, "resolution", f.resolution);
   j["better"] = f.higher_is_better ? "higher" : "lower";
   put_status(j, f.status);
+  if (!f.suspect.empty()) j["suspect"] = f.suspect;
 }
 
 void from_json(const nlohmann::json& j, Figure& f) {
@@ -39,6 +40,7 @@ void from_json(const nlohmann::json& j, Figure& f) {
   get(j, "better", better);
   f.higher_is_better = better != "lower";
   f.status = get_status(j);
+  get(j, "suspect", f.suspect);
 }
 
 Summary single_value(double v) {

@@ -200,7 +200,9 @@ std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& reg
   std::vector<Figure> all;
   for (const Probe* p : registry.all()) {
     if (!r.probes.count(p->name())) continue;
-    for (Figure& f : p->figures(r)) all.push_back(std::move(f));
+    std::vector<Figure> figs = p->figures(r);
+    if (r.gpu_state) mark_suspect_figures(*r.gpu_state, p->name(), figs);
+    for (Figure& f : figs) all.push_back(std::move(f));
   }
   // A spread over 10 % is not a result: the figure keeps its value but says so.
   for (Figure& f : all)
@@ -228,6 +230,7 @@ json to_json(const RunResult& r, const ProbeRegistry& registry) {
       j["probes"][name] = *raw;  // kept as read from a newer file
   }
   j["figures"] = r.figures;
+  if (r.gpu_state) j["gpu_state"] = *r.gpu_state;
   return j;
 }
 
@@ -279,6 +282,8 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
         });
       }
     });
+    if (j.contains("gpu_state"))
+      read_at("gpu_state", [&] { r.gpu_state = j.at("gpu_state").get<GpuState>(); });
     if (j.contains("figures"))
       get(j, "figures", r.figures);
     else

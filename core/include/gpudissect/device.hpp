@@ -74,6 +74,21 @@ struct Telemetry {
   std::vector<std::string> throttle_reasons;  // empty: none active
 };
 
+// Another process with a context on the GPU, as the management library lists it.
+struct GpuProcess {
+  uint32_t pid = 0;
+  std::string name;  // empty where it cannot be read
+  std::string kind;  // "compute" | "graphics"
+  std::optional<uint64_t> used_memory_bytes;
+};
+
+// Who else uses the GPU (gpu_state.hpp judges it).
+struct GpuActivity {
+  std::optional<double> utilization_percent;  // of the last sample period, 0..100
+  bool processes_known = false;               // whether the process lists could be read
+  std::vector<GpuProcess> processes;          // other processes; this one is never listed
+};
+
 // A chain of lines: next[i] is the line visited after line i. Line i lies at byte offset
 // i * stride_bytes from the start of the buffer. The chain is one cycle over all lines.
 struct ChaseRequest {
@@ -130,6 +145,9 @@ class Device {
   virtual std::optional<ClockSample> sample_clock() = 0;
   // nullopt where there is no management library (no NVML, or not an NVIDIA device).
   virtual std::optional<Telemetry> telemetry() { return std::nullopt; }
+  // Other processes on the GPU and its utilisation; nullopt where there is no management
+  // library (the GPU's state is then unknown, not idle).
+  virtual std::optional<GpuActivity> activity() { return std::nullopt; }
   // The machine instruction the chase of this path executes (e.g. "LDG.E.64"), where the
   // backend can read its own code; nullopt otherwise.
   virtual std::optional<std::string> timed_instruction(MemPath) { return std::nullopt; }

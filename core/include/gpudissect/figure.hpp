@@ -30,6 +30,10 @@ struct Figure {
   // never flags a change within it. Absent: no step beyond the repeats' spread.
   std::optional<double> resolution;
   Status status;
+  // Why the figure may not be what the GPU does alone (it was measured while another process
+  // used the GPU, or while the clock was throttled); empty: nothing known against it. Kept
+  // apart from `status` so that ids and status strings stay what comparisons expect.
+  std::string suspect;
 };
 
 // (Summary's JSON is defined with the result model, result.cpp.)

@@ -12,6 +12,7 @@
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/figure.hpp"
+#include "gpudissect/gpu_state.hpp"
 #include "gpudissect/probe.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
@@ -82,6 +83,10 @@ struct RunResult {
   std::map<std::string, std::any> probes;
   // Headline figures of every probe present, in registry order (ProbeRegistry::figures).
   std::vector<Figure> figures;
+  // Whether the GPU was ours while the probes ran (top-level "gpu_state"); absent in files
+  // written before it was sampled. An optional key of its own: older readers ignore it, so
+  // the schema version stays.
+  std::optional<GpuState> gpu_state;
 
   // Typed access by the result type's kProbe name: nullptr where the probe is absent.
   template <class T>
