@@ -41,13 +41,21 @@ class CudaDevice final : public Device {
     // instruction; it is read beside the first measurements instead of before them (on the
     // H200 the first latency point came 5.5 s into a --quick run).
     own_sass_read_ = std::async(std::launch::async, [] { own_memory_ops(); });
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) == cudaSuccess) pci_bus_id_ = bus;
+    // Where NVML reports the host's pids (in a container) our getpid() is not among them:
+    // the pids that appear with our context are ours, and are not "another process".
+    const std::vector<unsigned> pids_before =
+        pci_bus_id_.empty() ? std::vector<unsigned>{} : nvml_process_pids(pci_bus_id_);
     check(cudaSetDevice(index), "cudaSetDevice");
     check(cudaFree(nullptr), "creating the CUDA context");
+    if (!pci_bus_id_.empty())
+      for (unsigned pid : nvml_process_pids(pci_bus_id_))
+        if (std::find(pids_before.begin(), pids_before.end(), pid) == pids_before.end())
+          own_pids_.push_back(pid);
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
-    char bus[32] = {};
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, index) == cudaSuccess) pci_bus_id_ = bus;
 
     info_.backend = "cuda";
     info_.id = "cuda:" + std::to_string(index);
@@ -259,6 +267,11 @@ class CudaDevice final : public Device {
     return nvml_read(pci_bus_id_);
   }
 
+  std::optional<GpuActivity> activity() override {
+    if (pci_bus_id_.empty()) return std::nullopt;
+    return nvml_activity(pci_bus_id_, own_pids_);
+  }
+
   std::optional<std::string> timed_instruction(MemPath p) override {
     // The instruction actually timed, read from this very binary's SASS.
     const std::map<std::string, KernelMemoryOps>& sass = own_memory_ops();
@@ -303,6 +316,7 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   DeviceInfo info_;
   std::string pci_bus_id_;
+  std::vector<unsigned> own_pids_;  // NVML's pids of this process's context (see the constructor)
   std::size_t max_texture_elements_ = 0;
   unsigned long long* out_ = nullptr;
   DeviceBuffer chain_, data_;

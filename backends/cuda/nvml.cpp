@@ -1,8 +1,10 @@
 #include "nvml.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iterator>
 #include <mutex>
 
@@ -24,6 +26,23 @@ struct PciInfo {
   unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
   char bus_id[32];
 };
+
+// nvmlProcessInfo_t as the _v2 and _v3 process-list calls fill it, and the first call's
+// shorter nvmlProcessInfo_v1_t.
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id, compute_instance_id;
+};
+struct ProcessInfoV1 {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+};
+struct Utilization {  // nvmlUtilization_t
+  unsigned gpu, memory;
+};
+constexpr int kErrorInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr unsigned long long kNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE
 
 struct Api {
   void* lib = nullptr;
@@ -49,6 +68,12 @@ struct Api {
   nvmlReturn (*common_ancestor)(nvmlDevice, nvmlDevice, int*) = nullptr;
   nvmlReturn (*nvlink_remote_type)(nvmlDevice, unsigned, int*) = nullptr;
   nvmlReturn (*p2p_status)(nvmlDevice, nvmlDevice, int, int*) = nullptr;
+  // Who else uses the GPU: [0] compute, [1] graphics, each the newest version the driver has
+  // (process_v1 set where only the first, shorter-struct call exists).
+  nvmlReturn (*processes[2])(nvmlDevice, unsigned*, void*) = {nullptr, nullptr};
+  bool process_v1[2] = {false, false};
+  nvmlReturn (*process_name)(unsigned, char*, unsigned) = nullptr;
+  nvmlReturn (*utilization)(nvmlDevice, Utilization*) = nullptr;
   bool ok = false;
   std::string why;
 };
@@ -96,6 +121,22 @@ Api& api() {
     a.nvlink_remote_type = reinterpret_cast<decltype(a.nvlink_remote_type)>(
         sym("nvmlDeviceGetNvLinkRemoteDeviceType"));
     a.p2p_status = reinterpret_cast<decltype(a.p2p_status)>(sym("nvmlDeviceGetP2PStatus"));
+    const char* kLists[2] = {"nvmlDeviceGetComputeRunningProcesses",
+                             "nvmlDeviceGetGraphicsRunningProcesses"};
+    for (int k = 0; k < 2; ++k) {
+      for (const char* suffix : {"_v3", "_v2"})
+        if (!a.processes[k])
+          a.processes[k] = reinterpret_cast<nvmlReturn (*)(nvmlDevice, unsigned*, void*)>(
+              sym((std::string(kLists[k]) + suffix).c_str()));
+      if (!a.processes[k]) {
+        a.processes[k] =
+            reinterpret_cast<nvmlReturn (*)(nvmlDevice, unsigned*, void*)>(sym(kLists[k]));
+        a.process_v1[k] = a.processes[k] != nullptr;
+      }
+    }
+    a.process_name = reinterpret_cast<decltype(a.process_name)>(sym("nvmlSystemGetProcessName"));
+    a.utilization =
+        reinterpret_cast<decltype(a.utilization)>(sym("nvmlDeviceGetUtilizationRates"));
     if (!a.init || !a.by_pci || !a.clock) {
       a.why = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetClockInfo";
       return;
@@ -152,6 +193,98 @@ std::optional<Telemetry> nvml_read(const std::string& pci_bus_id) {
       if (bits & bit) t.throttle_reasons.push_back(name);
   }
   return t;
+}
+
+namespace {
+
+// One process list (k: 0 compute, 1 graphics); nullopt where the call is missing or fails.
+std::optional<std::vector<GpuProcess>> list_processes(Api& a, nvmlDevice dev, int k) {
+  if (!a.processes[k]) return std::nullopt;
+  // Room for twice the entries asked for: a driver whose entries are longer than the struct
+  // declared here writes past `count` of ours, never past the buffer.
+  for (unsigned capacity = 64; capacity <= 4096; capacity *= 4) {
+    std::vector<ProcessInfo> buf(2 * capacity);
+    unsigned count = capacity;
+    const int rc = a.processes[k](dev, &count, buf.data());
+    if (rc == kErrorInsufficientSize) continue;
+    if (rc != 0) return std::nullopt;
+    std::vector<GpuProcess> out;
+    for (unsigned i = 0; i < std::min(count, capacity); ++i) {
+      GpuProcess p;
+      unsigned long long mem = 0;
+      if (a.process_v1[k]) {
+        const auto* v1 = reinterpret_cast<const ProcessInfoV1*>(buf.data()) + i;
+        p.pid = v1->pid;
+        mem = v1->used_gpu_memory;
+      } else {
+        p.pid = buf[i].pid;
+        mem = buf[i].used_gpu_memory;
+      }
+      if (mem != kNotAvailable) p.used_memory_bytes = mem;
+      p.kind = k == 0 ? "compute" : "graphics";
+      out.push_back(p);
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+// NVML's name for the process, else /proc's (the same pid namespace), else empty.
+std::string process_name(Api& a, unsigned pid) {
+  char buf[256] = {};
+  if (a.process_name && a.process_name(pid, buf, sizeof buf) == 0 && buf[0]) {
+    std::string s = buf;
+    return s.substr(s.find_last_of('/') == std::string::npos ? 0 : s.find_last_of('/') + 1);
+  }
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string s;
+  std::getline(comm, s);
+  return s;
+}
+
+}  // namespace
+
+std::vector<unsigned> nvml_process_pids(const std::string& pci_bus_id) {
+  std::vector<unsigned> out;
+  Api& a = api();
+  if (!a.ok) return out;
+  nvmlDevice dev = nullptr;
+  if (a.by_pci(pci_bus_id.c_str(), &dev) != 0) return out;
+  for (int k = 0; k < 2; ++k)
+    if (auto ps = list_processes(a, dev, k))
+      for (const GpuProcess& p : *ps) out.push_back(p.pid);
+  return out;
+}
+
+std::optional<GpuActivity> nvml_activity(const std::string& pci_bus_id,
+                                         const std::vector<unsigned>& own_pids) {
+  Api& a = api();
+  if (!a.ok) return std::nullopt;
+  nvmlDevice dev = nullptr;
+  if (a.by_pci(pci_bus_id.c_str(), &dev) != 0) return std::nullopt;
+  GpuActivity out;
+  Utilization u{};
+  if (a.utilization && a.utilization(dev, &u) == 0) out.utilization_percent = u.gpu;
+  const unsigned self = static_cast<unsigned>(getpid());
+  bool any_list = false;
+  for (int k = 0; k < 2; ++k) {
+    auto ps = list_processes(a, dev, k);
+    if (!ps) continue;
+    any_list = true;
+    for (GpuProcess& p : *ps) {
+      if (p.pid == self ||
+          std::find(own_pids.begin(), own_pids.end(), p.pid) != own_pids.end())
+        continue;
+      // A process with a compute and a graphics context is listed once.
+      if (std::any_of(out.processes.begin(), out.processes.end(),
+                      [&](const GpuProcess& q) { return q.pid == p.pid; }))
+        continue;
+      p.name = process_name(a, p.pid);
+      out.processes.push_back(std::move(p));
+    }
+  }
+  out.processes_known = any_list;
+  return out;
 }
 
 std::map<std::string, std::string> nvml_identity(const std::string& pci_bus_id) {

@@ -23,6 +23,16 @@ std::optional<Telemetry> nvml_read(const std::string& pci_bus_id);
 // loaded). Keys NVML does not answer are absent; empty without NVML.
 std::map<std::string, std::string> nvml_identity(const std::string& pci_bus_id);
 
+// Other processes on the GPU at this PCI bus id (compute and graphics lists, NVML's _v3,
+// _v2 or first calls, whichever the driver has) and its utilisation. Processes whose pid is
+// in `own_pids` are left out. Nullopt without NVML or where NVML does not know the GPU.
+std::optional<GpuActivity> nvml_activity(const std::string& pci_bus_id,
+                                         const std::vector<unsigned>& own_pids);
+// The pids NVML lists with a context on this GPU (compute and graphics), for telling this
+// process's own entry apart where NVML reports the host's pids (a container): the pids
+// that appear when our context is created are ours. Empty without NVML.
+std::vector<unsigned> nvml_process_pids(const std::string& pci_bus_id);
+
 // The links of the GPU at this PCI bus id, for the links probe: PCIe generation and width
 // (current and max) and every active NVLink with its remote end's PCI bus id and NVML's
 // nvmlNvlinkVersion_t value. Nullopt without NVML or where NVML does not know the GPU.
