@@ -1,7 +1,8 @@
 // gpudissect: measure a GPU's memory hierarchy and write the report.
 //   gpudissect list | run [probes] [options] | report FILE -o report.html
 // Exit codes: 0 done, 1 a measurement failed (what was measured is still written),
-// 2 bad input, 130 interrupted (what was measured is still written).
+// 2 bad input, 5 --require-idle and the GPU is shared (nothing measured), 130 interrupted
+// (what was measured is still written).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "backends.hpp"
 #include "compare_cmd.hpp"  // compare, reference (issue 10)
 #include "fleet_cmd.hpp"    // fleet (issue 12)
+#include "gpudissect/gpu_state.hpp"
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/result.hpp"
@@ -85,6 +87,7 @@ struct RunArgs {
   std::optional<uint64_t> hops;
   bool tlb = false, no_tlb = false;
   bool quick = false;  // every probe's `quick` option
+  bool require_idle = false;  // refuse (exit 5) when another process uses the GPU
   std::string tlb_max;
   std::vector<std::string> options;  // PROBE.KEY=VALUE
 };
@@ -120,7 +123,33 @@ std::string probe_option_help() {
   }
   s += "\nSIGINT (Ctrl-C) and SIGTERM stop the run after the point in flight; the JSON of every "
        "probe that finished (and of the one stopped) is written. Exit codes: 0 done, 1 a "
-       "measurement failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM.\n";
+       "measurement failed, 2 bad input, 5 --require-idle and another process uses the GPU "
+       "(nothing measured), 130 Ctrl-C, 143 SIGTERM.\n"
+       "\nBefore and after each probe the run reads, through NVML, the other processes on the "
+       "GPU, its utilisation and its throttle reasons: a GPU that was shared or throttled is "
+       "named on the summary's first line, in a banner of the report and in the JSON's "
+       "\"gpu_state\" (figures measured then carry \"suspect\"). Without NVML the state is "
+       "\"unknown\".\n";
+  return s;
+}
+
+// Exit status of `run --require-idle` on a GPU that another process uses: nothing measured.
+constexpr int kExitGpuBusy = 5;
+
+// One reading of who else uses the GPU and whether its clock is throttled (gpu_state.hpp).
+GpuStateSample sample_gpu(Device& dev, const std::string& probe, const char* when) {
+  GpuStateSample s;
+  s.probe = probe;
+  s.when = when;
+  const std::optional<GpuActivity> act = dev.activity();
+  const std::optional<Telemetry> tel = dev.telemetry();
+  s.known = act.has_value() || tel.has_value();
+  if (act) {
+    s.utilization_percent = act->utilization_percent;
+    s.processes_known = act->processes_known;
+    s.processes = act->processes;
+  }
+  if (tel) s.throttle_reasons = tel->throttle_reasons;
   return s;
 }
 
@@ -255,6 +284,26 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     progress = std::make_unique<ConsoleProgress>(std::cerr, isatty(STDERR_FILENO));
   progress->note("device " + r.device.id + ": " + r.device.name);
 
+  // Who else uses the GPU, before our first kernel: the one utilisation reading that is not
+  // ours. --require-idle refuses a shared GPU here, before anything is measured or written.
+  // An unknown state (no NVML) is not "shared": it is said, and the run goes on.
+  std::vector<GpuStateSample> gpu_samples = {sample_gpu(*dev, probes.front(), "start")};
+  {
+    const GpuState st = judge_gpu_state(gpu_samples);
+    if (a.require_idle && st.shared) {
+      progress->finish();
+      std::cerr << "error: --require-idle: the GPU " << r.device.id << " is in use";
+      for (const std::string& why : st.reasons) std::cerr << "; " << why;
+      std::cerr << "\nnothing was measured (exit " << kExitGpuBusy << ")\n";
+      return kExitGpuBusy;
+    }
+    if (st.verdict == "unknown")
+      progress->note("GPU state unknown (no NVML): other processes and throttling are not checked" +
+                     std::string(a.require_idle ? "; --require-idle cannot refuse" : ""));
+    else if (st.flagged())
+      progress->note(gpu_state_headline(st));
+  }
+
   // Head starts: what the probes can do before their turn (the CUDA backend's NVRTC
   // compiles of the compute and frontend kernels) runs in the background, at low priority,
   // from now on, while the first probes measure (Probe::ahead).
@@ -281,6 +330,7 @@ int cmd_run(const RunArgs& a, const std::string& command) {
     if (g_stop) {
       probe.status(result) = {"skipped", "interrupted before this probe"};
     } else {
+      if (&name != &probes.front()) gpu_samples.push_back(sample_gpu(*dev, name, "before"));
       try {
         probe.run(*dev, parsed.at(name), r, *progress, g_stop, result);
       } catch (const std::exception& e) {
@@ -290,7 +340,9 @@ int cmd_run(const RunArgs& a, const std::string& command) {
         rc = 1;
       }
       dev->release_memory();  // the next probe starts with the device's memory free
+      gpu_samples.push_back(sample_gpu(*dev, name, "after"));
     }
+    r.gpu_state = judge_gpu_state(gpu_samples);
     r.probes[name] = std::move(result);
     r.figures = collect_figures(r, registry);
     report::write_json(json, r, registry);
@@ -414,6 +466,10 @@ int main(int argc, char** argv) {
   run->add_flag("--quick", ra.quick,
                 "The headline figures of every probe in about a minute (sets each probe's "
                 "quick option: fewer points and repeats, no secondary sweeps)");
+  run->add_flag("--require-idle", ra.require_idle,
+                "Refuse to measure (exit 5, nothing written) when another process uses the GPU "
+                "(NVML lists one, or the GPU is over 10 % busy before the first probe). Where "
+                "NVML is absent the state is unknown and the run goes on");
   run->add_option("--option", ra.options,
                   "A probe setting, PROBE.KEY=VALUE (repeatable), e.g. bandwidth.quick=1; "
                   "every probe's keys are listed below");

@@ -151,7 +151,9 @@ void figures_table(Html& h, const std::vector<Figure>& figures) {
         << "</td><td class=\"n\">" << html_escape(value) << "</td><td>" << html_escape(f.unit)
         << "</td><td class=\"n\">" << html_escape(per) << "</td><td><code>"
         << html_escape(f.instruction) << "</code></td><td>"
-        << html_escape(f.status.ok() ? f.where : f.status.reason) << "</td></tr>\n";
+        << html_escape(f.status.ok() ? f.where : f.status.reason)
+        << (f.suspect.empty() ? "" : " (suspect: " + html_escape(f.suspect) + ")")
+        << "</td></tr>\n";
   }
   h.o << "</table>\n</details>\n";
 }
@@ -392,6 +394,13 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
       << html_escape(r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version)) << " · "
       << html_escape(d.backend)
       << (r.tool.started_at.empty() ? "" : " · " + html_escape(r.tool.started_at)) << "</p>\n";
+  // A shared or throttled GPU: a banner before the summary, as the terminal's first line.
+  if (r.gpu_state && r.gpu_state->flagged())
+    h.o << "<p class=\"gpu-state\" role=\"alert\" style=\"border:2px solid #b00020;"
+           "background:#fdecea;padding:.6em .8em;font-weight:600\">"
+        << html_escape(gpu_state_headline(*r.gpu_state)) << "</p>\n";
+  else if (r.gpu_state && r.gpu_state->verdict == "unknown")
+    h.o << "<p class=\"note\">" << html_escape(gpu_state_headline(*r.gpu_state)) << "</p>\n";
   if (!sc.charts)
     h.o << "<p class=\"note\">No charts: charts need gnuplot, which was not found ("
         << html_escape(why_no_charts) << "). The tables below hold every figure.</p>\n";

@@ -245,6 +245,8 @@ std::string telemetry_line(const Telemetry& t) {
 void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& registry) {
   using namespace detail;
   const DeviceInfo& d = r.device;
+  // A shared or throttled GPU is said before anything else: every figure below is suspect.
+  if (r.gpu_state && r.gpu_state->flagged()) os << gpu_state_headline(*r.gpu_state) << "\n\n";
   os << d.name;
   std::string facts;
   if (!d.id.empty()) facts += d.id + ", ";
@@ -270,6 +272,13 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
     if (!r.tool.started_at.empty()) os << ", started " << r.tool.started_at;
     os << '\n';
   }
+  if (r.gpu_state)
+    os << "  GPU state: " << r.gpu_state->verdict
+       << (r.gpu_state->verdict == "idle"      ? " (no other process; clock not throttled)"
+           : r.gpu_state->verdict == "unknown" ? " (no NVML: other processes and throttling "
+                                                 "not checked)"
+                                               : " (see the first line)")
+       << '\n';
   if (p && p->telemetry_before) os << "  before: " << telemetry_line(*p->telemetry_before) << '\n';
   if (p && p->telemetry_after) os << "  after:  " << telemetry_line(*p->telemetry_after) << '\n';
   for (const Probe* probe : registry.all())
