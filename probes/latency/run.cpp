@@ -6,6 +6,7 @@
 
 #include "gpudissect/budget.hpp"
 #include "gpudissect/chain.hpp"
+#include "gpudissect/level_check.hpp"
 #include "gpudissect/levels.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/stopwatch.hpp"
@@ -251,6 +252,7 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
   // copied, then walked), so the estimate is the wall time per footprint byte seen so far.
   // The TLB sweep is not limited (it runs on CUDA only, where it is the point).
   SweepPlanner plan(kind.kind == "tlb" ? 1e9 : opt.path_budget_seconds);
+  const bool check_levels = !is_cpu(dev.info());  // see assign_levels
   auto timed = [&](uint64_t fp) {
     const auto tp = Clock::now();
     measure(fp);
@@ -271,7 +273,8 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     }
     timed(fp);
   }
-  assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
+  assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name,
+                check_levels);
   for (int round = 0; round < opt.max_refine_rounds && !stop; ++round) {
     std::vector<uint64_t> more;
     for (uint64_t fp : refinement_points(out, stride))
@@ -284,7 +287,8 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
       if (e && *e > plan.left()) continue;  // refinement only as far as the budget goes
       timed(fp);
     }
-    assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name);
+    assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name,
+                  check_levels);
   }
   if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
   // Asked last: on CUDA the answer comes from the binary's own SASS, read while the sweep ran.
@@ -384,9 +388,12 @@ std::vector<MemPath> default_paths(const DeviceInfo& info) {
 }
 
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
-                   std::optional<uint64_t> largest_cache, const std::string& scratch_name) {
+                   std::optional<uint64_t> largest_cache, const std::string& scratch_name,
+                   bool check_consistency) {
   curve.levels.clear();
   curve.note.clear();
+  // An earlier call's verdict on fewer points; this call judges the curve again.
+  if (curve.status.status == kInconsistentStatus) curve.status = {};
   curve.dram_minus_last_cache_cycles.reset();
   curve.dram_minus_last_cache_ns.reset();
   std::vector<CurvePoint> pts;
@@ -460,6 +467,24 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
     curve.dram_minus_last_cache_cycles = curve.levels.back().step_cycles;
     curve.dram_minus_last_cache_ns = curve.levels.back().step_ns;
   }
+  // A hierarchy the curve itself contradicts (repeats that disagree, a curve that falls back,
+  // an implausible jump in a noisy curve) is not a result: the curve says why and keeps its
+  // points; its levels are named in the note only, so no level figure is published. (TLB
+  // sweeps are left alone: their steps are page walks, not cache levels.)
+  if (kind != "tlb" && check_consistency)
+    if (const HierarchyCheck hc = check_hierarchy(pts, found); !hc.ok) {
+      std::string seen;
+      for (const Level& l : curve.levels)
+        seen += (seen.empty() ? "" : ", ") + l.name + " " +
+                (l.latency_cycles ? format_fixed(*l.latency_cycles, 0) + " cycles"
+                                  : format_fixed(l.latency_ns.value_or(NAN), 1) + " ns") +
+                (l.capacity_bytes ? " up to " + format_bytes(double(*l.capacity_bytes)) : "");
+      curve.status = {kInconsistentStatus, hc.reason};
+      curve.note = "levels found and not published: " + seen + " (" + range + ")";
+      curve.levels.clear();
+      curve.dram_minus_last_cache_cycles.reset();
+      curve.dram_minus_last_cache_ns.reset();
+    }
 }
 
 // shape: the probe's paths and TLB sweeps in their order, each guarded with its own status

@@ -62,9 +62,12 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
 // kind is "cache" (global, l2, readonly, texture, image), "constant", "scratch"
 // (shared/local: one level) or "tlb".
 // scratch_name names the one level of a scratchpad path ("shared", "local").
+// check_consistency: a hierarchy that the curve contradicts (level_check.hpp) makes the
+// curve "unstable" with no levels; off for CPU devices, whose curves carry the host's own
+// noise (the OS, other processes) by nature and are judged by their spread figure by figure.
 void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_level,
                    std::optional<uint64_t> largest_cache,
-                   const std::string& scratch_name = "on-chip");
+                   const std::string& scratch_name = "on-chip", bool check_consistency = true);
 
 // On a CPU a TLB sweep walks one line_bytes line per page, so its lines fill the caches too:
 // renames the levels of `tlb` (as assign_levels named them) where a step's line footprint
