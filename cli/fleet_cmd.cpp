@@ -199,6 +199,7 @@ struct FleetArgs {
   int ranks = 0;
   bool local = false, quiet = false;
   bool no_links = false;
+  bool require_idle = false;  // passed to each rank's run: a shared GPU is refused, not measured
   std::vector<std::string> inject;
   std::string work_dir;
 };
@@ -265,6 +266,9 @@ class FleetCmd : public FleetCommand {
     cmd_->add_flag("--no-links", a_.no_links,
                    "Do not run the links probe once per node (by the node's first rank, after "
                    "every rank of the node has finished; links.quick=1 with the quick profile)");
+    cmd_->add_flag("--require-idle", a_.require_idle,
+                   "Passed to each rank's run: a GPU that another process uses is not measured "
+                   "(its verdict: busy (another process))");
     cmd_->add_option("--inject", a_.inject,
                      "TESTING ONLY: slow:RANK:FIGURE:FACTOR scales one figure of one rank, "
                      "fail:RANK gives that rank a device that does not exist, hang:RANK makes "
@@ -273,11 +277,14 @@ class FleetCmd : public FleetCommand {
         "\nRun one rank per GPU: mpirun -n 8 gpudissect fleet -o fleet.html, or under Slurm "
         "srun --mpi=pmix -n 8 --gpus-per-task=1 gpudissect fleet. Without MPI: gpudissect fleet "
         "--ranks N runs N local processes. Exit status: 0 every GPU healthy, 3 at least one "
-        "outlier, baseline regression or failed rank (drain it), 2 bad input (a mistyped "
-        "--option included), 130 (SIGINT) or 143 (SIGTERM): the launcher was stopped (a "
-        "preempted job): it stopped its ranks, kept what they measured and wrote the outputs, "
-        "with the stopped ranks \"interrupted\", not failed; drain nothing on it. A rank never "
-        "outlives its launcher (Linux: a SIGKILL of the launcher ends them too).");
+        "outlier, baseline regression or failed rank (drain it), 4 none of those but at least "
+        "one GPU busy (another process used it while it was measured, or --require-idle "
+        "refused it: its verdict is \"busy (another process)\", it is not judged; measure it "
+        "again), 2 bad input (a mistyped --option included), 130 (SIGINT) or 143 (SIGTERM): "
+        "the launcher was stopped (a preempted job): it stopped its ranks, kept what they "
+        "measured and wrote the outputs, with the stopped ranks \"interrupted\", not failed; "
+        "drain nothing on it. A rank never outlives its launcher (Linux: a SIGKILL of the "
+        "launcher ends them too).");
   }
 
   bool chosen() const override { return cmd_->parsed(); }
@@ -343,6 +350,7 @@ class FleetCmd : public FleetCommand {
     if (!device_id.empty()) argv.insert(argv.end(), {"-d", device_id});
     argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
     for (const auto& o : options) argv.insert(argv.end(), {"--option", o});
+    if (a_.require_idle) argv.push_back("--require-idle");
     RunOutcome out;
     out.child = run_child(argv, dir / "run.log", rank_timeout(), hang);
     if (fs::exists(json)) out.result = read_json_file(json);
@@ -555,6 +563,8 @@ class FleetCmd : public FleetCommand {
       } else if (out.rc == 1 && !r.result.is_null()) {
         r.status = {};
         r.note = "a probe failed: " + last_error_line(dir / "run.log");
+      } else if (out.rc == 5 && a_.require_idle) {  // run --require-idle: shared, not measured
+        r.status = {"busy", "not measured (--require-idle): " + last_error_line(dir / "run.log")};
       } else {
         r.status = {"error", "gpudissect run exited with status " + std::to_string(out.rc) + ": " +
                                  last_error_line(dir / "run.log")};

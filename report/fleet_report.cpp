@@ -69,6 +69,9 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
              ? ", or beyond " + num(100 * *rep.options.baseline_tolerance, 3) + "% of the baseline"
              : std::string())
      << ")\n";
+  if (rep.busy())
+    os << "  " << rep.busy()
+       << " GPU(s) busy (another process used them while they were measured): not judged\n";
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
     os << "  " << to_string(g.verdict) << "  " << gpu_name(r);

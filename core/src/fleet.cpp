@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "gpudissect/gpu_state.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd {
@@ -215,14 +216,35 @@ std::string to_string(GpuVerdict v) {
       return "failed";
     case GpuVerdict::interrupted:
       return "interrupted";
+    case GpuVerdict::busy:
+      return "busy (another process)";
   }
   return "?";
 }
 
 int FleetReport::unhealthy() const {
   return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const FleetGpu& g) {
-    return g.verdict != GpuVerdict::healthy && g.verdict != GpuVerdict::interrupted;
+    return g.verdict != GpuVerdict::healthy && g.verdict != GpuVerdict::interrupted &&
+           g.verdict != GpuVerdict::busy;
   }));
+}
+
+int FleetReport::busy() const {
+  return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const FleetGpu& g) {
+    return g.verdict == GpuVerdict::busy;
+  }));
+}
+
+bool fleet_rank_busy(const FleetRank& r) {
+  if (r.status.status == "busy") return true;
+  if (!r.result.is_object()) return false;
+  auto it = r.result.find("gpu_state");
+  if (it == r.result.end() || !it->is_object()) return false;
+  try {
+    return it->get<GpuState>().shared;
+  } catch (const std::exception&) {
+    return false;  // a gpu_state this version cannot read says nothing
+  }
 }
 
 FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& options,
@@ -233,6 +255,8 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
   rep.ranks = std::move(ranks);
   rep.options = options;
   const size_t n = rep.ranks.size();
+  std::vector<bool> busy(n);
+  for (size_t i = 0; i < n; ++i) busy[i] = fleet_rank_busy(rep.ranks[i]);
 
   // Rows: figure ids in first-seen order over the measured ranks.
   std::map<std::string, size_t> row_of;
@@ -279,6 +303,7 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     std::vector<double> all;
     int measured = 0;  // ranks that have this figure at all (ok or not)
     for (size_t i = 0; i < n; ++i) {
+      if (busy[i]) continue;  // a shared GPU's figures are no yardstick
       if (row.cells[i].value) all.push_back(*row.cells[i].value);
       if (row.cells[i].mark != CellMark::absent) ++measured;
     }
@@ -286,10 +311,10 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     row.mad = fleet_mad(all);
     for (size_t i = 0; i < n; ++i) {
       FleetCell& c = row.cells[i];
-      if (c.mark == CellMark::absent) continue;
+      if (c.mark == CellMark::absent || busy[i]) continue;  // a busy GPU is not judged
       std::vector<double> others;
       for (size_t k = 0; k < n; ++k)
-        if (k != i && row.cells[k].value) others.push_back(*row.cells[k].value);
+        if (k != i && !busy[k] && row.cells[k].value) others.push_back(*row.cells[k].value);
       if (c.mark == CellMark::failed) {
         // Failed here but ok on most of the others: this GPU is the odd one.
         const int other_measured = measured - 1;
@@ -340,6 +365,23 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     const FleetRank& r = rep.ranks[i];
     FleetGpu g;
     g.index = static_cast<int>(i);
+    if (busy[i]) {
+      // Not judged: its figures were measured beside another process. Uncorrected ECC
+      // errors still make it sick (the verdict that wins, exit 3).
+      g.verdict = GpuVerdict::busy;
+      if (r.status.status == "busy") {
+        g.reasons.push_back(r.status.reason);
+      } else {
+        const GpuState st = r.result.at("gpu_state").get<GpuState>();
+        for (const std::string& why : st.reasons) g.reasons.push_back(why);
+      }
+      if (const std::string u = extra(r, "ecc_uncorrected_volatile"); !u.empty() && u != "0") {
+        g.reasons.push_back("ECC: " + u + " uncorrected memory errors since the driver loaded");
+        g.verdict = GpuVerdict::outlier;
+      }
+      rep.gpus.push_back(std::move(g));
+      continue;
+    }
     if (!r.status.ok()) {
       g.verdict = r.status.status == "interrupted" ? GpuVerdict::interrupted : GpuVerdict::failed;
       g.reasons.push_back(r.status.status +
@@ -400,19 +442,21 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
         return 1;
       case GpuVerdict::regressed:
         return 2;
-      case GpuVerdict::healthy:
+      case GpuVerdict::busy:
         return 3;
-      case GpuVerdict::interrupted:
+      case GpuVerdict::healthy:
         return 4;
+      case GpuVerdict::interrupted:
+        return 5;
     }
-    return 5;
+    return 6;
   };
   std::stable_sort(rep.gpus.begin(), rep.gpus.end(), [&](const FleetGpu& a, const FleetGpu& b) {
     return order(a.verdict) < order(b.verdict);
   });
 
   int measured = 0;
-  for (const FleetRank& r : rep.ranks) measured += r.status.ok();
+  for (size_t i = 0; i < n; ++i) measured += rep.ranks[i].status.ok() && !busy[i];
   if (measured == 2)
     rep.notes.push_back(
         "two GPUs measured: each is judged against the other alone, so a figure worse on one "

@@ -152,8 +152,15 @@ struct FleetRow {
 
 // interrupted: the rank was stopped by a signal (a preempted job) before it finished; says
 // nothing about the GPU.
-enum class GpuVerdict { healthy, outlier, regressed, failed, interrupted };
+// busy: another process used the GPU while it was measured (its run's gpu_state says shared,
+// or its rank refused with --require-idle): its figures say nothing about its health, so it
+// is neither judged nor part of the others' yardstick. to_string: "busy (another process)".
+enum class GpuVerdict { healthy, outlier, regressed, failed, interrupted, busy };
 std::string to_string(GpuVerdict v);
+
+// Whether this rank's GPU was shared with another process: its run's top-level gpu_state
+// says so, or the rank's status is "busy" (run --require-idle refused, exit 5).
+bool fleet_rank_busy(const FleetRank& r);
 
 struct FleetGpu {
   int index = 0;  // into FleetReport::ranks
@@ -172,9 +179,11 @@ struct FleetReport {
                                    // regressed), then the healthy, each group by rank
   std::vector<std::string> notes;  // caveats a reader needs (a fleet of two, a GPU twice ...)
   std::vector<FleetNode> nodes;    // links per node, in rank order (empty: not measured)
-  int unhealthy() const;           // outlier, regressed or failed (interrupted is not unhealthy)
-  // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it).
-  int exit_code() const { return unhealthy() ? 3 : 0; }
+  int unhealthy() const;  // outlier, regressed or failed (interrupted and busy are not)
+  int busy() const;       // GPUs another process used while they were measured
+  // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it);
+  // 4 none of those but at least one GPU busy (measure it again later: not a sick GPU).
+  int exit_code() const { return unhealthy() ? 3 : busy() ? 4 : 0; }
 };
 
 // `baseline` (with options.baseline_tolerance set) judges each measured GPU with
