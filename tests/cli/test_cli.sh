@@ -159,6 +159,88 @@ else
   not_ok "bad input writes no files" "found: $left"
 fi
 
+# ---------------------------------------------------------------- busy or throttled GPUs
+# (issue 25, item 7) Without a GPU: the help documents --require-idle and its exit 5; on
+# PoCL (no NVML) the GPU state is "unknown", said, and --require-idle does not refuse it
+# (unknown is not shared); a saved result whose gpu_state says shared opens the terminal
+# summary with the warning and the HTML report with a banner, and its figures stay as they
+# were (ids, statuses) with a suspect note.
+check "run --help: documents --require-idle and exit 5" 0 "--require-idle" "5 --require-idle" \
+  "gpu_state" -- run --help
+check "fleet --help: documents busy (another process) and exit 4" 0 "--require-idle" \
+  "busy (another process)" "4 none of those" -- fleet --help
+if ! command -v python3 >/dev/null 2>&1; then
+  skip "gpu_state" "python3 is not installed"
+else
+  busy_dir=$tmp/busy
+  mkdir -p "$busy_dir"
+  python3 - "$SAMPLE" "$busy_dir/shared.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["gpu_state"] = {"verdict": "shared", "samples": [
+    {"probe": "latency", "when": "start", "known": True, "utilization_percent": 97,
+     "processes": [{"pid": 4242, "name": "matmul_loop", "kind": "compute"}],
+     "throttle_reasons": ["sw_power_cap"]},
+    {"probe": "latency", "when": "after", "known": True, "utilization_percent": 100,
+     "processes": [{"pid": 4242, "name": "matmul_loop", "kind": "compute"}],
+     "throttle_reasons": ["sw_power_cap"]}]}
+j.pop("figures", None)  # derived on loading, and marked
+json.dump(j, open(sys.argv[2], "w"))
+PY
+  gd report "$busy_dir/shared.json" -o "$busy_dir/shared.html" --json "$busy_dir/back.json"
+  first=$(head -1 "$tmp/out")
+  if [[ $rc == 0 && $first == WARNING:*SHARED*THROTTLED*4242\ \(matmul_loop\)* ]]; then
+    ok "report: a shared GPU is the summary's first line"
+  else
+    not_ok "report: a shared GPU is the summary's first line" "first line: $first"
+  fi
+  if grep -q 'class="gpu-state" role="alert"' "$busy_dir/shared.html" 2>/dev/null &&
+    grep -q 'matmul_loop' "$busy_dir/shared.html"; then
+    ok "report: a shared GPU is a banner in the HTML"
+  else
+    not_ok "report: a shared GPU is a banner in the HTML" "no gpu-state banner naming matmul_loop"
+  fi
+  if msg=$(python3 - "$SAMPLE" "$busy_dir/back.json" <<'PY' 2>&1
+import json, sys
+sys.path.insert(0, "")
+a = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+bad = []
+if b.get("schema_version") != 2: bad.append(f"schema_version {b.get('schema_version')}")
+st = b.get("gpu_state") or {}
+if st.get("verdict") != "shared+throttled": bad.append(f"verdict {st.get('verdict')!r}")
+figs = b.get("figures") or []
+if not figs: bad.append("no figures")
+if any(not f.get("suspect") for f in figs): bad.append("a figure without suspect")
+if "figures" in a:
+    ids_a = [(f["id"], f.get("status")) for f in a["figures"]]
+    ids_b = [(f["id"], f.get("status")) for f in figs]
+    if ids_a != ids_b: bad.append("ids or statuses changed")
+for x in bad: print(x)
+sys.exit(1 if bad else 0)
+PY
+  ); then
+    ok "report --json: gpu_state kept, every figure suspect, ids and statuses unchanged"
+  else
+    not_ok "report --json: gpu_state kept, every figure suspect, ids and statuses unchanged" "$msg"
+  fi
+  if ((have_ocl)); then
+    gd run latency --device opencl:0.0 --path global --max-footprint 64K --repeats 3 --hops 1024 \
+      --require-idle --no-html -q --out-dir "$busy_dir/ocl" -o "$busy_dir/ocl.json"
+    verdict=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("gpu_state",{}).get("verdict"))' \
+      "$busy_dir/ocl.json" 2>/dev/null)
+    if [[ $rc == 0 && $verdict == unknown ]] && err_has "GPU state unknown" &&
+      out_has "GPU state: unknown"; then
+      ok "run --require-idle on OpenCL (no NVML): state unknown, said, not refused"
+    else
+      not_ok "run --require-idle on OpenCL (no NVML): state unknown, said, not refused" \
+        "want exit 0, verdict unknown and the note; got verdict $verdict"
+    fi
+  else
+    skip "run --require-idle on OpenCL (no NVML): state unknown, said, not refused" "$why_no_ocl"
+  fi
+fi
+
 # ---------------------------------------------------------------- Vulkan (lavapipe in CI)
 # Where the Vulkan backend is built: it lists its devices as vulkan:N, refuses an unknown
 # one with exit 2, and measures on vulkan:0 (a small latency + bandwidth + compute run): the
