@@ -297,9 +297,11 @@ int cmd_run(const RunArgs& a, const std::string& command) {
       std::cerr << "\nnothing was measured (exit " << kExitGpuBusy << ")\n";
       return kExitGpuBusy;
     }
-    if (st.verdict == "unknown")
-      progress->note("GPU state unknown (no NVML): other processes and throttling are not checked" +
-                     std::string(a.require_idle ? "; --require-idle cannot refuse" : ""));
+    if (st.verdict == "unknown" && a.require_idle)  // asked for: said even with -q
+      std::cerr << "warning: --require-idle: GPU state unknown (no NVML): other processes "
+                   "cannot be seen, so nothing is refused; measuring\n";
+    else if (st.verdict == "unknown")
+      progress->note("GPU state unknown (no NVML): other processes and throttling are not checked");
     else if (st.flagged())
       progress->note(gpu_state_headline(st));
   }
