@@ -39,8 +39,8 @@ stop_load() {
 trap stop_load EXIT
 
 t0=$(date +%s)
-# 1. The load, for at most 70 s (it outlives no failed step: stop_load ends it).
-"$load" 70 0 > "$out/load.log" 2>&1 &
+# 1. The load, for at most 85 s (it outlives no failed step: stop_load ends it).
+"$load" 85 0 > "$out/load.log" 2>&1 &
 load_pid=$!
 for _ in $(seq 1 100); do  # until its first kernel has run (context up, GPU busy)
   grep -q "busy_load: running" "$out/load.log" 2>/dev/null && break
@@ -51,12 +51,12 @@ sleep 1  # a full NVML utilisation period with the load alone
 echo "load pid $load_pid: $(head -1 "$out/load.log")" > "$out/steps.log"
 
 # 2. Refused: exit 5 before the first probe.
-timeout 30 "$gd" run --quick --require-idle -d cuda:0 --out-dir "$out/refused" --no-html \
+timeout 20 "$gd" run --quick --require-idle -d cuda:0 --out-dir "$out/refused" --no-html \
   > "$out/refused.txt" 2> "$out/refused.log"
 echo "refused: exit $?" >> "$out/steps.log"
 
 # 3. Measured beside the load: exit 0, flagged.
-timeout 55 "$gd" run --quick -d cuda:0 --out-dir "$out/shared" -o "$out/shared.json" \
+timeout 60 "$gd" run --quick -d cuda:0 --out-dir "$out/shared" -o "$out/shared.json" \
   > "$out/shared.txt" 2> "$out/shared.log"
 echo "shared: exit $?" >> "$out/steps.log"
 
@@ -66,7 +66,7 @@ sleep 2
 echo "load stopped at $(( $(date +%s) - t0 )) s" >> "$out/steps.log"
 
 # 5. Idle: the latency probe alone.
-timeout 40 "$gd" run latency --quick -d cuda:0 --out-dir "$out/idle" -o "$out/idle.json" \
+timeout 25 "$gd" run latency --quick -d cuda:0 --out-dir "$out/idle" -o "$out/idle.json" \
   > "$out/idle.txt" 2> "$out/idle.log"
 echo "idle: exit $?" >> "$out/steps.log"
 echo "total $(( $(date +%s) - t0 )) s" >> "$out/steps.log"
