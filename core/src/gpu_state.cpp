@@ -123,7 +123,10 @@ std::string gpu_state_headline(const GpuState& s) {
   for (std::size_t i = 0; i < s.suspect_probes.size(); ++i)
     h += (i ? ", " : "") + s.suspect_probes[i];
   h += ") are suspect.";
-  for (const std::string& r : s.reasons) h += " " + r + ".";
+  for (std::string r : s.reasons) {  // each a sentence of its own
+    if (!r.empty() && r[0] >= 'a' && r[0] <= 'z') r[0] = static_cast<char>(r[0] - 'a' + 'A');
+    h += " " + r + ".";
+  }
   return h;
 }
 
