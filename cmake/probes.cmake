@@ -1,8 +1,8 @@
 # A probe is a folder: probes/<name>/ holds its model, measurement, registry entry, report
 # section and its kernels for each API. gd_add_probe(<name>) adds the folder's files to the
 # layer each belongs to, for the backends being built:
-#   model.cpp, model_*.cpp         -> gpudissect_core    (GPU-free: result model, figures, JSON)
-#   run.cpp, run_*.cpp, entry.cpp  -> gpudissect_probes  (measurement, registry entry)
+#   model.cpp, model_*.cpp, figures.cpp -> gpudissect_core (GPU-free: result model, figures, JSON)
+#   run.cpp, run_*.cpp, entry.cpp  -> gpudissect_probe_entries (measurement, registry entry)
 #   report.cpp                     -> gpudissect_report  (its report section)
 #   cuda*.cu, cuda*.cpp            -> gpudissect_cuda
 #   opencl*.cpp, *.cl              -> gpudissect_opencl  (.cl embedded as string literals)
@@ -13,7 +13,8 @@ function(gd_add_probe name)
   if(NOT IS_DIRECTORY ${dir})
     message(FATAL_ERROR "gd_add_probe: no folder probes/${name}")
   endif()
-  foreach(layer model:gpudissect_core run:gpudissect_probes entry:gpudissect_probes
+  foreach(layer model:gpudissect_core figures:gpudissect_core run:gpudissect_probe_entries
+                entry:gpudissect_probe_entries
                 report:gpudissect_report)
     string(REPLACE ":" ";" pair ${layer})
     list(GET pair 0 file)
@@ -26,7 +27,7 @@ function(gd_add_probe name)
   file(GLOB sources ${dir}/model_*.cpp)
   target_sources(gpudissect_core PRIVATE ${sources})
   file(GLOB sources ${dir}/run_*.cpp)
-  target_sources(gpudissect_probes PRIVATE ${sources})
+  target_sources(gpudissect_probe_entries PRIVATE ${sources})
   if(TARGET gpudissect_cuda)
     file(GLOB sources ${dir}/cuda*.cu ${dir}/cuda*.cpp)
     target_sources(gpudissect_cuda PRIVATE ${sources})

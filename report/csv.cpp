@@ -10,6 +10,7 @@
 #include "charts.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 
@@ -87,8 +88,9 @@ std::vector<fs::path> write_csv(const fs::path& dir, const RunResult& r,
                              (ec ? ec.message() : std::string("not a directory")));
   std::vector<fs::path> written;
   for (const Probe* probe : registry.all())
-    if (r.probes.count(probe->name()))
-      for (const auto& f : probe->write_csv(dir, r)) written.push_back(f);
+    if (const ProbeReport* rep = probe_reports().find(probe->name());
+        rep && r.probes.count(probe->name()))
+      for (const auto& f : rep->write_csv(dir, r)) written.push_back(f);
   if (!r.figures.empty()) written.push_back(write_figures_csv(dir / "figures.csv", r.figures));
   return written;
 }

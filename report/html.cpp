@@ -8,6 +8,7 @@
 #include "charts.hpp"
 #include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
+#include "probe_report.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 #include "style.hpp"
@@ -382,7 +383,9 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
   // The sections first: the page's head lists what they could not draw.
   std::string sections;
   for (const Probe* probe : registry.all())
-    if (r.probes.count(probe->name())) sections += probe->html_section(r, sc);
+    if (const ProbeReport* rep = probe_reports().find(probe->name());
+        rep && r.probes.count(probe->name()))
+      sections += rep->html_section(r, sc);
 
   Html h;
   const DeviceInfo& d = r.device;

@@ -9,6 +9,7 @@
 #include "gpudissect/budget.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/units.hpp"
+#include "probe_report.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 
@@ -282,7 +283,9 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
   if (p && p->telemetry_before) os << "  before: " << telemetry_line(*p->telemetry_before) << '\n';
   if (p && p->telemetry_after) os << "  after:  " << telemetry_line(*p->telemetry_after) << '\n';
   for (const Probe* probe : registry.all())
-    if (r.probes.count(probe->name())) probe->print_summary(os, r);
+    if (const ProbeReport* rep = probe_reports().find(probe->name());
+        rep && r.probes.count(probe->name()))
+      rep->print_summary(os, r);
   // Figures whose spread is too large to be results, whatever probe they come from.
   bool header = false;
   for (const Figure& f : r.figures) {

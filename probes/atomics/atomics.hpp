@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/figure.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
@@ -354,5 +355,21 @@ void to_json(nlohmann::json& j, const AtomicThroughput& t);
 void from_json(const nlohmann::json& j, AtomicThroughput& t);
 void to_json(nlohmann::json& j, const AtomicsProbeResult& r);
 void from_json(const nlohmann::json& j, AtomicsProbeResult& r);
+
+// ---- headline figures (figures.cpp) ----
+
+// "over 16 flag locations 380.1 to 470.2 cycles (repeats within 0.4 %)": where a figure is
+// the median over placements of its target, the range the placement moved it over; empty
+// without a spread.
+std::string placement_spread_text(const std::optional<PlacementSpread>& s, const std::string& what,
+                                  const std::string& unit, int decimals);
+// "global add i32, distinct" and the placement spread of a throughput, for labels and tables.
+std::string describe(const AtomicThroughput& t);
+std::string gops_spread(const AtomicThroughput& t);
+// Headline figures: "atomics.<latency key>" (ns; .cycles where the device has a clock; lower
+// is better), "atomics.<throughput key>" (GOP/s of thread-level atomics, GPU-wide, with
+// ops/clk/SM), "atomics.sm_matrix.{min,median,max}"; atomics_figure_ids() declares them.
+std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInfo& info);
+std::vector<std::string> atomics_figure_ids();
 
 }  // namespace gd

@@ -1,9 +1,8 @@
-// The atomics probe as a registry entry: its options, headline figures and report pieces.
+// The atomics probe as a registry entry: its options, headline figures and their ids.
 // The measurement is probes/atomics/run.cpp, the kernels cuda.cu, opencl.cpp + atomics.cl, vulkan.cpp + *.comp beside it.
 #include <ostream>
 
 #include "atomics/run.hpp"
-#include "atomics/report.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 
@@ -21,21 +20,9 @@ class AtomicsProbe final : public TypedProbe<AtomicsOptions, AtomicsProbeResult>
   std::vector<OptionSpec> options() const override { return atomics_option_specs(); }
   std::vector<Figure> figures(const RunResult& r) const override {
     const AtomicsProbeResult* a = r.get<AtomicsProbeResult>();
-    return a ? report::atomics_figures(*a, r.device) : std::vector<Figure>{};
+    return a ? atomics_figures(*a, r.device) : std::vector<Figure>{};
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    if (const AtomicsProbeResult* a = r.get<AtomicsProbeResult>())
-      report::print_atomics_summary(os, *a, r.device);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    const AtomicsProbeResult* a = r.get<AtomicsProbeResult>();
-    return a ? report::write_atomics_csv(dir, *a) : std::vector<std::filesystem::path>{};
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    const AtomicsProbeResult* a = r.get<AtomicsProbeResult>();
-    return a ? report::atomics_html_section(*a, r.device, ctx) : std::string();
-  }
+  std::vector<std::string> figure_ids() const override { return atomics_figure_ids(); }
 
  protected:
   AtomicsOptions parse(const OptionValues& kv) const override { return parse_atomics_options(kv); }

@@ -2,6 +2,7 @@
 // its structure, throughput per pattern as bars and a table, each beside the instruction
 // timed, plus CSV files and the headline figures.
 #include "atomics/report.hpp"
+#include "probe_report.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -38,14 +39,6 @@ std::string latency_text(const AtomicLatency& l) {
   return s;
 }
 
-std::string describe(const AtomicThroughput& t) {
-  std::string s = t.space + " " + (t.use_return || t.op != "add" ? t.op : "red") + " " + t.type +
-                  ", " + t.contention;
-  if (t.contention == "conflict") s += " " + std::to_string(t.ways) + "-way";
-  if (t.space == "global" && t.scope != "gpu") s += ", scope " + t.scope;
-  return s;
-}
-
 std::string gops_text(const AtomicThroughput& t) {
   if (!t.gops) return "-";
   return fixed(t.gops->median, t.gops->median < 10 ? 2 : 1) + unstable_note(*t.gops);
@@ -62,12 +55,6 @@ std::string latency_spread(const AtomicLatency& l) {
   return placement_spread_text(l.placement_ns, "flag locations", "ns", 1);
 }
 
-std::string gops_spread(const AtomicThroughput& t) {
-  if (!t.placement_gops) return {};
-  return placement_spread_text(t.placement_gops, "target placements", "GOP/s",
-                               t.placement_gops->median < 10 ? 2 : 1);
-}
-
 std::string with(const std::string& note, const std::string& more) {
   if (more.empty()) return note;
   return note.empty() ? more : note + "; " + more;
@@ -78,14 +65,6 @@ std::string spread_num(const std::optional<PlacementSpread>& s, bool max) {
 }
 
 }  // namespace
-
-std::string placement_spread_text(const std::optional<PlacementSpread>& s, const std::string& what,
-                                  const std::string& unit, int decimals) {
-  if (!s || s->values.size() < 2) return {};
-  return "over " + std::to_string(s->values.size()) + " " + what + " " + fixed(s->min, decimals) +
-         " to " + fixed(s->max, decimals) + " " + unit + " (repeats within " +
-         fixed(100 * s->repeat_spread, 1) + " %)";
-}
 
 // ---- terminal ----
 
@@ -377,82 +356,25 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
   return h.str();
 }
 
-// ---- figures ----
+}  // namespace gd::report
 
-std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInfo& info) {
-  std::vector<Figure> out;
-  // Latencies as the latency probe gives them: atomics.<key> in ns (every backend has it),
-  // atomics.<key>.cycles where the device has a clock, so one id never changes its unit.
-  for (const auto& [key, l] : r.latency) {
-    Figure f;
-    f.id = "atomics." + key;
-    f.label = "hand-over latency, " + key;
-    f.higher_is_better = false;
-    f.status = l.status;
-    f.instruction = l.instruction.value_or("");
-    f.clock_mhz = l.clock_mhz;
-    f.where = std::to_string(l.round_trips) + " round trips per repeat";
-    if (l.sm_a && l.sm_b)
-      f.where += ", SMs " + std::to_string(*l.sm_a) + " and " + std::to_string(*l.sm_b);
-    if (l.locations > 1)
-      f.where += ", mean over " + std::to_string(l.locations) + " flag locations";
-    f.unit = "ns";
-    f.value = l.ns;
-    if (!l.ns && f.status.ok()) f.status = {"error", "no value"};
-    if (l.cycles) {
-      Figure c = f;
-      c.id += ".cycles";
-      c.unit = "cycles";
-      c.value = l.cycles;
-      out.push_back(std::move(f));
-      out.push_back(std::move(c));
-    } else {
-      out.push_back(std::move(f));
-    }
-  }
-  if (r.matrix) {
-    const SmMatrix& m = *r.matrix;
-    const std::pair<const char*, double> parts[] = {
-        {"min", m.summary.all.min}, {"median", m.summary.all.median}, {"max", m.summary.all.max}};
-    for (const auto& [name, v] : parts) {
-      Figure f;
-      f.id = std::string("atomics.sm_matrix.") + name + (m.unit == "cycles" ? ".cycles" : "");
-      f.label = std::string("SM-to-SM hand-over latency, ") + name + " over pairs";
-      f.unit = m.unit;
-      f.higher_is_better = false;
-      f.status = m.status;
-      f.instruction = m.instruction.value_or("");
-      f.clock_mhz = m.clock_mhz;
-      f.where = std::to_string(m.sms) + " SMs, " + std::to_string(m.summary.all.n) + " pairs";
-      if (m.summary.all.n) {
-        f.value = single_value(v);
-      } else if (f.status.ok()) {
-        f.status = {"error", "no pair measured"};
-      }
-      out.push_back(std::move(f));
-    }
-  }
-  for (const auto& [key, t] : r.throughput) {
-    Figure f;
-    f.id = "atomics." + key;
-    f.label = "atomic throughput, " + describe(t);
-    f.unit = "GOP/s";
-    f.value = t.gops;
-    if (t.ops_per_clk_sm) {
-      f.per_sm_per_clk = t.ops_per_clk_sm->median;
-      f.per_sm_per_clk_unit = "ops/clk/SM";
-    }
-    f.instruction = t.instruction.value_or("");
-    f.clock_mhz = t.clock_mhz;
-    f.status = t.status;
-    f.where = std::to_string(t.ops_per_launch) + " thread-level atomics per launch on " +
-              std::to_string(t.sms) + " SMs";
-    if (!t.note.empty()) f.where += "; " + t.note;
-    if (const std::string sp = gops_spread(t); !sp.empty()) f.where += "; " + sp;
-    if (f.status.ok() && !f.value) f.status = {"error", "no value"};
-    out.push_back(std::move(f));
-  }
-  return out;
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_atomics_report() {
+  return report::make_probe_report(
+      [](std::ostream& os, const RunResult& r) {
+        if (const AtomicsProbeResult* a = r.get<AtomicsProbeResult>())
+          report::print_atomics_summary(os, *a, r.device);
+      },
+      [](const std::filesystem::path& dir, const RunResult& r) {
+        const AtomicsProbeResult* a = r.get<AtomicsProbeResult>();
+        return a ? report::write_atomics_csv(dir, *a) : std::vector<std::filesystem::path>{};
+      },
+      [](const RunResult& r, report::SectionContext& ctx) {
+        const AtomicsProbeResult* a = r.get<AtomicsProbeResult>();
+        return a ? report::atomics_html_section(*a, r.device, ctx) : std::string();
+      });
 }
 
-}  // namespace gd::report
+}  // namespace gd

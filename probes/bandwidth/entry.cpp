@@ -1,19 +1,21 @@
-// The bandwidth probe as a registry entry: its options, its headline figures, and its
-// report pieces. The measurement itself is probes/bandwidth/run.cpp.
+// The bandwidth probe as a registry entry: its options, its headline figures and their ids (its
+// report pieces are report.cpp's). The measurement itself is probes/bandwidth/run.cpp.
+#include <algorithm>
 #include <ostream>
 
 #include "bandwidth/run.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "registry.hpp"
-#include "sections.hpp"
 
 namespace gd {
 
 namespace {
 
-// The probe's figure names -> stable ids. A name not listed gets "bandwidth.<slug>".
-std::string figure_id(const std::string& name) {
+// The probe's figure names -> stable ids: every id it publishes, each declared here. A name
+// not listed (such as "read, best footprint (no L1 plateau found)", a finding rather than a
+// level) gives no headline figure: its id would carry the name.
+const std::map<std::string, std::string>& figure_ids_by_name() {
   static const std::map<std::string, std::string> ids = {
       {"L1 read", "bandwidth.l1.read"},
       {"L2 read", "bandwidth.l2.read"},
@@ -33,11 +35,7 @@ std::string figure_id(const std::string& name) {
       {"host->device pageable", "bandwidth.host.h2d_pageable"},
       {"device->host pageable", "bandwidth.host.d2h_pageable"},
   };
-  auto it = ids.find(name);
-  if (it != ids.end()) return it->second;
-  std::string s = "bandwidth.";
-  for (char ch : slugify(name)) s += ch == '-' ? '_' : ch;
-  return s;
+  return ids;
 }
 
 class BandwidthProbe final : public TypedProbe<BandwidthOptions, BandwidthProbeResult> {
@@ -75,13 +73,21 @@ class BandwidthProbe final : public TypedProbe<BandwidthOptions, BandwidthProbeR
   }
 
  public:
+  std::vector<std::string> figure_ids() const override {
+    std::vector<std::string> out;
+    for (const auto& [name, id] : figure_ids_by_name())
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    return out;
+  }
   std::vector<Figure> figures(const RunResult& r) const override {
     std::vector<Figure> out;
     const BandwidthProbeResult* p = r.get<BandwidthProbeResult>();
     if (!p) return out;
     for (const BandwidthFigure& b : p->figures) {
+      auto id = figure_ids_by_name().find(b.name);
+      if (id == figure_ids_by_name().end()) continue;
       Figure f;
-      f.id = figure_id(b.name);
+      f.id = id->second;
       f.label = b.name;
       f.value = b.gbps;
       f.unit = "GB/s";
@@ -95,16 +101,6 @@ class BandwidthProbe final : public TypedProbe<BandwidthOptions, BandwidthProbeR
       out.push_back(std::move(f));
     }
     return out;
-  }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    report::print_bandwidth_summary(os, r);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    return report::write_bandwidth_csv(dir, r);
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    return report::bandwidth_html_section(r, ctx);
   }
 };
 

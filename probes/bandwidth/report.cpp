@@ -10,6 +10,7 @@
 
 #include "bandwidth/bandwidth.hpp"
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
@@ -305,3 +306,13 @@ std::optional<detail::ChartSpec> bandwidth_curves_chart(
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_bandwidth_report() {
+  return report::make_probe_report(report::print_bandwidth_summary, report::write_bandwidth_csv,
+                                   report::bandwidth_html_section);
+}
+
+}  // namespace gd

@@ -1,11 +1,10 @@
-// The compute probe as a registry entry: its options, its headline figures, and its report
-// pieces. The measurement itself is probes/compute/run.cpp.
+// The compute probe as a registry entry: its options, its headline figures and their ids (its
+// report pieces are report.cpp's). The measurement itself is probes/compute/run.cpp.
 #include <ostream>
 
 #include "compute/run.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
-#include "sections.hpp"
 
 namespace gd {
 
@@ -107,15 +106,9 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
     }
     return out;
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    report::print_compute_summary(os, r);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    return report::write_compute_csv(dir, r);
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    return report::compute_html_section(r, ctx);
+  // <op> is "<class>.<name>" ("fp32.fma", "mma.bf16"; ComputeFigure::op).
+  std::vector<std::string> figure_ids() const override {
+    return {"compute.{class}.{op}", "compute.{class}.{op}.latency"};
   }
 };
 

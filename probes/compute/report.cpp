@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "compute/compute.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "output.hpp"
@@ -294,3 +295,13 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_compute_report() {
+  return report::make_probe_report(report::print_compute_summary, report::write_compute_csv,
+                                   report::compute_html_section);
+}
+
+}  // namespace gd

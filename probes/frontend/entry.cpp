@@ -1,11 +1,10 @@
-// The frontend probe as a registry entry: its options, its headline figures, and its report
-// pieces. The measurement itself is probes/frontend/run.cpp.
+// The frontend probe as a registry entry: its options, its headline figures and their ids (its
+// report pieces are report.cpp's). The measurement itself is probes/frontend/run.cpp.
 #include <ostream>
 
 #include "frontend/run.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
-#include "sections.hpp"
 
 namespace gd {
 
@@ -192,15 +191,21 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
           full_regs, "registers", "blocks of 128 threads, kernels built with --maxrregcount");
     return out;
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    report::print_frontend_summary(os, r);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    return report::write_frontend_csv(dir, r);
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    return report::frontend_html_section(r, ctx);
+  std::vector<std::string> figure_ids() const override {
+    return {"frontend.icache.{level}.capacity",
+            "frontend.icache.{level}.ipc",
+            "frontend.icache.partition_ratio",
+            "frontend.launch.latency",
+            "frontend.launch.round_trip",
+            "frontend.launch.api",
+            "frontend.launch.completion",
+            "frontend.launch.rate.{mode}",
+            "frontend.dispatch.blocks_per_us",
+            "frontend.dispatch.first_wave",
+            "frontend.occupancy.warps_per_sm",
+            "frontend.occupancy.blocks_per_sm",
+            "frontend.occupancy.warps_per_partition",
+            "frontend.occupancy.max_regs_full"};
   }
 };
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "frontend/frontend.hpp"
 #include "gpudissect/units.hpp"
@@ -415,3 +416,13 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_frontend_report() {
+  return report::make_probe_report(report::print_frontend_summary, report::write_frontend_csv,
+                                   report::frontend_html_section);
+}
+
+}  // namespace gd

@@ -6,6 +6,7 @@
 
 #include "bandwidth/bandwidth.hpp"
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "host_memory/host_memory.hpp"
 #include "gpudissect/units.hpp"
@@ -82,3 +83,14 @@ std::string host_memory_html_section(const RunResult& r, SectionContext& ctx) {
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_host_memory_report() {
+  return report::make_probe_report(report::print_host_memory_summary,
+                                   report::write_host_memory_csv,
+                                   report::host_memory_html_section);
+}
+
+}  // namespace gd

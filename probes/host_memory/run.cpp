@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <thread>
@@ -34,7 +35,6 @@
 #include "gpudissect/units.hpp"
 #include "gpudissect/progress.hpp"
 #include "registry.hpp"
-#include "sections.hpp"
 
 namespace gd {
 
@@ -313,6 +313,14 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Figure names -> the ids the probe declares; a name not listed gives no figure.
+const std::map<std::string, std::string> kFigureIds = {
+    {"memory read", "host.memory.read"},
+    {"memory write", "host.memory.write"},
+    {"memory copy", "host.memory.copy"},
+    {"memory write, non-temporal", "host.memory.write_streaming"},
+};
+
 class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryResult> {
  public:
   std::string name() const override { return kName; }
@@ -360,16 +368,20 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
   }
 
  public:
+  std::vector<std::string> figure_ids() const override {
+    std::vector<std::string> out;
+    for (const auto& [name, id] : kFigureIds) out.push_back(id);
+    return out;
+  }
   std::vector<Figure> figures(const RunResult& r) const override {
     std::vector<Figure> out;
     const HostMemoryResult* h = r.get<HostMemoryResult>();
     if (!h) return out;
     for (const BandwidthFigure& b : h->figures) {
       Figure f;
-      f.id = "host." + std::string(b.name == "memory read"    ? "memory.read"
-                                   : b.name == "memory write" ? "memory.write"
-                                   : b.name == "memory copy"  ? "memory.copy"
-                                                              : "memory.write_streaming");
+      auto id = kFigureIds.find(b.name);
+      if (id == kFigureIds.end()) continue;  // no id declared: no figure
+      f.id = id->second;
       f.label = "host " + b.name;
       f.value = b.gbps;
       f.unit = "GB/s";
@@ -378,16 +390,6 @@ class HostMemoryProbe final : public TypedProbe<HostMemoryOptions, HostMemoryRes
       out.push_back(f);
     }
     return out;
-  }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    report::print_host_memory_summary(os, r);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    return report::write_host_memory_csv(dir, r);
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    return report::host_memory_html_section(r, ctx);
   }
 };
 

@@ -1,15 +1,13 @@
-// The latency probe as a registry entry: its options, its headline figures, and its report
-// pieces. The measurement itself is probes/latency/run.cpp.
+// The latency probe as a registry entry: its options, its headline figures and their ids (its
+// report pieces are report.cpp's). The measurement itself is probes/latency/run.cpp.
 #include <algorithm>
 #include <ostream>
 
-#include "charts.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "latency/run.hpp"
 #include "registry.hpp"
-#include "sections.hpp"
 
 namespace gd {
 
@@ -22,6 +20,19 @@ std::string level_id(const std::string& level) {
   std::string s;
   for (char ch : level) s += (ch == ' ' || ch == '/' || ch == '.') ? '_' : ch;
   return s;
+}
+
+// The paths in the reports' order (report::detail::path_order): the MemPath order, then any
+// other path the result holds.
+std::vector<std::string> path_order(const LatencyProbeResult& p) {
+  std::vector<std::string> out;
+  for (MemPath m : all_mem_paths()) {
+    const std::string n = to_string(m);
+    if (p.paths.count(n)) out.push_back(n);
+  }
+  for (const auto& [name, c] : p.paths)
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  return out;
 }
 
 class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult> {
@@ -134,7 +145,7 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     std::vector<Figure> out;
     const LatencyProbeResult* p = r.get<LatencyProbeResult>();
     if (!p) return out;
-    for (const std::string& path : report::detail::path_order(*p)) {
+    for (const std::string& path : path_order(*p)) {
       const CurveResult& c = p->paths.at(path);
       if (!c.status.ok()) continue;
       for (const Level& l : c.levels) {
@@ -189,15 +200,9 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
     }
     return out;
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    report::print_latency_summary(os, r);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    return report::write_latency_csv(dir, r);
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    return report::latency_html_section(r, ctx);
+  std::vector<std::string> figure_ids() const override {
+    return {"latency.{path}.{level}", "latency.{path}.{level}.cycles",
+            "latency.{path}.{level}.capacity", "latency.{path}.dram_minus_last_cache"};
   }
 };
 

@@ -1,10 +1,9 @@
-// The links probe as a registry entry: its options, headline figures and report pieces.
+// The links probe as a registry entry: its options, headline figures and their ids.
 // The measurement is probes/links/run.cpp, the kernels probes/links/cuda.cu.
 #include <ostream>
 
 #include "gpudissect/result.hpp"
 #include "links/run.hpp"
-#include "links/report.hpp"
 #include "registry.hpp"
 
 namespace gd {
@@ -24,17 +23,14 @@ class LinksProbe final : public TypedProbe<LinksOptions, LinksProbeResult> {
     const LinksProbeResult* l = r.get<LinksProbeResult>();
     return l ? links_figures(*l) : std::vector<Figure>{};
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    if (const LinksProbeResult* l = r.get<LinksProbeResult>()) report::print_links_summary(os, *l);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    const LinksProbeResult* l = r.get<LinksProbeResult>();
-    return l ? report::write_links_csv(dir, *l) : std::vector<std::filesystem::path>{};
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    const LinksProbeResult* l = r.get<LinksProbeResult>();
-    return l ? report::links_html_section(*l, ctx) : std::string();
+  // links_figures (model.cpp): the worst pair per P2P curve and latency, host links per
+  // direction, each NCCL collective at its largest size.
+  std::vector<std::string> figure_ids() const override {
+    return {"links.p2p.{engine}.{dir}",          "links.p2p.latency.{method}",
+            "links.p2p.latency.{method}.cycles", "links.p2p.latency.chase.best_sm",
+            "links.host.{dir}.all",              "links.host.{dir}.single",
+            "links.nccl.{collective}.busbw",     "links.nccl.{collective}.algbw",
+            "links.nccl.{collective}.latency"};
   }
 
  protected:

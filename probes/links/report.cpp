@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
 
@@ -349,3 +350,24 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_links_report() {
+  return report::make_probe_report(
+      [](std::ostream& os, const RunResult& r) {
+        if (const LinksProbeResult* l = r.get<LinksProbeResult>())
+          report::print_links_summary(os, *l);
+      },
+      [](const std::filesystem::path& dir, const RunResult& r) {
+        const LinksProbeResult* l = r.get<LinksProbeResult>();
+        return l ? report::write_links_csv(dir, *l) : std::vector<std::filesystem::path>{};
+      },
+      [](const RunResult& r, report::SectionContext& ctx) {
+        const LinksProbeResult* l = r.get<LinksProbeResult>();
+        return l ? report::links_html_section(*l, ctx) : std::string();
+      });
+}
+
+}  // namespace gd

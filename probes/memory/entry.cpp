@@ -1,10 +1,9 @@
-// The memory probe as a registry entry: its options, headline figures and report pieces.
+// The memory probe as a registry entry: its options, headline figures and their ids.
 // The measurement is probes/memory/run.cpp, the kernels probes/memory/cuda.cu.
 #include <ostream>
 
 #include "gpudissect/result.hpp"
 #include "memory/run.hpp"
-#include "memory/report.hpp"
 #include "registry.hpp"
 
 namespace gd {
@@ -21,21 +20,9 @@ class MemoryProbe final : public TypedProbe<MemoryOptions, MemoryProbeResult> {
   std::vector<OptionSpec> options() const override { return memory_option_specs(); }
   std::vector<Figure> figures(const RunResult& r) const override {
     const MemoryProbeResult* m = r.get<MemoryProbeResult>();
-    return m ? report::memory_figures(*m, r.device) : std::vector<Figure>{};
+    return m ? memory_figures(*m, r.device) : std::vector<Figure>{};
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    if (const MemoryProbeResult* m = r.get<MemoryProbeResult>())
-      report::print_memory_summary(os, *m);
-  }
-  std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                               const RunResult& r) const override {
-    const MemoryProbeResult* m = r.get<MemoryProbeResult>();
-    return m ? report::write_memory_csv(dir, *m) : std::vector<std::filesystem::path>{};
-  }
-  std::string html_section(const RunResult& r, report::SectionContext& ctx) const override {
-    const MemoryProbeResult* m = r.get<MemoryProbeResult>();
-    return m ? report::memory_html_section(*m, ctx) : std::string();
-  }
+  std::vector<std::string> figure_ids() const override { return memory_figure_ids(); }
 
  protected:
   MemoryOptions parse(const OptionValues& kv) const override {

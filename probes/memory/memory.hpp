@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/figure.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
@@ -325,5 +326,16 @@ void to_json(nlohmann::json& j, const MemCurve& c);
 void from_json(const nlohmann::json& j, MemCurve& c);
 void to_json(nlohmann::json& j, const MemoryProbeResult& r);
 void from_json(const nlohmann::json& j, MemoryProbeResult& r);
+
+// ---- headline figures (figures.cpp) ----
+
+// memory.carveout.<shared KiB|default|<p>pct>[.hint].{l1_capacity,l1_latency},
+// memory.partition.<path>.capacity_<n>warps (bytes per warp), memory.{l1,l2}.sector_bytes
+// (fetch granularity), memory.{l1,l2}.line_bytes, memory.constant.L1.capacity,
+// memory.constant.L1_5.{capacity | capacity_min, latency}, memory.tlb.L<n>.{reach,miss_cycles}.
+// memory.carveout.default.shared_bytes: the split the driver chose by itself, where the L1 found
+// fits exactly one split of the device's compute capability. memory_figure_ids() declares them.
+std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device);
+std::vector<std::string> memory_figure_ids();
 
 }  // namespace gd

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "charts.hpp"
+#include "probe_report.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
 
@@ -40,7 +41,6 @@ std::string capacity_text(const CapacityEstimate& e) {
   return s;
 }
 
-std::string carveout_id(const CarveoutResult& c) { return c.point.key(); }
 
 // "64 B 27.5 MiB (<28 MiB); 128 B ...": each stride's capacity, the total over the curve's
 // warps (the L1 curves have one).
@@ -93,27 +93,6 @@ std::string tlb_text(const TlbResult& t) {
   }
   if (!t.note.empty()) s += (s.empty() ? "" : "; ") + t.note;
   return s;
-}
-
-Figure make(const std::string& id, const std::string& label, double v, const std::string& unit,
-            const std::string& instruction, const std::string& where, std::optional<double> mhz,
-            bool higher_is_better) {
-  Figure f;
-  f.id = id;
-  f.label = label;
-  f.value = single_value(v);
-  f.unit = unit;
-  f.instruction = instruction;
-  f.where = where;
-  f.clock_mhz = mhz;
-  f.higher_is_better = higher_is_better;
-  return f;
-}
-
-// The relative step between a capacity and the first footprint past it (Figure::resolution).
-std::optional<double> edge_step(const CapacityEstimate& c) {
-  if (!c.capacity_bytes || !c.next_bytes || *c.capacity_bytes == 0) return std::nullopt;
-  return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
 }
 
 void csv_curve(std::ostream& o, const std::string& part, const MemCurve& c) {
@@ -189,123 +168,6 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
 }
 
 }  // namespace
-
-std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device) {
-  std::vector<Figure> f;
-  for (const auto& c : m.carveouts) {
-    const std::string id = "memory.carveout." + carveout_id(c);
-    if (c.point.key() == "default" && c.curve.capacity.capacity_bytes) {
-      const auto fits =
-          splits_for_l1(device.compute_capability, *c.curve.capacity.capacity_bytes,
-                        c.curve.capacity.next_bytes.value_or(*c.curve.capacity.capacity_bytes));
-      if (fits.size() == 1)
-        f.push_back(make(id + ".shared_bytes", "shared-memory split the driver chose by default",
-                         fits.front() * 1024.0, "bytes", c.curve.instruction,
-                         "read back from the L1 found (unified L1/shared less the L1)",
-                         c.curve.clock_mhz, true));
-    }
-    std::string where = c.point.label();
-    if (c.api_shared_bytes)
-      where += "; occupancy API: " + format_bytes(*c.api_shared_bytes) + " shared";
-    if (c.curve.capacity.capacity_bytes) {
-      f.push_back(make(id + ".l1_capacity", "L1 capacity, " + c.point.label(),
-                       static_cast<double>(*c.curve.capacity.capacity_bytes), "bytes",
-                       c.curve.instruction, where, c.curve.clock_mhz, true));
-      f.back().resolution = edge_step(c.curve.capacity);
-    }
-    if (c.curve.capacity.plateau_cycles)
-      f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
-                       *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
-                       c.curve.clock_mhz, false));
-  }
-  for (const auto& p : m.partitions) {
-    for (const auto& c : p.by_warps)
-      if (c.capacity.capacity_bytes) {
-        f.push_back(make(
-            "memory.partition." + p.path + ".capacity_" + std::to_string(c.warps) + "warps",
-            p.path + " cache capacity per warp, " + std::to_string(c.warps) + " warps of one block",
-            static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
-            std::to_string(c.warps) + " disjoint chains, one per warp", c.clock_mhz, true));
-        f.back().resolution = edge_step(c.capacity);
-      }
-  }
-  for (const auto& g : m.granularity)
-    if (g.estimate.bytes) {
-      f.push_back(make("memory." + g.level + ".sector_bytes",
-                       (g.level == "l1" ? std::string("L1") : std::string("L2")) +
-                           " fetch granularity (bytes per miss)",
-                       static_cast<double>(*g.estimate.bytes), "bytes", g.curve.instruction,
-                       "sequential walk, stride sweep", g.curve.clock_mhz, true));
-      // The L1's is a result, not unstable: with the chain read through L2 first and the same
-      // 256 KiB per repeat at every stride, every L1 miss is an L2 hit, so the walk no longer
-      // depends on where the chain sat (results/NOTES-memory.md).
-    }
-  if (m.l1_line.estimate.bytes && !m.l1_line.by_stride.empty())
-    f.push_back(make("memory.l1.line_bytes", "L1 line (tag) size",
-                     static_cast<double>(*m.l1_line.estimate.bytes), "bytes",
-                     m.l1_line.by_stride.front().instruction,
-                     "capacity seen at strides of 32 to 512 bytes",
-                     m.l1_line.by_stride.front().clock_mhz, true));
-  if (m.l2_line.estimate.bytes && !m.l2_line.by_stride.empty())
-    f.push_back(make("memory.l2.line_bytes", "L2 line (tag) size",
-                     static_cast<double>(*m.l2_line.estimate.bytes), "bytes",
-                     m.l2_line.by_stride.front().instruction,
-                     "capacity seen through L2 only at strides of 64 to 256 bytes, " +
-                         std::to_string(m.l2_line.by_stride.front().warps) +
-                         " warps of one block on disjoint chains",
-                     m.l2_line.by_stride.front().clock_mhz, true));
-  if (m.constant) {
-    const MemCurve& c = *m.constant;
-    if (c.capacity.capacity_bytes) {
-      f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
-                       static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
-      f.back().resolution = edge_step(c.capacity);
-    }
-    const CapacityEstimate n = next_level(c.points, c.capacity);
-    if (n.capacity_bytes) {
-      f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
-                       static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
-      f.back().resolution = edge_step(n);
-    } else if (n.plateau_cycles && !c.points.empty())
-      f.push_back(make("memory.constant.L1_5.capacity_min",
-                       "constant L1.5 capacity, lower bound (no step up to the bank's end)",
-                       static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
-    if (n.plateau_cycles)
-      f.push_back(make("memory.constant.L1_5.latency", "constant L1.5 latency", *n.plateau_cycles,
-                       "cycles", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       false));
-  }
-  // TLB levels behind chunk-mapped memory: the reach of each (where it ends) and the cost of
-  // missing it (the next level's step). The last level is past every TLB (page walks).
-  for (const auto& t : m.tlb) {
-    if (t.mapping != "chunks" || !t.status.ok()) continue;
-    for (std::size_t i = 0; i + 1 < t.levels.size(); ++i) {
-      const TlbLevel& l = t.levels[i];
-      const std::string id = "memory.tlb.L" + std::to_string(i + 1);
-      const std::string where = "one line per 2 MiB chunk, chunk-mapped memory, L2-resident";
-      if (l.reach_lo_bytes) {
-        f.push_back(make(id + ".reach", "L" + std::to_string(i + 1) + " TLB reach (2 MiB pages)",
-                         double(*l.reach_lo_bytes), "bytes", t.curve.instruction, where,
-                         t.curve.clock_mhz, true));
-        if (l.reach_hi_bytes && *l.reach_lo_bytes > 0)
-          f.back().resolution = double(*l.reach_hi_bytes) / double(*l.reach_lo_bytes) - 1;
-      }
-      if (t.levels[i + 1].step_cycles)
-        f.push_back(make(id + ".miss_cycles",
-                         "L" + std::to_string(i + 1) + " TLB miss cost (cycles added)",
-                         *t.levels[i + 1].step_cycles, "cycles", t.curve.instruction, where,
-                         t.curve.clock_mhz, false));
-    }
-  }
-  return f;
-}
 
 void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   os << "\nMemory probe: " << status_text(m.status) << ", " << fmt(m.wall_seconds, 1) << " s";
@@ -607,3 +469,24 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
 }
 
 }  // namespace gd::report
+
+namespace gd {
+
+// The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
+std::unique_ptr<report::ProbeReport> make_memory_report() {
+  return report::make_probe_report(
+      [](std::ostream& os, const RunResult& r) {
+        if (const MemoryProbeResult* m = r.get<MemoryProbeResult>())
+          report::print_memory_summary(os, *m);
+      },
+      [](const std::filesystem::path& dir, const RunResult& r) {
+        const MemoryProbeResult* m = r.get<MemoryProbeResult>();
+        return m ? report::write_memory_csv(dir, *m) : std::vector<std::filesystem::path>{};
+      },
+      [](const RunResult& r, report::SectionContext& ctx) {
+        const MemoryProbeResult* m = r.get<MemoryProbeResult>();
+        return m ? report::memory_html_section(*m, ctx) : std::string();
+      });
+}
+
+}  // namespace gd

@@ -1,5 +1,5 @@
-// The memory probe's part of every report: headline figures, terminal summary, CSV and the
-// HTML section with its charts (probes/memory/report.cpp).
+// The memory probe's part of every report: terminal summary, CSV and the HTML section with
+// its charts (probes/memory/report.cpp); the headline figures are the model's (figures.cpp).
 #pragma once
 
 #include <filesystem>
@@ -13,13 +13,6 @@
 
 namespace gd::report {
 
-// Ids: memory.carveout.<shared KiB|default|<p>pct>.{l1_capacity,l1_latency},
-// memory.partition.<path>.capacity_<n>warps (bytes per warp), memory.partition.<path>.l1_latency,
-// memory.{l1,l2}.sector_bytes (fetch granularity), memory.{l1,l2}.line_bytes,
-// memory.constant.L1.capacity, memory.constant.L1_5.{capacity | capacity_min, latency}.
-// memory.carveout.default.shared_bytes: the split the driver chose by itself, where the L1 found
-// fits exactly one split of the device's compute capability.
-std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device);
 void print_memory_summary(std::ostream& os, const MemoryProbeResult& m);
 std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
                                                     const MemoryProbeResult& m);

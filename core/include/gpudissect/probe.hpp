@@ -1,9 +1,10 @@
 // The contract every probe fulfils. A probe is one unit: its name, its options (defaults,
 // validation, help), how it runs against a Device, its result's JSON both ways, its
-// headline figures, and its report pieces (terminal summary, CSV files, HTML section).
-// A ProbeRegistry lists the probes; the command line, the JSON reader and the report
-// writers iterate it, so adding a probe is its own files plus one registry line
-// (probes/registry.cpp).
+// headline figures and the ids they may carry. Its report pieces (terminal summary, CSV
+// files, HTML section) are the report side's (report/probe_report.hpp), so no probe
+// depends on a report header. A ProbeRegistry lists the probes; the command line, the JSON
+// reader and the report writers iterate it, so adding a probe is its own files plus one
+// registry line (probes/registry.cpp).
 #pragma once
 
 #include <any>
@@ -26,9 +27,6 @@ namespace gd {
 
 class Progress;  // gpudissect/progress.hpp
 struct RunResult;
-namespace report {
-struct SectionContext;  // report/sections.hpp
-}
 
 // A backend failure, with probe, path and point named in what().
 struct ProbeError : std::runtime_error {
@@ -83,10 +81,10 @@ class Probe {
   // Headline figures with stable ids ("latency.global.L1"), from the run (a probe may read
   // other probes' results, e.g. to name levels).
   virtual std::vector<Figure> figures(const RunResult& r) const = 0;
-  virtual void print_summary(std::ostream& os, const RunResult& r) const = 0;
-  virtual std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
-                                                       const RunResult& r) const = 0;
-  virtual std::string html_section(const RunResult& r, report::SectionContext& ctx) const = 0;
+  // Every id figures() may return: exact ids and patterns for the families
+  // ("latency.{path}.{level}"; syntax and matcher: gpudissect/figure_ids.hpp). An id is
+  // never built from a display name, so a name nobody declared yields no figure.
+  virtual std::vector<std::string> figure_ids() const = 0;
 };
 
 // Implements the type-erased plumbing of Probe for a probe whose options and result are
