@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/figure_ids_check.hpp"
 #include "chase_request.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
@@ -241,6 +242,11 @@ TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
   std::atomic<bool> stop{false};
   gd::LatencyProbeResult out;
   gd::run_latency(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   for (const char* path : {"global", "local"}) {
     ASSERT_TRUE(out.paths.count(path)) << path;
     const auto& curve = out.paths.at(path);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "../unit/figure_ids_check.hpp"
 #include "atomics/run.hpp"
 #include "opencl_backend.hpp"
 
@@ -119,6 +120,11 @@ TEST(OpenCLAtomics, RealProbeQuick) {
   std::atomic<bool> stop{false};
   AtomicsProbeResult out;
   run_atomics(*dev, parse_atomics_options({{"quick", "1"}, {"repeats", "2"}}), progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   EXPECT_FALSE(out.clock_mhz_measured);
   const AtomicThroughput& sh = out.throughput.at("shared.add_i32.distinct");
   ASSERT_TRUE(sh.status.ok()) << sh.status.reason;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "../unit/figure_ids_check.hpp"
 #include "bandwidth/run.hpp"
 #include "opencl_backend.hpp"
 
@@ -67,6 +68,11 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
                                                   {"budget", "300"},
                                                   {"host_max", "1M"}});
   run_bandwidth(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   ASSERT_NE(dev->kernels<gd::BandwidthKernels>(), nullptr);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_FALSE(out.clock_mhz_measured);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "../unit/figure_ids_check.hpp"
 #include "compute/run.hpp"
 #include "opencl_backend.hpp"
 
@@ -27,6 +28,11 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
        {"ms", "0.5"},
        {"ops", "fp32.fma,fp64.fma,int32.mad,int32.add,sfu.rsqrt,fp16x2.fma,warp.shfl_idx"}});
   run_compute(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   ASSERT_TRUE(dev->kernels<gd::ComputeKernels>());
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_EQ(out.language, "opencl");

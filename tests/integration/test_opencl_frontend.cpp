@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "../unit/figure_ids_check.hpp"
 #include "frontend/run.hpp"
 #include "opencl_backend.hpp"
 #include "registry.hpp"
@@ -35,6 +36,11 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   for (int attempt = 1; attempt <= 3; ++attempt) {
     out = FrontendProbeResult{};
     run_frontend(*dev, opt, progress, stop, out);
+    {  // every figure the run gives carries an id its probe declares
+      gd::RunResult ids_run;
+      ids_run.put(out);
+      gd::expect_figure_ids_declared(ids_run);
+    }
     bool points_ok = !out.icache.empty();
     runs += "run " + std::to_string(attempt) + ": " + out.status.status + ", " +
             std::to_string(out.icache_levels.size()) + " icache levels, IPC";

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <sstream>
 
+#include "../unit/figure_ids_check.hpp"
 #include "gpudissect/result.hpp"
 #include "memory/run.hpp"
 #include "opencl_backend.hpp"
+#include "probe_report.hpp"
 #include "registry.hpp"
 #include "sections.hpp"
 
@@ -36,11 +38,14 @@ TEST(OpenCLMemory, EveryPartUnsupportedWithAReason) {
   rr.put(out);
   const Probe* p = probe_registry().find("memory");
   EXPECT_TRUE(p->figures(rr).empty());
+  expect_figure_ids_declared(rr);
+  const report::ProbeReport* rep = report::probe_reports().find("memory");
+  ASSERT_NE(rep, nullptr);
   std::ostringstream os;
-  p->print_summary(os, rr);
+  rep->print_summary(os, rr);
   EXPECT_NE(os.str().find("unsupported"), std::string::npos);
   report::SectionContext ctx;
-  EXPECT_NE(p->html_section(rr, ctx).find("unsupported"), std::string::npos);
+  EXPECT_NE(rep->html_section(rr, ctx).find("unsupported"), std::string::npos);
 }
 
 }  // namespace

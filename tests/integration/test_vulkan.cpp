@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/figure_ids_check.hpp"
 #include "atomics/run.hpp"
 #include "bandwidth/run.hpp"
 #include "chase_request.hpp"
@@ -318,6 +319,11 @@ TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
     std::atomic<bool> stop{false};
     gd::LatencyProbeResult out;
     gd::run_latency(*dev, opt, progress, stop, out);
+    {  // every figure the run gives carries an id its probe declares
+      gd::RunResult ids_run;
+      ids_run.put(out);
+      gd::expect_figure_ids_declared(ids_run);
+    }
     ASSERT_TRUE(out.paths.count("global"));
     ASSERT_TRUE(out.paths.count("shared"));
     EXPECT_FALSE(out.paths.at("shared").points.empty());
@@ -505,6 +511,11 @@ TEST(VulkanBandwidth, ProbeHostPartRuns) {
       gd::parse_bandwidth_options({{"parts", "host"}, {"host_max", "64K"}, {"repeats", "2"}});
   gd::BandwidthProbeResult out;
   gd::run_bandwidth(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   ASSERT_EQ(out.host.size(), 6u);
   for (const auto& [name, curve] : out.host) {
     if (name.rfind("both", 0) == 0 && curve.status.status == "unsupported") {
@@ -538,6 +549,11 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
   const auto opt = gd::parse_compute_options(
       {{"repeats", "1"}, {"ms", "0.1"}, {"ops", "fp32,fp64,fp16,int32,warp,sfu.rsqrt"}});
   gd::run_compute(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_EQ(out.language, "glsl");
   const std::vector<std::string> vulkan_ops = {
@@ -673,6 +689,11 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
   const auto opt =
       gd::parse_atomics_options({{"quick", "1"}, {"repeats", "2"}, {"round_trips", "64"}});
   gd::run_atomics(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   ASSERT_FALSE(out.throughput.empty());
   int measured = 0;
   std::vector<std::string> seen;
@@ -768,6 +789,11 @@ TEST(VulkanFrontend, ProbeRunsTheSubset) {
   opt.repeats = 3;
   gd::FrontendProbeResult out;
   gd::run_frontend(*dev, opt, progress, stop, out);
+  {  // every figure the run gives carries an id its probe declares
+    gd::RunResult ids_run;
+    ids_run.put(out);
+    gd::expect_figure_ids_declared(ids_run);
+  }
   EXPECT_EQ(out.status.status, "ok") << out.status.reason;
   EXPECT_EQ(out.language, "vulkan");
   EXPECT_NE(out.launch_api.find("vkQueueSubmit"), std::string::npos) << out.launch_api;

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "atomics/run.hpp"
+#include "figure_ids_check.hpp"
 #include "atomics/report.hpp"
 #include "atomics/run.hpp"
 #include "fake_device.hpp"
@@ -728,9 +730,9 @@ TEST(AtomicsPlacements, SpreadTextNamesTheRange) {
   s.median = 400;
   s.max = 470.25;
   s.repeat_spread = 0.004;
-  EXPECT_EQ(report::placement_spread_text(s, "flag locations", "cycles", 1),
+  EXPECT_EQ(placement_spread_text(s, "flag locations", "cycles", 1),
             "over 3 flag locations 380.1 to 470.2 cycles (repeats within 0.4 %)");
-  EXPECT_EQ(report::placement_spread_text(std::nullopt, "x", "y", 1), "");
+  EXPECT_EQ(placement_spread_text(std::nullopt, "x", "y", 1), "");
 }
 
 TEST(AtomicsJson, PlacementFieldsRoundTrip) {
@@ -863,7 +865,11 @@ TEST(AtomicsReport, FiguresHaveStableIdsUnitsAndInstructions) {
   info.backend = "cuda";
   info.compute_units = 8;
   std::map<std::string, Figure> by_id;
-  for (Figure& f : report::atomics_figures(r, info)) by_id[f.id] = f;
+  for (Figure& f : atomics_figures(r, info)) by_id[f.id] = f;
+  RunResult rr;
+  rr.device = info;
+  rr.put(r);
+  EXPECT_GT(expect_figure_ids_declared(rr), 0);
   for (const char* id : {"atomics.shared.cas_pingpong", "atomics.shared.exch_pingpong",
                          "atomics.global.cas_pingpong", "atomics.global.release_acquire_pingpong",
                          "atomics.host.pingpong", "atomics.shared.add_i32.distinct",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "figure_ids_check.hpp"
 #include "bandwidth/run.hpp"
 #include "fake_device.hpp"
 #include "bandwidth/bandwidth.hpp"
@@ -234,6 +235,9 @@ TEST(MemoryPlateauProbe, FiguresPreferTheLargestStablePoint) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->where, "write at 256 MiB");
   EXPECT_FALSE(is_unstable(f->gbps));
+  RunResult rr;
+  rr.put(r);
+  EXPECT_GT(expect_figure_ids_declared(rr), 0);
   bool measured_512 = false;  // the noisy point was measured, and passed over
   for (const BandwidthPoint& p : r.footprint.at("write").points)
     measured_512 |= p.status == "ok" && p.x == 512 * MiB && p.gbps && is_unstable(*p.gbps);

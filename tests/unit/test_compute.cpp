@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "compute/run.hpp"
+#include "figure_ids_check.hpp"
 #include "compute/compute.hpp"
 #include "compute/run.hpp"
 #include "fake_device.hpp"
@@ -575,6 +577,7 @@ TEST(ComputeClockAfterLaunch, LowClockIsNotedNotSilent) {
   EXPECT_NE(f.note.find("1980 MHz"), std::string::npos) << f.note;
   gd::RunResult r;
   r.put(out);
+  EXPECT_GT(gd::expect_figure_ids_declared(r), 0);
   std::ostringstream os;
   gd::report::print_compute_summary(os, r);
   EXPECT_NE(os.str().find("GPU clock low"), std::string::npos) << os.str();

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "figure_ids_check.hpp"
 #include "fake_device.hpp"
 #include "frontend/run.hpp"
 #include "frontend/frontend.hpp"
@@ -528,6 +529,9 @@ TEST(FrontendProbe, WorkingBackend) {
   ASSERT_TRUE(out.clock_mhz);
   EXPECT_EQ(out.clock_source, "measured");
   EXPECT_EQ(out.partitions.size(), 7u);
+  RunResult rr;
+  rr.put(out);
+  EXPECT_GT(expect_figure_ids_declared(rr), 0);
 }
 
 TEST(FrontendProbe, StopInterrupts) {

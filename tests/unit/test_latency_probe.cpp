@@ -7,6 +7,7 @@
 #include <list>
 #include <unordered_map>
 
+#include "figure_ids_check.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
 #include "latency/run.hpp"
@@ -153,6 +154,7 @@ TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
   // allows it to move by), the other figures none.
   RunResult r;
   r.probes["latency"] = out;
+  EXPECT_GT(expect_figure_ids_declared(r), 0);
   int capacities = 0;
   for (const Figure& f : collect_figures(r, probe_registry())) {
     if (f.id.rfind("latency.global.", 0) != 0) continue;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "figure_ids_check.hpp"
 #include "bandwidth/bandwidth.hpp"
 #include "fake_device.hpp"
 #include "links/links.hpp"
@@ -653,6 +654,7 @@ TEST(LinksProbe, JsonRoundTripThroughTheRegistry) {
   LinksProbeResult& out = r.put<LinksProbeResult>();
   run_links(dev, small_options(), progress, stop, out);
   r.figures = collect_figures(r, probe_registry());
+  EXPECT_GT(expect_figure_ids_declared(r), 0);
   const nlohmann::json j = to_json(r, probe_registry());
   ASSERT_TRUE(j.contains("probes") && j["probes"].contains("links"));
   const RunResult back = run_result_from_json(j, probe_registry());

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "figure_ids_check.hpp"
 #include "fake_device.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/compare.hpp"
@@ -23,12 +24,19 @@
 #include "latency/run.hpp"
 #include "memory/run.hpp"
 #include "gpudissect/progress.hpp"
+#include "probe_report.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "sections.hpp"
 
 namespace gd {
 namespace {
+
+// The memory probe's report half, registered beside the probe by probe_registry().
+const report::ProbeReport* memory_report() {
+  probe_registry();
+  return report::probe_reports().find("memory");
+}
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
 
@@ -438,7 +446,7 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
   if (std::getenv("GD_SHOW")) {
     RunResult rr;
     rr.put(out);
-    probe_registry().find("memory")->print_summary(std::cout, rr);
+    memory_report()->print_summary(std::cout, rr);
   }
   ASSERT_EQ(out.carveouts.size(), 20u);  // default, 0, then each split as a hint and forced
   EXPECT_EQ(out.carveouts[2].curve.key, "carveout.8.hint");
@@ -515,6 +523,7 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   rr.put(out);
   const Probe* p = probe_registry().find("memory");
   ASSERT_NE(p, nullptr);
+  EXPECT_GT(expect_figure_ids_declared(rr), 0);
   std::set<std::string> ids;
   const auto& units = known_units();
   for (const auto& f : p->figures(rr)) {
@@ -539,11 +548,11 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   const std::any back = p->from_json(j);
   EXPECT_EQ(p->to_json(back), j);
   std::ostringstream os;
-  p->print_summary(os, rr);
+  memory_report()->print_summary(os, rr);
   EXPECT_NE(os.str().find("per partition"), std::string::npos);
   if (std::getenv("GD_SHOW")) std::cout << os.str();  // GD_SHOW=<folder>: the summary too
   report::SectionContext ctx;
-  const std::string html = p->html_section(rr, ctx);
+  const std::string html = memory_report()->html_section(rr, ctx);
   EXPECT_NE(html.find("id=\"memory\""), std::string::npos);
   EXPECT_NE(html.find("per SM"), std::string::npos);
   // With gnuplot, every chart of the section renders (no failure note) and is inlined.
@@ -555,7 +564,7 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
       charts.png = true;
       charts.png_dir = show;
     }
-    const std::string with = p->html_section(rr, charts);
+    const std::string with = memory_report()->html_section(rr, charts);
     EXPECT_TRUE(charts.notes.empty()) << charts.notes.front();
     std::size_t svgs = 0;
     for (std::size_t at = with.find("<svg"); at != std::string::npos;
@@ -566,7 +575,7 @@ TEST(MemoryProbe, PartitionsGranularityConstant) {
   }
   const auto dir = std::filesystem::temp_directory_path() / "gd_memory_csv";
   std::filesystem::create_directories(dir);
-  const auto files = p->write_csv(dir, rr);
+  const auto files = memory_report()->write_csv(dir, rr);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_TRUE(std::filesystem::file_size(files[0]) > 100);
 }
@@ -666,7 +675,7 @@ TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   RunResult rr;
   rr.device = h100_like();
   rr.put(out);
-  if (std::getenv("GD_SHOW")) probe_registry().find("memory")->print_summary(std::cout, rr);
+  if (std::getenv("GD_SHOW")) memory_report()->print_summary(std::cout, rr);
   std::map<std::string, double> fig;
   for (const Figure& f : probe_registry().find("memory")->figures(rr))
     if (f.value) fig[f.id] = f.value->median;
@@ -759,7 +768,7 @@ TEST(MemoryProbe, L2LineAndWaysOnAFakeL2) {
   EXPECT_EQ(fig.at("memory.l2.line_bytes").unit, "bytes");
   EXPECT_TRUE(well_formed_figure_id("memory.l2.line_bytes"));
   std::ostringstream os;
-  p->print_summary(os, rr);
+  memory_report()->print_summary(os, rr);
   if (std::getenv("GD_SHOW")) std::cout << os.str();
   EXPECT_NE(os.str().find("L2 line (total capacity over 8 warps by stride, through L2 only: 64 B "),
             std::string::npos)
@@ -771,12 +780,12 @@ TEST(MemoryProbe, L2LineAndWaysOnAFakeL2) {
             std::string::npos)
       << os.str();
   report::SectionContext ctx;
-  const std::string html = p->html_section(rr, ctx);
+  const std::string html = memory_report()->html_section(rr, ctx);
   EXPECT_NE(html.find("L2 line and associativity"), std::string::npos);
   EXPECT_NE(html.find("line: <b>128 B</b>"), std::string::npos);
   const auto dir = std::filesystem::temp_directory_path() / "gd_memory_l2_csv";
   std::filesystem::create_directories(dir);
-  const auto files = p->write_csv(dir, rr);
+  const auto files = memory_report()->write_csv(dir, rr);
   ASSERT_EQ(files.size(), 1u);
   std::ifstream csv(files[0]);
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
@@ -804,7 +813,7 @@ TEST(MemoryProbe, L2LineAndWaysOnAFakeL2) {
   RunResult rb;
   rb.put(before);
   report::SectionContext ctx2;
-  EXPECT_EQ(p->html_section(rb, ctx2).find("L2 line and associativity"), std::string::npos);
+  EXPECT_EQ(memory_report()->html_section(rb, ctx2).find("L2 line and associativity"), std::string::npos);
 }
 
 TEST(MemoryProbe, L2LineOfOtherSizesAndPlainWays) {
@@ -883,7 +892,7 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   RunResult rr;
   rr.put(out);
   std::ostringstream os;
-  probe_registry().find("memory")->print_summary(os, rr);
+  memory_report()->print_summary(os, rr);
   EXPECT_NE(os.str().find("L2 line: skipped: memory.l2_line=0"), std::string::npos) << os.str();
   // A backend without the loads or warps it needs: unsupported, with its reason.
   FakeMemory k2;
@@ -941,7 +950,7 @@ TEST(MemoryProbe, L2PartsFitTheirTimeOnAnH200SizedL2) {
   if (std::getenv("GD_SHOW")) {
     RunResult rr;
     rr.put(out);
-    probe_registry().find("memory")->print_summary(std::cout, rr);
+    memory_report()->print_summary(std::cout, rr);
   }
   const double line_s = modeled_seconds(k, true), ways_s = modeled_seconds(k, false);
   std::cout << "[ modeled H200 time ] L2 line " << line_s << " s, L2 ways " << ways_s << " s\n";

@@ -13,6 +13,7 @@
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/progress.hpp"
+#include "probe_report.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "sections.hpp"
@@ -56,16 +57,7 @@ class EchoProbe final : public TypedProbe<EchoOptions, EchoResult> {
     f.value = single_value(e->values.front());
     return {f};
   }
-  void print_summary(std::ostream& os, const RunResult& r) const override {
-    os << "\nEcho: " << r.get<EchoResult>()->values.size() << " values\n";
-  }
-  std::vector<fs::path> write_csv(const fs::path& dir, const RunResult&) const override {
-    std::ofstream(dir / "echo.csv") << "value\n";
-    return {dir / "echo.csv"};
-  }
-  std::string html_section(const RunResult&, report::SectionContext&) const override {
-    return "<h2 id=\"echo\">Echo section</h2>\n";
-  }
+  std::vector<std::string> figure_ids() const override { return {"echo.sms"}; }
 
  protected:
   EchoOptions parse(const OptionValues& kv) const override {
@@ -84,6 +76,21 @@ class EchoProbe final : public TypedProbe<EchoOptions, EchoResult> {
   }
 };
 
+// The probe's report half, which the writers find by the probe's name.
+class EchoReport final : public report::ProbeReport {
+ public:
+  void print_summary(std::ostream& os, const RunResult& r) const override {
+    os << "\nEcho: " << r.get<EchoResult>()->values.size() << " values\n";
+  }
+  std::vector<fs::path> write_csv(const fs::path& dir, const RunResult&) const override {
+    std::ofstream(dir / "echo.csv") << "value\n";
+    return {dir / "echo.csv"};
+  }
+  std::string html_section(const RunResult&, report::SectionContext&) const override {
+    return "<h2 id=\"echo\">Echo section</h2>\n";
+  }
+};
+
 class NoKernelsDevice final : public fakes::FakeDevice {
  public:
   NoKernelsDevice() {
@@ -95,8 +102,14 @@ class NoKernelsDevice final : public fakes::FakeDevice {
 
 ProbeRegistry registry_with_echo() {
   ProbeRegistry r;
-  r.add(make_latency_probe());
-  r.add(std::make_unique<EchoProbe>());  // the one line a new probe adds
+  // What probes/registry.cpp's add() does for each probe: both halves under its name (the
+  // one line a new probe adds there).
+  auto add = [&r](std::unique_ptr<Probe> probe, std::unique_ptr<report::ProbeReport> rep) {
+    report::probe_reports().add(probe->name(), std::move(rep));
+    r.add(std::move(probe));
+  };
+  add(make_latency_probe(), make_latency_report());
+  add(std::make_unique<EchoProbe>(), std::make_unique<EchoReport>());
   return r;
 }
 
