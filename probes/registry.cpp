@@ -12,14 +12,9 @@ const ProbeRegistry& probe_registry() {
       report::probe_reports().add(probe->name(), std::move(rep));
       r.add(std::move(probe));
     };
-    add(make_latency_probe(), make_latency_report());
-    add(make_memory_probe(), make_memory_report());
-    add(make_bandwidth_probe(), make_bandwidth_report());
-    add(make_compute_probe(), make_compute_report());
-    add(make_frontend_probe(), make_frontend_report());
-    add(make_atomics_probe(), make_atomics_report());
-    add(make_host_memory_probe(), make_host_memory_report());
-    add(make_links_probe(), make_links_report());
+#define GD_ADD_PROBE(name) add(make_##name##_probe(), make_##name##_report());
+    GD_PROBES(GD_ADD_PROBE)
+#undef GD_ADD_PROBE
     return r;
   }();
   return registry;

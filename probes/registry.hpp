@@ -1,7 +1,7 @@
 // The probes this build knows, in the order `gpudissect run` runs them and reports show
 // them. Each probe has two halves: its measurement (a Probe; factory in probes/<name>/
 // entry.cpp) and its report (a report::ProbeReport; factory in probes/<name>/report.cpp).
-// registry.cpp, the composition root, registers both in one line per probe.
+// registry.cpp, the composition root, registers both for every line of GD_PROBES.
 #pragma once
 
 #include <memory>
@@ -17,22 +17,23 @@ class ProbeReport;  // report/probe_report.hpp
 // The probes; the first call also registers their report halves (report::probe_reports()).
 const ProbeRegistry& probe_registry();
 
-std::unique_ptr<Probe> make_latency_probe();
-std::unique_ptr<Probe> make_bandwidth_probe();
-std::unique_ptr<Probe> make_compute_probe();
-std::unique_ptr<Probe> make_host_memory_probe();
-std::unique_ptr<Probe> make_atomics_probe();
-std::unique_ptr<Probe> make_frontend_probe();
-std::unique_ptr<Probe> make_memory_probe();
-std::unique_ptr<Probe> make_links_probe();
+// The probes in run order, one line each: adding a probe is its folder (probes/<name>/,
+// with make_<name>_probe() in entry.cpp and make_<name>_report() in report.cpp) and one
+// line here.
+#define GD_PROBES(X) \
+  X(latency)         \
+  X(memory)          \
+  X(bandwidth)       \
+  X(compute)         \
+  X(frontend)        \
+  X(atomics)         \
+  X(host_memory)     \
+  X(links)
 
-std::unique_ptr<report::ProbeReport> make_latency_report();
-std::unique_ptr<report::ProbeReport> make_bandwidth_report();
-std::unique_ptr<report::ProbeReport> make_compute_report();
-std::unique_ptr<report::ProbeReport> make_host_memory_report();
-std::unique_ptr<report::ProbeReport> make_atomics_report();
-std::unique_ptr<report::ProbeReport> make_frontend_report();
-std::unique_ptr<report::ProbeReport> make_memory_report();
-std::unique_ptr<report::ProbeReport> make_links_report();
+#define GD_DECLARE_PROBE(name)                \
+  std::unique_ptr<Probe> make_##name##_probe(); \
+  std::unique_ptr<report::ProbeReport> make_##name##_report();
+GD_PROBES(GD_DECLARE_PROBE)
+#undef GD_DECLARE_PROBE
 
 }  // namespace gd
