@@ -133,6 +133,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
 
 // ---- CSV ----
 
+// shape: four CSV files (latency, throughput, matrix, clusters), each a short block in turn.
 std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path& dir,
                                                      const AtomicsProbeResult& r) {
   std::vector<std::filesystem::path> out;

@@ -34,6 +34,8 @@ std::optional<double> edge_step(const CapacityEstimate& c) {
 
 }  // namespace
 
+// One short block per figure family (carve-outs, partitions, granularity, constant, TLB).
+// shape: read top to bottom; a split would only pass the same vector around.
 std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo& device) {
   std::vector<Figure> f;
   for (const auto& c : m.carveouts) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "bandwidth/bandwidth.hpp"
+#include "committed_results.hpp"
 #include "figure_ids_check.hpp"
 #include "gpudissect/compare.hpp"  // well_formed_figure_id
 #include "gpudissect/figure_ids.hpp"
@@ -76,23 +77,18 @@ TEST(FigureIds, EveryProbeDeclaresSome) {
 // published (the bandwidth probe's slug of "read, best footprint (no L1 plateau found)").
 const std::set<std::string> kRetired = {"bandwidth.read_best_footprint_no_l1_plateau_found"};
 
-// Every committed result (results/**/*.json): its figures re-derived by each probe carry
-// declared ids, and every id it was published with is declared by some probe or retired.
+// Every committed result (results/**/*.json and *.json.gz): its figures re-derived by each probe
+// carry declared ids, and every id it was published with is declared by some probe or retired.
 TEST(FigureIds, CommittedResultsAreDeclared) {
   const ProbeRegistry& registry = probe_registry();
   int files = 0, figures = 0;
   std::set<std::string> committed;
-  for (const auto& e : fs::recursive_directory_iterator(GD_RESULTS)) {
-    if (!e.is_regular_file() || e.path().extension() != ".json") continue;
-    std::ifstream in(e.path());
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      continue;  // not a document of ours
-    }
+  for (const fs::path& path : gd::testing::committed_json_files(GD_RESULTS)) {
+    const std::optional<nlohmann::json> doc = gd::testing::read_committed_json(path);
+    if (!doc) continue;  // not a document of ours
+    const nlohmann::json& j = *doc;
     if (!j.is_object() || !j.contains("probes") || !j.contains("figures")) continue;
-    SCOPED_TRACE(e.path().string());
+    SCOPED_TRACE(path.string());
     ++files;
     for (const auto& f : j["figures"])
       if (f.is_object() && f.contains("id")) committed.insert(f["id"].get<std::string>());

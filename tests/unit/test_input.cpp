@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "committed_results.hpp"
 #include "gpudissect/compare.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/result.hpp"
@@ -150,11 +151,14 @@ TEST(ResultReader, ErrorsNameTheKeyPath) {
 
 TEST(ResultReader, EveryCommittedResultStillReads) {
   int n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(kRepo / "results")) {
-    if (e.path().extension() != ".json" || e.path().filename() == "fleet.json") continue;
-    const json j = read_json_file(e.path());
+  for (const fs::path& path : gd::testing::committed_json_files(kRepo / "results")) {
+    const std::string name = path.filename().string();
+    if (name == "fleet.json" || name == "fleet.json.gz") continue;
+    const std::optional<json> doc = gd::testing::read_committed_json(path);
+    ASSERT_TRUE(doc) << path;
+    const json& j = *doc;
     if (!j.is_object() || !j.contains("schema_version")) continue;  // not a run result
-    EXPECT_NO_THROW(run_result_from_json(j, probe_registry())) << e.path();
+    EXPECT_NO_THROW(run_result_from_json(j, probe_registry())) << path;
     ++n;
   }
   EXPECT_GT(n, 10);
