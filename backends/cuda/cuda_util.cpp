@@ -257,4 +257,35 @@ std::string disassemble(const std::string& cubin, uint64_t key) {
   return out;
 }
 
+CubinLibrary::~CubinLibrary() {
+  if (lib_) cudaLibraryUnload(lib_);
+}
+
+void CubinLibrary::load(const std::string& cubin, const char* what) {
+  if (lib_) return;
+  check(cudaLibraryLoadData(&lib_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0), what);
+}
+
+cudaKernel_t CubinLibrary::kernel(const std::string& name, const char* what) {
+  auto it = kernels_.find(name);
+  if (it != kernels_.end()) return it->second;
+  cudaKernel_t k = nullptr;
+  check(cudaLibraryGetKernel(&k, lib_, name.c_str()), what);
+  kernels_[name] = k;
+  return k;
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+int compute_capability(int device) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  return major * 10 + minor;
+}
+
 }  // namespace gd::cuda

@@ -89,4 +89,26 @@ CachedCubin cached_cubin(const std::string& source, const std::string& arch,
                          const std::vector<std::string>& extra, const std::filesystem::path& dir,
                          uint64_t key);
 
+// A CUBIN loaded through the runtime's library API (no libcuda link: the binary must start
+// where no driver is), each of its kernels looked up once; unloaded with the object.
+class CubinLibrary {
+ public:
+  CubinLibrary() = default;
+  CubinLibrary(const CubinLibrary&) = delete;
+  CubinLibrary& operator=(const CubinLibrary&) = delete;
+  ~CubinLibrary();
+  // Loads `cubin` on the first call; later calls return at once. `what` names it in errors.
+  void load(const std::string& cubin, const char* what);
+  cudaKernel_t kernel(const std::string& name, const char* what);
+
+ private:
+  cudaLibrary_t lib_ = nullptr;
+  std::map<std::string, cudaKernel_t> kernels_;
+};
+
+// The NVRTC linked in, "major.minor": part of every compiled kernel's cache key.
+std::string nvrtc_version();
+// The device's compute capability as major * 10 + minor (90 for sm_90).
+int compute_capability(int device);
+
 }  // namespace gd::cuda

@@ -14,10 +14,9 @@
 
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_internal.hpp"
 #include "opencl_kernels.hpp"
 #include "opencl_probes.hpp"
-
-#include "opencl_internal.hpp"
 
 namespace gd::opencl {
 
@@ -243,11 +242,7 @@ class OpenCLDevice final : public Device {
     check(
         clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, sizeof(end), &end, 0, nullptr, nullptr),
         "clEnqueueReadBuffer(out)");
-    cl_ulong t0 = 0, t1 = 0;
-    check(clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_START, sizeof(t0), &t0, nullptr),
-          "clGetEventProfilingInfo(START)");
-    check(clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_END, sizeof(t1), &t1, nullptr),
-          "clGetEventProfilingInfo(END)");
+    const double ns = event_seconds(ev.get()) * 1e9;
     // The next launch starts here: an index that is not a line start would read out of
     // bounds, so stop rather than go on.
     if (end % l.words_per_line != 0 || end / l.words_per_line >= l.lines)
@@ -255,7 +250,7 @@ class OpenCLDevice final : public Device {
                          std::to_string(end) + ", which is not the start of one of the " +
                          std::to_string(l.lines) + " lines");
     idx = end;
-    return t1 > t0 ? static_cast<double>(t1 - t0) : 0.0;
+    return ns;
   }
 
   void fill_info() {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,9 +12,9 @@
 #include "gpudissect/units.hpp"
 #include "opencl_internal.hpp"
 
-namespace gd::opencl::detail {
+namespace gd::opencl {
 
-// ---- errors ----
+// ---- errors: the rule every file of the backend follows ----
 
 const char* error_name(cl_int e) {
   switch (e) {
@@ -87,12 +88,8 @@ const char* error_name(cl_int e) {
   }
 }
 
-std::string describe(const char* call, cl_int err) {
-  return std::string(call) + " failed: " + error_name(err) + " (" + std::to_string(err) + ")";
-}
-
-void check(cl_int err, const char* call) {
-  if (err != CL_SUCCESS) throw BackendError(describe(call, err));
+std::string describe(const std::string& call, cl_int err) {
+  return call + " failed: " + error_name(err) + " (" + std::to_string(err) + ")";
 }
 
 bool is_allocation_error(cl_int err) {
@@ -100,6 +97,41 @@ bool is_allocation_error(cl_int err) {
          err == CL_INVALID_BUFFER_SIZE || err == CL_OUT_OF_HOST_MEMORY ||
          err == CL_INVALID_IMAGE_SIZE;
 }
+
+void check(cl_int err, const std::string& call) {
+  if (err == CL_SUCCESS) return;
+  if (is_allocation_error(err)) throw AllocationFailed(describe(call, err));
+  throw BackendError(describe(call, err));
+}
+
+double event_seconds(cl_event e) {
+  cl_ulong t0 = 0, t1 = 0;
+  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr),
+        "clGetEventProfilingInfo(START)");
+  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr),
+        "clGetEventProfilingInfo(END)");
+  return t1 > t0 ? double(t1 - t0) * 1e-9 : 0.0;
+}
+
+std::string device_string_or_empty(cl_device_id d, cl_device_info what) {
+  std::size_t n = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  if (clGetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+  return detail::trim(std::move(s));
+}
+
+bool has_extension(const std::string& extension_list, const std::string& extension) {
+  std::istringstream in(extension_list);
+  std::string e;
+  while (in >> e)
+    if (e == extension) return true;
+  return false;
+}
+
+}  // namespace gd::opencl
+
+namespace gd::opencl::detail {
 
 // For calls that allocate, or that may be where a lazy allocation finally happens (writes,
 // launches): memory errors become AllocationFailed, so the probe skips the point.

@@ -10,15 +10,16 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "opencl_check.hpp"
 
 namespace gd::opencl::detail {
 
 // ---- errors ----
 
-const char* error_name(cl_int e);
-std::string describe(const char* call, cl_int err);
-void check(cl_int err, const char* call);
-bool is_allocation_error(cl_int err);
+using gd::opencl::check;
+using gd::opencl::describe;
+using gd::opencl::error_name;
+using gd::opencl::is_allocation_error;
 void check_alloc(cl_int err, const char* call, uint64_t bytes);
 
 // ---- owning handles ----

@@ -11,8 +11,9 @@
 #include "atomics/atomics.hpp"
 #include "bandwidth/bandwidth.hpp"
 #include "compute/compute.hpp"
-#include "gpudissect/device.hpp"
 #include "frontend/frontend.hpp"
+#include "gpudissect/device.hpp"
+#include "opencl_check.hpp"
 
 namespace gd::opencl {
 

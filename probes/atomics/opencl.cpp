@@ -23,23 +23,6 @@ constexpr int kGroupsPerCu = 4;
 constexpr cl_uint kSpinLimit = 1u << 22;
 constexpr double kTargetSeconds = 2e-3;  // a throughput launch, after calibration
 
-void check(cl_int err, const std::string& what) {
-  if (err == CL_SUCCESS) return;
-  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-      err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
-    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
-  throw BackendError(what + ": OpenCL error " + std::to_string(err));
-}
-
-double event_seconds(cl_event e) {
-  cl_ulong t0 = 0, t1 = 0;
-  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr),
-        "clGetEventProfilingInfo");
-  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr),
-        "clGetEventProfilingInfo");
-  return double(t1 - t0) * 1e-9;
-}
-
 class OpenCLAtomics final : public AtomicsKernels {
  public:
   OpenCLAtomics(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {

@@ -23,14 +23,6 @@ constexpr uint64_t kWg = 256, kUnroll = 4, kChunk = kWg * kUnroll * 16;
 constexpr uint32_t kLocalBytes = 16384;
 constexpr int kGroupsPerCu = 4;
 
-void check(cl_int err, const std::string& what) {
-  if (err == CL_SUCCESS) return;
-  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-      err == CL_OUT_OF_HOST_MEMORY || err == CL_INVALID_BUFFER_SIZE)
-    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
-  throw BackendError(what + ": OpenCL error " + std::to_string(err));
-}
-
 // A buffer that grows and is reused.
 struct Buf {
   cl_mem mem = nullptr;
@@ -50,15 +42,6 @@ struct Buf {
     return mem;
   }
 };
-
-double event_seconds(cl_event e) {
-  cl_ulong t0 = 0, t1 = 0;
-  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr),
-        "clGetEventProfilingInfo");
-  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr),
-        "clGetEventProfilingInfo");
-  return double(t1 - t0) * 1e-9;
-}
 
 class OpenCLBandwidth final : public BandwidthKernels {
  public:

@@ -29,16 +29,10 @@ class CudaCompute final : public ComputeKernels {
  public:
   CudaCompute(int device, cudaStream_t stream, const DeviceInfo& info)
       : device_(device), stream_(stream), info_(info) {
-    int major = 0, minor = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    cc_ = major * 10 + minor;
-    nvrtcVersion(&major, &minor);
-    nvrtc_version_ = std::to_string(major) + "." + std::to_string(minor);
+    cc_ = compute_capability(device);
+    nvrtc_version_ = nvrtc_version();
   }
   ~CudaCompute() override {
-    for (auto& [k, m] : modules_)
-      if (m.lib) cudaLibraryUnload(m.lib);
     if (out_) cudaFree(out_);
     if (tim_) cudaFree(tim_);
   }
@@ -215,8 +209,7 @@ class CudaCompute final : public ComputeKernels {
   };
   // Its library loaded into the context: used on the run's thread only.
   struct Module {
-    cudaLibrary_t lib = nullptr;
-    std::map<int, cudaKernel_t> kernels;
+    CubinLibrary lib;
   };
 
   std::string arch_for(const ComputeOp& op) const {
@@ -254,20 +247,12 @@ class CudaCompute final : public ComputeKernels {
     const Built& b = build(name, mix, ilp);
     if (!b.error.empty()) throw BackendError(b.error);
     Module& m = modules_[name + "|" + mix + "|" + std::to_string(ilp)];
-    if (!m.lib)
-      check(cudaLibraryLoadData(&m.lib, b.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-            "loading a generated compute kernel");
+    m.lib.load(b.cubin, "loading a generated compute kernel");
     return m;
   }
 
   cudaKernel_t kernel(Module& m, int ilp) {
-    auto it = m.kernels.find(ilp);
-    if (it != m.kernels.end()) return it->second;
-    cudaKernel_t k = nullptr;
-    check(cudaLibraryGetKernel(&k, m.lib, compute_kernel_name(ilp).c_str()),
-          "finding a generated compute kernel");
-    m.kernels[ilp] = k;
-    return k;
+    return m.lib.kernel(compute_kernel_name(ilp), "finding a generated compute kernel");
   }
 
   void ensure(std::size_t threads, int grid) {

@@ -16,31 +16,6 @@ namespace gd::opencl {
 
 namespace {
 
-void check(cl_int err, const std::string& what) {
-  if (err == CL_SUCCESS) return;
-  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-      err == CL_OUT_OF_HOST_MEMORY)
-    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
-  throw BackendError(what + ": OpenCL error " + std::to_string(err));
-}
-
-std::string device_string(cl_device_id d, cl_device_info what) {
-  std::size_t n = 0;
-  if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-  std::string s(n, '\0');
-  clGetDeviceInfo(d, what, n, s.data(), nullptr);
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
-}
-
-bool has_extension(const std::string& list, const std::string& ext) {
-  std::istringstream in(list);
-  std::string e;
-  while (in >> e)
-    if (e == ext) return true;
-  return false;
-}
-
 // The major version in a PoCL platform version ("OpenCL 3.0 PoCL 5.0+debian ..."), 0 for
 // another platform.
 int pocl_major_version(const std::string& platform_version) {
@@ -56,7 +31,7 @@ int pocl_major_version(const std::string& platform_version) {
 class OpenCLCompute final : public ComputeKernels {
  public:
   OpenCLCompute(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
-    extensions_ = device_string(h.device, CL_DEVICE_EXTENSIONS);
+    extensions_ = device_string_or_empty(h.device, CL_DEVICE_EXTENSIONS);
     pocl_major_ = pocl_major_version(info.toolkit_version);
     clGetDeviceInfo(h.device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg_, &max_wg_, nullptr);
     cl_device_type type = 0;

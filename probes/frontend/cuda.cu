@@ -31,16 +31,10 @@ class CudaFrontend final : public FrontendKernels {
  public:
   CudaFrontend(int device, cudaStream_t stream, const DeviceInfo& info)
       : device_(device), stream_(stream), info_(info) {
-    int major = 0, minor = 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    cc_ = major * 10 + minor;
-    nvrtcVersion(&major, &minor);
-    nvrtc_version_ = std::to_string(major) + "." + std::to_string(minor);
+    cc_ = compute_capability(device);
+    nvrtc_version_ = nvrtc_version();
   }
   ~CudaFrontend() override {
-    for (auto& [k, m] : modules_)
-      if (m.lib) cudaLibraryUnload(m.lib);
     for (cudaStream_t s : streams_) cudaStreamDestroy(s);
     if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
     if (host_) cudaFreeHost(host_);
@@ -380,8 +374,7 @@ class CudaFrontend final : public FrontendKernels {
   // Its library loaded into the context: used on the run's thread only.
   struct Module {
     const Built* built = nullptr;
-    cudaLibrary_t lib = nullptr;
-    std::map<std::string, cudaKernel_t> kernels;
+    CubinLibrary lib;
   };
 
   static std::string occupancy_key(int regs) { return "occ_regs_" + std::to_string(regs); }
@@ -422,19 +415,12 @@ class CudaFrontend final : public FrontendKernels {
     if (!b.error.empty()) throw BackendError(b.error);
     Module& m = modules_[key];
     m.built = &b;
-    if (!m.lib)
-      check(cudaLibraryLoadData(&m.lib, b.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-            "loading a generated frontend kernel");
+    m.lib.load(b.cubin, "loading a generated frontend kernel");
     return m;
   }
 
   cudaKernel_t kernel(Module& m, const std::string& name) {
-    auto it = m.kernels.find(name);
-    if (it != m.kernels.end()) return it->second;
-    cudaKernel_t k = nullptr;
-    check(cudaLibraryGetKernel(&k, m.lib, name.c_str()), "finding a generated frontend kernel");
-    m.kernels[name] = k;
-    return k;
+    return m.lib.kernel(name, "finding a generated frontend kernel");
   }
 
   uint32_t reference(const IcacheKernelSpec& spec, int region, uint64_t passes) {

@@ -18,14 +18,6 @@ namespace gd::opencl {
 
 namespace {
 
-void check(cl_int err, const std::string& what) {
-  if (err == CL_SUCCESS) return;
-  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_RESOURCES ||
-      err == CL_OUT_OF_HOST_MEMORY)
-    throw AllocationFailed(what + ": OpenCL error " + std::to_string(err));
-  throw BackendError(what + ": OpenCL error " + std::to_string(err));
-}
-
 using gd::frontend::now_ns;
 
 constexpr const char* kEmpty =

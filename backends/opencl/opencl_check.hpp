@@ -1,0 +1,27 @@
+// The one OpenCL error rule of this backend, for the device code and every probe's kernels,
+// and the small queries they share.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <string>
+
+namespace gd::opencl {
+
+// "CL_OUT_OF_RESOURCES" for -5; "unknown OpenCL error" for a code this list lacks.
+const char* error_name(cl_int e);
+// "<call> failed: CL_OUT_OF_RESOURCES (-5)".
+std::string describe(const std::string& call, cl_int err);
+// The codes that mean memory (device, host or a size limit) ran out.
+bool is_allocation_error(cl_int err);
+// CL_SUCCESS passes. A memory error throws AllocationFailed, so that a probe marks the point
+// skipped and goes on; any other code throws BackendError. Both messages come from describe().
+void check(cl_int err, const std::string& call);
+// Start to end of a command enqueued with profiling on, in seconds (0 if the clock ran back).
+double event_seconds(cl_event e);
+// A device's string query, trimmed; empty when the query fails (for optional facts).
+std::string device_string_or_empty(cl_device_id d, cl_device_info what);
+// Whether a space-separated extension list (CL_DEVICE_EXTENSIONS) names `extension`.
+bool has_extension(const std::string& extension_list, const std::string& extension);
+
+}  // namespace gd::opencl
