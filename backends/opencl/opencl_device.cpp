@@ -97,18 +97,10 @@ class OpenCLDevice final : public Device {
     validate_index_chase(req);
     require_support(req.path);
     const uint64_t bytes = req.footprint_bytes();
-    const uint64_t limit = max_footprint(req.path);
-    if (bytes > limit)
-      throw AllocationFailed("a " + format_bytes(static_cast<double>(bytes)) + " chain (" +
-                             std::to_string(bytes) + " bytes) exceeds the " + to_string(req.path) +
-                             " limit of " + format_bytes(static_cast<double>(limit)) + " on " +
-                             facts_.name);
-
+    check_chase_footprint(req, max_footprint(req.path), facts_.name);
     const uint64_t words_per_line = req.stride_bytes / 4;
     const auto& next = *req.next;
-    std::vector<cl_uint> image(bytes / 4, 0);
-    for (std::size_t i = 0; i < next.size(); ++i)
-      image[i * words_per_line] = static_cast<cl_uint>(next[i] * words_per_line);
+    const std::vector<uint32_t> image = index_chase_image(req);
 
     PathBuffer& pb = buffer_for(req.path, bytes);
     check_alloc(clEnqueueWriteBuffer(queue_.get(), pb.buf.get(), CL_TRUE, 0, bytes, image.data(), 0,

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpudissect/units.hpp"
 #include "gpu_clock.hpp"
+#include "gpudissect/units.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_context.hpp"
 #include "vulkan_probes.hpp"
@@ -133,17 +133,9 @@ class VulkanDevice final : public Device {
       throw BackendError("the " + to_string(req.path) + " path is not supported on " + info_.name +
                          ": " + s.reason);
     const uint64_t bytes = req.footprint_bytes();
-    const uint64_t limit = max_footprint(req.path);
-    if (bytes > limit)
-      throw AllocationFailed("a " + format_bytes(static_cast<double>(bytes)) + " chain (" +
-                             std::to_string(bytes) + " bytes) exceeds the " + to_string(req.path) +
-                             " limit of " + format_bytes(static_cast<double>(limit)) + " on " +
-                             info_.name);
-
+    check_chase_footprint(req, max_footprint(req.path), info_.name);
     const uint64_t words_per_line = req.stride_bytes / 4;
-    std::vector<uint32_t> image(bytes / 4, 0);
-    for (std::size_t i = 0; i < req.next->size(); ++i)
-      image[i * words_per_line] = static_cast<uint32_t>((*req.next)[i] * words_per_line);
+    const std::vector<uint32_t> image = index_chase_image(req);
     Buffer& chain = buffer_for(req.path, bytes);
     ctx_.upload(chain, image.data(), bytes);
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -66,6 +67,24 @@ void validate_index_chase(const ChaseRequest& req) {
   const std::size_t n = req.next->size();
   for (uint32_t v : *req.next)
     if (v >= n) throw std::invalid_argument("chase: chain entry out of range");
+}
+
+void check_chase_footprint(const ChaseRequest& req, uint64_t limit_bytes,
+                           const std::string& device_name) {
+  const uint64_t bytes = req.footprint_bytes();
+  if (bytes <= limit_bytes) return;
+  throw AllocationFailed("a " + format_bytes(static_cast<double>(bytes)) + " chain (" +
+                         std::to_string(bytes) + " bytes) exceeds the " + to_string(req.path) +
+                         " limit of " + format_bytes(static_cast<double>(limit_bytes)) + " on " +
+                         device_name);
+}
+
+std::vector<uint32_t> index_chase_image(const ChaseRequest& req) {
+  const uint64_t words_per_line = req.stride_bytes / 4;
+  std::vector<uint32_t> image(req.footprint_bytes() / 4, 0);
+  for (std::size_t i = 0; i < req.next->size(); ++i)
+    image[i * words_per_line] = static_cast<uint32_t>((*req.next)[i] * words_per_line);
+  return image;
 }
 
 }  // namespace gd

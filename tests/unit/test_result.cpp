@@ -512,3 +512,31 @@ TEST(HexBytes, DeviceUuidsInOneForm) {
   EXPECT_EQ(gd::hex_bytes(as_chars, 16), gd::hex_bytes(cuda_uuid, 16));
   EXPECT_EQ(gd::hex_bytes(cuda_uuid, 0), "");
 }
+
+// The chain image an OpenCL or Vulkan chase uploads: line i's first word holds the element
+// index of line next[i], every other word 0.
+TEST(IndexChaseImage, HoldsTheNextLinesElementIndexInEachLinesFirstWord) {
+  const std::vector<uint32_t> next = {2, 0, 1};
+  gd::ChaseRequest r;
+  r.next = &next;
+  r.stride_bytes = 16;  // 4 words a line
+  const std::vector<uint32_t> image = gd::index_chase_image(r);
+  const std::vector<uint32_t> want = {8, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0};
+  EXPECT_EQ(image, want);
+}
+
+TEST(CheckChaseFootprint, SkipsAChainPastTheLimitAndNamesBothSizes) {
+  const std::vector<uint32_t> next(1024, 0);
+  gd::ChaseRequest r;
+  r.next = &next;
+  r.stride_bytes = 64;  // 64 KiB
+  EXPECT_NO_THROW(gd::check_chase_footprint(r, 65536, "dev"));
+  try {
+    gd::check_chase_footprint(r, 65535, "dev");
+    ADD_FAILURE() << "a chain one byte past the limit was let through";
+  } catch (const gd::AllocationFailed& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("65536 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("on dev"), std::string::npos) << m;
+  }
+}

@@ -105,6 +105,13 @@ struct ChaseRequest {
 // 32-bit element indices (OpenCL, Vulkan): no chain, a stride that is not a positive multiple
 // of 4 bytes, no hops or repeats, a footprint past 2^32 elements, an entry out of range.
 void validate_index_chase(const ChaseRequest& req);
+// Throws AllocationFailed (the point is skipped) where the request's chain is larger than
+// `limit_bytes`, the most `path` can hold on the device named `device_name`.
+void check_chase_footprint(const ChaseRequest& req, uint64_t limit_bytes,
+                           const std::string& device_name);
+// The chain as a backend with 32-bit element indices walks it: the first word of line i holds
+// the element index of line next[i]; the other words are 0. Call validate_index_chase first.
+std::vector<uint32_t> index_chase_image(const ChaseRequest& req);
 
 struct ChaseTiming {
   std::vector<double> cycles_per_hop;  // one per repeat; empty where the backend has no clock
