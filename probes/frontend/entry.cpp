@@ -16,6 +16,151 @@ std::string id_part(std::string s) {
   return s;
 }
 
+// Each instruction-cache level's capacity and IPC, and the partition test's ratio.
+void icache_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
+  const std::string inst = p.timed_instruction.empty() ? "FFMA" : p.timed_instruction;
+  for (const auto& l : p.icache_levels) {
+    const std::string base = "frontend.icache." + id_part(l.name);
+    if (l.capacity_bytes) {
+      Figure f;
+      f.id = base + ".capacity";
+      f.label = l.name + " instruction cache capacity";
+      f.unit = "bytes";
+      f.value = single_value(static_cast<double>(*l.capacity_bytes));
+      if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
+        f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
+      f.instruction = inst;
+      f.where = "loop code bytes (" +
+                (p.code_bytes_source.empty() ? std::string("estimated") : p.code_bytes_source) +
+                ") where one warp's IPC leaves the plateau";
+      f.status = p.icache_status;
+      out.push_back(f);
+    }
+    Figure f;
+    f.id = base + ".ipc";
+    f.label = "one warp's instructions per clock from " + l.name;
+    f.unit = "inst/clk/warp";
+    f.value = single_value(l.ipc);
+    f.instruction = inst;
+    f.clock_mhz = p.clock_mhz;
+    f.where = "plateau of the instruction-cache sweep, one warp";
+    f.status = p.icache_status;
+    out.push_back(f);
+  }
+  if (p.partition_halving) {
+    Figure f;
+    f.id = "frontend.icache.partition_ratio";
+    f.label = "per-warp IPC, 2 partitions on different code past the L1i, over 1 warp";
+    f.unit = "ratio";
+    f.value = single_value(*p.partition_halving);
+    f.instruction = inst;
+    f.where = std::to_string(p.partition_region_instructions) + " instructions per region";
+    out.push_back(f);
+  }
+}
+
+// Launch latency, its parts, and the launch rate of each mode.
+void launch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
+  auto us = [&](const std::string& id, const std::string& label, const std::optional<Summary>& v,
+                const std::string& where) {
+    if (!v) return;
+    Figure f;
+    f.id = id;
+    f.label = label;
+    f.unit = "us";
+    f.value = *v;
+    f.instruction = p.launch_api;
+    f.where = where;
+    f.higher_is_better = false;
+    f.status = p.launch_status;
+    out.push_back(f);
+  };
+  us("frontend.launch.latency", "launch latency: host call to kernel start", p.launch_start_us,
+     "empty kernel, " + (p.launch_start_source.empty() ? std::string("host call to kernel start")
+                                                       : p.launch_start_source));
+  us("frontend.launch.round_trip", "launch + synchronize round trip", p.launch_round_trip_us,
+     "empty kernel, host clock");
+  us("frontend.launch.api", "host time in the launch call", p.launch_api_us,
+     "empty kernel, host clock");
+  us("frontend.launch.completion", "kernel end to synchronize returning on the host",
+     p.launch_completion_us, "round trip - start latency - kernel, per launch");
+  for (const auto& [mode, s] : p.rate_kernels_per_s) {
+    Figure f;
+    f.id = "frontend.launch.rate." + mode;
+    f.label = "back-to-back launches (" + mode + ")";
+    f.unit = "kernels/s";
+    f.value = s;
+    f.instruction = mode == "graph" ? "cudaGraphLaunch" : p.launch_api;
+    f.where = "empty kernels, host clock";
+    out.push_back(f);
+  }
+}
+
+// The block dispatch rate and the first wave's start.
+void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
+  if (p.dispatch_blocks_per_us) {
+    Figure f;
+    f.id = "frontend.dispatch.blocks_per_us";
+    f.label = "block dispatch rate";
+    f.unit = "blocks/us";
+    f.value = *p.dispatch_blocks_per_us;
+    f.instruction = "%globaltimer at block start";
+    f.where = std::to_string(p.dispatch_blocks) + " blocks of " +
+              std::to_string(p.dispatch_block_threads) + " threads";
+    if (p.sms > 0) {
+      f.per_sm_per_clk =
+          p.clock_mhz ? std::optional<double>(p.dispatch_blocks_per_us->median / *p.clock_mhz)
+                      : std::nullopt;
+      f.per_sm_per_clk_unit = "blocks/clk (GPU-wide)";
+    }
+    f.clock_mhz = p.clock_mhz;
+    out.push_back(f);
+    if (p.dispatch_first_wave_us) {
+      Figure w;
+      w.id = "frontend.dispatch.first_wave";
+      w.label = "time until every SM has started a block";
+      w.unit = "us";
+      w.value = single_value(*p.dispatch_first_wave_us);
+      w.instruction = f.instruction;
+      w.where = f.where;
+      w.higher_is_better = false;
+      out.push_back(w);
+    }
+  }
+}
+
+// Resident warps and blocks per SM, measured, and the register staircase.
+void occupancy_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
+  auto count = [&](const std::string& id, const std::string& label, std::optional<int> v,
+                   const std::string& unit, const std::string& where) {
+    if (!v) return;
+    Figure f;
+    f.id = id;
+    f.label = label;
+    f.unit = unit;
+    f.value = single_value(*v);
+    f.instruction = "%smid + %globaltimer per block";
+    f.where = where;
+    f.status = p.occupancy_status;
+    out.push_back(f);
+  };
+  count("frontend.occupancy.warps_per_sm", "resident warps per SM, measured", p.max_warps_per_sm,
+        "warps", "most blocks overlapping in time on one SM, any block size");
+  count("frontend.occupancy.blocks_per_sm", "resident blocks per SM, measured", p.max_blocks_per_sm,
+        "blocks", "most blocks overlapping in time on one SM");
+  if (p.max_warps_per_sm && p.language == "cuda")
+    count("frontend.occupancy.warps_per_partition", "resident warps per scheduler partition",
+          *p.max_warps_per_sm / 4, "warps", "warps per SM / 4 partitions (sm_70 and later)");
+  // The register staircase: the most registers per thread that keep the SM full.
+  std::optional<int> full_regs;
+  if (p.max_warps_per_sm)
+    for (const auto& o : p.occupancy)
+      if (o.kind == "regs" && o.warps_per_sm && *o.warps_per_sm >= *p.max_warps_per_sm)
+        full_regs = std::max(full_regs.value_or(0), o.regs_per_thread);
+  count("frontend.occupancy.max_regs_full", "most registers per thread at full occupancy",
+        full_regs, "registers", "blocks of 128 threads, kernels built with --maxrregcount");
+}
+
 class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResult> {
  public:
   std::string name() const override { return "frontend"; }
@@ -60,135 +205,10 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
     std::vector<Figure> out;
     const FrontendProbeResult* p = r.get<FrontendProbeResult>();
     if (!p) return out;
-    const std::string inst = p->timed_instruction.empty() ? "FFMA" : p->timed_instruction;
-    for (const auto& l : p->icache_levels) {
-      const std::string base = "frontend.icache." + id_part(l.name);
-      if (l.capacity_bytes) {
-        Figure f;
-        f.id = base + ".capacity";
-        f.label = l.name + " instruction cache capacity";
-        f.unit = "bytes";
-        f.value = single_value(static_cast<double>(*l.capacity_bytes));
-        if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
-          f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
-        f.instruction = inst;
-        f.where = "loop code bytes (" +
-                  (p->code_bytes_source.empty() ? std::string("estimated") : p->code_bytes_source) +
-                  ") where one warp's IPC leaves the plateau";
-        f.status = p->icache_status;
-        out.push_back(f);
-      }
-      Figure f;
-      f.id = base + ".ipc";
-      f.label = "one warp's instructions per clock from " + l.name;
-      f.unit = "inst/clk/warp";
-      f.value = single_value(l.ipc);
-      f.instruction = inst;
-      f.clock_mhz = p->clock_mhz;
-      f.where = "plateau of the instruction-cache sweep, one warp";
-      f.status = p->icache_status;
-      out.push_back(f);
-    }
-    if (p->partition_halving) {
-      Figure f;
-      f.id = "frontend.icache.partition_ratio";
-      f.label = "per-warp IPC, 2 partitions on different code past the L1i, over 1 warp";
-      f.unit = "ratio";
-      f.value = single_value(*p->partition_halving);
-      f.instruction = inst;
-      f.where = std::to_string(p->partition_region_instructions) + " instructions per region";
-      out.push_back(f);
-    }
-    auto us = [&](const std::string& id, const std::string& label, const std::optional<Summary>& v,
-                  const std::string& where) {
-      if (!v) return;
-      Figure f;
-      f.id = id;
-      f.label = label;
-      f.unit = "us";
-      f.value = *v;
-      f.instruction = p->launch_api;
-      f.where = where;
-      f.higher_is_better = false;
-      f.status = p->launch_status;
-      out.push_back(f);
-    };
-    us("frontend.launch.latency", "launch latency: host call to kernel start", p->launch_start_us,
-       "empty kernel, " + (p->launch_start_source.empty() ? std::string("host call to kernel start")
-                                                          : p->launch_start_source));
-    us("frontend.launch.round_trip", "launch + synchronize round trip", p->launch_round_trip_us,
-       "empty kernel, host clock");
-    us("frontend.launch.api", "host time in the launch call", p->launch_api_us,
-       "empty kernel, host clock");
-    us("frontend.launch.completion", "kernel end to synchronize returning on the host",
-       p->launch_completion_us, "round trip - start latency - kernel, per launch");
-    for (const auto& [mode, s] : p->rate_kernels_per_s) {
-      Figure f;
-      f.id = "frontend.launch.rate." + mode;
-      f.label = "back-to-back launches (" + mode + ")";
-      f.unit = "kernels/s";
-      f.value = s;
-      f.instruction = mode == "graph" ? "cudaGraphLaunch" : p->launch_api;
-      f.where = "empty kernels, host clock";
-      out.push_back(f);
-    }
-    if (p->dispatch_blocks_per_us) {
-      Figure f;
-      f.id = "frontend.dispatch.blocks_per_us";
-      f.label = "block dispatch rate";
-      f.unit = "blocks/us";
-      f.value = *p->dispatch_blocks_per_us;
-      f.instruction = "%globaltimer at block start";
-      f.where = std::to_string(p->dispatch_blocks) + " blocks of " +
-                std::to_string(p->dispatch_block_threads) + " threads";
-      if (p->sms > 0) {
-        f.per_sm_per_clk =
-            p->clock_mhz ? std::optional<double>(p->dispatch_blocks_per_us->median / *p->clock_mhz)
-                         : std::nullopt;
-        f.per_sm_per_clk_unit = "blocks/clk (GPU-wide)";
-      }
-      f.clock_mhz = p->clock_mhz;
-      out.push_back(f);
-      if (p->dispatch_first_wave_us) {
-        Figure w;
-        w.id = "frontend.dispatch.first_wave";
-        w.label = "time until every SM has started a block";
-        w.unit = "us";
-        w.value = single_value(*p->dispatch_first_wave_us);
-        w.instruction = f.instruction;
-        w.where = f.where;
-        w.higher_is_better = false;
-        out.push_back(w);
-      }
-    }
-    auto count = [&](const std::string& id, const std::string& label, std::optional<int> v,
-                     const std::string& unit, const std::string& where) {
-      if (!v) return;
-      Figure f;
-      f.id = id;
-      f.label = label;
-      f.unit = unit;
-      f.value = single_value(*v);
-      f.instruction = "%smid + %globaltimer per block";
-      f.where = where;
-      f.status = p->occupancy_status;
-      out.push_back(f);
-    };
-    count("frontend.occupancy.warps_per_sm", "resident warps per SM, measured", p->max_warps_per_sm,
-          "warps", "most blocks overlapping in time on one SM, any block size");
-    count("frontend.occupancy.blocks_per_sm", "resident blocks per SM, measured",
-          p->max_blocks_per_sm, "blocks", "most blocks overlapping in time on one SM");
-    if (p->max_warps_per_sm && p->language == "cuda")
-      count("frontend.occupancy.warps_per_partition", "resident warps per scheduler partition",
-            *p->max_warps_per_sm / 4, "warps", "warps per SM / 4 partitions (sm_70 and later)");
-    // The register staircase: the most registers per thread that keep the SM full.
-    std::optional<int> full_regs;
-    if (p->max_warps_per_sm)
-      for (const auto& o : p->occupancy)
-        if (o.kind == "regs" && o.warps_per_sm && *o.warps_per_sm >= *p->max_warps_per_sm)
-          full_regs = std::max(full_regs.value_or(0), o.regs_per_thread);
-    count("frontend.occupancy.max_regs_full", "most registers per thread at full occupancy",
-          full_regs, "registers", "blocks of 128 threads, kernels built with --maxrregcount");
+    icache_figures(*p, out);
+    launch_figures(*p, out);
+    dispatch_figures(*p, out);
+    occupancy_figures(*p, out);
     return out;
   }
   std::vector<std::string> figure_ids() const override {
