@@ -10,6 +10,7 @@
 #include "bandwidth/bandwidth.hpp"
 #include "format.hpp"
 #include "gpudissect/result.hpp"
+#include "latency/latency.hpp"
 
 namespace gd::report::detail {
 
@@ -26,9 +27,8 @@ std::string tlb_stride_label(const std::string& key, const CurveResult& c);
 // Byte count as an axis label: 1024 -> "1K", 1048576 -> "1M", 3 GiB -> "3G".
 std::string axis_bytes_label(double bytes);
 
-// Path names in the tool's usual order (global, l2, readonly, texture, constant, shared,
-// local, image; others after), and TLB keys by increasing stride.
-std::vector<std::string> path_order(const LatencyProbeResult& p);
+// Path names in the tool's usual order: gd::path_order (latency/latency.hpp).
+// TLB keys by increasing stride.
 std::vector<std::string> tlb_order(const LatencyProbeResult& p);
 // The stride of a TLB curve: its stride_bytes, else the number in "stride_<bytes>".
 uint64_t tlb_stride(const std::string& key, const CurveResult& c);

@@ -114,7 +114,7 @@ std::vector<fs::path> write_latency_csv(const fs::path& dir, const RunResult& r)
   if (!lat) return written;
   const LatencyProbeResult& p = *lat;
 
-  for (const std::string& name : detail::path_order(p))
+  for (const std::string& name : path_order(p))
     written.push_back(write_points(dir / (detail::file_stem("latency_" + slugify(name)) + ".csv"),
                                    p.paths.at(name)));
   for (const std::string& key : detail::tlb_order(p)) {
@@ -128,8 +128,7 @@ std::vector<fs::path> write_latency_csv(const fs::path& dir, const RunResult& r)
   CsvFile f(levels);
   f.row({"probe", "curve", "level", "capacity_bytes", "capacity_lo_bytes", "capacity_hi_bytes",
          "latency_cycles", "latency_ns", "step_cycles", "step_ns", "confidence"});
-  for (const std::string& name : detail::path_order(p))
-    level_rows(f, "latency", name, p.paths.at(name));
+  for (const std::string& name : path_order(p)) level_rows(f, "latency", name, p.paths.at(name));
   for (const std::string& key : detail::tlb_order(p)) level_rows(f, "tlb", key, p.tlb.at(key));
   f.close();
   written.push_back(levels);

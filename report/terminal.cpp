@@ -63,17 +63,6 @@ std::string axis_bytes_label(double bytes) {
   return buf;
 }
 
-std::vector<std::string> path_order(const LatencyProbeResult& p) {
-  std::vector<std::string> out;
-  for (MemPath m : all_mem_paths()) {
-    const std::string n = to_string(m);
-    if (p.paths.count(n)) out.push_back(n);
-  }
-  for (const auto& [name, c] : p.paths)
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  return out;
-}
-
 std::vector<std::string> tlb_order(const LatencyProbeResult& p) {
   std::vector<std::string> out;
   for (const auto& [key, c] : p.tlb) out.push_back(key);

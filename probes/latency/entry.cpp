@@ -6,6 +6,7 @@
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
+#include "latency/latency.hpp"  // path_order
 #include "latency/run.hpp"
 #include "registry.hpp"
 
@@ -20,19 +21,6 @@ std::string level_id(const std::string& level) {
   std::string s;
   for (char ch : level) s += (ch == ' ' || ch == '/' || ch == '.') ? '_' : ch;
   return s;
-}
-
-// The paths in the reports' order (report::detail::path_order): the MemPath order, then any
-// other path the result holds.
-std::vector<std::string> path_order(const LatencyProbeResult& p) {
-  std::vector<std::string> out;
-  for (MemPath m : all_mem_paths()) {
-    const std::string n = to_string(m);
-    if (p.paths.count(n)) out.push_back(n);
-  }
-  for (const auto& [name, c] : p.paths)
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  return out;
 }
 
 class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult> {

@@ -10,6 +10,7 @@
 #include "figure_ids_check.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
+#include "latency/latency.hpp"
 #include "latency/run.hpp"
 #include "registry.hpp"
 
@@ -451,6 +452,15 @@ TEST(LatencyProbe, FlatTlbCurveSaysTheReachExceedsTheSweep) {
   ASSERT_EQ(t.levels.size(), 1u);
   EXPECT_EQ(t.levels[0].name, "TLB hit");
   EXPECT_NE(t.note.find("exceeds 4 GiB"), std::string::npos) << t.note;
+}
+
+// The one path order of the figure ids and every report: the MemPath order, then the rest.
+TEST(LatencyPathOrder, MemPathOrderThenOthers) {
+  LatencyProbeResult r;
+  for (const char* n : {"zz_other", "shared", "global", "constant", "l2"}) r.paths[n];
+  EXPECT_EQ(path_order(r),
+            (std::vector<std::string>{"global", "l2", "constant", "shared", "zz_other"}));
+  EXPECT_TRUE(path_order(LatencyProbeResult{}).empty());
 }
 
 }  // namespace
