@@ -16,10 +16,7 @@ namespace gd::report::detail {
 
 // ---- formatting shared by the writers (html_escape, gnuplot_quote, ...: format.hpp) ----
 
-// Fixed-point, or "-" where the value is absent (never 0).
-std::string opt_fixed(const std::optional<double>& v, int digits);
-// format_bytes, or "-" where absent.
-std::string opt_bytes(const std::optional<uint64_t>& v);
+// opt_fixed, opt_bytes, mhz, median_spread, status_text: format.hpp.
 // "216 KiB..232 KiB" for a level's capacity interval, "-" where absent.
 std::string capacity_interval(const Level& l);
 // "2 MiB" for "stride_2097152" (the curve's stride, or the key's number).

@@ -1,7 +1,11 @@
 #include "format.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+
+#include "gpudissect/budget.hpp"  // is_unstable
+#include "gpudissect/units.hpp"
 
 namespace gd::report::detail {
 
@@ -125,9 +129,36 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string script_num(double v) {
+  if (!std::isfinite(v)) return "NaN";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
+}
+
+std::string opt_fixed(const std::optional<double>& v, int digits) {
+  if (!v || !std::isfinite(*v)) return "-";
+  return format_fixed(*v, digits);
+}
+
+std::string opt_bytes(const std::optional<uint64_t>& v) {
+  return v ? format_bytes(static_cast<double>(*v)) : std::string("-");
+}
+
+std::string mhz(const std::optional<double>& v) {
+  return v ? format_fixed(*v, 0) + " MHz" : std::string("-");
+}
+
+std::string median_spread(const std::optional<Summary>& s, int digits) {
+  if (!s) return "-";
+  std::string r = format_fixed(s->median, digits);
+  if (s->n > 1 && s->median != 0)
+    r += " ±" + format_fixed(100.0 * s->iqr() / s->median / 2, 1) + "%";
+  if (is_unstable(*s)) r += " UNSTABLE";  // a spread over 10 %: not a result
+  return r;
+}
+
+std::string status_text(const Status& s) {
+  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
 }
 
 }  // namespace gd::report::detail

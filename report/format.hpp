@@ -2,10 +2,17 @@
 // gnuplot scripts and their inline data, CSV fields, file names. Text from a result file,
 // a device name or an option may hold anything (quotes, line breaks, markup, backticks),
 // so every writer passes such text through these and never pastes it in as it is.
+// Below them, the number and status texts every writer shares, so that a figure reads the
+// same in the terminal, CSV and HTML of every probe.
 // Internal to the report writers.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+
+#include "gpudissect/stats.hpp"
+#include "gpudissect/status.hpp"
 
 namespace gd::report::detail {
 
@@ -39,7 +46,23 @@ std::string file_stem(const std::string& s);
 // gets a leading '.
 std::string csv_field(const std::string& s);
 
-// A number for a gnuplot script or a CSV file: %.9g (every digit a double needs).
+// A number for a gnuplot script or a CSV file: %.9g (every digit a double needs); "NaN"
+// where not finite, which gnuplot reads as a missing value (a heat map's blank cell).
 std::string script_num(double v);
+
+// ---- numbers and statuses as the writers print them ----
+
+// Fixed-point (gd::format_fixed), or "-" where the value is absent or not finite.
+std::string opt_fixed(const std::optional<double>& v, int digits);
+// format_bytes, or "-" where absent.
+std::string opt_bytes(const std::optional<uint64_t>& v);
+// "1980 MHz", "-" where absent.
+std::string mhz(const std::optional<double>& v);
+// "12.34 ±1.2% UNSTABLE": the median with `digits` decimals, half the IQR as a percentage of
+// it (where there are several samples), and UNSTABLE where the spread is too wide to be a
+// result (gd::is_unstable); "-" where absent.
+std::string median_spread(const std::optional<Summary>& s, int digits);
+// "ok", or "<status>: <reason>" (the reason where there is one).
+std::string status_text(const Status& s);
 
 }  // namespace gd::report::detail

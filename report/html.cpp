@@ -59,10 +59,6 @@ struct Html {
   }
 };
 
-std::string mhz(const std::optional<double>& v) {
-  return v ? format_fixed(*v, 0) + " MHz" : std::string("-");
-}
-
 std::string bytes_exact(uint64_t b) {
   return format_bytes(static_cast<double>(b)) + " (" + std::to_string(b) + " bytes)";
 }

@@ -17,15 +17,6 @@ namespace gd::report {
 
 namespace detail {
 
-std::string opt_fixed(const std::optional<double>& v, int digits) {
-  if (!v || !std::isfinite(*v)) return "-";
-  return format_fixed(*v, digits);
-}
-
-std::string opt_bytes(const std::optional<uint64_t>& v) {
-  return v ? format_bytes(static_cast<double>(*v)) : std::string("-");
-}
-
 std::string capacity_interval(const Level& l) {
   if (!l.capacity_lo_bytes || !l.capacity_hi_bytes) return "-";
   return format_bytes(static_cast<double>(*l.capacity_lo_bytes)) + ".." +
@@ -72,14 +63,6 @@ std::vector<std::string> tlb_order(const LatencyProbeResult& p) {
   return out;
 }
 
-namespace {
-std::string status_note(const Status& s) {
-  std::string n = s.status;
-  if (!s.reason.empty()) n += ": " + s.reason;
-  return n;
-}
-}  // namespace
-
 std::vector<SummaryRow> summary_rows(const LatencyProbeResult& p) {
   std::vector<SummaryRow> rows;
   for (const std::string& name : path_order(p)) {
@@ -88,7 +71,7 @@ std::vector<SummaryRow> summary_rows(const LatencyProbeResult& p) {
       SummaryRow row;
       row.path = name;
       if (!c.status.ok())
-        row.note = status_note(c.status);
+        row.note = status_text(c.status);
       else if (c.points.empty())
         row.note = "no points measured";
       else
@@ -110,7 +93,7 @@ std::vector<SummaryRow> summary_rows(const LatencyProbeResult& p) {
     if (!c.status.ok()) {
       SummaryRow row;
       row.path = name;
-      row.note = status_note(c.status);
+      row.note = status_text(c.status);
       rows.push_back(row);
     }
   }
@@ -149,7 +132,7 @@ std::vector<TlbRow> tlb_rows(const LatencyProbeResult& p) {
     if (c.levels.empty()) {
       TlbRow row;
       row.stride = label;
-      row.note = !c.status.ok() ? status_note(c.status) : "no level found";
+      row.note = !c.status.ok() ? status_text(c.status) : "no level found";
       rows.push_back(row);
       continue;
     }
@@ -169,7 +152,7 @@ std::vector<TlbRow> tlb_rows(const LatencyProbeResult& p) {
     if (!c.status.ok()) {
       TlbRow row;
       row.stride = label;
-      row.note = status_note(c.status);
+      row.note = status_text(c.status);
       rows.push_back(row);
     }
   }
@@ -179,6 +162,8 @@ std::vector<TlbRow> tlb_rows(const LatencyProbeResult& p) {
 }  // namespace detail
 
 namespace {
+
+using detail::mhz;
 
 constexpr std::size_t kWidth = 100;
 
@@ -210,10 +195,6 @@ void wrapped(std::ostream& os, const std::string& text, std::size_t indent) {
     first = false;
   }
   os << '\n';
-}
-
-std::string mhz(const std::optional<double>& v) {
-  return v ? format_fixed(*v, 0) + " MHz" : std::string("-");
 }
 
 std::string telemetry_line(const Telemetry& t) {
@@ -283,8 +264,8 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
       os << "\nUnstable figures (relative spread over "
          << format_fixed(100 * kUnstableRelativeSpread, 0) << " %: not results):\n";
     header = true;
-    os << "  " << f.id << "  " << format_fixed(f.value->median, f.value->median < 10 ? 2 : 1)
-       << ' ' << f.unit << unstable_note(*f.value) << '\n';
+    os << "  " << f.id << "  " << format_fixed(f.value->median, f.value->median < 10 ? 2 : 1) << ' '
+       << f.unit << unstable_note(*f.value) << '\n';
   }
 }
 

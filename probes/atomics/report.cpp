@@ -2,7 +2,6 @@
 // its structure, throughput per pattern as bars and a table, each beside the instruction
 // timed, plus CSV files and the headline figures.
 #include "atomics/report.hpp"
-#include "probe_report.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -14,39 +13,33 @@
 #include "gpudissect/budget.hpp"  // unstable_note
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 
 namespace gd::report {
 
 namespace {
 
-std::string fixed(double v, int d) { return format_fixed(v, d); }
-
-std::string num(double v) {
-  if (!std::isfinite(v)) return "NaN";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+using detail::script_num;
 
 // A latency in the unit it has: cycles where the backend has a clock, else ns.
 std::string latency_text(const AtomicLatency& l) {
   if (!l.status.ok()) return l.status.status + " (" + l.status.reason + ")";
   std::string s;
-  if (l.cycles) s += fixed(l.cycles->median, 1) + " cycles" + unstable_note(*l.cycles);
+  if (l.cycles) s += format_fixed(l.cycles->median, 1) + " cycles" + unstable_note(*l.cycles);
   if (l.ns)
-    s += std::string(s.empty() ? "" : ", ") + fixed(l.ns->median, 1) + " ns" +
+    s += std::string(s.empty() ? "" : ", ") + format_fixed(l.ns->median, 1) + " ns" +
          (l.cycles ? std::string() : unstable_note(*l.ns));
   return s;
 }
 
 std::string gops_text(const AtomicThroughput& t) {
   if (!t.gops) return "-";
-  return fixed(t.gops->median, t.gops->median < 10 ? 2 : 1) + unstable_note(*t.gops);
+  return format_fixed(t.gops->median, t.gops->median < 10 ? 2 : 1) + unstable_note(*t.gops);
 }
 
 std::string per_clk_text(const AtomicThroughput& t) {
   if (!t.ops_per_clk_sm) return "-";
-  return fixed(t.ops_per_clk_sm->median, t.ops_per_clk_sm->median < 10 ? 2 : 1);
+  return format_fixed(t.ops_per_clk_sm->median, t.ops_per_clk_sm->median < 10 ? 2 : 1);
 }
 
 std::string latency_spread(const AtomicLatency& l) {
@@ -61,7 +54,7 @@ std::string with(const std::string& note, const std::string& more) {
 }
 
 std::string spread_num(const std::optional<PlacementSpread>& s, bool max) {
-  return s ? num(max ? s->max : s->min) : "";
+  return s ? script_num(max ? s->max : s->min) : "";
 }
 
 }  // namespace
@@ -79,15 +72,15 @@ std::string placement_text(const SmMatrix& m) {
   return "each cell the mean of " + std::to_string(m.placements) +
          " flag placements (a pair's flag line moved to other L2 slices); one placement "
          "alone: median " +
-         fixed(lo, 0) + " to " + fixed(hi, 0);
+         format_fixed(lo, 0) + " to " + format_fixed(hi, 0);
 }
 
 void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const DeviceInfo& info) {
   os << "\nAtomics probe: " << r.status.status;
   if (!r.status.reason.empty()) os << " (" << r.status.reason << ")";
-  os << ", " << fixed(r.wall_seconds, 1) << " s";
+  os << ", " << format_fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
-    os << ", SM clock " << fixed(*r.clock_mhz_measured, 0) << " MHz measured";
+    os << ", SM clock " << format_fixed(*r.clock_mhz_measured, 0) << " MHz measured";
   const char* units = info.backend == "opencl" ? " compute units" : " SMs";
   os << ", " << info.compute_units << units << "\n";
   if (!r.latency.empty()) {
@@ -106,9 +99,9 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
     if (!m.status.reason.empty()) os << " (" << m.status.reason << ")";
     if (m.summary.all.n) {
       os << ", " << m.sms << " SMs, " << m.summary.all.n << " pairs, " << m.unit << " min "
-         << fixed(m.summary.all.min, 0) << " median " << fixed(m.summary.all.median, 0) << " max "
-         << fixed(m.summary.all.max, 0) << ", " << fixed(m.seconds, 2) << " s\n    "
-         << m.summary.structure;
+         << format_fixed(m.summary.all.min, 0) << " median "
+         << format_fixed(m.summary.all.median, 0) << " max " << format_fixed(m.summary.all.max, 0)
+         << ", " << format_fixed(m.seconds, 2) << " s\n    " << m.summary.structure;
       if (const std::string p = placement_text(m); !p.empty()) os << "\n    " << p;
     }
     os << "\n";
@@ -146,15 +139,16 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     for (const auto& [key, l] : r.latency) {
       f << detail::csv_field(key) << ',' << detail::csv_field(l.status.status) << ',';
       if (l.cycles)
-        f << num(l.cycles->median) << ',' << num(l.cycles->q1) << ',' << num(l.cycles->q3);
+        f << script_num(l.cycles->median) << ',' << script_num(l.cycles->q1) << ','
+          << script_num(l.cycles->q3);
       else
         f << ",,";
       f << ',';
       if (l.ns)
-        f << num(l.ns->median) << ',' << num(l.ns->q1) << ',' << num(l.ns->q3);
+        f << script_num(l.ns->median) << ',' << script_num(l.ns->q1) << ',' << script_num(l.ns->q3);
       else
         f << ",,";
-      f << ',' << (l.clock_mhz ? num(*l.clock_mhz) : "") << ',' << l.round_trips << ','
+      f << ',' << (l.clock_mhz ? script_num(*l.clock_mhz) : "") << ',' << l.round_trips << ','
         << (l.sm_a ? std::to_string(*l.sm_a) : "") << ',' << (l.sm_b ? std::to_string(*l.sm_b) : "")
         << ',' << detail::csv_field(l.instruction.value_or("")) << ','
         << detail::csv_field(l.status.reason) << ',' << l.locations << ','
@@ -178,11 +172,12 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
         << ',' << (t.use_return ? 1 : 0) << ',' << detail::csv_field(t.scope) << ','
         << t.ops_per_launch << ',';
       if (t.gops)
-        f << num(t.gops->median) << ',' << num(t.gops->q1) << ',' << num(t.gops->q3);
+        f << script_num(t.gops->median) << ',' << script_num(t.gops->q1) << ','
+          << script_num(t.gops->q3);
       else
         f << ",,";
-      f << ',' << (t.ops_per_clk_sm ? num(t.ops_per_clk_sm->median) : "") << ','
-        << (t.clock_mhz ? num(*t.clock_mhz) : "") << ',' << t.sms << ','
+      f << ',' << (t.ops_per_clk_sm ? script_num(t.ops_per_clk_sm->median) : "") << ','
+        << (t.clock_mhz ? script_num(*t.clock_mhz) : "") << ',' << t.sms << ','
         << detail::csv_field(t.instruction.value_or("")) << ',' << detail::csv_field(t.note) << ','
         << detail::csv_field(t.status.reason) << ',' << t.placements << ','
         << spread_num(t.placement_gops, false) << ',' << spread_num(t.placement_gops, true) << '\n';
@@ -199,7 +194,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     f << '\n';
     for (std::size_t i = 0; i < m.values.size(); ++i) {
       f << i;
-      for (double v : m.values[i]) f << ',' << (std::isfinite(v) ? num(v) : "");
+      for (double v : m.values[i]) f << ',' << (std::isfinite(v) ? script_num(v) : "");
       f << '\n';
     }
     f.commit();
@@ -210,8 +205,8 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
     for (std::size_t k = 0; k < m.summary.clusters.size(); ++k) {
       std::string sms;
       for (int s : m.summary.clusters[k].sms) sms += (sms.empty() ? "" : " ") + std::to_string(s);
-      c << k << ',' << detail::csv_field(sms) << ',' << num(m.summary.clusters[k].median_within)
-        << '\n';
+      c << k << ',' << detail::csv_field(sms) << ','
+        << script_num(m.summary.clusters[k].median_within) << '\n';
     }
     c.commit();
     out.push_back(clusters);
@@ -233,13 +228,13 @@ std::optional<detail::ChartSpec> atomics_heatmap_chart(const AtomicsProbeResult&
   s += "$m << EOD\n";
   for (const auto& row : m.values) {
     std::string line;
-    for (double v : row) line += (line.empty() ? "" : " ") + num(v);
+    for (double v : row) line += (line.empty() ? "" : " ") + script_num(v);
     s += line + "\n";
   }
   s += "EOD\n";
   const int n = static_cast<int>(m.values.size());
-  s += "set size ratio -1\nset xrange [-0.5:" + num(n - 0.5) + "]\nset yrange [" + num(n - 0.5) +
-       ":-0.5]\n";
+  s += "set size ratio -1\nset xrange [-0.5:" + script_num(n - 0.5) + "]\nset yrange [" +
+       script_num(n - 0.5) + ":-0.5]\n";
   s += "set xlabel 'SM (%smid)'\nset ylabel 'SM (%smid)'\nset cblabel " +
        detail::gnuplot_quote(m.unit + " per hand-over") + "\n";
   s += "set palette defined (0 '#2166ac', 1 '#f7f7f7', 2 '#b2182b')\nset tics out nomirror\n";
@@ -258,7 +253,8 @@ std::optional<detail::ChartSpec> atomics_throughput_chart(const AtomicsProbeResu
     const std::optional<Summary>& v = per_clk ? t.ops_per_clk_sm : t.gops;
     if (!t.status.ok() || !v || !(v->median > 0)) continue;
     // Data blocks take double quotes (single quotes would be printed).
-    block += std::to_string(n++) + ' ' + num(v->median) + ' ' + detail::gnuplot_datum(key) + '\n';
+    block +=
+        std::to_string(n++) + ' ' + script_num(v->median) + ' ' + detail::gnuplot_datum(key) + '\n';
   }
   if (n == 0) return std::nullopt;
   detail::ChartSpec spec;
@@ -270,7 +266,7 @@ std::optional<detail::ChartSpec> atomics_throughput_chart(const AtomicsProbeResu
   s += "$t << EOD\n" + block + "EOD\n";
   s += "set style fill solid 0.8 border -1\nset boxwidth 0.8\nset logscale y 10\n";
   s += "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror out\n";
-  s += "set xtics rotate by -60 font ',8'\nset xrange [-0.6:" + num(n - 0.4) + "]\n";
+  s += "set xtics rotate by -60 font ',8'\nset xrange [-0.6:" + script_num(n - 0.4) + "]\n";
   s += "set ylabel " + detail::gnuplot_quote(per_clk ? "ops/clk/SM" : "GOP/s") + "\n";
   s += "set bmargin 14\nplot $t using 1:2:xtic(3) with boxes lc rgb '#1f77b4' notitle\n";
   return spec;
@@ -284,9 +280,9 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
   std::ostringstream h;
   h << "<h2 id=\"atomics\">Atomics</h2>\n<p>Status: " << html_escape(r.status.status);
   if (!r.status.reason.empty()) h << " (" << html_escape(r.status.reason) << ")";
-  h << "; " << fixed(r.wall_seconds, 1) << " s";
+  h << "; " << format_fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
-    h << "; SM clock measured " << fixed(*r.clock_mhz_measured, 0) << " MHz";
+    h << "; SM clock measured " << format_fixed(*r.clock_mhz_measured, 0) << " MHz";
   h << "; " << info.compute_units << (info.backend == "opencl" ? " compute units" : " SMs")
     << ". Every figure's memory was checked exactly: counters equal the atomics made, "
        "ping-pong flags end at twice the round trips.</p>\n";
@@ -301,9 +297,9 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
           << "</td></tr>\n";
         continue;
       }
-      h << "<td>" << (l.cycles ? fixed(l.cycles->median, 1) : "-") << "</td><td>"
-        << (l.ns ? fixed(l.ns->median, 1) : "-") << "</td><td>"
-        << (l.clock_mhz ? fixed(*l.clock_mhz, 0) : "-") << "</td><td>"
+      h << "<td>" << (l.cycles ? format_fixed(l.cycles->median, 1) : "-") << "</td><td>"
+        << (l.ns ? format_fixed(l.ns->median, 1) : "-") << "</td><td>"
+        << (l.clock_mhz ? format_fixed(*l.clock_mhz, 0) : "-") << "</td><td>"
         << (l.sm_a && l.sm_b ? std::to_string(*l.sm_a) + ", " + std::to_string(*l.sm_b) : "-")
         << "</td><td><code>" << html_escape(l.instruction.value_or("-")) << "</code></td><td>"
         << html_escape(with(l.note, latency_spread(l))) << "</td></tr>\n";
@@ -316,10 +312,11 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
     h << "<h3>SM-to-SM latency matrix</h3>\n<p>" << html_escape(m.status.status);
     if (!m.status.reason.empty()) h << " (" << html_escape(m.status.reason) << ")";
     if (m.summary.all.n)
-      h << ": " << m.sms << " SMs, " << m.summary.all.n << " pairs in " << fixed(m.seconds, 2)
-        << " s, " << m.round_trips_per_pair << " round trips per pair; " << html_escape(m.unit)
-        << " per hand-over: min " << fixed(m.summary.all.min, 0) << ", median "
-        << fixed(m.summary.all.median, 0) << ", max " << fixed(m.summary.all.max, 0)
+      h << ": " << m.sms << " SMs, " << m.summary.all.n << " pairs in "
+        << format_fixed(m.seconds, 2) << " s, " << m.round_trips_per_pair
+        << " round trips per pair; " << html_escape(m.unit) << " per hand-over: min "
+        << format_fixed(m.summary.all.min, 0) << ", median "
+        << format_fixed(m.summary.all.median, 0) << ", max " << format_fixed(m.summary.all.max, 0)
         << ". Structure: " << html_escape(m.summary.structure) << ".";
     if (const std::string p = placement_text(m); !p.empty()) h << " " << html_escape(p) << ".";
     h << "</p>\n";
@@ -329,7 +326,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
         std::string sms;
         for (int s : m.summary.clusters[k].sms) sms += (sms.empty() ? "" : " ") + std::to_string(s);
         h << "<tr><td>" << k << "</td><td>" << sms << "</td><td>"
-          << fixed(m.summary.clusters[k].median_within, 0) << "</td></tr>\n";
+          << format_fixed(m.summary.clusters[k].median_within, 0) << "</td></tr>\n";
       }
       h << "</table>\n";
     }

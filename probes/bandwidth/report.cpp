@@ -10,19 +10,17 @@
 
 #include "bandwidth/bandwidth.hpp"
 #include "charts.hpp"
-#include "probe_report.hpp"
 #include "gpudissect/budget.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
 
 namespace {
 
-std::string fixed(double v, int d) { return format_fixed(v, d); }
-
-std::string num(double v) { return detail::script_num(v); }
+using detail::script_num;
 
 struct Row {
   std::string level, gbps, spread, bpc, pct, clock, instruction, where, peak_basis;
@@ -34,18 +32,18 @@ std::vector<Row> rows(const BandwidthProbeResult& p, const DeviceInfo& info) {
   for (const BandwidthFigure& f : p.figures) {
     Row r;
     r.level = f.name;
-    r.gbps = fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0);
-    r.spread = fixed(100 * f.gbps.relative_spread(), 1) + "%";
-    r.bpc = f.bytes_per_clk_sm ? fixed(f.bytes_per_clk_sm->median, 1) : "-";
+    r.gbps = format_fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0);
+    r.spread = format_fixed(100 * f.gbps.relative_spread(), 1) + "%";
+    r.bpc = f.bytes_per_clk_sm ? format_fixed(f.bytes_per_clk_sm->median, 1) : "-";
     const std::optional<BandwidthPeak> peak = figure_peak(f, info, p.peak_gbps_api);
-    r.pct = peak ? fixed(100 * f.gbps.median / peak->gbps, 1) + "%" : "-";
+    r.pct = peak ? format_fixed(100 * f.gbps.median / peak->gbps, 1) + "%" : "-";
     r.peak_basis = peak ? peak->basis : "";
-    r.clock = f.clock_mhz ? fixed(*f.clock_mhz, 0) : "-";
+    r.clock = f.clock_mhz ? format_fixed(*f.clock_mhz, 0) : "-";
     r.instruction = f.timed_instruction.value_or("-");
     r.where = f.where;
     if (is_unstable(f.gbps)) {
       // Not a result: the value is shown only with its spread, in the "where" column.
-      r.where = fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0) + " GB/s" +
+      r.where = format_fixed(f.gbps.median, f.gbps.median < 100 ? 1 : 0) + " GB/s" +
                 unstable_note(f.gbps) + ", " + r.where;
       r.gbps = "unstable";
       r.pct = "-";
@@ -87,8 +85,8 @@ std::optional<detail::ChartSpec> chart(
     int n = 0;
     for (const BandwidthPoint& p : c->points)
       if (p.status == "ok" && p.gbps && (!logx || p.x > 0)) {
-        block += num(p.x) + ' ' + num(p.gbps->median) + ' ' + num(p.gbps->q1) + ' ' +
-                 num(p.gbps->q3) + '\n';
+        block += script_num(p.x) + ' ' + script_num(p.gbps->median) + ' ' + script_num(p.gbps->q1) +
+                 ' ' + script_num(p.gbps->q3) + '\n';
         ++n;
       }
     if (n == 0) continue;
@@ -106,8 +104,8 @@ std::optional<detail::ChartSpec> chart(
   s += logy ? "set logscale y 10\nset yrange [*:*]\n" : "set yrange [0:*]\n";
   s += "set key outside right top box\n";
   if (peak > 0)
-    plot += ", \\\n     " + num(peak) + " with lines dt 2 lc rgb '#888888' title " +
-            detail::gnuplot_quote("API memory peak " + fixed(peak, 0) + " GB/s");
+    plot += ", \\\n     " + script_num(peak) + " with lines dt 2 lc rgb '#888888' title " +
+            detail::gnuplot_quote("API memory peak " + format_fixed(peak, 0) + " GB/s");
   s += plot + "\n";
   return spec;
 }
@@ -144,10 +142,10 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
   const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   os << "\nBandwidth probe: " << p.status.status;
   if (!p.status.reason.empty()) os << " (" << p.status.reason << ")";
-  os << ", " << fixed(p.wall_seconds, 1) << " s";
+  os << ", " << format_fixed(p.wall_seconds, 1) << " s";
   if (p.clock_mhz_measured)
-    os << ", SM clock " << fixed(*p.clock_mhz_measured, 0) << " MHz measured";
-  if (p.peak_gbps_api) os << ", API memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
+    os << ", SM clock " << format_fixed(*p.clock_mhz_measured, 0) << " MHz measured";
+  if (p.peak_gbps_api) os << ", API memory peak " << format_fixed(*p.peak_gbps_api, 0) << " GB/s";
   os << "\n";
   const std::vector<Row> rs = rows(p, r.device);
   if (!rs.empty()) {
@@ -185,13 +183,13 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
       }
     if (c.levels.size() == 1 && first && last && first != last &&
         first->gbps->median > 1.2 * last->gbps->median) {
-      os << " none, falling from " << fixed(first->gbps->median, 0) << " GB/s at "
-         << format_bytes(first->x) << " to " << fixed(last->gbps->median, 0) << " GB/s at "
+      os << " none, falling from " << format_fixed(first->gbps->median, 0) << " GB/s at "
+         << format_bytes(first->x) << " to " << format_fixed(last->gbps->median, 0) << " GB/s at "
          << format_bytes(last->x) << "\n";
       continue;
     }
     for (const BandwidthLevel& l : c.levels) {
-      os << " " << l.name << " " << fixed(l.gbps, 0) << " GB/s";
+      os << " " << l.name << " " << format_fixed(l.gbps, 0) << " GB/s";
       if (l.capacity_lo_bytes) os << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";
       os << ";";
     }
@@ -202,7 +200,8 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
   for (const auto& [n, c] : p.host)
     if (!c.note.empty()) os << "  host " << n << ": " << c.note << "\n";
   if (p.host_latency_us)
-    os << "  host link: 4 KiB pinned transfer " << fixed(p.host_latency_us->median, 1) << " us\n";
+    os << "  host link: 4 KiB pinned transfer " << format_fixed(p.host_latency_us->median, 1)
+       << " us\n";
   for (const auto& [key, c] : all_curves(p))
     if (c->status.status == "unsupported" || c->status.status == "error")
       os << "  " << key << ": " << c->status.status << " (" << c->status.reason << ")\n";
@@ -221,14 +220,15 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
       << ",status,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,clock_mhz,read_bytes,write_bytes,"
          "sms,reason\n";
     for (const BandwidthPoint& q : c->points) {
-      f << num(q.x) << ',' << detail::csv_field(q.status) << ',';
+      f << script_num(q.x) << ',' << detail::csv_field(q.status) << ',';
       if (q.gbps)
-        f << num(q.gbps->median) << ',' << num(q.gbps->q1) << ',' << num(q.gbps->q3);
+        f << script_num(q.gbps->median) << ',' << script_num(q.gbps->q1) << ','
+          << script_num(q.gbps->q3);
       else
         f << ",,";
-      f << ',' << (q.bytes_per_clk_sm ? num(q.bytes_per_clk_sm->median) : "") << ','
-        << (q.clock_mhz ? num(*q.clock_mhz) : "") << ',' << q.read_bytes << ',' << q.write_bytes
-        << ',' << q.sms << ',' << detail::csv_field(q.reason) << '\n';
+      f << ',' << (q.bytes_per_clk_sm ? script_num(q.bytes_per_clk_sm->median) : "") << ','
+        << (q.clock_mhz ? script_num(*q.clock_mhz) : "") << ',' << q.read_bytes << ','
+        << q.write_bytes << ',' << q.sms << ',' << detail::csv_field(q.reason) << '\n';
     }
     f.commit();
     out.push_back(path);
@@ -239,13 +239,14 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
        "instruction,where,level_peak_gbps,level_peak_basis\n";
   for (const BandwidthFigure& x : p.figures) {
     const std::optional<BandwidthPeak> peak = figure_peak(x, r.device, p.peak_gbps_api);
-    f << detail::csv_field(x.name) << ',' << num(x.gbps.median) << ',' << num(x.gbps.q1) << ','
-      << num(x.gbps.q3) << ',' << (x.bytes_per_clk_sm ? num(x.bytes_per_clk_sm->median) : "") << ','
-      << (peak ? num(100 * x.gbps.median / peak->gbps) : "") << ','
-      << (x.clock_mhz ? num(*x.clock_mhz) : "") << ','
+    f << detail::csv_field(x.name) << ',' << script_num(x.gbps.median) << ','
+      << script_num(x.gbps.q1) << ',' << script_num(x.gbps.q3) << ','
+      << (x.bytes_per_clk_sm ? script_num(x.bytes_per_clk_sm->median) : "") << ','
+      << (peak ? script_num(100 * x.gbps.median / peak->gbps) : "") << ','
+      << (x.clock_mhz ? script_num(*x.clock_mhz) : "") << ','
       << detail::csv_field(x.timed_instruction.value_or("")) << ',' << detail::csv_field(x.where)
-      << ',' << (peak ? num(peak->gbps) : "") << ',' << detail::csv_field(peak ? peak->basis : "")
-      << '\n';
+      << ',' << (peak ? script_num(peak->gbps) : "") << ','
+      << detail::csv_field(peak ? peak->basis : "") << '\n';
   }
   f.commit();
   out.push_back(summary);
@@ -258,10 +259,11 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   std::ostringstream h;
   h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << detail::html_escape(p.status.status);
   if (!p.status.reason.empty()) h << " (" << detail::html_escape(p.status.reason) << ")";
-  h << "; " << fixed(p.wall_seconds, 1) << " s";
+  h << "; " << format_fixed(p.wall_seconds, 1) << " s";
   if (p.clock_mhz_measured)
-    h << "; SM clock measured " << fixed(*p.clock_mhz_measured, 0) << " MHz";
-  if (p.peak_gbps_api) h << "; API device-memory peak " << fixed(*p.peak_gbps_api, 0) << " GB/s";
+    h << "; SM clock measured " << format_fixed(*p.clock_mhz_measured, 0) << " MHz";
+  if (p.peak_gbps_api)
+    h << "; API device-memory peak " << format_fixed(*p.peak_gbps_api, 0) << " GB/s";
   h << ".</p>\n<table>\n<tr><th>level</th><th>GB/s</th><th>spread</th><th>B/clk/SM</th><th>% of "
        "the level's peak</th>"
        "<th>MHz</th><th>instruction timed</th><th>where</th></tr>\n";
@@ -275,7 +277,7 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   for (const auto& [n, c] : p.footprint) {
     h << "<li>" << detail::html_escape(n) << ": " << detail::html_escape(c.status.status);
     for (const BandwidthLevel& l : c.levels) {
-      h << "; " << detail::html_escape(l.name) << " " << fixed(l.gbps, 0) << " GB/s";
+      h << "; " << detail::html_escape(l.name) << " " << format_fixed(l.gbps, 0) << " GB/s";
       if (l.capacity_lo_bytes) h << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";
     }
     if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";

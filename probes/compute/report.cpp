@@ -9,21 +9,16 @@
 #include <sstream>
 
 #include "charts.hpp"
-#include "probe_report.hpp"
 #include "compute/compute.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
+#include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
 
 namespace {
-
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
 
 // GPU-wide rate in its natural unit (gd::rate_unit): FLOP/s for floating-point arithmetic,
 // OP/s for integer arithmetic (IMAD, dp4a, s8 tensor ops), instructions/s otherwise.
@@ -34,15 +29,7 @@ std::string gpu_rate(const ComputeFigure& f) {
   // A loop without the intended instruction has no rate of that instruction to state.
   if (f.missing_instruction) return "(flagged)";
   // Below 0.1 tera (a CPU through lavapipe or PoCL) two decimals would print 0.00.
-  return fmt(*v, f.klass == "tensor" ? 1 : *v < 0.1 ? 4 : 2) + " " + rate_unit(f);
-}
-
-std::string spread(const std::optional<Summary>& s, int digits) {
-  if (!s) return "-";
-  std::string r = fmt(s->median, digits);
-  if (s->n > 1 && s->median != 0) r += " ±" + fmt(100.0 * s->iqr() / s->median / 2, 1) + "%";
-  if (is_unstable(*s)) r += " UNSTABLE";  // a spread over 10 %: not a result
-  return r;
+  return format_fixed(*v, f.klass == "tensor" ? 1 : *v < 0.1 ? 4 : 2) + " " + rate_unit(f);
 }
 
 std::string first_opcode(const ComputeFigure& f) {
@@ -77,8 +64,8 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
   if (c.clock_mhz)
     os << (c.clock_source == "reported" ? ", clock REPORTED by the driver (not measured) "
                                         : ", SM clock seen ")
-       << fmt(*c.clock_mhz, 0) << " MHz";
-  os << ", " << c.sms << " SMs, " << fmt(c.wall_seconds, 1) << " s\n";
+       << format_fixed(*c.clock_mhz, 0) << " MHz";
+  os << ", " << c.sms << " SMs, " << format_fixed(c.wall_seconds, 1) << " s\n";
   if (c.table.empty()) return;
   char line[512];
   std::snprintf(line, sizeof line, "%-28s %-34s %16s %7s %18s %10s\n", "instruction",
@@ -92,11 +79,12 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
       continue;
     }
     std::snprintf(line, sizeof line, "%-28s %-34s %16s %7s %18s %10s %s\n", f.label.c_str(),
-                  first_opcode(f).substr(0, 34).c_str(), spread(f.ops_per_clk_sm, 1).c_str(),
-                  f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1).c_str() : "-",
+                  first_opcode(f).substr(0, 34).c_str(),
+                  detail::median_spread(f.ops_per_clk_sm, 1).c_str(),
+                  f.fraction_of_peak ? format_fixed(100 * *f.fraction_of_peak, 1).c_str() : "-",
                   gpu_rate(f).c_str(),
-                  f.latency_cycles ? fmt(f.latency_cycles->median, 1).c_str()
-                  : f.latency_ns   ? (fmt(f.latency_ns->median, 2) + " ns").c_str()
+                  f.latency_cycles ? format_fixed(f.latency_cycles->median, 1).c_str()
+                  : f.latency_ns   ? (format_fixed(f.latency_ns->median, 2) + " ns").c_str()
                                    : "-",
                   status_note(f).c_str());
     os << line;
@@ -104,13 +92,14 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
   if (!c.mixed.empty()) {
     os << "\nMixed issue (ILP 8 of each, interleaved): thread-instructions/clk/SM\n";
     for (const auto& f : c.mixed) {
-      std::snprintf(line, sizeof line, "  %-44s %10s + %10s = %10s %s\n", f.label.c_str(),
-                    f.ops_per_clk_sm ? fmt(f.ops_per_clk_sm->median, 1).c_str() : "-",
-                    f.mix_ops_per_clk_sm ? fmt(f.mix_ops_per_clk_sm->median, 1).c_str() : "-",
-                    f.ops_per_clk_sm && f.mix_ops_per_clk_sm
-                        ? fmt(f.ops_per_clk_sm->median + f.mix_ops_per_clk_sm->median, 1).c_str()
-                        : "-",
-                    status_note(f).c_str());
+      std::snprintf(
+          line, sizeof line, "  %-44s %10s + %10s = %10s %s\n", f.label.c_str(),
+          f.ops_per_clk_sm ? format_fixed(f.ops_per_clk_sm->median, 1).c_str() : "-",
+          f.mix_ops_per_clk_sm ? format_fixed(f.mix_ops_per_clk_sm->median, 1).c_str() : "-",
+          f.ops_per_clk_sm && f.mix_ops_per_clk_sm
+              ? format_fixed(f.ops_per_clk_sm->median + f.mix_ops_per_clk_sm->median, 1).c_str()
+              : "-",
+          status_note(f).c_str());
       os << line;
     }
   }
@@ -118,7 +107,8 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
     os << "\n__syncthreads, one block: cycles per barrier by block size\n  ";
     for (const auto& f : c.sync)
       os << f.warps_per_sm * 32 << ": "
-         << (f.latency_cycles ? fmt(f.latency_cycles->median, 1) : std::string("-")) << "  ";
+         << (f.latency_cycles ? format_fixed(f.latency_cycles->median, 1) : std::string("-"))
+         << "  ";
     os << "\n";
   }
   if (!c.sweep.empty()) {
@@ -147,7 +137,7 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
       for (int w : warps) {
         auto it = grid[key].find(w);
         std::snprintf(line, sizeof line, "%7s",
-                      it == grid[key].end() ? "-" : fmt(it->second, 1).c_str());
+                      it == grid[key].end() ? "-" : format_fixed(it->second, 1).c_str());
         os << line;
       }
       os << "\n";
@@ -168,7 +158,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
          "ops_per_clk_sm_q3,mix_ops_per_clk_sm,ops_per_s,flops_per_op,peak_per_clk_sm,"
          "fraction_of_peak,latency_cycles,clock_mhz,sass_per_op,missing_instruction,"
          "implied_latency_cycles,opcodes,gpu_rate,gpu_rate_unit\n";
-    auto o = [](const std::optional<double>& v) { return v ? fmt(*v, 6) : std::string(); };
+    auto o = [](const std::optional<double>& v) { return v ? format_fixed(*v, 6) : std::string(); };
     for (const auto& e : v) {
       std::string ops;
       for (const auto& s : e.opcodes) ops += (ops.empty() ? "" : " ") + s;
@@ -176,16 +166,16 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
         << detail::csv_field(e.label) << "," << detail::csv_field(e.klass) << ","
         << detail::csv_field(e.status.status) << "," << detail::csv_field(e.status.reason) << ","
         << e.ilp << "," << e.warps_per_sm << ","
-        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->median, 6) : "") << ","
-        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q1, 6) : "") << ","
-        << (e.ops_per_clk_sm ? fmt(e.ops_per_clk_sm->q3, 6) : "") << ","
-        << (e.mix_ops_per_clk_sm ? fmt(e.mix_ops_per_clk_sm->median, 6) : "") << ","
-        << (e.ops_per_s ? fmt(e.ops_per_s->median, 0) : "") << "," << o(e.flops_per_op) << ","
-        << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
-        << (e.latency_cycles ? fmt(e.latency_cycles->median, 3) : "") << "," << o(e.clock_mhz)
-        << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0) << ","
-        << o(e.implied_latency) << "," << detail::csv_field(ops) << ","
-        << (rate_tera(e) && !e.missing_instruction ? fmt(*rate_tera(e), 6) : "") << ","
+        << (e.ops_per_clk_sm ? format_fixed(e.ops_per_clk_sm->median, 6) : "") << ","
+        << (e.ops_per_clk_sm ? format_fixed(e.ops_per_clk_sm->q1, 6) : "") << ","
+        << (e.ops_per_clk_sm ? format_fixed(e.ops_per_clk_sm->q3, 6) : "") << ","
+        << (e.mix_ops_per_clk_sm ? format_fixed(e.mix_ops_per_clk_sm->median, 6) : "") << ","
+        << (e.ops_per_s ? format_fixed(e.ops_per_s->median, 0) : "") << "," << o(e.flops_per_op)
+        << "," << o(e.peak_per_clk_sm) << "," << o(e.fraction_of_peak) << ","
+        << (e.latency_cycles ? format_fixed(e.latency_cycles->median, 3) : "") << ","
+        << o(e.clock_mhz) << "," << o(e.sass_per_op) << "," << (e.missing_instruction ? 1 : 0)
+        << "," << o(e.implied_latency) << "," << detail::csv_field(ops) << ","
+        << (rate_tera(e) && !e.missing_instruction ? format_fixed(*rate_tera(e), 6) : "") << ","
         << rate_unit(e) << "\n";
     }
     f.commit();
@@ -207,7 +197,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
   if (c.clock_mhz)
     h << (c.clock_source == "reported" ? "; clock reported by the driver, not measured: "
                                        : "; SM clock seen ")
-      << fmt(*c.clock_mhz, 0) << " MHz";
+      << format_fixed(*c.clock_mhz, 0) << " MHz";
   h << "; peaks: " << detail::html_escape(c.peak_source) << ".</p>\n";
   if (!c.table.empty()) {
     h << "<table>\n<tr><th>instruction</th><th>opcodes in the timed loop</th><th>ops/clk/SM "
@@ -218,11 +208,11 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
       if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
       h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << detail::html_escape(ops)
-        << "</td><td>" << spread(f.ops_per_clk_sm, 2) << "</td><td>"
-        << (f.fraction_of_peak ? fmt(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
+        << "</td><td>" << detail::median_spread(f.ops_per_clk_sm, 2) << "</td><td>"
+        << (f.fraction_of_peak ? format_fixed(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
         << gpu_rate(f) << "</td><td>"
-        << (f.latency_cycles ? fmt(f.latency_cycles->median, 1)
-            : f.latency_ns   ? fmt(f.latency_ns->median, 2) + " ns"
+        << (f.latency_cycles ? format_fixed(f.latency_cycles->median, 1)
+            : f.latency_ns   ? format_fixed(f.latency_ns->median, 2) + " ns"
                              : "-")
         << "</td><td>" << detail::html_escape(status_note(f, 0)) << "</td></tr>\n";
     }
@@ -235,8 +225,9 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
       std::string ops;
       for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
       if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
-      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << spread(f.ops_per_clk_sm, 1)
-        << "</td><td>" << spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
+      h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>"
+        << detail::median_spread(f.ops_per_clk_sm, 1) << "</td><td>"
+        << detail::median_spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
         << "</td></tr>\n";
     }
     h << "</table>\n";
@@ -273,11 +264,12 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
         << detail::gnuplot_quote(op + ": thread-instructions/clk/SM (ILP x warps/SM)") << "\n"
         << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
            "set grid\nset logscale x 2\nset yrange [0:"
-        << (peak ? fmt(*peak * 1.1, 0) : std::string("*")) << "]\n";
+        << (peak ? format_fixed(*peak * 1.1, 0) : std::string("*")) << "]\n";
       if (peak)
-        s << "set arrow from graph 0, first " << fmt(*peak, 1) << " to graph 1, first "
-          << fmt(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak " << fmt(*peak, 0)
-          << "' at graph 0.02, first " << fmt(*peak * 1.03, 1) << " tc rgb 'red'\n";
+        s << "set arrow from graph 0, first " << format_fixed(*peak, 1) << " to graph 1, first "
+          << format_fixed(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak "
+          << format_fixed(*peak, 0) << "' at graph 0.02, first " << format_fixed(*peak * 1.03, 1)
+          << " tc rgb 'red'\n";
       s << "plot ";
       bool first = true;
       for (const auto& [ilp, pts] : by_op[op]) {

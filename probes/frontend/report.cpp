@@ -10,38 +10,16 @@
 #include <sstream>
 
 #include "charts.hpp"
-#include "probe_report.hpp"
-#include "gpudissect/budget.hpp"  // unstable_note
 #include "frontend/frontend.hpp"
+#include "gpudissect/budget.hpp"  // unstable_note
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
 
 namespace {
-
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
-std::string spread(const std::optional<Summary>& s, int digits) {
-  if (!s) return "-";
-  std::string r = fmt(s->median, digits);
-  if (s->n > 1 && s->median != 0) r += " ±" + fmt(100.0 * s->iqr() / s->median / 2, 1) + "%";
-  if (is_unstable(*s)) r += " UNSTABLE";  // a spread over 10 %: not a result
-  return r;
-}
-
-std::string status_text(const Status& s) {
-  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
-}
-
-std::string bytes_or_dash(const std::optional<uint64_t>& b) {
-  return b ? format_bytes(*b) : std::string("-");
-}
 
 void emit_chart(std::ostringstream& h, SectionContext& ctx, detail::ChartSpec spec) {
   if (const std::string fig = section_chart(spec, ctx); !fig.empty())
@@ -53,24 +31,25 @@ void emit_chart(std::ostringstream& h, SectionContext& ctx, detail::ChartSpec sp
 void print_frontend_summary(std::ostream& os, const RunResult& r) {
   const FrontendProbeResult* p = r.get<FrontendProbeResult>();
   if (!p) return;
-  os << "\nFrontend probe: " << status_text(p->status) << ", " << fmt(p->wall_seconds, 1)
-     << " s (compiling " << fmt(p->compile_seconds, 1) << " s)";
+  os << "\nFrontend probe: " << detail::status_text(p->status) << ", "
+     << format_fixed(p->wall_seconds, 1) << " s (compiling " << format_fixed(p->compile_seconds, 1)
+     << " s)";
   if (p->clock_mhz)
     os << ", SM clock " << (p->clock_source == "reported" ? "REPORTED " : "seen ")
-       << fmt(*p->clock_mhz, 0) << " MHz";
+       << format_fixed(*p->clock_mhz, 0) << " MHz";
   os << "\n";
   if (!p->note.empty()) os << "  note: " << p->note << "\n";
   // A backend without front-end kernels (Vulkan) measured none of the parts below.
   if (p->status.status == "unsupported") return;
-  os << "Instruction caches (" << status_text(p->icache_status) << "), one warp, "
+  os << "Instruction caches (" << detail::status_text(p->icache_status) << "), one warp, "
      << (p->timed_instruction.empty() ? std::string("FFMA") : p->timed_instruction) << " loop:\n";
   char line[256];
   for (const auto& l : p->icache_levels) {
     std::snprintf(line, sizeof line,
                   "  %-8s capacity %-10s (%s..%s)  %6.3f inst/clk/warp  conf %.2f\n",
-                  l.name.c_str(), bytes_or_dash(l.capacity_bytes).c_str(),
-                  bytes_or_dash(l.capacity_lo_bytes).c_str(),
-                  bytes_or_dash(l.capacity_hi_bytes).c_str(), l.ipc, l.confidence);
+                  l.name.c_str(), detail::opt_bytes(l.capacity_bytes).c_str(),
+                  detail::opt_bytes(l.capacity_lo_bytes).c_str(),
+                  detail::opt_bytes(l.capacity_hi_bytes).c_str(), l.ipc, l.confidence);
     os << line;
   }
   if (!p->partitions.empty()) {
@@ -79,37 +58,40 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
        << "): IPC per warp\n";
     for (const auto& q : p->partitions) {
       std::snprintf(line, sizeof line, "  %d warp(s), %-14s %s %s\n", q.warps,
-                    q.different ? "different code" : "same code", spread(q.ipc_per_warp, 3).c_str(),
+                    q.different ? "different code" : "same code",
+                    detail::median_spread(q.ipc_per_warp, 3).c_str(),
                     q.status == "ok" ? "" : (q.status + ": " + q.reason).c_str());
       os << line;
     }
     if (p->partition_halving)
-      os << "  2 partitions on different code / 1 warp: " << fmt(*p->partition_halving, 2) << "\n";
+      os << "  2 partitions on different code / 1 warp: " << format_fixed(*p->partition_halving, 2)
+         << "\n";
   }
-  os << "Launch (" << status_text(p->launch_status) << ", " << p->launch_api << "):"
-     << " call " << spread(p->launch_api_us, 2) << " us, host call -> kernel start "
-     << spread(p->launch_start_us, 2) << " us, kernel end -> synchronize returns "
-     << spread(p->launch_completion_us, 2) << " us, round trip "
-     << spread(p->launch_round_trip_us, 2) << " us";
-  if (p->sync_uncertainty_us) os << " (clock sync ±" << fmt(*p->sync_uncertainty_us, 2) << " us)";
+  os << "Launch (" << detail::status_text(p->launch_status) << ", " << p->launch_api << "):"
+     << " call " << detail::median_spread(p->launch_api_us, 2) << " us, host call -> kernel start "
+     << detail::median_spread(p->launch_start_us, 2) << " us, kernel end -> synchronize returns "
+     << detail::median_spread(p->launch_completion_us, 2) << " us, round trip "
+     << detail::median_spread(p->launch_round_trip_us, 2) << " us";
+  if (p->sync_uncertainty_us)
+    os << " (clock sync ±" << format_fixed(*p->sync_uncertainty_us, 2) << " us)";
   os << "\n";
   for (const auto& [mode, st] : p->rate_status) {
     os << "  rate " << mode << ": ";
     if (auto it = p->rate_kernels_per_s.find(mode); it != p->rate_kernels_per_s.end())
-      os << fmt(it->second.median / 1000, 1) << " k kernels/s";
+      os << format_fixed(it->second.median / 1000, 1) << " k kernels/s";
     if (auto it = p->rate_gpu_kernels_per_s.find(mode); it != p->rate_gpu_kernels_per_s.end())
-      os << " (GPU timer " << fmt(it->second / 1000, 1) << " k/s)";
-    if (!st.ok()) os << status_text(st);
+      os << " (GPU timer " << format_fixed(it->second / 1000, 1) << " k/s)";
+    if (!st.ok()) os << detail::status_text(st);
     os << "\n";
   }
-  os << "Dispatch (" << status_text(p->dispatch_status) << "): " << p->dispatch_blocks
+  os << "Dispatch (" << detail::status_text(p->dispatch_status) << "): " << p->dispatch_blocks
      << " blocks of " << p->dispatch_block_threads << " threads, "
-     << spread(p->dispatch_blocks_per_us, 1) << " blocks/us";
+     << detail::median_spread(p->dispatch_blocks_per_us, 1) << " blocks/us";
   if (p->dispatch_first_wave_us)
-    os << ", every SM started after " << fmt(*p->dispatch_first_wave_us, 2) << " us (median SM "
-       << fmt(p->dispatch_sm_skew_median_us.value_or(0), 2) << " us)";
+    os << ", every SM started after " << format_fixed(*p->dispatch_first_wave_us, 2)
+       << " us (median SM " << format_fixed(p->dispatch_sm_skew_median_us.value_or(0), 2) << " us)";
   os << "\n";
-  os << "Occupancy (" << status_text(p->occupancy_status) << ")";
+  os << "Occupancy (" << detail::status_text(p->occupancy_status) << ")";
   if (p->max_warps_per_sm) os << ": " << *p->max_warps_per_sm << " warps/SM";
   if (p->max_blocks_per_sm) os << ", " << *p->max_blocks_per_sm << " blocks/SM";
   os << "\n";
@@ -145,10 +127,11 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     for (const auto& e : p->icache)
       o << e.instructions << "," << e.loop_instructions << "," << e.code_bytes << ","
         << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << ","
-        << (e.ipc ? fmt(e.ipc->median, 5) : "") << "," << (e.ipc ? fmt(e.ipc->q1, 5) : "") << ","
-        << (e.ipc ? fmt(e.ipc->q3, 5) : "") << ","
-        << (e.first_pass_ipc ? fmt(*e.first_pass_ipc, 5) : "") << ","
-        << (e.clock_mhz ? fmt(*e.clock_mhz, 1) : "") << "\n";
+        << (e.ipc ? format_fixed(e.ipc->median, 5) : "") << ","
+        << (e.ipc ? format_fixed(e.ipc->q1, 5) : "") << ","
+        << (e.ipc ? format_fixed(e.ipc->q3, 5) : "") << ","
+        << (e.first_pass_ipc ? format_fixed(*e.first_pass_ipc, 5) : "") << ","
+        << (e.clock_mhz ? format_fixed(*e.clock_mhz, 1) : "") << "\n";
     o.commit();
     files.push_back(f);
   }
@@ -159,9 +142,9 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     for (const auto& e : p->partitions)
       o << e.warps << "," << (e.different ? 1 : 0) << "," << detail::csv_field(e.status) << ","
         << detail::csv_field(e.reason) << ","
-        << (e.ipc_per_warp ? fmt(e.ipc_per_warp->median, 5) : "") << ","
-        << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q1, 5) : "") << ","
-        << (e.ipc_per_warp ? fmt(e.ipc_per_warp->q3, 5) : "") << "\n";
+        << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->median, 5) : "") << ","
+        << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->q1, 5) : "") << ","
+        << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->q3, 5) : "") << "\n";
     o.commit();
     files.push_back(f);
   }
@@ -171,8 +154,9 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     o << "sample,start_us,round_trip_us\n";
     for (std::size_t i = 0; i < p->launch_round_trip_samples_us.size(); ++i)
       o << i << ","
-        << (i < p->launch_start_samples_us.size() ? fmt(p->launch_start_samples_us[i], 3) : "")
-        << "," << fmt(p->launch_round_trip_samples_us[i], 3) << "\n";
+        << (i < p->launch_start_samples_us.size() ? format_fixed(p->launch_start_samples_us[i], 3)
+                                                  : "")
+        << "," << format_fixed(p->launch_round_trip_samples_us[i], 3) << "\n";
     o.commit();
     files.push_back(f);
   }
@@ -208,12 +192,13 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
   std::ostringstream h;
   const std::string inst = p->timed_instruction.empty() ? "FFMA" : p->timed_instruction;
   h << "<h2 id=\"frontend\">Front end</h2>\n<p>Status: "
-    << detail::html_escape(status_text(p->status)) << "; " << fmt(p->wall_seconds, 1)
-    << " s, of which compiling " << fmt(p->compile_seconds, 1) << " s";
+    << detail::html_escape(detail::status_text(p->status)) << "; "
+    << format_fixed(p->wall_seconds, 1) << " s, of which compiling "
+    << format_fixed(p->compile_seconds, 1) << " s";
   if (p->clock_mhz)
     h << "; SM clock "
       << (p->clock_source == "reported" ? "reported by the driver (not measured) " : "seen ")
-      << fmt(*p->clock_mhz, 0) << " MHz";
+      << format_fixed(*p->clock_mhz, 0) << " MHz";
   h << ".</p>\n";
   if (!p->note.empty()) h << "<p><b>Note:</b> " << detail::html_escape(p->note) << "</p>\n";
 
@@ -221,15 +206,16 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
     << detail::html_escape(inst) << " instructions (" << kIcacheChains
     << " chains); code bytes are the loop's machine code"
     << (p->language == "cuda" ? " (cuobjdump addresses, 16 bytes per instruction)" : "")
-    << ". Status: " << detail::html_escape(status_text(p->icache_status)) << ".</p>\n";
+    << ". Status: " << detail::html_escape(detail::status_text(p->icache_status)) << ".</p>\n";
   if (!p->icache_levels.empty()) {
     h << "<table><tr><th>level</th><th>capacity</th><th>interval</th><th>inst/clk/warp</th>"
          "<th>confidence</th></tr>\n";
     for (const auto& l : p->icache_levels)
       h << "<tr><td>" << detail::html_escape(l.name) << "</td><td>"
-        << bytes_or_dash(l.capacity_bytes) << "</td><td>" << bytes_or_dash(l.capacity_lo_bytes)
-        << ".." << bytes_or_dash(l.capacity_hi_bytes) << "</td><td>" << fmt(l.ipc, 3) << "</td><td>"
-        << fmt(l.confidence, 2) << "</td></tr>\n";
+        << detail::opt_bytes(l.capacity_bytes) << "</td><td>"
+        << detail::opt_bytes(l.capacity_lo_bytes) << ".." << detail::opt_bytes(l.capacity_hi_bytes)
+        << "</td><td>" << format_fixed(l.ipc, 3) << "</td><td>" << format_fixed(l.confidence, 2)
+        << "</td></tr>\n";
     h << "</table>\n";
   }
   if (ctx.charts) {
@@ -270,7 +256,7 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
         const double x = std::ldexp(1.0, k);
         if (x < lo / 2 || x > hi * 2) continue;
         tics += (tics.empty() ? "" : ", ") + detail::gnuplot_quote(detail::axis_bytes_label(x)) +
-                " " + fmt(x, 0);
+                " " + format_fixed(x, 0);
       }
       if (!tics.empty()) g << "set xtics (" << tics << ")\n";
       g << "plot $ipc with linespoints lw 2 pt 7 title 'steady state'";
@@ -287,35 +273,37 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
       << (p->partition_region_bytes ? " (" + format_bytes(p->partition_region_bytes) + ")" : "")
       << ": the same code, or a region of its own per warp.";
     if (p->partition_halving)
-      h << " Two warps on different code run at " << fmt(*p->partition_halving, 2)
+      h << " Two warps on different code run at " << format_fixed(*p->partition_halving, 2)
         << " of one warp's IPC.";
     h << "</p>\n<table><tr><th>warps</th><th>code</th><th>IPC per warp</th><th>status</th></tr>\n";
     for (const auto& q : p->partitions)
       h << "<tr><td>" << q.warps << "</td><td>" << (q.different ? "different" : "same")
-        << "</td><td>" << spread(q.ipc_per_warp, 3) << "</td><td>"
+        << "</td><td>" << detail::median_spread(q.ipc_per_warp, 3) << "</td><td>"
         << detail::html_escape(q.status + " " + q.reason) << "</td></tr>\n";
     h << "</table>\n";
   }
 
   h << "<h3>Launch</h3>\n<p>" << detail::html_escape(p->launch_api) << " of an empty kernel: "
-    << "call " << spread(p->launch_api_us, 2) << " µs (host), host call to kernel start "
-    << spread(p->launch_start_us, 2) << " µs, kernel end to synchronize returning "
-    << spread(p->launch_completion_us, 2) << " µs, launch + synchronize round trip "
-    << spread(p->launch_round_trip_us, 2) << " µs";
+    << "call " << detail::median_spread(p->launch_api_us, 2)
+    << " µs (host), host call to kernel start " << detail::median_spread(p->launch_start_us, 2)
+    << " µs, kernel end to synchronize returning "
+    << detail::median_spread(p->launch_completion_us, 2) << " µs, launch + synchronize round trip "
+    << detail::median_spread(p->launch_round_trip_us, 2) << " µs";
   if (p->sync_uncertainty_us)
-    h << "; host/GPU clock sync within ±" << fmt(*p->sync_uncertainty_us, 2) << " µs";
-  if (p->timer_resolution_ns) h << "; GPU timer step " << fmt(*p->timer_resolution_ns, 0) << " ns";
-  h << ". Status: " << detail::html_escape(status_text(p->launch_status)) << ".</p>\n";
+    h << "; host/GPU clock sync within ±" << format_fixed(*p->sync_uncertainty_us, 2) << " µs";
+  if (p->timer_resolution_ns)
+    h << "; GPU timer step " << format_fixed(*p->timer_resolution_ns, 0) << " ns";
+  h << ". Status: " << detail::html_escape(detail::status_text(p->launch_status)) << ".</p>\n";
   h << "<table><tr><th>back-to-back</th><th>kernels/s (host)</th><th>kernels/s (GPU timer)</th>"
        "<th>status</th></tr>\n";
   for (const auto& [mode, st] : p->rate_status) {
     h << "<tr><td>" << detail::html_escape(mode) << "</td><td>";
     if (auto it = p->rate_kernels_per_s.find(mode); it != p->rate_kernels_per_s.end())
-      h << spread(it->second, 0);
+      h << detail::median_spread(it->second, 0);
     h << "</td><td>";
     if (auto it = p->rate_gpu_kernels_per_s.find(mode); it != p->rate_gpu_kernels_per_s.end())
-      h << fmt(it->second, 0);
-    h << "</td><td>" << detail::html_escape(status_text(st)) << "</td></tr>\n";
+      h << format_fixed(it->second, 0);
+    h << "</td><td>" << detail::html_escape(detail::status_text(st)) << "</td></tr>\n";
   }
   h << "</table>\n";
   if (ctx.charts && !p->launch_round_trip_samples_us.empty()) {
@@ -345,11 +333,11 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
 
   h << "<h3>Block dispatch</h3>\n<p>" << p->dispatch_blocks << " blocks of "
     << p->dispatch_block_threads << " threads, each recording %smid and %globaltimer at its "
-    << "start: " << spread(p->dispatch_blocks_per_us, 1) << " blocks/µs";
+    << "start: " << detail::median_spread(p->dispatch_blocks_per_us, 1) << " blocks/µs";
   if (p->dispatch_first_wave_us)
-    h << "; every SM had started a block after " << fmt(*p->dispatch_first_wave_us, 2)
-      << " µs (median SM " << fmt(p->dispatch_sm_skew_median_us.value_or(0), 2) << " µs)";
-  h << ". Status: " << detail::html_escape(status_text(p->dispatch_status)) << ".</p>\n";
+    h << "; every SM had started a block after " << format_fixed(*p->dispatch_first_wave_us, 2)
+      << " µs (median SM " << format_fixed(p->dispatch_sm_skew_median_us.value_or(0), 2) << " µs)";
+  h << ". Status: " << detail::html_escape(detail::status_text(p->dispatch_status)) << ".</p>\n";
   if (ctx.charts && !p->dispatch_trace.empty()) {
     uint64_t first = UINT64_MAX;
     for (const auto& b : p->dispatch_trace) first = std::min(first, b.start_ns);
@@ -369,7 +357,7 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
 
   h << "<h3>Occupancy, measured</h3>\n<p>Blocks spin ~30 µs each recording %smid, %warpid and "
        "%globaltimer; resident blocks = the most blocks overlapping in time on one SM. Status: "
-    << detail::html_escape(status_text(p->occupancy_status));
+    << detail::html_escape(detail::status_text(p->occupancy_status));
   if (p->max_warps_per_sm) h << "; " << *p->max_warps_per_sm << " warps per SM";
   if (p->max_blocks_per_sm) h << ", " << *p->max_blocks_per_sm << " blocks per SM";
   h << ".</p>\n";

@@ -10,28 +10,15 @@
 #include <sstream>
 
 #include "charts.hpp"
-#include "probe_report.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 
 namespace gd::report {
 
 namespace {
 
 constexpr uint64_t KiB = 1024;
-
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
-std::string status_text(const Status& s) {
-  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
-}
-
-std::string opt_bytes(const std::optional<uint64_t>& b) { return b ? format_bytes(*b) : "-"; }
-std::string opt_cycles(const std::optional<double>& c) { return c ? fmt(*c, 1) : "-"; }
 
 // "224 KiB (224..228 KiB)": the capacity and the first footprint past it.
 std::string capacity_text(const CapacityEstimate& e) {
@@ -40,7 +27,6 @@ std::string capacity_text(const CapacityEstimate& e) {
   if (e.next_bytes) s += " (<" + format_bytes(*e.next_bytes) + ")";
   return s;
 }
-
 
 // "64 B 27.5 MiB (<28 MiB); 128 B ...": each stride's capacity, the total over the curve's
 // warps (the L1 curves have one).
@@ -77,8 +63,9 @@ constexpr const char* kL2EdgeNote =
 
 // "L1 TLB 32 MiB..36 MiB at 300 cycles; L2 TLB ... +100; page walk 900 (+500)".
 std::string tlb_text(const TlbResult& t) {
-  if (!t.status.ok()) return status_text(t.status);
-  if (t.levels.size() == 1) return "flat at " + fmt(t.levels[0].cycles, 0) + " cycles; " + t.note;
+  if (!t.status.ok()) return detail::status_text(t.status);
+  if (t.levels.size() == 1)
+    return "flat at " + format_fixed(t.levels[0].cycles, 0) + " cycles; " + t.note;
   std::string s;
   for (std::size_t i = 0; i < t.levels.size(); ++i) {
     const TlbLevel& l = t.levels[i];
@@ -88,8 +75,8 @@ std::string tlb_text(const TlbResult& t) {
     if (l.reach_lo_bytes && l.reach_hi_bytes)
       s += " reach " + format_bytes(double(*l.reach_lo_bytes)) + ".." +
            format_bytes(double(*l.reach_hi_bytes));
-    s += " at " + fmt(l.cycles, 0) + " cycles";
-    if (l.step_cycles) s += " (+" + fmt(*l.step_cycles, 0) + ")";
+    s += " at " + format_fixed(l.cycles, 0) + " cycles";
+    if (l.step_cycles) s += " (+" + format_fixed(*l.step_cycles, 0) + ")";
   }
   if (!t.note.empty()) s += (s.empty() ? "" : "; ") + t.note;
   return s;
@@ -99,9 +86,10 @@ void csv_curve(std::ostream& o, const std::string& part, const MemCurve& c) {
   for (const auto& p : c.points)
     o << detail::csv_field(part) << "," << detail::csv_field(c.key) << "," << to_string(c.load)
       << "," << c.warps << "," << p.footprint_bytes << ","
-      << (p.cycles ? fmt(p.cycles->median, 3) : "") << "," << (p.cycles ? fmt(p.cycles->q1, 3) : "")
-      << "," << (p.cycles ? fmt(p.cycles->q3, 3) : "") << "," << detail::csv_field(p.status) << ","
-      << detail::csv_field(p.reason) << "\n";
+      << (p.cycles ? format_fixed(p.cycles->median, 3) : "") << ","
+      << (p.cycles ? format_fixed(p.cycles->q1, 3) : "") << ","
+      << (p.cycles ? format_fixed(p.cycles->q3, 3) : "") << "," << detail::csv_field(p.status)
+      << "," << detail::csv_field(p.reason) << "\n";
 }
 
 // Latency curves on one chart: x in bytes (log2), y cycles per hop.
@@ -170,13 +158,14 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
 }  // namespace
 
 void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
-  os << "\nMemory probe: " << status_text(m.status) << ", " << fmt(m.wall_seconds, 1) << " s";
-  if (m.clock_mhz) os << ", SM clock " << fmt(*m.clock_mhz, 0) << " MHz";
+  os << "\nMemory probe: " << detail::status_text(m.status) << ", "
+     << format_fixed(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) os << ", SM clock " << format_fixed(*m.clock_mhz, 0) << " MHz";
   os << "\n";
   // A backend without the probe's kernels: the header line says why, once.
   if (m.status.status == "unsupported") return;
   if (!m.carveouts.empty()) {
-    os << "  L1 by carve-out (" << status_text(m.carveout_status) << ")\n";
+    os << "  L1 by carve-out (" << detail::status_text(m.carveout_status) << ")\n";
     char b[256];
     std::snprintf(b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", "split", "L1 capacity",
                   "cycles", "predicted", "API shared", "read back");
@@ -185,18 +174,19 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
       std::snprintf(
           b, sizeof b, "  %-32s %-22s %10s %12s %12s  %s\n", c.point.label().c_str(),
           capacity_text(c.curve.capacity).c_str(),
-          opt_cycles(c.curve.capacity.plateau_cycles).c_str(),
-          opt_bytes(c.point.predicted_l1_bytes).c_str(), opt_bytes(c.api_shared_bytes).c_str(),
-          c.agreement.empty() ? status_text(c.curve.status).c_str() : c.agreement.c_str());
+          detail::opt_fixed(c.curve.capacity.plateau_cycles, 1).c_str(),
+          detail::opt_bytes(c.point.predicted_l1_bytes).c_str(),
+          detail::opt_bytes(c.api_shared_bytes).c_str(),
+          c.agreement.empty() ? detail::status_text(c.curve.status).c_str() : c.agreement.c_str());
       os << b;
     }
   } else if (!m.carveout_status.ok()) {
-    os << "  carve-out: " << status_text(m.carveout_status) << "\n";
+    os << "  carve-out: " << detail::status_text(m.carveout_status) << "\n";
   }
   for (const auto& p : m.partitions) {
     os << "  " << p.path << " path, warps of one block with disjoint chains: ";
     if (!p.status.ok()) {
-      os << status_text(p.status) << "\n";
+      os << detail::status_text(p.status) << "\n";
       continue;
     }
     for (const auto& c : p.by_warps) os << c.warps << "w " << capacity_text(c.capacity) << "; ";
@@ -204,14 +194,14 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
        << p.verdict.note << ")\n";
   }
   if (m.partitions.empty() && !m.partition_status.ok())
-    os << "  partitions: " << status_text(m.partition_status) << "\n";
+    os << "  partitions: " << detail::status_text(m.partition_status) << "\n";
   for (const auto& g : m.granularity) {
     os << "  " << (g.level == "l1" ? "L1" : "L2") << " fetch granularity: ";
     if (!g.status.ok())
-      os << status_text(g.status);
+      os << detail::status_text(g.status);
     else if (g.estimate.bytes)
-      os << *g.estimate.bytes << " B (" << opt_cycles(g.estimate.hit_cycles) << " -> "
-         << opt_cycles(g.estimate.miss_cycles) << " cycles)";
+      os << *g.estimate.bytes << " B (" << detail::opt_fixed(g.estimate.hit_cycles, 1) << " -> "
+         << detail::opt_fixed(g.estimate.miss_cycles, 1) << " cycles)";
     else
       os << "undetermined: " << g.estimate.note;
     os << "\n";
@@ -222,35 +212,36 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   if (!m.l1_ways.by_stride.empty())
     os << "  L1 associativity (conflict chains): " << ways_text(m.l1_ways) << "\n";
   if (m.granularity.empty() && !m.granularity_status.ok())
-    os << "  fetch granularity: " << status_text(m.granularity_status) << "\n";
+    os << "  fetch granularity: " << detail::status_text(m.granularity_status) << "\n";
   if (!m.l2_line.by_stride.empty()) {
     os << "  L2 line (total capacity over " << m.l2_line.by_stride.front().warps
        << " warps by stride, through L2 only: " << line_capacities(m.l2_line) << "): ";
-    os << (m.l2_line.status.ok() ? line_verdict(m.l2_line) : status_text(m.l2_line.status))
+    os << (m.l2_line.status.ok() ? line_verdict(m.l2_line) : detail::status_text(m.l2_line.status))
        << "\n    (" << kL2EdgeNote << ")\n";
   } else if (!m.l2_line.status.ok()) {
-    os << "  L2 line: " << status_text(m.l2_line.status) << "\n";
+    os << "  L2 line: " << detail::status_text(m.l2_line.status) << "\n";
   }
   if (!m.l2_ways.by_stride.empty())
     os << "  L2 associativity (conflict chains through L2 only): " << ways_text(m.l2_ways)
-       << (m.l2_ways.status.ok() ? "" : "; " + status_text(m.l2_ways.status)) << "\n";
+       << (m.l2_ways.status.ok() ? "" : "; " + detail::status_text(m.l2_ways.status)) << "\n";
   else if (!m.l2_ways.status.ok())
-    os << "  L2 associativity: " << status_text(m.l2_ways.status) << "\n";
+    os << "  L2 associativity: " << detail::status_text(m.l2_ways.status) << "\n";
   if (m.constant) {
     const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
     os << "  constant: L1 " << capacity_text(m.constant->capacity) << " at "
-       << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; next level "
+       << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; next level "
        << (n.capacity_bytes   ? capacity_text(n)
-           : n.plateau_cycles ? ">= " + opt_bytes(m.constant->points.back().footprint_bytes)
+           : n.plateau_cycles ? ">= " + detail::opt_bytes(m.constant->points.back().footprint_bytes)
                               : std::string("-"))
-       << " at " << opt_cycles(n.plateau_cycles) << " cycles\n";
+       << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles\n";
   } else if (!m.constant_status.ok()) {
-    os << "  constant: " << status_text(m.constant_status) << "\n";
+    os << "  constant: " << detail::status_text(m.constant_status) << "\n";
   }
   for (const auto& t : m.tlb)
     os << "  TLB, " << (t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation")
        << ": " << tlb_text(t) << "\n";
-  if (m.tlb.empty() && !m.tlb_status.ok()) os << "  TLB: " << status_text(m.tlb_status) << "\n";
+  if (m.tlb.empty() && !m.tlb_status.ok())
+    os << "  TLB: " << detail::status_text(m.tlb_status) << "\n";
 }
 
 std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path& dir,
@@ -281,14 +272,15 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
   using detail::html_escape;
   std::ostringstream h;
   h << "<h2 id=\"memory\">Memory hierarchy details</h2>\n<p>Status: "
-    << html_escape(status_text(m.status)) << "; " << fmt(m.wall_seconds, 1) << " s";
-  if (m.clock_mhz) h << "; SM clock seen " << fmt(*m.clock_mhz, 0) << " MHz";
+    << html_escape(detail::status_text(m.status)) << "; " << format_fixed(m.wall_seconds, 1)
+    << " s";
+  if (m.clock_mhz) h << "; SM clock seen " << format_fixed(*m.clock_mhz, 0) << " MHz";
   h << ". Every chase's end position is checked against the host's walk of the same chain.</p>\n";
 
   h << "<h3>L1 against the shared-memory carve-out</h3>\n<p>One thread chases a random cycle of "
        "128-byte lines through global memory in a kernel whose carve-out preference is set and "
        "whose block asks for the shared memory that forces the split. Status: "
-    << html_escape(status_text(m.carveout_status)) << ".</p>\n";
+    << html_escape(detail::status_text(m.carveout_status)) << ".</p>\n";
   if (!m.carveouts.empty()) {
     h << "<table><tr><th>split</th><th>preference</th><th>dynamic shared</th><th>L1 capacity</th>"
          "<th>cycles</th><th>predicted L1</th><th>occupancy API</th><th>read back</th></tr>\n";
@@ -297,13 +289,13 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
         << (c.point.percent >= 0 ? std::to_string(c.point.percent) + " %" : "-") << "</td><td>"
         << format_bytes(c.point.dynamic_shared_bytes) << "</td><td>"
         << html_escape(capacity_text(c.curve.capacity)) << "</td><td>"
-        << opt_cycles(c.curve.capacity.plateau_cycles) << "</td><td>"
-        << opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
-        << (c.api_probe_blocks
-                ? std::to_string(*c.api_probe_blocks) + " blocks = " + opt_bytes(c.api_shared_bytes)
-                : "-")
+        << detail::opt_fixed(c.curve.capacity.plateau_cycles, 1) << "</td><td>"
+        << detail::opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
+        << (c.api_probe_blocks ? std::to_string(*c.api_probe_blocks) +
+                                     " blocks = " + detail::opt_bytes(c.api_shared_bytes)
+                               : "-")
         << "</td><td>"
-        << html_escape(c.agreement.empty() ? status_text(c.curve.status) : c.agreement)
+        << html_escape(c.agreement.empty() ? detail::status_text(c.curve.status) : c.agreement)
         << "</td></tr>\n";
     h << "</table>\n";
     std::vector<std::pair<std::string, const MemCurve*>> curves;
@@ -315,18 +307,18 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
   h << "<h3>Caches private to a scheduler partition?</h3>\n<p>1 to 4 warps of one block, each "
        "chasing its own chain (footprint per warp on the x axis). A cache per SM shows each warp "
        "1/n of it; a cache per partition keeps each warp's capacity. Status: "
-    << html_escape(status_text(m.partition_status)) << ".</p>\n";
+    << html_escape(detail::status_text(m.partition_status)) << ".</p>\n";
   for (const auto& p : m.partitions) {
     h << "<p><b>" << html_escape(p.path) << "</b>: ";
     if (!p.status.ok()) {
-      h << html_escape(status_text(p.status)) << "</p>\n";
+      h << html_escape(detail::status_text(p.status)) << "</p>\n";
       continue;
     }
     for (std::size_t i = 0; i < p.by_warps.size(); ++i) {
       h << p.by_warps[i].warps << " warps: " << html_escape(capacity_text(p.by_warps[i].capacity))
         << " per warp";
       if (i < p.verdict.total_ratio.size() && p.verdict.total_ratio[i])
-        h << " (total x" << fmt(*p.verdict.total_ratio[i], 2) << ")";
+        h << " (total x" << format_fixed(*p.verdict.total_ratio[i], 2) << ")";
       h << "; ";
     }
     h << "verdict: <b>"
@@ -342,11 +334,11 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
        "sector misses, so the latency per load rises with the stride until the stride reaches the "
        "bytes fetched per miss. L1: cached loads after a 512 KiB warm-up; L2: loads that bypass "
        "L1, after L2 was flushed. Status: "
-    << html_escape(status_text(m.granularity_status)) << ".</p>\n<ul>\n";
+    << html_escape(detail::status_text(m.granularity_status)) << ".</p>\n<ul>\n";
   for (const auto& g : m.granularity) {
     h << "<li>" << (g.level == "l1" ? "L1" : "L2") << ": ";
     if (!g.status.ok())
-      h << html_escape(status_text(g.status));
+      h << html_escape(detail::status_text(g.status));
     else if (g.estimate.bytes)
       h << *g.estimate.bytes << " bytes (" << html_escape(g.curve.instruction) << ")";
     else
@@ -405,7 +397,7 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
          "strides of 64, 128 and 256 bytes; the capacity is the total over the warps. As for the "
          "L1, it stays while the stride is within a line and doubles with each doubling past it. "
       << html_escape(std::string(kL2EdgeNote))
-      << ". Status: " << html_escape(status_text(m.l2_line.status)) << ".";
+      << ". Status: " << html_escape(detail::status_text(m.l2_line.status)) << ".";
     if (!m.l2_line.by_stride.empty())
       h << " Capacity by stride: " << html_escape(line_capacities(m.l2_line)) << "; line: <b>"
         << html_escape(line_verdict(m.l2_line)) << "</b>.";
@@ -420,7 +412,7 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
     h << "<p>Associativity: N lines a fixed distance apart through L2 only, one warp; with a plain "
          "set index they share one set and stay hits while N is at most the ways. A hashed slice "
          "and set index (NVIDIA's L2) shows no step. Status: "
-      << html_escape(status_text(m.l2_ways.status)) << ".";
+      << html_escape(detail::status_text(m.l2_ways.status)) << ".";
     if (!m.l2_ways.by_stride.empty()) h << " " << html_escape(ways_text(m.l2_ways));
     h << "</p>\n";
     if (!m.l2_ways.by_stride.empty()) {
@@ -432,18 +424,19 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
     }
   }
 
-  h << "<h3>Constant memory</h3>\n<p>Status: " << html_escape(status_text(m.constant_status))
-    << ".";
+  h << "<h3>Constant memory</h3>\n<p>Status: "
+    << html_escape(detail::status_text(m.constant_status)) << ".";
   if (m.constant) {
     const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
     h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
-      << opt_cycles(m.constant->capacity.plateau_cycles) << " cycles; the next level "
-      << html_escape(n.capacity_bytes   ? capacity_text(n)
-                     : n.plateau_cycles ? "holds at least " +
-                                              opt_bytes(m.constant->points.back().footprint_bytes) +
-                                              " (no step to the bank's end)"
-                                        : std::string("-"))
-      << " at " << opt_cycles(n.plateau_cycles) << " cycles.</p>\n";
+      << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; the next level "
+      << html_escape(n.capacity_bytes ? capacity_text(n)
+                     : n.plateau_cycles
+                         ? "holds at least " +
+                               detail::opt_bytes(m.constant->points.back().footprint_bytes) +
+                               " (no step to the bank's end)"
+                         : std::string("-"))
+      << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles.</p>\n";
     h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
                {{"LDC", &*m.constant}});
   } else {
@@ -454,7 +447,7 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
        "only (every line fits the L2, so a rise is address translation, not data), over memory "
        "mapped from separate 2 MiB physical chunks (no translation can cover two), and over one "
        "ordinary allocation beside it, whose pages the driver chooses. Status: "
-    << html_escape(status_text(m.tlb_status)) << ".</p>\n<ul>\n";
+    << html_escape(detail::status_text(m.tlb_status)) << ".</p>\n<ul>\n";
   std::vector<std::pair<std::string, const MemCurve*>> tlb_curves;
   for (const auto& t : m.tlb) {
     const std::string label =

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -90,6 +91,47 @@ TEST(Format, CsvFieldQuotesAndDefusesFormulas) {
   EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
   EXPECT_EQ(csv_field("say \"hi\"\n"), "\"say \"\"hi\"\"\n\"");
   EXPECT_EQ(csv_field("=1+2"), "'=1+2");
+}
+
+TEST(Format, ScriptNumKeepsEveryDigitAndMarksNaN) {
+  EXPECT_EQ(script_num(0.1), "0.1");
+  EXPECT_EQ(script_num(1.0 / 3), "0.333333333");
+  EXPECT_EQ(script_num(std::nan("")), "NaN");
+  EXPECT_EQ(script_num(HUGE_VAL), "NaN");
+}
+
+TEST(Format, NumbersPrintADashWhereAbsent) {
+  EXPECT_EQ(opt_fixed(12.345, 1), "12.3");
+  EXPECT_EQ(opt_fixed(std::nullopt, 1), "-");
+  EXPECT_EQ(opt_fixed(std::nan(""), 1), "-");
+  EXPECT_EQ(opt_bytes(uint64_t{3} << 20), "3 MiB");
+  EXPECT_EQ(opt_bytes(std::nullopt), "-");
+  EXPECT_EQ(mhz(1980.4), "1980 MHz");
+  EXPECT_EQ(mhz(std::nullopt), "-");
+}
+
+TEST(Format, MedianSpreadShowsHalfTheIqrAndUnstable) {
+  EXPECT_EQ(median_spread(std::nullopt, 2), "-");
+  gd::Summary one;
+  one.n = 1;
+  one.median = one.q1 = one.q3 = 4;
+  EXPECT_EQ(median_spread(one, 2), "4.00");  // one sample: no spread to state
+  gd::Summary tight = one;
+  tight.n = 5;
+  tight.q1 = 99;
+  tight.median = 100;
+  tight.q3 = 103;
+  EXPECT_EQ(median_spread(tight, 1), "100.0 ±2.0%");
+  gd::Summary wide = tight;
+  wide.q1 = 80;
+  wide.q3 = 120;  // IQR 40 % of the median
+  EXPECT_EQ(median_spread(wide, 0), "100 ±20.0% UNSTABLE");
+}
+
+TEST(Format, StatusTextIsOkOrStatusAndReason) {
+  EXPECT_EQ(status_text(gd::Status{}), "ok");
+  EXPECT_EQ(status_text(gd::Status{"unsupported", ""}), "unsupported");
+  EXPECT_EQ(status_text(gd::Status{"error", "out of memory"}), "error: out of memory");
 }
 
 TEST(Output, WritesWholeFilesAndReplacesRegularOnes) {
