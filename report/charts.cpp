@@ -488,4 +488,9 @@ std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
   return html;
 }
 
+std::string titled_chart(const detail::ChartSpec& spec, SectionContext& ctx) {
+  const std::string fig = section_chart(spec, ctx);
+  return fig.empty() ? std::string() : "<h4>" + detail::html_escape(spec.title) + "</h4>\n" + fig;
+}
+
 }  // namespace gd::report

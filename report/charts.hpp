@@ -86,6 +86,8 @@ struct SectionContext;  // sections.hpp
 // context has no charts (the page says once why).
 std::string section_chart(const detail::ChartSpec& spec, SectionContext& ctx,
                           const std::string& caption = "");
+// section_chart under an <h4> heading of the chart's title; "" where it gives "".
+std::string titled_chart(const detail::ChartSpec& spec, SectionContext& ctx);
 // Bandwidth curves (GB/s) against footprint on one chart, log2 x axis (probes/bandwidth/report.cpp;
 // the host memory section draws its curves with it too).
 std::optional<detail::ChartSpec> bandwidth_curves_chart(

@@ -54,6 +54,90 @@ std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
   return n;
 }
 
+// The ILP x occupancy sweep as a table: a row per op and ILP, a column per warps/SM.
+void print_ilp_grid(std::ostream& os, const std::vector<ComputeFigure>& sweep) {
+  char line[512];
+  os << "\nILP x occupancy: thread-instructions/clk/SM (rows: op, ILP; columns: warps/SM)\n";
+  std::map<std::pair<std::string, int>, std::map<int, double>> grid;
+  std::vector<std::pair<std::string, int>> order;
+  std::vector<int> warps;
+  for (const auto& f : sweep) {
+    auto key = std::make_pair(f.label, f.ilp);
+    if (!grid.count(key)) order.push_back(key);
+    if (f.ops_per_clk_sm) grid[key][f.warps_per_sm] = f.ops_per_clk_sm->median;
+    if (std::find(warps.begin(), warps.end(), f.warps_per_sm) == warps.end())
+      warps.push_back(f.warps_per_sm);
+  }
+  std::sort(warps.begin(), warps.end());
+  os << "  " << std::string(30, ' ');
+  for (int w : warps) {
+    std::snprintf(line, sizeof line, "%7d", w);
+    os << line;
+  }
+  os << "\n";
+  for (const auto& key : order) {
+    std::snprintf(line, sizeof line, "  %-24s ILP %d", key.first.substr(0, 24).c_str(), key.second);
+    os << line;
+    for (int w : warps) {
+      auto it = grid[key].find(w);
+      std::snprintf(line, sizeof line, "%7s",
+                    it == grid[key].end() ? "-" : format_fixed(it->second, 1).c_str());
+      os << line;
+    }
+    os << "\n";
+  }
+}
+
+// Every opcode of the timed loop, or the instruction where no machine code was read
+// (Vulkan: the SPIR-V op).
+std::string opcodes_text(const ComputeFigure& f) {
+  std::string ops;
+  for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
+  return ops.empty() ? f.instruction : ops;
+}
+
+// One swept op's chart: throughput against warps per SM, a line per ILP (`by_ilp`).
+detail::ChartSpec sweep_chart(const std::vector<ComputeFigure>& sweep, const std::string& op,
+                              const std::map<int, std::vector<std::pair<int, double>>>& by_ilp) {
+  detail::ChartSpec spec;
+  spec.name = "compute_sweep_" + op;
+  for (auto& ch : spec.name)
+    if (ch == '.') ch = '_';
+  spec.name = detail::file_stem(spec.name);  // the op comes from the file
+  spec.title = op + ": thread-instructions/clk/SM against warps/SM";
+  std::ostringstream s;
+  for (const auto& [ilp, pts] : by_ilp) {
+    s << "$ilp" << ilp << " << EOD\n";
+    for (const auto& [w, v] : pts) s << w << " " << v << "\n";
+    s << "EOD\n";
+  }
+  // The PNG stands alone (no HTML heading beside it): title, peak line, key clear of
+  // the curves (they rise to the left, so the key goes bottom right).
+  std::optional<double> peak;
+  for (const auto& f : sweep)
+    if (f.op == op && f.peak_per_clk_sm) peak = f.peak_per_clk_sm;
+  s << "set title " << detail::gnuplot_quote(op + ": thread-instructions/clk/SM (ILP x warps/SM)")
+    << "\n"
+    << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
+       "set grid\nset logscale x 2\nset yrange [0:"
+    << (peak ? format_fixed(*peak * 1.1, 0) : std::string("*")) << "]\n";
+  if (peak)
+    s << "set arrow from graph 0, first " << format_fixed(*peak, 1) << " to graph 1, first "
+      << format_fixed(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak "
+      << format_fixed(*peak, 0) << "' at graph 0.02, first " << format_fixed(*peak * 1.03, 1)
+      << " tc rgb 'red'\n";
+  s << "plot ";
+  bool first = true;
+  for (const auto& [ilp, pts] : by_ilp) {
+    s << (first ? "" : ", ") << "$ilp" << ilp << " with linespoints lw 2 pt " << (ilp + 3)
+      << " title 'ILP " << ilp << "'";
+    first = false;
+  }
+  s << "\n";
+  spec.script = s.str();
+  return spec;
+}
+
 }  // namespace
 
 void print_compute_summary(std::ostream& os, const RunResult& r) {
@@ -111,38 +195,7 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
          << "  ";
     os << "\n";
   }
-  if (!c.sweep.empty()) {
-    os << "\nILP x occupancy: thread-instructions/clk/SM (rows: op, ILP; columns: warps/SM)\n";
-    std::map<std::pair<std::string, int>, std::map<int, double>> grid;
-    std::vector<std::pair<std::string, int>> order;
-    std::vector<int> warps;
-    for (const auto& f : c.sweep) {
-      auto key = std::make_pair(f.label, f.ilp);
-      if (!grid.count(key)) order.push_back(key);
-      if (f.ops_per_clk_sm) grid[key][f.warps_per_sm] = f.ops_per_clk_sm->median;
-      if (std::find(warps.begin(), warps.end(), f.warps_per_sm) == warps.end())
-        warps.push_back(f.warps_per_sm);
-    }
-    std::sort(warps.begin(), warps.end());
-    os << "  " << std::string(30, ' ');
-    for (int w : warps) {
-      std::snprintf(line, sizeof line, "%7d", w);
-      os << line;
-    }
-    os << "\n";
-    for (const auto& key : order) {
-      std::snprintf(line, sizeof line, "  %-24s ILP %d", key.first.substr(0, 24).c_str(),
-                    key.second);
-      os << line;
-      for (int w : warps) {
-        auto it = grid[key].find(w);
-        std::snprintf(line, sizeof line, "%7s",
-                      it == grid[key].end() ? "-" : format_fixed(it->second, 1).c_str());
-        os << line;
-      }
-      os << "\n";
-    }
-  }
+  if (!c.sweep.empty()) print_ilp_grid(os, c.sweep);
 }
 
 std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path& dir,
@@ -204,9 +257,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
          "(median ± IQR/2)</th><th>% of peak</th><th>GPU-wide</th><th>latency (clk)</th>"
          "<th>note</th></tr>\n";
     for (const auto& f : c.table) {
-      std::string ops;
-      for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
-      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
+      const std::string ops = opcodes_text(f);
       h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>" << detail::html_escape(ops)
         << "</td><td>" << detail::median_spread(f.ops_per_clk_sm, 2) << "</td><td>"
         << (f.fraction_of_peak ? format_fixed(100 * *f.fraction_of_peak, 1) : "-") << "</td><td>"
@@ -222,9 +273,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     h << "<h3>Mixed issue</h3>\n<table><tr><th>pair</th><th>first /clk/SM</th><th>second "
          "/clk/SM</th><th>opcodes</th></tr>\n";
     for (const auto& f : c.mixed) {
-      std::string ops;
-      for (const auto& s : f.opcodes) ops += (ops.empty() ? "" : ", ") + s;
-      if (ops.empty()) ops = f.instruction;  // Vulkan: the SPIR-V op, no machine code read
+      const std::string ops = opcodes_text(f);
       h << "<tr><td>" << detail::html_escape(f.label) << "</td><td>"
         << detail::median_spread(f.ops_per_clk_sm, 1) << "</td><td>"
         << detail::median_spread(f.mix_ops_per_clk_sm, 1) << "</td><td>" << detail::html_escape(ops)
@@ -243,44 +292,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
     }
     h << "<h3>ILP x occupancy</h3>\n";
     for (const auto& op : order) {
-      detail::ChartSpec spec;
-      spec.name = "compute_sweep_" + op;
-      for (auto& ch : spec.name)
-        if (ch == '.') ch = '_';
-      spec.name = detail::file_stem(spec.name);  // the op comes from the file
-      spec.title = op + ": thread-instructions/clk/SM against warps/SM";
-      std::ostringstream s;
-      for (const auto& [ilp, pts] : by_op[op]) {
-        s << "$ilp" << ilp << " << EOD\n";
-        for (const auto& [w, v] : pts) s << w << " " << v << "\n";
-        s << "EOD\n";
-      }
-      // The PNG stands alone (no HTML heading beside it): title, peak line, key clear of
-      // the curves (they rise to the left, so the key goes bottom right).
-      std::optional<double> peak;
-      for (const auto& f : c.sweep)
-        if (f.op == op && f.peak_per_clk_sm) peak = f.peak_per_clk_sm;
-      s << "set title "
-        << detail::gnuplot_quote(op + ": thread-instructions/clk/SM (ILP x warps/SM)") << "\n"
-        << "set xlabel 'warps per SM'\nset ylabel 'ops/clk/SM'\nset key right bottom box opaque\n"
-           "set grid\nset logscale x 2\nset yrange [0:"
-        << (peak ? format_fixed(*peak * 1.1, 0) : std::string("*")) << "]\n";
-      if (peak)
-        s << "set arrow from graph 0, first " << format_fixed(*peak, 1) << " to graph 1, first "
-          << format_fixed(*peak, 1) << " nohead dashtype 2 lc rgb 'red'\nset label 'peak "
-          << format_fixed(*peak, 0) << "' at graph 0.02, first " << format_fixed(*peak * 1.03, 1)
-          << " tc rgb 'red'\n";
-      s << "plot ";
-      bool first = true;
-      for (const auto& [ilp, pts] : by_op[op]) {
-        s << (first ? "" : ", ") << "$ilp" << ilp << " with linespoints lw 2 pt " << (ilp + 3)
-          << " title 'ILP " << ilp << "'";
-        first = false;
-      }
-      s << "\n";
-      spec.script = s.str();
-      if (const std::string fig = section_chart(spec, ctx); !fig.empty())
-        h << "<h4>" << detail::html_escape(spec.title) << "</h4>\n" << fig;
+      h << titled_chart(sweep_chart(c.sweep, op, by_op[op]), ctx);
     }
   }
   return h.str();

@@ -1,5 +1,4 @@
 // The links probe's report pieces: terminal summary, CSV files, HTML section.
-#include "bandwidth/bandwidth.hpp"
 #include "links/report.hpp"
 
 #include <algorithm>
@@ -9,16 +8,19 @@
 #include <ostream>
 #include <sstream>
 
+#include "bandwidth/bandwidth.hpp"
 #include "charts.hpp"
-#include "probe_report.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 
 namespace gd::report {
 
 namespace {
 
-std::string status_text(const Status& s) {
+// "error (why)": the links section's own form, with the status even where it is ok
+// (detail::status_text writes "ok" or "status: reason").
+std::string status_paren(const Status& s) {
   return s.status + (s.reason.empty() ? "" : " (" + s.reason + ")");
 }
 
@@ -89,11 +91,107 @@ std::string format_links_matrix(const std::vector<double>& m, int n, int decimal
   return o.str();
 }
 
+namespace {
+
+using detail::html_escape;
+
+// A row per message size (the union of every collective's), a column group per collective:
+// time, algorithm and bus bandwidth.
+void print_nccl_table(std::ostream& os, const NcclResult& nccl) {
+  if (nccl.collectives.empty()) return;
+  os << "  " << std::setw(12) << "size (B)";
+  for (const auto& [name, c] : nccl.collectives) os << "  " << std::setw(26) << name;
+  os << "\n  " << std::setw(12) << "";
+  for (std::size_t i = 0; i < nccl.collectives.size(); ++i)
+    os << "  " << std::setw(10) << "time us" << std::setw(8) << "algbw" << std::setw(8) << "busbw";
+  os << "\n";
+  // Rows by size, over the union of every collective's sizes.
+  std::map<uint64_t, int> rows;
+  for (const auto& [name, c] : nccl.collectives)
+    for (const CollectivePoint& p : c.points) rows[p.bytes] = 0;
+  for (const auto& [bytes, unused] : rows) {
+    os << "  " << std::setw(12) << bytes;
+    for (const auto& [name, c] : nccl.collectives) {
+      const CollectivePoint* hit = nullptr;
+      for (const CollectivePoint& p : c.points)
+        if (p.bytes == bytes) hit = &p;
+      if (hit && hit->time_us)
+        os << "  " << std::setw(10) << format_fixed(hit->time_us->median, 1) << std::setw(8)
+           << format_fixed(hit->algbw_gbps->median, 1) << std::setw(8)
+           << format_fixed(hit->busbw_gbps->median, 1);
+      else
+        os << "  " << std::setw(26) << (hit ? hit->status : "-");
+    }
+    os << "\n";
+  }
+}
+
+// A chart per GPU pair: bandwidth against transfer size, a line per transfer kind.
+void p2p_charts(std::ostringstream& o, const LinksProbeResult& r, SectionContext& ctx) {
+  for (const LinkPair& p : r.pairs) {
+    std::vector<std::pair<std::string, const BandwidthCurve*>> curves;
+    for (const auto& [key, c] : p.curves) curves.emplace_back(key, &c);
+    if (curves.empty()) continue;
+    const std::string name = "links_p2p_" + std::to_string(p.src) + "_" + std::to_string(p.dst);
+    if (auto spec = bandwidth_curves_chart(name,
+                                           "GPU " + std::to_string(p.src) + " -> GPU " +
+                                               std::to_string(p.dst) + " by transfer size",
+                                           curves, "transfer size (bytes)"))
+      o << section_chart(*spec, ctx);
+  }
+}
+
+// Peer to peer: a bandwidth matrix per transfer kind, a chart per pair, the latencies.
+void p2p_html(std::ostringstream& o, const LinksProbeResult& r, SectionContext& ctx) {
+  o << "<h3>Peer to peer</h3>\n<p>" << html_escape(status_paren(r.p2p)) << "</p>\n";
+  for (const auto& [key, title] : curve_titles()) {
+    const auto m = links_matrix(r, key);
+    bool any = false;
+    for (double v : m) any = any || !std::isnan(v);
+    if (!any) continue;
+    o << "<p>" << html_escape(title) << ", GB/s</p>\n<table>\n<tr><th>src \\ dst</th>";
+    for (int d = 0; d < r.gpus; ++d) o << "<th>" << d << "</th>";
+    o << "</tr>\n";
+    for (int s = 0; s < r.gpus; ++s) {
+      o << "<tr><th>" << s << "</th>";
+      for (int d = 0; d < r.gpus; ++d) {
+        const double v = m[std::size_t(s) * r.gpus + d];
+        o << "<td class=\"n\">" << (std::isnan(v) ? "-" : format_fixed(v, 1)) << "</td>";
+      }
+      o << "</tr>\n";
+    }
+    o << "</table>\n";
+  }
+  if (ctx.charts) p2p_charts(o, r, ctx);
+  for (const LinkPair& p : r.pairs)
+    for (const auto& [key, c] : p.curves)
+      if (!c.note.empty())
+        o << "<p>GPU " << p.src << " -> GPU " << p.dst << ", " << html_escape(key) << ": "
+          << html_escape(c.note) << "</p>\n";
+  bool any_latency = false;
+  for (const LinkPair& p : r.pairs) any_latency = any_latency || p.chase.ns || p.ping_pong.ns;
+  if (any_latency) {
+    o << "<table>\n<tr><th>src</th><th>dst</th><th>chase ns (dst reads src)</th><th>chase "
+         "cycles</th><th>ping-pong ns</th></tr>\n";
+    for (const LinkPair& p : r.pairs)
+      o << "<tr><td>" << p.src << "</td><td>" << p.dst << "</td><td class=\"n\">"
+        << (p.chase.ns ? format_fixed(p.chase.ns->median, 0) : "-") << "</td><td class=\"n\">"
+        << (p.chase.cycles ? format_fixed(p.chase.cycles->median, 0) : "-")
+        << "</td><td class=\"n\">"
+        << (p.ping_pong.ns ? format_fixed(p.ping_pong.ns->median, 0) : "-") << "</td></tr>\n";
+    o << "</table>\n";
+    for (const LinkPair& p : r.pairs)
+      if (!p.chase.by_sm.empty()) o << "<p>" << html_escape(by_sm_line(p)) << "</p>\n";
+  }
+}
+
+}  // namespace
+
 void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
   os << "\nLinks (" << r.gpus << " GPU" << (r.gpus == 1 ? "" : "s")
-     << "): " << status_text(r.status) << ", " << format_fixed(r.wall_seconds, 1) << " s\n";
+     << "): " << status_paren(r.status) << ", " << format_fixed(r.wall_seconds, 1) << " s\n";
   if (r.gpus == 0) return;  // no backend kernels or no GPU: the line above says why
-  if (!r.topology.nvml.ok()) os << "  topology: NVML " << status_text(r.topology.nvml) << "\n";
+  if (!r.topology.nvml.ok()) os << "  topology: NVML " << status_paren(r.topology.nvml) << "\n";
   for (const LinkGpu& g : r.topology.gpus) {
     os << "  GPU " << g.index << " " << g.name << " " << g.pci_bus_id;
     if (g.pcie_gen_max || g.pcie_gen_current)
@@ -106,7 +204,7 @@ void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
   for (const PairTopology& p : r.topology.pairs)
     if (p.a < p.b) os << "  " << topology_line(r.topology, p) << "\n";
 
-  os << "  peer to peer: " << status_text(r.p2p) << "\n";
+  os << "  peer to peer: " << status_paren(r.p2p) << "\n";
   if (!r.pairs.empty()) {
     for (const auto& [key, title] : curve_titles()) {
       const auto m = links_matrix(r, key);
@@ -127,10 +225,10 @@ void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
     os << "  flag ping-pong, round trip / 2 (row: starter), ns:\n" << latency_matrix(r, false);
     for (const LinkPair& p : r.pairs)
       if (!p.status.ok())
-        os << "  GPU " << p.src << " -> GPU " << p.dst << ": " << status_text(p.status) << "\n";
+        os << "  GPU " << p.src << " -> GPU " << p.dst << ": " << status_paren(p.status) << "\n";
   }
 
-  os << "  host links (pinned): " << status_text(r.host.status) << "\n";
+  os << "  host links (pinned): " << status_paren(r.host.status) << "\n";
   for (const auto& [key, c] : r.host.all)
     if (const BandwidthPoint* pt = largest_ok_point(c))
       os << "    all GPUs " << std::setw(4) << key << "  " << std::setw(8)
@@ -140,38 +238,11 @@ void print_links_summary(std::ostream& os, const LinksProbeResult& r) {
       os << "    GPU " << std::setw(8) << key << "  " << std::setw(8)
          << format_fixed(pt->gbps->median, 1) << " GB/s  (alone)\n";
 
-  os << "  NCCL collectives: " << status_text(r.nccl.status);
+  os << "  NCCL collectives: " << status_paren(r.nccl.status);
   if (!r.nccl.library.empty()) os << ", " << r.nccl.library;
   for (const auto& [k, v] : r.nccl.environment) os << ", " << k << "=" << v;
   os << "\n";
-  if (!r.nccl.collectives.empty()) {
-    os << "  " << std::setw(12) << "size (B)";
-    for (const auto& [name, c] : r.nccl.collectives) os << "  " << std::setw(26) << name;
-    os << "\n  " << std::setw(12) << "";
-    for (std::size_t i = 0; i < r.nccl.collectives.size(); ++i)
-      os << "  " << std::setw(10) << "time us" << std::setw(8) << "algbw" << std::setw(8)
-         << "busbw";
-    os << "\n";
-    // Rows by size, over the union of every collective's sizes.
-    std::map<uint64_t, int> rows;
-    for (const auto& [name, c] : r.nccl.collectives)
-      for (const CollectivePoint& p : c.points) rows[p.bytes] = 0;
-    for (const auto& [bytes, unused] : rows) {
-      os << "  " << std::setw(12) << bytes;
-      for (const auto& [name, c] : r.nccl.collectives) {
-        const CollectivePoint* hit = nullptr;
-        for (const CollectivePoint& p : c.points)
-          if (p.bytes == bytes) hit = &p;
-        if (hit && hit->time_us)
-          os << "  " << std::setw(10) << format_fixed(hit->time_us->median, 1) << std::setw(8)
-             << format_fixed(hit->algbw_gbps->median, 1) << std::setw(8)
-             << format_fixed(hit->busbw_gbps->median, 1);
-        else
-          os << "  " << std::setw(26) << (hit ? hit->status : "-");
-      }
-      os << "\n";
-    }
-  }
+  print_nccl_table(os, r.nccl);
 }
 
 std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& dir,
@@ -247,14 +318,13 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
 }
 
 std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
-  using detail::html_escape;
   std::ostringstream o;
   o << "<h2 id=\"links\">Links between GPUs, to the host, and NCCL collectives</h2>\n<p>" << r.gpus
-    << " GPU" << (r.gpus == 1 ? "" : "s") << ". Status " << html_escape(status_text(r.status))
+    << " GPU" << (r.gpus == 1 ? "" : "s") << ". Status " << html_escape(status_paren(r.status))
     << ", " << format_fixed(r.wall_seconds, 1)
     << " s. A matrix cell (src, dst) is data moving from src's memory to dst; read is issued "
        "by dst, write by src; each cell is the median of its repeats at the largest size.</p>\n";
-  o << "<h3>Topology</h3>\n<p>NVML: " << html_escape(status_text(r.topology.nvml)) << "</p>\n";
+  o << "<h3>Topology</h3>\n<p>NVML: " << html_escape(status_paren(r.topology.nvml)) << "</p>\n";
   if (!r.topology.pairs.empty()) {
     o << "<table>\n<tr><th>pair</th><th>link</th><th>limit GB/s per direction</th>"
          "<th>basis</th></tr>\n";
@@ -266,58 +336,8 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
           << "</td><td>" << html_escape(p.limit_basis) << "</td></tr>\n";
     o << "</table>\n";
   }
-  o << "<h3>Peer to peer</h3>\n<p>" << html_escape(status_text(r.p2p)) << "</p>\n";
-  for (const auto& [key, title] : curve_titles()) {
-    const auto m = links_matrix(r, key);
-    bool any = false;
-    for (double v : m) any = any || !std::isnan(v);
-    if (!any) continue;
-    o << "<p>" << html_escape(title) << ", GB/s</p>\n<table>\n<tr><th>src \\ dst</th>";
-    for (int d = 0; d < r.gpus; ++d) o << "<th>" << d << "</th>";
-    o << "</tr>\n";
-    for (int s = 0; s < r.gpus; ++s) {
-      o << "<tr><th>" << s << "</th>";
-      for (int d = 0; d < r.gpus; ++d) {
-        const double v = m[std::size_t(s) * r.gpus + d];
-        o << "<td class=\"n\">" << (std::isnan(v) ? "-" : format_fixed(v, 1)) << "</td>";
-      }
-      o << "</tr>\n";
-    }
-    o << "</table>\n";
-  }
-  if (ctx.charts)
-    for (const LinkPair& p : r.pairs) {
-      std::vector<std::pair<std::string, const BandwidthCurve*>> curves;
-      for (const auto& [key, c] : p.curves) curves.emplace_back(key, &c);
-      if (curves.empty()) continue;
-      const std::string name = "links_p2p_" + std::to_string(p.src) + "_" + std::to_string(p.dst);
-      if (auto spec = bandwidth_curves_chart(name,
-                                             "GPU " + std::to_string(p.src) + " -> GPU " +
-                                                 std::to_string(p.dst) + " by transfer size",
-                                             curves, "transfer size (bytes)"))
-        o << section_chart(*spec, ctx);
-    }
-  for (const LinkPair& p : r.pairs)
-    for (const auto& [key, c] : p.curves)
-      if (!c.note.empty())
-        o << "<p>GPU " << p.src << " -> GPU " << p.dst << ", " << html_escape(key) << ": "
-          << html_escape(c.note) << "</p>\n";
-  bool any_latency = false;
-  for (const LinkPair& p : r.pairs) any_latency = any_latency || p.chase.ns || p.ping_pong.ns;
-  if (any_latency) {
-    o << "<table>\n<tr><th>src</th><th>dst</th><th>chase ns (dst reads src)</th><th>chase "
-         "cycles</th><th>ping-pong ns</th></tr>\n";
-    for (const LinkPair& p : r.pairs)
-      o << "<tr><td>" << p.src << "</td><td>" << p.dst << "</td><td class=\"n\">"
-        << (p.chase.ns ? format_fixed(p.chase.ns->median, 0) : "-") << "</td><td class=\"n\">"
-        << (p.chase.cycles ? format_fixed(p.chase.cycles->median, 0) : "-")
-        << "</td><td class=\"n\">"
-        << (p.ping_pong.ns ? format_fixed(p.ping_pong.ns->median, 0) : "-") << "</td></tr>\n";
-    o << "</table>\n";
-    for (const LinkPair& p : r.pairs)
-      if (!p.chase.by_sm.empty()) o << "<p>" << html_escape(by_sm_line(p)) << "</p>\n";
-  }
-  o << "<h3>Host links</h3>\n<p>" << html_escape(status_text(r.host.status)) << "</p>\n";
+  p2p_html(o, r, ctx);
+  o << "<h3>Host links</h3>\n<p>" << html_escape(status_paren(r.host.status)) << "</p>\n";
   if (ctx.charts) {
     std::vector<std::pair<std::string, const BandwidthCurve*>> curves;
     for (const auto& [key, c] : r.host.all) curves.emplace_back("all " + key, &c);
@@ -327,7 +347,7 @@ std::string links_html_section(const LinksProbeResult& r, SectionContext& ctx) {
                                              "transfer size (bytes)"))
         o << section_chart(*spec, ctx);
   }
-  o << "<h3>NCCL collectives</h3>\n<p>" << html_escape(status_text(r.nccl.status))
+  o << "<h3>NCCL collectives</h3>\n<p>" << html_escape(status_paren(r.nccl.status))
     << (r.nccl.library.empty() ? "" : ", " + html_escape(r.nccl.library));
   for (const auto& [k, v] : r.nccl.environment) o << ", " << html_escape(k + "=" + v);
   o << ". Bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md).</p>\n";

@@ -151,19 +151,13 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
   spec.name = name;
   spec.title = title;
   spec.script = g.str();
-  const std::string fig = section_chart(spec, ctx);
-  return fig.empty() ? std::string() : "<h4>" + detail::html_escape(title) + "</h4>\n" + fig;
+  return titled_chart(spec, ctx);
 }
 
-}  // namespace
+using detail::html_escape;
 
-void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
-  os << "\nMemory probe: " << detail::status_text(m.status) << ", "
-     << format_fixed(m.wall_seconds, 1) << " s";
-  if (m.clock_mhz) os << ", SM clock " << format_fixed(*m.clock_mhz, 0) << " MHz";
-  os << "\n";
-  // A backend without the probe's kernels: the header line says why, once.
-  if (m.status.status == "unsupported") return;
+// The L1 capacity under each carve-out split, as a table, or why there is none.
+void print_carveouts(std::ostream& os, const MemoryProbeResult& m) {
   if (!m.carveouts.empty()) {
     os << "  L1 by carve-out (" << detail::status_text(m.carveout_status) << ")\n";
     char b[256];
@@ -183,6 +177,221 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   } else if (!m.carveout_status.ok()) {
     os << "  carve-out: " << detail::status_text(m.carveout_status) << "\n";
   }
+}
+
+// The L1 against the shared-memory carve-out: a row and a curve per split.
+void carveout_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  h << "<h3>L1 against the shared-memory carve-out</h3>\n<p>One thread chases a random cycle of "
+       "128-byte lines through global memory in a kernel whose carve-out preference is set and "
+       "whose block asks for the shared memory that forces the split. Status: "
+    << html_escape(detail::status_text(m.carveout_status)) << ".</p>\n";
+  if (!m.carveouts.empty()) {
+    h << "<table><tr><th>split</th><th>preference</th><th>dynamic shared</th><th>L1 capacity</th>"
+         "<th>cycles</th><th>predicted L1</th><th>occupancy API</th><th>read back</th></tr>\n";
+    for (const auto& c : m.carveouts)
+      h << "<tr><td>" << html_escape(c.point.label()) << "</td><td>"
+        << (c.point.percent >= 0 ? std::to_string(c.point.percent) + " %" : "-") << "</td><td>"
+        << format_bytes(c.point.dynamic_shared_bytes) << "</td><td>"
+        << html_escape(capacity_text(c.curve.capacity)) << "</td><td>"
+        << detail::opt_fixed(c.curve.capacity.plateau_cycles, 1) << "</td><td>"
+        << detail::opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
+        << (c.api_probe_blocks ? std::to_string(*c.api_probe_blocks) +
+                                     " blocks = " + detail::opt_bytes(c.api_shared_bytes)
+                               : "-")
+        << "</td><td>"
+        << html_escape(c.agreement.empty() ? detail::status_text(c.curve.status) : c.agreement)
+        << "</td></tr>\n";
+    h << "</table>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.carveouts) curves.push_back({c.point.label(), &c.curve});
+    h << chart(ctx, "memory_carveout", "L1 latency by footprint under each carve-out",
+               "footprint (bytes)", curves);
+  }
+}
+
+// Caches private to a scheduler partition: each path's capacity per warp by warps.
+void partitions_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  h << "<h3>Caches private to a scheduler partition?</h3>\n<p>1 to 4 warps of one block, each "
+       "chasing its own chain (footprint per warp on the x axis). A cache per SM shows each warp "
+       "1/n of it; a cache per partition keeps each warp's capacity. Status: "
+    << html_escape(detail::status_text(m.partition_status)) << ".</p>\n";
+  for (const auto& p : m.partitions) {
+    h << "<p><b>" << html_escape(p.path) << "</b>: ";
+    if (!p.status.ok()) {
+      h << html_escape(detail::status_text(p.status)) << "</p>\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < p.by_warps.size(); ++i) {
+      h << p.by_warps[i].warps << " warps: " << html_escape(capacity_text(p.by_warps[i].capacity))
+        << " per warp";
+      if (i < p.verdict.total_ratio.size() && p.verdict.total_ratio[i])
+        h << " (total x" << format_fixed(*p.verdict.total_ratio[i], 2) << ")";
+      h << "; ";
+    }
+    h << "verdict: <b>"
+      << html_escape(p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << "</b> ("
+      << html_escape(p.verdict.note) << ").</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : p.by_warps) curves.push_back({std::to_string(c.warps) + " warps", &c});
+    h << chart(ctx, "memory_partition_" + p.path, p.path + " path: latency by footprint per warp",
+               "footprint per warp (bytes)", curves);
+  }
+}
+
+// The bytes fetched per miss, L1 and L2, from a sequential walk's latency by stride.
+void granularity_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  h << "<h3>Fetch granularity</h3>\n<p>One thread walks memory sequentially at a stride; each new "
+       "sector misses, so the latency per load rises with the stride until the stride reaches the "
+       "bytes fetched per miss. L1: cached loads after a 512 KiB warm-up; L2: loads that bypass "
+       "L1, after L2 was flushed. Status: "
+    << html_escape(detail::status_text(m.granularity_status)) << ".</p>\n<ul>\n";
+  for (const auto& g : m.granularity) {
+    h << "<li>" << (g.level == "l1" ? "L1" : "L2") << ": ";
+    if (!g.status.ok())
+      h << html_escape(detail::status_text(g.status));
+    else if (g.estimate.bytes)
+      h << *g.estimate.bytes << " bytes (" << html_escape(g.curve.instruction) << ")";
+    else
+      h << "undetermined: " << html_escape(g.estimate.note);
+    h << "</li>\n";
+  }
+  h << "</ul>\n";
+  {
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& g : m.granularity)
+      if (!g.curve.points.empty())
+        curves.push_back({g.level == "l1" ? "L1 (ld.global.ca)" : "L2 (ld.global.cg)", &g.curve});
+    h << chart(ctx, "memory_granularity",
+               "Latency per load against the stride of a sequential walk", "stride (bytes)",
+               curves);
+  }
+}
+
+// The L1 line size and associativity.
+void l1_line_ways_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  if (!m.l1_line.by_stride.empty()) {
+    h << "<p>L1 line (tag) size from the capacity a random chain sees at each stride (a line holds "
+         "one element once the stride passes it, so the capacity seen grows): "
+      << html_escape(m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " bytes"
+                                              : "undetermined: " + m.l1_line.estimate.note)
+      << ".</p>\n";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (const auto& c : m.l1_line.by_stride)
+      curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+    h << chart(ctx, "memory_l1_line", "L1 latency by footprint at each stride", "footprint (bytes)",
+               curves);
+  }
+
+  if (!m.l1_ways.by_stride.empty()) {
+    h << "<p>L1 associativity: N lines a fixed distance apart (with a plain set index all in one "
+         "set) stay hits while N is at most the ways. ";
+    std::vector<std::pair<std::string, const MemCurve*>> curves;
+    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
+      const auto& c = m.l1_ways.by_stride[i];
+      h << html_escape(format_bytes(c.stride_bytes)) << " apart: ";
+      if (i < m.l1_ways.estimates.size())
+        h << html_escape(m.l1_ways.estimates[i].ways
+                             ? std::to_string(*m.l1_ways.estimates[i].ways) + " ways"
+                             : "undetermined (" + m.l1_ways.estimates[i].note + ")");
+      h << ". ";
+      curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+    }
+    h << "</p>\n";
+    h << chart(ctx, "memory_l1_ways", "L1 conflict chains: latency by lines x distance",
+               "lines x distance (bytes)", curves);
+  }
+}
+
+// The L2 line size and associativity (through L2 only).
+void l2_line_ways_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  // Older results have neither part (an empty ok status): no section for them.
+  const bool l2_parts = !m.l2_line.by_stride.empty() || !m.l2_line.status.ok() ||
+                        !m.l2_ways.by_stride.empty() || !m.l2_ways.status.ok();
+  if (l2_parts) {
+    h << "<h3>L2 line and associativity</h3>\n<p>Line (tag) size: warps of one block, each "
+         "chasing its own random chain through L2 only (<code>ld.global.cg</code>, no L1), at "
+         "strides of 64, 128 and 256 bytes; the capacity is the total over the warps. As for the "
+         "L1, it stays while the stride is within a line and doubles with each doubling past it. "
+      << html_escape(std::string(kL2EdgeNote))
+      << ". Status: " << html_escape(detail::status_text(m.l2_line.status)) << ".";
+    if (!m.l2_line.by_stride.empty())
+      h << " Capacity by stride: " << html_escape(line_capacities(m.l2_line)) << "; line: <b>"
+        << html_escape(line_verdict(m.l2_line)) << "</b>.";
+    h << "</p>\n";
+    if (!m.l2_line.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_line.by_stride)
+        curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
+      h << chart(ctx, "memory_l2_line", "L2 latency by footprint per warp at each stride",
+                 "footprint per warp (bytes)", curves);
+    }
+    h << "<p>Associativity: N lines a fixed distance apart through L2 only, one warp; with a plain "
+         "set index they share one set and stay hits while N is at most the ways. A hashed slice "
+         "and set index (NVIDIA's L2) shows no step. Status: "
+      << html_escape(detail::status_text(m.l2_ways.status)) << ".";
+    if (!m.l2_ways.by_stride.empty()) h << " " << html_escape(ways_text(m.l2_ways));
+    h << "</p>\n";
+    if (!m.l2_ways.by_stride.empty()) {
+      std::vector<std::pair<std::string, const MemCurve*>> curves;
+      for (const auto& c : m.l2_ways.by_stride)
+        curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
+      h << chart(ctx, "memory_l2_ways", "L2 conflict chains: latency by lines x distance",
+                 "lines x distance (bytes)", curves);
+    }
+  }
+}
+
+// The constant bank's caches.
+void constant_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  h << "<h3>Constant memory</h3>\n<p>Status: "
+    << html_escape(detail::status_text(m.constant_status)) << ".";
+  if (m.constant) {
+    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
+    h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
+      << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; the next level "
+      << html_escape(n.capacity_bytes ? capacity_text(n)
+                     : n.plateau_cycles
+                         ? "holds at least " +
+                               detail::opt_bytes(m.constant->points.back().footprint_bytes) +
+                               " (no step to the bank's end)"
+                         : std::string("-"))
+      << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles.</p>\n";
+    h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
+               {{"LDC", &*m.constant}});
+  } else {
+    h << "</p>\n";
+  }
+}
+
+// The TLB reach, over chunk-mapped memory and over one allocation.
+void tlb_html(std::ostringstream& h, const MemoryProbeResult& m, SectionContext& ctx) {
+  h << "<h3>TLB</h3>\n<p>One thread chases one line per 2 MiB, in random order, through L2 "
+       "only (every line fits the L2, so a rise is address translation, not data), over memory "
+       "mapped from separate 2 MiB physical chunks (no translation can cover two), and over one "
+       "ordinary allocation beside it, whose pages the driver chooses. Status: "
+    << html_escape(detail::status_text(m.tlb_status)) << ".</p>\n<ul>\n";
+  std::vector<std::pair<std::string, const MemCurve*>> tlb_curves;
+  for (const auto& t : m.tlb) {
+    const std::string label =
+        t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation";
+    h << "<li>" << html_escape(label) << ": " << html_escape(tlb_text(t)) << "</li>\n";
+    if (!t.curve.points.empty()) tlb_curves.push_back({label, &t.curve});
+  }
+  h << "</ul>\n";
+  h << chart(ctx, "memory_tlb", "TLB: latency by footprint, one line per 2 MiB",
+             "footprint (bytes)", tlb_curves);
+}
+
+}  // namespace
+
+void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
+  os << "\nMemory probe: " << detail::status_text(m.status) << ", "
+     << format_fixed(m.wall_seconds, 1) << " s";
+  if (m.clock_mhz) os << ", SM clock " << format_fixed(*m.clock_mhz, 0) << " MHz";
+  os << "\n";
+  // A backend without the probe's kernels: the header line says why, once.
+  if (m.status.status == "unsupported") return;
+  print_carveouts(os, m);
   for (const auto& p : m.partitions) {
     os << "  " << p.path << " path, warps of one block with disjoint chains: ";
     if (!p.status.ok()) {
@@ -269,7 +478,6 @@ std::vector<std::filesystem::path> write_memory_csv(const std::filesystem::path&
 }
 
 std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx) {
-  using detail::html_escape;
   std::ostringstream h;
   h << "<h2 id=\"memory\">Memory hierarchy details</h2>\n<p>Status: "
     << html_escape(detail::status_text(m.status)) << "; " << format_fixed(m.wall_seconds, 1)
@@ -277,187 +485,13 @@ std::string memory_html_section(const MemoryProbeResult& m, SectionContext& ctx)
   if (m.clock_mhz) h << "; SM clock seen " << format_fixed(*m.clock_mhz, 0) << " MHz";
   h << ". Every chase's end position is checked against the host's walk of the same chain.</p>\n";
 
-  h << "<h3>L1 against the shared-memory carve-out</h3>\n<p>One thread chases a random cycle of "
-       "128-byte lines through global memory in a kernel whose carve-out preference is set and "
-       "whose block asks for the shared memory that forces the split. Status: "
-    << html_escape(detail::status_text(m.carveout_status)) << ".</p>\n";
-  if (!m.carveouts.empty()) {
-    h << "<table><tr><th>split</th><th>preference</th><th>dynamic shared</th><th>L1 capacity</th>"
-         "<th>cycles</th><th>predicted L1</th><th>occupancy API</th><th>read back</th></tr>\n";
-    for (const auto& c : m.carveouts)
-      h << "<tr><td>" << html_escape(c.point.label()) << "</td><td>"
-        << (c.point.percent >= 0 ? std::to_string(c.point.percent) + " %" : "-") << "</td><td>"
-        << format_bytes(c.point.dynamic_shared_bytes) << "</td><td>"
-        << html_escape(capacity_text(c.curve.capacity)) << "</td><td>"
-        << detail::opt_fixed(c.curve.capacity.plateau_cycles, 1) << "</td><td>"
-        << detail::opt_bytes(c.point.predicted_l1_bytes) << "</td><td>"
-        << (c.api_probe_blocks ? std::to_string(*c.api_probe_blocks) +
-                                     " blocks = " + detail::opt_bytes(c.api_shared_bytes)
-                               : "-")
-        << "</td><td>"
-        << html_escape(c.agreement.empty() ? detail::status_text(c.curve.status) : c.agreement)
-        << "</td></tr>\n";
-    h << "</table>\n";
-    std::vector<std::pair<std::string, const MemCurve*>> curves;
-    for (const auto& c : m.carveouts) curves.push_back({c.point.label(), &c.curve});
-    h << chart(ctx, "memory_carveout", "L1 latency by footprint under each carve-out",
-               "footprint (bytes)", curves);
-  }
-
-  h << "<h3>Caches private to a scheduler partition?</h3>\n<p>1 to 4 warps of one block, each "
-       "chasing its own chain (footprint per warp on the x axis). A cache per SM shows each warp "
-       "1/n of it; a cache per partition keeps each warp's capacity. Status: "
-    << html_escape(detail::status_text(m.partition_status)) << ".</p>\n";
-  for (const auto& p : m.partitions) {
-    h << "<p><b>" << html_escape(p.path) << "</b>: ";
-    if (!p.status.ok()) {
-      h << html_escape(detail::status_text(p.status)) << "</p>\n";
-      continue;
-    }
-    for (std::size_t i = 0; i < p.by_warps.size(); ++i) {
-      h << p.by_warps[i].warps << " warps: " << html_escape(capacity_text(p.by_warps[i].capacity))
-        << " per warp";
-      if (i < p.verdict.total_ratio.size() && p.verdict.total_ratio[i])
-        h << " (total x" << format_fixed(*p.verdict.total_ratio[i], 2) << ")";
-      h << "; ";
-    }
-    h << "verdict: <b>"
-      << html_escape(p.verdict.verdict.empty() ? "undetermined" : p.verdict.verdict) << "</b> ("
-      << html_escape(p.verdict.note) << ").</p>\n";
-    std::vector<std::pair<std::string, const MemCurve*>> curves;
-    for (const auto& c : p.by_warps) curves.push_back({std::to_string(c.warps) + " warps", &c});
-    h << chart(ctx, "memory_partition_" + p.path, p.path + " path: latency by footprint per warp",
-               "footprint per warp (bytes)", curves);
-  }
-
-  h << "<h3>Fetch granularity</h3>\n<p>One thread walks memory sequentially at a stride; each new "
-       "sector misses, so the latency per load rises with the stride until the stride reaches the "
-       "bytes fetched per miss. L1: cached loads after a 512 KiB warm-up; L2: loads that bypass "
-       "L1, after L2 was flushed. Status: "
-    << html_escape(detail::status_text(m.granularity_status)) << ".</p>\n<ul>\n";
-  for (const auto& g : m.granularity) {
-    h << "<li>" << (g.level == "l1" ? "L1" : "L2") << ": ";
-    if (!g.status.ok())
-      h << html_escape(detail::status_text(g.status));
-    else if (g.estimate.bytes)
-      h << *g.estimate.bytes << " bytes (" << html_escape(g.curve.instruction) << ")";
-    else
-      h << "undetermined: " << html_escape(g.estimate.note);
-    h << "</li>\n";
-  }
-  h << "</ul>\n";
-  {
-    std::vector<std::pair<std::string, const MemCurve*>> curves;
-    for (const auto& g : m.granularity)
-      if (!g.curve.points.empty())
-        curves.push_back({g.level == "l1" ? "L1 (ld.global.ca)" : "L2 (ld.global.cg)", &g.curve});
-    h << chart(ctx, "memory_granularity",
-               "Latency per load against the stride of a sequential walk", "stride (bytes)",
-               curves);
-  }
-
-  if (!m.l1_line.by_stride.empty()) {
-    h << "<p>L1 line (tag) size from the capacity a random chain sees at each stride (a line holds "
-         "one element once the stride passes it, so the capacity seen grows): "
-      << html_escape(m.l1_line.estimate.bytes ? std::to_string(*m.l1_line.estimate.bytes) + " bytes"
-                                              : "undetermined: " + m.l1_line.estimate.note)
-      << ".</p>\n";
-    std::vector<std::pair<std::string, const MemCurve*>> curves;
-    for (const auto& c : m.l1_line.by_stride)
-      curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
-    h << chart(ctx, "memory_l1_line", "L1 latency by footprint at each stride", "footprint (bytes)",
-               curves);
-  }
-
-  if (!m.l1_ways.by_stride.empty()) {
-    h << "<p>L1 associativity: N lines a fixed distance apart (with a plain set index all in one "
-         "set) stay hits while N is at most the ways. ";
-    std::vector<std::pair<std::string, const MemCurve*>> curves;
-    for (std::size_t i = 0; i < m.l1_ways.by_stride.size(); ++i) {
-      const auto& c = m.l1_ways.by_stride[i];
-      h << html_escape(format_bytes(c.stride_bytes)) << " apart: ";
-      if (i < m.l1_ways.estimates.size())
-        h << html_escape(m.l1_ways.estimates[i].ways
-                             ? std::to_string(*m.l1_ways.estimates[i].ways) + " ways"
-                             : "undetermined (" + m.l1_ways.estimates[i].note + ")");
-      h << ". ";
-      curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
-    }
-    h << "</p>\n";
-    h << chart(ctx, "memory_l1_ways", "L1 conflict chains: latency by lines x distance",
-               "lines x distance (bytes)", curves);
-  }
-
-  // Older results have neither part (an empty ok status): no section for them.
-  const bool l2_parts = !m.l2_line.by_stride.empty() || !m.l2_line.status.ok() ||
-                        !m.l2_ways.by_stride.empty() || !m.l2_ways.status.ok();
-  if (l2_parts) {
-    h << "<h3>L2 line and associativity</h3>\n<p>Line (tag) size: warps of one block, each "
-         "chasing its own random chain through L2 only (<code>ld.global.cg</code>, no L1), at "
-         "strides of 64, 128 and 256 bytes; the capacity is the total over the warps. As for the "
-         "L1, it stays while the stride is within a line and doubles with each doubling past it. "
-      << html_escape(std::string(kL2EdgeNote))
-      << ". Status: " << html_escape(detail::status_text(m.l2_line.status)) << ".";
-    if (!m.l2_line.by_stride.empty())
-      h << " Capacity by stride: " << html_escape(line_capacities(m.l2_line)) << "; line: <b>"
-        << html_escape(line_verdict(m.l2_line)) << "</b>.";
-    h << "</p>\n";
-    if (!m.l2_line.by_stride.empty()) {
-      std::vector<std::pair<std::string, const MemCurve*>> curves;
-      for (const auto& c : m.l2_line.by_stride)
-        curves.push_back({"stride " + std::to_string(c.stride_bytes) + " B", &c});
-      h << chart(ctx, "memory_l2_line", "L2 latency by footprint per warp at each stride",
-                 "footprint per warp (bytes)", curves);
-    }
-    h << "<p>Associativity: N lines a fixed distance apart through L2 only, one warp; with a plain "
-         "set index they share one set and stay hits while N is at most the ways. A hashed slice "
-         "and set index (NVIDIA's L2) shows no step. Status: "
-      << html_escape(detail::status_text(m.l2_ways.status)) << ".";
-    if (!m.l2_ways.by_stride.empty()) h << " " << html_escape(ways_text(m.l2_ways));
-    h << "</p>\n";
-    if (!m.l2_ways.by_stride.empty()) {
-      std::vector<std::pair<std::string, const MemCurve*>> curves;
-      for (const auto& c : m.l2_ways.by_stride)
-        curves.push_back({format_bytes(c.stride_bytes) + " apart", &c});
-      h << chart(ctx, "memory_l2_ways", "L2 conflict chains: latency by lines x distance",
-                 "lines x distance (bytes)", curves);
-    }
-  }
-
-  h << "<h3>Constant memory</h3>\n<p>Status: "
-    << html_escape(detail::status_text(m.constant_status)) << ".";
-  if (m.constant) {
-    const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
-    h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
-      << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; the next level "
-      << html_escape(n.capacity_bytes ? capacity_text(n)
-                     : n.plateau_cycles
-                         ? "holds at least " +
-                               detail::opt_bytes(m.constant->points.back().footprint_bytes) +
-                               " (no step to the bank's end)"
-                         : std::string("-"))
-      << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles.</p>\n";
-    h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
-               {{"LDC", &*m.constant}});
-  } else {
-    h << "</p>\n";
-  }
-
-  h << "<h3>TLB</h3>\n<p>One thread chases one line per 2 MiB, in random order, through L2 "
-       "only (every line fits the L2, so a rise is address translation, not data), over memory "
-       "mapped from separate 2 MiB physical chunks (no translation can cover two), and over one "
-       "ordinary allocation beside it, whose pages the driver chooses. Status: "
-    << html_escape(detail::status_text(m.tlb_status)) << ".</p>\n<ul>\n";
-  std::vector<std::pair<std::string, const MemCurve*>> tlb_curves;
-  for (const auto& t : m.tlb) {
-    const std::string label =
-        t.mapping == "chunks" ? "2 MiB chunk-mapped memory" : "one allocation";
-    h << "<li>" << html_escape(label) << ": " << html_escape(tlb_text(t)) << "</li>\n";
-    if (!t.curve.points.empty()) tlb_curves.push_back({label, &t.curve});
-  }
-  h << "</ul>\n";
-  h << chart(ctx, "memory_tlb", "TLB: latency by footprint, one line per 2 MiB",
-             "footprint (bytes)", tlb_curves);
+  carveout_html(h, m, ctx);
+  partitions_html(h, m, ctx);
+  granularity_html(h, m, ctx);
+  l1_line_ways_html(h, m, ctx);
+  l2_line_ways_html(h, m, ctx);
+  constant_html(h, m, ctx);
+  tlb_html(h, m, ctx);
   return h.str();
 }
 
