@@ -343,9 +343,11 @@ std::optional<fs::path> find_reference_dir(const fs::path& exe, const fs::path& 
   std::error_code ec;
   fs::path dir = exe.parent_path();
   if (dir.empty()) dir = ".";
+  // The installed layout first: /usr/bin's ../../data/reference is /data/reference, a
+  // folder of someone else's on many servers.
   for (const fs::path& c :
-       {dir / ".." / "data" / "reference", dir / ".." / ".." / "data" / "reference",
-        dir / ".." / "share" / "gpudissect" / "reference"})
+       {dir / ".." / "share" / "gpudissect" / "reference", dir / ".." / "data" / "reference",
+        dir / ".." / ".." / "data" / "reference"})
     if (fs::is_directory(c, ec)) return fs::weakly_canonical(c, ec);
   if (!fallback.empty() && fs::is_directory(fallback, ec)) return fallback;
   return std::nullopt;

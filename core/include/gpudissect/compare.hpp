@@ -83,9 +83,10 @@ ReferenceDb load_reference_dir(const std::filesystem::path& dir);
 const ReferenceGpu* find_reference(const ReferenceDb& db, const std::string& name);
 
 // The reference folder: $GD_REFERENCE_DIR if set, else the first that exists of
+// <exe dir>/../share/gpudissect/reference (installed: cmake --install, the .deb),
 // <exe dir>/../data/reference, <exe dir>/../../data/reference (a build folder inside the
-// source tree), <exe dir>/../share/gpudissect/reference (installed), then `fallback` (the
-// source tree the binary was built from, for build folders elsewhere). nullopt if none.
+// source tree), then `fallback` (the source tree the binary was built from, for build
+// folders elsewhere). nullopt if none.
 std::optional<std::filesystem::path> find_reference_dir(const std::filesystem::path& exe,
                                                         const std::filesystem::path& fallback = {});
 
