@@ -19,6 +19,7 @@ set -euo pipefail
 # driver its tests run on, spirv-val for the compiled shaders, vulkaninfo for CI's log).
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
+# python3-jsonschema: the JSON Schemas' test (tests/schema), run against every committed result.
 PACKAGES=(
   cmake make g++
   libcli11-dev nlohmann-json3-dev libgtest-dev
@@ -28,6 +29,7 @@ PACKAGES=(
   chromium poppler-utils fonts-dejavu-core
   libopenmpi-dev openmpi-bin
   libvulkan-dev glslang-tools mesa-vulkan-drivers spirv-tools vulkan-tools
+  python3-jsonschema
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then
