@@ -19,7 +19,9 @@ set -euo pipefail
 # driver its tests run on, spirv-val for the compiled shaders, vulkaninfo for CI's log).
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
-# python3-jsonschema: the JSON Schemas' test (tests/schema), run against every committed result.
+# help2man, dpkg-dev: the man page made from --help at build time, and the .deb's Depends
+# (dpkg-shlibdeps) that cpack writes (cmake/install.cmake). python3-jsonschema: the JSON
+# Schemas' test (tests/schema), run against every committed result.
 PACKAGES=(
   cmake make g++
   libcli11-dev nlohmann-json3-dev libgtest-dev
@@ -29,7 +31,7 @@ PACKAGES=(
   chromium poppler-utils fonts-dejavu-core
   libopenmpi-dev openmpi-bin
   libvulkan-dev glslang-tools mesa-vulkan-drivers spirv-tools vulkan-tools
-  python3-jsonschema
+  help2man dpkg-dev python3-jsonschema
 )
 
 if ! command -v apt-get >/dev/null 2>&1; then
