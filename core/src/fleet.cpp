@@ -230,35 +230,33 @@ int FleetReport::unhealthy() const {
 }
 
 int FleetReport::busy() const {
-  return static_cast<int>(std::count_if(gpus.begin(), gpus.end(), [](const FleetGpu& g) {
-    return g.verdict == GpuVerdict::busy;
-  }));
+  return static_cast<int>(std::count_if(
+      gpus.begin(), gpus.end(), [](const FleetGpu& g) { return g.verdict == GpuVerdict::busy; }));
 }
 
-bool fleet_rank_busy(const FleetRank& r) {
-  if (r.status.status == "busy") return true;
-  if (!r.result.is_object()) return false;
+namespace {
+
+// The rank's run's gpu_state, read once for both questions asked of it (busy? why?);
+// nullopt where there is none, or one this version cannot read (it says nothing).
+std::optional<GpuState> rank_gpu_state(const FleetRank& r) {
+  if (!r.result.is_object()) return std::nullopt;
   auto it = r.result.find("gpu_state");
-  if (it == r.result.end() || !it->is_object()) return false;
+  if (it == r.result.end() || !it->is_object()) return std::nullopt;
   try {
-    return it->get<GpuState>().shared;
+    return it->get<GpuState>();
   } catch (const std::exception&) {
-    return false;  // a gpu_state this version cannot read says nothing
+    return std::nullopt;
   }
 }
 
-FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& options,
-                          const CompareInput* baseline) {
-  FleetReport rep;
-  std::sort(ranks.begin(), ranks.end(),
-            [](const FleetRank& a, const FleetRank& b) { return a.rank < b.rank; });
-  rep.ranks = std::move(ranks);
-  rep.options = options;
-  const size_t n = rep.ranks.size();
-  std::vector<bool> busy(n);
-  for (size_t i = 0; i < n; ++i) busy[i] = fleet_rank_busy(rep.ranks[i]);
+bool rank_busy(const FleetRank& r, const std::optional<GpuState>& st) {
+  return r.status.status == "busy" || (st && st->shared);
+}
 
-  // Rows: figure ids in first-seen order over the measured ranks.
+// Rows: figure ids in first-seen order over the measured ranks; then the cells' values
+// (first figure of an id per rank; units as the row's).
+void build_rows(FleetReport& rep) {
+  const size_t n = rep.ranks.size();
   std::map<std::string, size_t> row_of;
   for (const FleetRank& r : rep.ranks) {
     if (!r.status.ok()) continue;
@@ -274,19 +272,18 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       rep.rows.push_back(std::move(row));
     }
   }
-  // The cells' values (first figure of an id per rank; units as the row's).
   for (size_t i = 0; i < n; ++i) {
     const FleetRank& r = rep.ranks[i];
     if (!r.status.ok()) continue;
     std::set<std::string> seen;
     for (const Figure& f : r.figures) {
       if (!seen.insert(f.id).second) continue;
-      FleetCell& c = rep.rows[row_of.at(f.id)].cells[i];
+      FleetRow& row = rep.rows[row_of.at(f.id)];
+      FleetCell& c = row.cells[i];
       const auto v = figure_value(f);
-      if (v && f.unit == rep.rows[row_of.at(f.id)].unit) {
+      if (v && f.unit == row.unit) {
         c.value = v;
         c.mark = CellMark::near;
-        FleetRow& row = rep.rows[row_of.at(f.id)];
         row.resolution = std::max(row.resolution, f.resolution.value_or(0));
       } else {
         c.mark = CellMark::failed;
@@ -297,7 +294,46 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       }
     }
   }
+}
 
+// One measured cell against the median of the other GPUs' values (`others`, not empty).
+// Returns the reason line when it makes its GPU an outlier, "" otherwise.
+std::string judge_value(const FleetRow& row, FleetCell& c, const std::vector<double>& others,
+                        const FleetOptions& options) {
+  c.median = fleet_median(others);
+  c.mad = fleet_mad(others);
+  const double med = *c.median, x = *c.value;
+  const double scale = std::max(kMadToSigma * *c.mad, options.noise_floor * std::fabs(med));
+  if (scale > 0)
+    c.z = (x - med) / scale;
+  else
+    c.z = (x == med) ? 0.0 : (x > med ? HUGE_VAL : -HUGE_VAL);
+  if (med != 0) c.deviation = (x - med) / std::fabs(med);
+  const double worse_z = row.higher_is_better ? -*c.z : *c.z;
+  const double worse_dev =
+      c.deviation ? (row.higher_is_better ? -*c.deviation : *c.deviation) : 0.0;
+  const bool beyond_dev =
+      !c.deviation || std::fabs(*c.deviation) > std::max(options.min_deviation, row.resolution);
+  if (worse_z > options.threshold && beyond_dev && worse_dev >= 0) {
+    c.mark = CellMark::outlier;
+    c.flags = true;
+    return row.id + " " + fmt(x) + " " + row.unit + ": " +
+           (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " + fmt(med) +
+           " of the others (robust z " + fmt(*c.z, 2) + ")";
+  }
+  if (-worse_z > options.threshold && beyond_dev)
+    c.mark = CellMark::better;
+  else if (worse_z > options.threshold / 2)
+    c.mark = CellMark::drift;
+  else
+    c.mark = CellMark::near;
+  return "";
+}
+
+// Every cell of every row; the reasons of each GPU's flagged cells, by rank index.
+std::vector<std::vector<std::string>> judge_rows(FleetReport& rep, const std::vector<bool>& busy,
+                                                 const FleetOptions& options) {
+  const size_t n = rep.ranks.size();
   std::vector<std::vector<std::string>> reasons(n);
   for (FleetRow& row : rep.rows) {
     std::vector<double> all;
@@ -323,138 +359,96 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
           reasons[i].push_back(row.id + " failed (" + c.reason + "), ok on " +
                                std::to_string(others.size()) + " other GPU(s)");
         }
-        continue;
-      }
-      if (others.empty()) {
+      } else if (others.empty()) {
         c.mark = CellMark::alone;
-        continue;
-      }
-      c.median = fleet_median(others);
-      c.mad = fleet_mad(others);
-      const double med = *c.median, x = *c.value;
-      const double scale = std::max(kMadToSigma * *c.mad, options.noise_floor * std::fabs(med));
-      if (scale > 0)
-        c.z = (x - med) / scale;
-      else
-        c.z = (x == med) ? 0.0 : (x > med ? HUGE_VAL : -HUGE_VAL);
-      if (med != 0) c.deviation = (x - med) / std::fabs(med);
-      const double worse_z = row.higher_is_better ? -*c.z : *c.z;
-      const double worse_dev =
-          c.deviation ? (row.higher_is_better ? -*c.deviation : *c.deviation) : 0.0;
-      const bool beyond_dev =
-          !c.deviation || std::fabs(*c.deviation) > std::max(options.min_deviation, row.resolution);
-      if (worse_z > options.threshold && beyond_dev && worse_dev >= 0) {
-        c.mark = CellMark::outlier;
-        c.flags = true;
-        reasons[i].push_back(row.id + " " + fmt(x) + " " + row.unit + ": " +
-                             (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " +
-                             fmt(med) + " of the others (robust z " + fmt(*c.z, 2) + ")");
-      } else if (-worse_z > options.threshold && beyond_dev) {
-        c.mark = CellMark::better;
-      } else if (worse_z > options.threshold / 2) {
-        c.mark = CellMark::drift;
-      } else {
-        c.mark = CellMark::near;
+      } else if (std::string why = judge_value(row, c, others, options); !why.empty()) {
+        reasons[i].push_back(std::move(why));
       }
     }
   }
+  return reasons;
+}
 
-  // Per GPU: failed, outlier (figures, throttling), regressed against the baseline.
-  std::map<std::pair<std::string, std::string>, std::vector<int>> same_gpu;
-  for (size_t i = 0; i < n; ++i) {
-    const FleetRank& r = rep.ranks[i];
-    FleetGpu g;
-    g.index = static_cast<int>(i);
-    if (busy[i]) {
-      // Not judged: its figures were measured beside another process. Uncorrected ECC
-      // errors still make it sick (the verdict that wins, exit 3).
-      g.verdict = GpuVerdict::busy;
-      if (r.status.status == "busy") {
-        g.reasons.push_back(r.status.reason);
-      } else {
-        const GpuState st = r.result.at("gpu_state").get<GpuState>();
-        for (const std::string& why : st.reasons) g.reasons.push_back(why);
-      }
-      if (const std::string u = extra(r, "ecc_uncorrected_volatile"); !u.empty() && u != "0") {
-        g.reasons.push_back("ECC: " + u + " uncorrected memory errors since the driver loaded");
-        g.verdict = GpuVerdict::outlier;
-      }
-      rep.gpus.push_back(std::move(g));
-      continue;
-    }
-    if (!r.status.ok()) {
-      g.verdict = r.status.status == "interrupted" ? GpuVerdict::interrupted : GpuVerdict::failed;
-      g.reasons.push_back(r.status.status +
-                          (r.status.reason.empty() ? "" : ": " + r.status.reason));
-      rep.gpus.push_back(std::move(g));
-      continue;
-    }
-    // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA ids
-    // are not used: with one visible GPU per task every rank's is cuda:0).
-    if (!fleet_bus_id(r).empty())
-      same_gpu[{r.host, fleet_bus_id(r)}].push_back(r.rank);
-    else if (r.device.backend != "cuda" && !r.device_id.empty())
-      same_gpu[{r.host, r.device_id}].push_back(r.rank);
-    g.reasons = reasons[i];
-    if (r.telemetry)
-      for (const auto& t : r.telemetry->throttle_reasons)
-        if (is_alarming_throttle_reason(t)) g.reasons.push_back("clocks throttled: " + t);
-    if (const std::string u = extra(r, "ecc_uncorrected_volatile"); !u.empty() && u != "0")
-      g.reasons.push_back("ECC: " + u + " uncorrected memory errors since the driver loaded");
-    if (!g.reasons.empty()) g.verdict = GpuVerdict::outlier;
-    if (baseline && options.baseline_tolerance) {
-      CompareInput cur;
-      cur.name = r.device.name;
-      cur.label = r.host + " rank " + std::to_string(r.rank);
-      cur.backend = r.device.backend;
-      cur.figures = r.figures;
-      // A fleet profile measures a part of what a full baseline holds: the figures it did
-      // not measure are listed, not failures (a failed probe still fails its figures).
-      g.baseline = compare_baseline(*baseline, cur, *options.baseline_tolerance,
-                                    /*allow_missing=*/true);
-      g.baseline_regressions = g.baseline->regressions();
-      for (const BaselineItem& it : g.baseline->items) {
-        if (!is_regression(it.verdict)) continue;
-        std::string line = it.id + " against the baseline: " + to_string(it.verdict);
-        if (it.change) line += " " + pct(*it.change);
-        if (it.baseline && it.current) {  // (appended piece by piece: GCC 12 -Wrestrict)
-          line += " (";
-          line += fmt(*it.baseline);
-          line += " -> ";
-          line += fmt(*it.current);
-          line += " ";
-          line += it.unit;
-          line += ")";
-        }
-        if (!it.reason.empty()) line += ": " + it.reason;
-        g.reasons.push_back(line);
-      }
-      if (g.baseline_regressions > 0 && g.verdict == GpuVerdict::healthy)
-        g.verdict = GpuVerdict::regressed;
-    }
-    rep.gpus.push_back(std::move(g));
+std::string uncorrected_ecc(const FleetRank& r) {
+  const std::string u = extra(r, "ecc_uncorrected_volatile");
+  return !u.empty() && u != "0" ? "ECC: " + u + " uncorrected memory errors since the driver loaded"
+                                : "";
+}
+
+// Not judged: its figures were measured beside another process. Uncorrected ECC errors
+// still make it sick (the verdict that wins, exit 3).
+void busy_verdict(FleetGpu& g, const FleetRank& r, const std::optional<GpuState>& st) {
+  g.verdict = GpuVerdict::busy;
+  if (r.status.status == "busy")
+    g.reasons.push_back(r.status.reason);
+  else if (st)
+    for (const std::string& why : st->reasons) g.reasons.push_back(why);
+  if (const std::string ecc = uncorrected_ecc(r); !ecc.empty()) {
+    g.reasons.push_back(ecc);
+    g.verdict = GpuVerdict::outlier;
   }
-  auto order = [](GpuVerdict v) {
-    switch (v) {
-      case GpuVerdict::failed:
-        return 0;
-      case GpuVerdict::outlier:
-        return 1;
-      case GpuVerdict::regressed:
-        return 2;
-      case GpuVerdict::busy:
-        return 3;
-      case GpuVerdict::healthy:
-        return 4;
-      case GpuVerdict::interrupted:
-        return 5;
-    }
-    return 6;
-  };
-  std::stable_sort(rep.gpus.begin(), rep.gpus.end(), [&](const FleetGpu& a, const FleetGpu& b) {
-    return order(a.verdict) < order(b.verdict);
-  });
+}
 
+void baseline_verdict(FleetGpu& g, const FleetRank& r, const CompareInput& baseline,
+                      double tolerance) {
+  CompareInput cur;
+  cur.name = r.device.name;
+  cur.label = r.host + " rank " + std::to_string(r.rank);
+  cur.backend = r.device.backend;
+  cur.figures = r.figures;
+  // A fleet profile measures a part of what a full baseline holds: the figures it did
+  // not measure are listed, not failures (a failed probe still fails its figures).
+  g.baseline = compare_baseline(baseline, cur, tolerance, /*allow_missing=*/true);
+  g.baseline_regressions = g.baseline->regressions();
+  for (const BaselineItem& it : g.baseline->items) {
+    if (!is_regression(it.verdict)) continue;
+    std::string line = it.id + " against the baseline: " + to_string(it.verdict);
+    if (it.change) {  // (appended piece by piece: GCC 12 -Wrestrict)
+      line += " ";
+      line += pct(*it.change);
+    }
+    if (it.baseline && it.current) {
+      line += " (";
+      line += fmt(*it.baseline);
+      line += " -> ";
+      line += fmt(*it.current);
+      line += " ";
+      line += it.unit;
+      line += ")";
+    }
+    if (!it.reason.empty()) {
+      line += ": ";
+      line += it.reason;
+    }
+    g.reasons.push_back(line);
+  }
+  if (g.baseline_regressions > 0 && g.verdict == GpuVerdict::healthy)
+    g.verdict = GpuVerdict::regressed;
+}
+
+int verdict_order(GpuVerdict v) {
+  switch (v) {
+    case GpuVerdict::failed:
+      return 0;
+    case GpuVerdict::outlier:
+      return 1;
+    case GpuVerdict::regressed:
+      return 2;
+    case GpuVerdict::busy:
+      return 3;
+    case GpuVerdict::healthy:
+      return 4;
+    case GpuVerdict::interrupted:
+      return 5;
+  }
+  return 6;
+}
+
+// The notes: a fleet of two or fewer, ranks that measured one GPU (`same_gpu`), injections,
+// and the nodes' links.
+void add_notes(FleetReport& rep, const std::vector<bool>& busy,
+               const std::map<std::pair<std::string, std::string>, std::vector<int>>& same_gpu) {
+  const size_t n = rep.ranks.size();
   int measured = 0;
   for (size_t i = 0; i < n; ++i) measured += rep.ranks[i].status.ok() && !busy[i];
   if (measured == 2)
@@ -476,6 +470,63 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
                           r.injected + ")");
   for (const FleetRank& r : rep.ranks)
     if (r.node_links) rep.nodes.push_back({r.host, r.rank, *r.node_links});
+}
+
+}  // namespace
+
+bool fleet_rank_busy(const FleetRank& r) { return rank_busy(r, rank_gpu_state(r)); }
+
+FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& options,
+                          const CompareInput* baseline) {
+  FleetReport rep;
+  std::sort(ranks.begin(), ranks.end(),
+            [](const FleetRank& a, const FleetRank& b) { return a.rank < b.rank; });
+  rep.ranks = std::move(ranks);
+  rep.options = options;
+  const size_t n = rep.ranks.size();
+  std::vector<std::optional<GpuState>> state(n);
+  std::vector<bool> busy(n);
+  for (size_t i = 0; i < n; ++i) {
+    state[i] = rank_gpu_state(rep.ranks[i]);
+    busy[i] = rank_busy(rep.ranks[i], state[i]);
+  }
+  build_rows(rep);
+  const auto reasons = judge_rows(rep, busy, options);
+
+  // Per GPU: failed, outlier (figures, throttling), regressed against the baseline.
+  std::map<std::pair<std::string, std::string>, std::vector<int>> same_gpu;
+  for (size_t i = 0; i < n; ++i) {
+    const FleetRank& r = rep.ranks[i];
+    FleetGpu g;
+    g.index = static_cast<int>(i);
+    if (busy[i]) {
+      busy_verdict(g, r, state[i]);
+    } else if (!r.status.ok()) {
+      g.verdict = r.status.status == "interrupted" ? GpuVerdict::interrupted : GpuVerdict::failed;
+      g.reasons.push_back(r.status.status +
+                          (r.status.reason.empty() ? "" : ": " + r.status.reason));
+    } else {
+      // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA
+      // ids are not used: with one visible GPU per task every rank's is cuda:0).
+      if (!fleet_bus_id(r).empty())
+        same_gpu[{r.host, fleet_bus_id(r)}].push_back(r.rank);
+      else if (r.device.backend != "cuda" && !r.device_id.empty())
+        same_gpu[{r.host, r.device_id}].push_back(r.rank);
+      g.reasons = reasons[i];
+      if (r.telemetry)
+        for (const auto& t : r.telemetry->throttle_reasons)
+          if (is_alarming_throttle_reason(t)) g.reasons.push_back("clocks throttled: " + t);
+      if (const std::string ecc = uncorrected_ecc(r); !ecc.empty()) g.reasons.push_back(ecc);
+      if (!g.reasons.empty()) g.verdict = GpuVerdict::outlier;
+      if (baseline && options.baseline_tolerance)
+        baseline_verdict(g, r, *baseline, *options.baseline_tolerance);
+    }
+    rep.gpus.push_back(std::move(g));
+  }
+  std::stable_sort(rep.gpus.begin(), rep.gpus.end(), [](const FleetGpu& a, const FleetGpu& b) {
+    return verdict_order(a.verdict) < verdict_order(b.verdict);
+  });
+  add_notes(rep, busy, same_gpu);
   return rep;
 }
 
