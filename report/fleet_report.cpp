@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "format.hpp"
+#include "gpudissect/units.hpp"
 #include "output.hpp"
 
 namespace gd::report {
@@ -19,6 +20,54 @@ std::string num(double v, int digits = 4) {
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;
 }
+
+// Three significant digits without an exponent: 32.0, 3.20, 320, 32000.
+std::string digits3(double v) {
+  char buf[64];
+  const double a = std::fabs(v);
+  std::snprintf(buf, sizeof buf, "%.*f", a >= 100 ? 0 : a >= 10 ? 1 : 2, v);
+  return buf;
+}
+
+// The unit's decimal prefix and the rest: "GB/s" -> 1e9, "B/s"; {1, unit} for a unit without
+// one of the bases below (a "kernels/s" is no kilo-"ernels/s").
+std::pair<double, std::string> split_prefix(const std::string& unit) {
+  static const char* const bases[] = {"B/s", "FLOP/s", "OP/s", "inst/s", "Hz"};
+  static const std::pair<char, double> prefixes[] = {
+      {'k', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}};
+  for (const char* b : bases) {
+    if (unit == b) return {1, unit};
+    for (const auto& [c, f] : prefixes)
+      if (unit.size() > 1 && unit[0] == c && unit.compare(1, std::string::npos, b) == 0)
+        return {f, b};
+  }
+  return {0, unit};
+}
+
+}  // namespace
+
+std::string fleet_quantity(double v, const std::string& unit) {
+  if (!std::isfinite(v)) return num(v) + " " + unit;
+  if (unit == "bytes") return format_bytes(v);
+  if (unit == "ns" || unit == "us" || unit == "ms" || unit == "s") {
+    const double scale = unit == "ns" ? 1e-9 : unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : 1;
+    const double sec = v * scale, a = std::fabs(sec);
+    if (a >= 1 || a == 0) return digits3(sec) + " s";
+    if (a >= 1e-3) return digits3(sec * 1e3) + " ms";
+    if (a >= 1e-6) return digits3(sec * 1e6) + " us";
+    return digits3(sec * 1e9) + " ns";
+  }
+  const auto [factor, base] = split_prefix(unit);
+  if (factor == 0) return digits3(v) + (unit.empty() ? "" : " " + unit);
+  static const std::pair<const char*, double> steps[] = {{"P", 1e15}, {"T", 1e12}, {"G", 1e9},
+                                                         {"M", 1e6},  {"k", 1e3},  {"", 1}};
+  const double x = v * factor;
+  for (const auto& [p, f] : steps)
+    if (std::fabs(x) >= f || f == 1) return digits3(x / f) + " " + p + base;
+  return digits3(v) + " " + unit;
+}
+
+namespace {
 
 std::string gpu_name(const FleetRank& r) {
   std::string s = r.host.empty() ? "?" : r.host;
@@ -94,8 +143,19 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
   }
 }
 
-std::string fleet_html(const FleetReport& rep, const std::string& title) {
-  std::ostringstream h;
+namespace {
+
+// A figure id that may break after its dots, so that a column is as narrow as its values.
+std::string breakable_id(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    out += detail::html_escape(std::string(1, c));
+    if (c == '.' || c == '_') out += "<wbr>";
+  }
+  return out;
+}
+
+void html_head(std::ostream& h, const FleetReport& rep, const std::string& title) {
   h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << detail::html_escape(title)
     << "</title>\n<style>\n"
        "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
@@ -104,7 +164,14 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        "th{background:#f2f2f2}\ntd.l,th.l{text-align:left}\n"
        ".near{background:#e6f4e6}.drift{background:#fff2bf}.out{background:#f7b4ad}\n"
        ".better{background:#cfe3fa}.fail{background:#d9d9d9;color:#700}.none{background:#fff}\n"
-       "small{color:#555}\n</style></head><body>\n";
+       "small{color:#555}\n"
+       // The tables scroll inside their own box; the page never runs wider than the window.
+       ".box{max-width:100%;overflow-x:auto}\n"
+       "table.every{font-size:12px}table.every td,table.every th{padding:2px 4px}\n"
+       "table.every th.fig{min-width:5em;max-width:8em;font-weight:normal}\n"
+       "table.every td.id{max-width:13em;overflow-wrap:anywhere}\n"
+       "table.every td.v{white-space:nowrap}\n"
+       "</style></head><body>\n";
   h << "<h1>" << detail::html_escape(title) << "</h1>\n";
   int measured = 0;
   for (const auto& r : rep.ranks) measured += r.status.ok();
@@ -121,10 +188,12 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
        "threshold (not flagged)</span> <span class=\"fail\">failed</span>.</small></p>\n";
   for (const auto& n : rep.notes)
     h << "<p><small>Note: " << detail::html_escape(n) << "</small></p>\n";
+}
 
-  // The unhealthy GPUs first, with the figures that make them so.
-  h << "<h2>Verdicts</h2>\n<table><tr><th class=\"l\">verdict</th><th class=\"l\">GPU</th>"
-       "<th class=\"l\">why</th></tr>\n";
+// The unhealthy GPUs first, with the figures that make them so.
+void html_verdicts(std::ostream& h, const FleetReport& rep) {
+  h << "<h2>Verdicts</h2>\n<div class=\"box\"><table><tr><th class=\"l\">verdict</th>"
+       "<th class=\"l\">GPU</th><th class=\"l\">why</th></tr>\n";
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
     h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">" << to_string(g.verdict)
@@ -133,39 +202,64 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
     if (!r.note.empty()) h << "<small>" << detail::html_escape(r.note) << "</small>";
     h << "</td></tr>\n";
   }
-  h << "</table>\n";
+  h << "</table></div>\n";
+}
 
-  // Every GPU: identity, then one column per headline figure.
-  h << "<h2>Every GPU</h2>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">"
+void html_identity(std::ostream& h, const FleetGpu& g, const FleetRank& r) {
+  h << "<tr><td class=\"l id " << verdict_class(g.verdict) << "\">"
+    << detail::html_escape(gpu_name(r)) << "</td><td class=\"l id\">"
+    << detail::html_escape(r.device.name) << "</td><td class=\"l id\">"
+    << detail::html_escape(fleet_bus_id(r)) << "</td><td class=\"l id\">"
+    << detail::html_escape(fleet_uuid(r))
+    << (fleet_serial(r).empty() ? "" : "<br>" + detail::html_escape(fleet_serial(r)))
+    << (fleet_ecc(r).empty() ? "" : "<br>" + detail::html_escape(fleet_ecc(r)))
+    << "</td><td class=\"l id\">";
+  if (r.telemetry) {
+    const Telemetry& t = *r.telemetry;
+    if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";
+    if (t.memory_clock_mhz) h << "mem " << num(*t.memory_clock_mhz) << " MHz ";
+    if (t.temperature_c) h << num(*t.temperature_c, 3) << " &deg;C ";
+    if (t.power_w) h << num(*t.power_w, 4) << " W ";
+    for (const auto& tr : t.throttle_reasons)
+      h << "<br>"
+        << (is_alarming_throttle_reason(tr) ? "<b>" + detail::html_escape(tr) + "</b>"
+                                            : detail::html_escape(tr));
+  }
+  h << "</td>";
+}
+
+void html_cell(std::ostream& h, const FleetRow& row, const FleetCell& c) {
+  std::string tip;
+  if (c.median) tip += "median of the others " + fleet_quantity(*c.median, row.unit);
+  if (c.mad) tip += ", MAD " + fleet_quantity(*c.mad, row.unit);
+  if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
+  if (!c.reason.empty()) tip = c.reason;
+  h << "<td class=\"v " << cell_class(c.mark) << "\" title=\"" << detail::html_escape(tip) << "\">";
+  if (c.value)
+    h << detail::html_escape(fleet_quantity(*c.value, row.unit));
+  else if (c.mark == CellMark::failed)
+    h << "failed";
+  if (c.deviation && c.mark != CellMark::alone) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * *c.deviation);
+    h << "<br><small>" << buf << "</small>";
+  }
+  h << "</td>";
+}
+
+// Every GPU: identity, then one column per headline figure, each value in its unit.
+void html_every_gpu(std::ostream& h, const FleetReport& rep) {
+  h << "<h2>Every GPU</h2>\n<div class=\"box\"><table class=\"every\">\n<tr><th class=\"l\">"
        "GPU</th><th class=\"l\">device</th><th class=\"l\">bus id</th><th class=\"l\">UUID / "
        "serial / ECC</th><th class=\"l\">clocks (NVML)</th>";
   for (const FleetRow& row : rep.rows)
-    h << "<th title=\"" << detail::html_escape(row.label) << "\">" << detail::html_escape(row.id)
-      << "<br><small>" << detail::html_escape(row.unit)
-      << (row.higher_is_better ? "" : ", lower is better") << "</small></th>";
+    h << "<th class=\"fig\" title=\"" << detail::html_escape(row.label) << "\">"
+      << breakable_id(row.id) << (row.higher_is_better ? "" : "<br><small>lower is better</small>")
+      << "</th>";
   h << "</tr>\n";
   for (const FleetGpu& g : rep.gpus) {
     const FleetRank& r = rep.ranks[g.index];
-    h << "<tr><td class=\"l " << verdict_class(g.verdict) << "\">"
-      << detail::html_escape(gpu_name(r)) << "</td><td class=\"l\">"
-      << detail::html_escape(r.device.name) << "</td><td class=\"l\">"
-      << detail::html_escape(fleet_bus_id(r)) << "</td><td class=\"l\">"
-      << detail::html_escape(fleet_uuid(r))
-      << (fleet_serial(r).empty() ? "" : "<br>" + detail::html_escape(fleet_serial(r)))
-      << (fleet_ecc(r).empty() ? "" : "<br>" + detail::html_escape(fleet_ecc(r)))
-      << "</td><td class=\"l\">";
-    if (r.telemetry) {
-      const Telemetry& t = *r.telemetry;
-      if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";
-      if (t.memory_clock_mhz) h << "mem " << num(*t.memory_clock_mhz) << " MHz ";
-      if (t.temperature_c) h << num(*t.temperature_c, 3) << " &deg;C ";
-      if (t.power_w) h << num(*t.power_w, 4) << " W ";
-      for (const auto& tr : t.throttle_reasons)
-        h << "<br>"
-          << (is_alarming_throttle_reason(tr) ? "<b>" + detail::html_escape(tr) + "</b>"
-                                              : detail::html_escape(tr));
-    }
-    h << "</td>";
+    html_identity(h, g, r);
     if (!r.status.ok()) {
       h << "<td class=\"l fail\" colspan=\"" << std::max<size_t>(1, rep.rows.size()) << "\">"
         << detail::html_escape(r.status.status +
@@ -173,81 +267,76 @@ std::string fleet_html(const FleetReport& rep, const std::string& title) {
         << "</td></tr>\n";
       continue;
     }
-    for (const FleetRow& row : rep.rows) {
-      const FleetCell& c = row.cells[g.index];
-      std::string tip;
-      if (c.median) tip += "median of the others " + num(*c.median);
-      if (c.mad) tip += ", MAD " + num(*c.mad);
-      if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
-      if (!c.reason.empty()) tip = c.reason;
-      h << "<td class=\"" << cell_class(c.mark) << "\" title=\"" << detail::html_escape(tip)
-        << "\">";
-      if (c.value)
-        h << num(*c.value);
-      else if (c.mark == CellMark::failed)
-        h << "failed";
-      if (c.deviation && c.mark != CellMark::alone) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * *c.deviation);
-        h << "<br><small>" << buf << "</small>";
-      }
-      h << "</td>";
-    }
+    for (const FleetRow& row : rep.rows) html_cell(h, row, row.cells[g.index]);
     h << "</tr>\n";
   }
   h << "<tr><th class=\"l\" colspan=\"5\">fleet median (MAD)</th>";
   for (const FleetRow& row : rep.rows) {
-    h << "<th>";
-    if (row.median) h << num(*row.median);
-    if (row.mad) h << "<br><small>(" << num(*row.mad, 3) << ")</small>";
+    h << "<th class=\"v\">";
+    if (row.median) h << detail::html_escape(fleet_quantity(*row.median, row.unit));
+    if (row.mad)
+      h << "<br><small>(" << detail::html_escape(fleet_quantity(*row.mad, row.unit)) << ")</small>";
     h << "</th>";
   }
   h << "</tr>\n</table></div>\n";
+}
 
-  // Links per node: measured once per node, every GPU of it together (gpudissect run links).
-  if (!rep.nodes.empty()) {
-    std::vector<std::string> ids;
-    for (const FleetNode& n : rep.nodes)
+// Links per node: measured once per node, every GPU of it together (gpudissect run links).
+void html_links(std::ostream& h, const FleetReport& rep) {
+  if (rep.nodes.empty()) return;
+  std::vector<std::string> ids;
+  for (const FleetNode& n : rep.nodes)
+    for (const Figure& f : n.links.figures)
+      if (f.value && std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
+  h << "<h2>Links per node</h2>\n<p><small>The <code>links</code> probe, run once on each "
+       "node by its first rank after every rank of the node had finished: peer bandwidth "
+       "(the lowest pair), latency (the highest pair), host links and NCCL collectives.</small>"
+       "</p>\n<div class=\"box\"><table>\n<tr><th class=\"l\">node</th>"
+       "<th class=\"l\">status</th>";
+  for (const auto& id : ids) h << "<th>" << breakable_id(id) << "</th>";
+  h << "</tr>\n";
+  for (const FleetNode& n : rep.nodes) {
+    h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"
+      << (n.links.status.ok() ? "" : " fail") << "\">"
+      << detail::html_escape(n.links.status.status +
+                             (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
+      << "</td>";
+    for (const auto& id : ids) {
+      h << "<td>";
       for (const Figure& f : n.links.figures)
-        if (f.value && std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
-    h << "<h2>Links per node</h2>\n<p><small>The <code>links</code> probe, run once on each "
-         "node by its first rank after every rank of the node had finished: peer bandwidth "
-         "(the lowest pair), latency (the highest pair), host links and NCCL collectives.</small>"
-         "</p>\n<div style=\"overflow-x:auto\"><table>\n<tr><th class=\"l\">node</th>"
-         "<th class=\"l\">status</th>";
-    for (const auto& id : ids) h << "<th>" << detail::html_escape(id) << "</th>";
-    h << "</tr>\n";
-    for (const FleetNode& n : rep.nodes) {
-      h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"
-        << (n.links.status.ok() ? "" : " fail") << "\">"
-        << detail::html_escape(n.links.status.status +
-                               (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
-        << "</td>";
-      for (const auto& id : ids) {
-        h << "<td>";
-        for (const Figure& f : n.links.figures)
-          if (f.id == id && f.value)
-            h << num(f.value->median) << " <small>" << detail::html_escape(f.unit) << "</small>";
-        h << "</td>";
-      }
-      h << "</tr>\n";
+        if (f.id == id && f.value)
+          h << detail::html_escape(fleet_quantity(f.value->median, f.unit));
+      h << "</td>";
     }
-    h << "</table></div>\n";
+    h << "</tr>\n";
   }
+  h << "</table></div>\n";
+}
 
-  // Baseline verdicts, where asked for.
+// Baseline verdicts, where asked for.
+void html_baseline(std::ostream& h, const FleetReport& rep) {
   bool any_baseline = false;
   for (const FleetGpu& g : rep.gpus) any_baseline |= g.baseline.has_value();
-  if (any_baseline) {
-    h << "<h2>Against the baseline</h2>\n<table><tr><th class=\"l\">GPU</th><th>regressions"
-         "</th><th>improvements</th></tr>\n";
-    for (const FleetGpu& g : rep.gpus)
-      if (g.baseline)
-        h << "<tr><td class=\"l\">" << detail::html_escape(gpu_name(rep.ranks[g.index]))
-          << "</td><td class=\"" << (g.baseline_regressions ? "out" : "near") << "\">"
-          << g.baseline_regressions << "</td><td>" << g.baseline->improvements() << "</td></tr>\n";
-    h << "</table>\n";
-  }
+  if (!any_baseline) return;
+  h << "<h2>Against the baseline</h2>\n<table><tr><th class=\"l\">GPU</th><th>regressions"
+       "</th><th>improvements</th></tr>\n";
+  for (const FleetGpu& g : rep.gpus)
+    if (g.baseline)
+      h << "<tr><td class=\"l\">" << detail::html_escape(gpu_name(rep.ranks[g.index]))
+        << "</td><td class=\"" << (g.baseline_regressions ? "out" : "near") << "\">"
+        << g.baseline_regressions << "</td><td>" << g.baseline->improvements() << "</td></tr>\n";
+  h << "</table>\n";
+}
+
+}  // namespace
+
+std::string fleet_html(const FleetReport& rep, const std::string& title) {
+  std::ostringstream h;
+  html_head(h, rep, title);
+  html_verdicts(h, rep);
+  html_every_gpu(h, rep);
+  html_links(h, rep);
+  html_baseline(h, rep);
   h << "</body></html>\n";
   return h.str();
 }
