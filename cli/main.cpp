@@ -23,6 +23,7 @@
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/json_read.hpp"
+#include "gpudissect/prometheus.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
 #include "gpudissect/progress.hpp"
@@ -80,6 +81,7 @@ struct RunArgs {
   std::vector<std::string> paths;
   std::string out_dir;
   std::string json_file;
+  std::string prometheus;  // --prometheus FILE: "" none
   bool no_html = false, png = false, quiet = false;
   std::string min_fp, max_fp, stride;
   std::optional<int> points_per_doubling;  // unset: the probe's default
@@ -271,6 +273,7 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   try {  // an output that cannot be written is bad input: fail before measuring, not after
     report::ensure_writable(json);
     if (!a.no_html) report::ensure_writable(html);
+    if (!a.prometheus.empty()) report::ensure_writable(a.prometheus);
   } catch (const std::runtime_error& e) {
     throw cli::UsageError(e.what());
   }
@@ -354,6 +357,10 @@ int cmd_run(const RunArgs& a, const std::string& command) {
   if (g_stop && rc == 0) rc = 128 + (g_signal ? g_signal.load() : SIGINT);
 
   std::vector<fs::path> written = {json};
+  if (!a.prometheus.empty()) {  // gpudissect/prometheus.hpp: node-exporter's textfile format
+    report::write_file(a.prometheus, prometheus_run(r, prometheus_host_name()));
+    written.push_back(a.prometheus);
+  }
   for (const auto& f : report::write_csv(out_dir, r, registry)) written.push_back(f);
   if (!a.no_html) {
     report::HtmlOptions ho;
@@ -448,6 +455,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   run->add_option("--out-dir", ra.out_dir, "Folder for the outputs (default: results/<device>)");
   run->add_option("-o,--output", ra.json_file, "JSON file (default: <out-dir>/<name>.json)");
+  run->add_option("--prometheus", ra.prometheus,
+                  "Also write the headline figures in Prometheus' text format (node-exporter's "
+                  "textfile collector; docs/fleets.md)");
   run->add_flag("--no-html", ra.no_html, "Do not write the HTML report");
   run->add_flag("--png", ra.png, "Also write the charts as PNG files (needs gnuplot)");
   run->add_option("--min-footprint", ra.min_fp, "Smallest footprint (default 1K)");

@@ -17,6 +17,7 @@ set -euo pipefail
 # libvulkan-dev, glslang-tools, mesa-vulkan-drivers, spirv-tools, vulkan-tools: the Vulkan
 # backend (the loader, the GLSL -> SPIR-V compiler run at build time, lavapipe, the CPU
 # driver its tests run on, spirv-val for the compiled shaders, vulkaninfo for CI's log).
+# python3-prometheus-client: tests/cli/test_fleet.sh parses the --prometheus files with it.
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
 # named when installing with --no-install-recommends.
 # help2man, dpkg-dev: the man page made from --help at build time, and the .deb's Depends
@@ -27,7 +28,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libgtest-dev
   opencl-headers opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev
   pocl-opencl-icd clinfo
-  gnuplot-nox python3
+  gnuplot-nox python3 python3-prometheus-client
   chromium poppler-utils fonts-dejavu-core
   libopenmpi-dev openmpi-bin
   libvulkan-dev glslang-tools mesa-vulkan-drivers spirv-tools vulkan-tools

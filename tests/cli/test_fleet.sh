@@ -129,7 +129,80 @@ else
   fail=1
 fi
 
+# fleet --collect: two separate `gpudissect run`s (as two nodes of a job array would write
+# them) into one folder, judged without MPI; a host name with a quote and a backslash (from
+# the file's name) travels into the Prometheus file, parsed by a real parser.
+RUNARGS=(compute -d opencl:0.0 --option compute.quick=1 --option compute.ops=fp32.fma
+         --option compute.mixed=0 --option compute.tensor=0 --option compute.ms=1
+         --option compute.repeats=1 --no-html -q --out-dir "$T/runout")
+mkdir -p "$T/col"
+"$BIN" run "${RUNARGS[@]}" -o "$T/col/nodeA.json" --prometheus "$T/run.prom" >/dev/null 2>&1
+expect_rc "collect: first run" 0 $?
+"$BIN" run "${RUNARGS[@]}" -o "$T/col/node\"B\\.json" >/dev/null 2>&1
+expect_rc "collect: second run" 0 $?
+"$BIN" fleet --collect "$T/col" --min-deviation 30% --inject "slow:1:$FIG:0.2" -q \
+  -o "$T/col.html" --prometheus "$T/col.prom" >"$T/col.out" 2>&1
+rc=$?
+cat "$T/col.out"
+expect_rc "collect: a slowed figure on the second run fails the fleet, as live" 3 $rc
+check "collect: two ranks from the files, hosts from their names" \
+  "j['run']['mode']=='collect' and [r['host'] for r in j['ranks']]==['nodeA','node\"B\\\\'] and all(r['status']=='ok' for r in j['ranks'])" \
+  "$T/col.json"
+check "collect: rank 1 is an outlier for $FIG" \
+  "any(v['rank']==1 and v['verdict']=='outlier' and any('$FIG ' in r for r in v['reasons']) for v in j['verdicts'])" \
+  "$T/col.json"
+check "collect: each rank's result is its run JSON" \
+  "all(r['result']['device']['id']=='opencl:0.0' for r in j['ranks'])" "$T/col.json"
+grep -q 'class="out"' "$T/col.html" && echo "ok: collect: page marks the outlier" || { echo "FAIL: collect page"; fail=1; }
+gzip -c "$T/col/nodeA.json" >"$T/nodeA.json.gz"
+"$BIN" fleet --collect "$T/nodeA.json.gz" "$T/col/nodeA.json" --min-deviation 30% -q \
+  -o "$T/gz.html" >/dev/null 2>&1
+expect_rc "collect: a .json.gz and a file, the same run twice: healthy" 0 $?
+check "collect: the .gz was read" "j['ranks'][0]['host']=='nodeA' and j['ranks'][0]['status']=='ok'" "$T/gz.json"
+
+if python3 -c 'import prometheus_client' 2>/dev/null; then
+  python3 - "$T/run.prom" "$T/col.prom" "$FIG" <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families as parse
+run, col, fig = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
+name = "gpudissect_" + fig.replace(".", "_")
+def samples(text):
+    return [s for fam in parse(text) for s in fam.samples]
+r = samples(run)
+assert any(s.name == name and s.labels["figure"] == fig and s.labels["backend"] == "opencl"
+           and s.value > 0 for s in r), r
+assert any(s.name == "gpudissect_run_timestamp_seconds" and s.value > 1.7e9 for s in r), r
+c = samples(col)
+hosts = {s.labels.get("host") for s in c if s.name == name}
+assert hosts == {"nodeA", 'node"B\\'}, hosts
+assert any(s.name == "gpudissect_fleet_gpu_verdict" and s.labels["rank"] == "1"
+           and s.labels["verdict"] == "outlier" and s.value == 1 for s in c), c
+assert any(s.name == "gpudissect_fleet_gpu_healthy" and s.labels["rank"] == "0"
+           and s.value == 1 for s in c), c
+assert [s.value for s in c if s.name == "gpudissect_fleet_exit_status"] == [3], c
+print("ok: the Prometheus files of run and fleet --collect parse (prometheus_client)")
+PY
+  [[ $? -eq 0 ]] || { echo "FAIL: Prometheus files"; fail=1; }
+elif [[ ${GD_REQUIRE_PROMETHEUS:-0} == 1 ]]; then
+  echo "FAIL: no prometheus_client (python3-prometheus-client; scripts/install-deps.sh)"; fail=1
+else
+  echo "skip: no prometheus_client to parse the Prometheus files"
+fi
+
 # Bad input.
+echo '{"fleet_schema_version": 1}' >"$T/notarun.json"
+"$BIN" fleet --collect "$T/col/nodeA.json" "$T/notarun.json" -o "$T/bad.html" >"$T/bad.out" 2>&1
+expect_rc "collect: a file that is not a run JSON" 2 $?
+grep -q "notarun.json" "$T/bad.out" && echo "ok: collect: the message names the file" \
+  || { echo "FAIL: collect: message without the file: $(cat "$T/bad.out")"; fail=1; }
+echo 'not json' >"$T/text.json"
+"$BIN" fleet --collect "$T/text.json" -o "$T/bad.html" >/dev/null 2>&1
+expect_rc "collect: a file that is not JSON" 2 $?
+mkdir -p "$T/empty"
+"$BIN" fleet --collect "$T/empty" -o "$T/bad.html" >/dev/null 2>&1
+expect_rc "collect: a folder without run JSONs" 2 $?
+"$BIN" fleet --collect "$T/col" --inject hang:0 -o "$T/bad.html" >/dev/null 2>&1
+expect_rc "collect: --inject hang measures nothing" 2 $?
 "$BIN" fleet --inject boom:1 >/dev/null 2>&1
 expect_rc "malformed --inject" 2 $?
 "$BIN" fleet --probes nosuch >/dev/null 2>&1
