@@ -144,9 +144,9 @@ expect_rc "collect: second run" 0 $?
   -o "$T/col.html" --prometheus "$T/col.prom" >"$T/col.out" 2>&1
 rc=$?
 cat "$T/col.out"
-expect_rc "collect: a slowed figure on the second run fails the fleet, as live" 3 $rc
+expect_rc "collect: a slowed figure on rank 1 (nodeA, by name order) fails the fleet, as live" 3 $rc
 check "collect: two ranks from the files, hosts from their names" \
-  "j['run']['mode']=='collect' and [r['host'] for r in j['ranks']]==['nodeA','node\"B\\\\'] and all(r['status']=='ok' for r in j['ranks'])" \
+  "j['run']['mode']=='collect' and [r['host'] for r in j['ranks']]==['node\"B\\\\','nodeA'] and all(r['status']=='ok' for r in j['ranks'])" \
   "$T/col.json"
 check "collect: rank 1 is an outlier for $FIG" \
   "any(v['rank']==1 and v['verdict']=='outlier' and any('$FIG ' in r for r in v['reasons']) for v in j['verdicts'])" \

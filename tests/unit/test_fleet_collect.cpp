@@ -2,6 +2,8 @@
 // and the fleet page's units (report/fleet_report.cpp): GPU-free.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "fleet_report.hpp"
 #include "gpudissect/fleet.hpp"
 #include "gpudissect/fleet_collect.hpp"
@@ -93,7 +95,7 @@ TEST(FleetCollect, SameVerdictAsTheLivePath) {
         fleet_rank_from_run_json(runs[k], "f" + std::to_string(k) + ".json", static_cast<int>(k)));
     FleetRank r;  // what measure() makes of its run
     r.rank = static_cast<int>(k);
-    r.host = runs[k]["provenance"]["host"];
+    r.host = runs[k]["provenance"]["host"].get<std::string>();
     fleet_fill_from_result(r, runs[k]);
     r.device_id = r.device.id;
     live.push_back(nlohmann::json(r).get<FleetRank>());  // the worker's report, read back
@@ -114,7 +116,9 @@ TEST(FleetCollect, SameVerdictAsTheLivePath) {
 
 TEST(FleetCollect, BusyGpuFromItsRunsGpuState) {
   nlohmann::json busy = run_json(1, 1000, "n");
-  busy["gpu_state"] = {{"verdict", "shared"}, {"shared", true}, {"reasons", {"pid 42 used it"}}};
+  busy["gpu_state"] = {{"verdict", "shared"},
+                       {"shared", true},
+                       {"reasons", nlohmann::json::array({"pid 42 used it"})}};
   std::vector<FleetRank> ranks = {fleet_rank_from_run_json(run_json(0, 3000, "n"), "a", 0),
                                   fleet_rank_from_run_json(busy, "b", 1)};
   const FleetReport rep = analyse_fleet(ranks, {});
@@ -133,7 +137,8 @@ TEST(Prometheus, NamesAndLabelValues) {
   EXPECT_EQ(prometheus_number(HUGE_VAL), "+Inf");
   EXPECT_EQ(prometheus_number(-HUGE_VAL), "-Inf");
   EXPECT_EQ(prometheus_number(std::nan("")), "NaN");
-  EXPECT_EQ(iso8601_to_unix("1970-01-02T00:00:10Z"), 86410.0);
+  ASSERT_TRUE(iso8601_to_unix("1970-01-02T00:00:10Z").has_value());
+  EXPECT_EQ(*iso8601_to_unix("1970-01-02T00:00:10Z"), 86410.0);
   EXPECT_FALSE(iso8601_to_unix("yesterday").has_value());
 }
 
