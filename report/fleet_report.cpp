@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "format.hpp"
-#include "gpudissect/units.hpp"
+#include "gpudissect/fleet_units.hpp"
 #include "output.hpp"
 
 namespace gd::report {
@@ -20,54 +20,6 @@ std::string num(double v, int digits = 4) {
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;
 }
-
-// Three significant digits without an exponent: 32.0, 3.20, 320, 32000.
-std::string digits3(double v) {
-  char buf[64];
-  const double a = std::fabs(v);
-  std::snprintf(buf, sizeof buf, "%.*f", a >= 100 ? 0 : a >= 10 ? 1 : 2, v);
-  return buf;
-}
-
-// The unit's decimal prefix and the rest: "GB/s" -> 1e9, "B/s"; {1, unit} for a unit without
-// one of the bases below (a "kernels/s" is no kilo-"ernels/s").
-std::pair<double, std::string> split_prefix(const std::string& unit) {
-  static const char* const bases[] = {"B/s", "FLOP/s", "OP/s", "inst/s", "Hz"};
-  static const std::pair<char, double> prefixes[] = {
-      {'k', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}};
-  for (const char* b : bases) {
-    if (unit == b) return {1, unit};
-    for (const auto& [c, f] : prefixes)
-      if (unit.size() > 1 && unit[0] == c && unit.compare(1, std::string::npos, b) == 0)
-        return {f, b};
-  }
-  return {0, unit};
-}
-
-}  // namespace
-
-std::string fleet_quantity(double v, const std::string& unit) {
-  if (!std::isfinite(v)) return num(v) + " " + unit;
-  if (unit == "bytes") return format_bytes(v);
-  if (unit == "ns" || unit == "us" || unit == "ms" || unit == "s") {
-    const double scale = unit == "ns" ? 1e-9 : unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : 1;
-    const double sec = v * scale, a = std::fabs(sec);
-    if (a >= 1 || a == 0) return digits3(sec) + " s";
-    if (a >= 1e-3) return digits3(sec * 1e3) + " ms";
-    if (a >= 1e-6) return digits3(sec * 1e6) + " us";
-    return digits3(sec * 1e9) + " ns";
-  }
-  const auto [factor, base] = split_prefix(unit);
-  if (factor == 0) return digits3(v) + (unit.empty() ? "" : " " + unit);
-  static const std::pair<const char*, double> steps[] = {{"P", 1e15}, {"T", 1e12}, {"G", 1e9},
-                                                         {"M", 1e6},  {"k", 1e3},  {"", 1}};
-  const double x = v * factor;
-  for (const auto& [p, f] : steps)
-    if (std::fabs(x) >= f || f == 1) return digits3(x / f) + " " + p + base;
-  return digits3(v) + " " + unit;
-}
-
-namespace {
 
 std::string gpu_name(const FleetRank& r) {
   std::string s = r.host.empty() ? "?" : r.host;
@@ -208,7 +160,7 @@ void html_verdicts(std::ostream& h, const FleetReport& rep) {
 void html_identity(std::ostream& h, const FleetGpu& g, const FleetRank& r) {
   h << "<tr><td class=\"l id " << verdict_class(g.verdict) << "\">"
     << detail::html_escape(gpu_name(r)) << "</td><td class=\"l id\">"
-    << detail::html_escape(r.device.name) << "</td><td class=\"l id\">"
+    << detail::html_escape(r.device.name) << "</td><td class=\"l v\">"
     << detail::html_escape(fleet_bus_id(r)) << "</td><td class=\"l id\">"
     << detail::html_escape(fleet_uuid(r))
     << (fleet_serial(r).empty() ? "" : "<br>" + detail::html_escape(fleet_serial(r)))
@@ -293,7 +245,7 @@ void html_links(std::ostream& h, const FleetReport& rep) {
        "(the lowest pair), latency (the highest pair), host links and NCCL collectives.</small>"
        "</p>\n<div class=\"box\"><table>\n<tr><th class=\"l\">node</th>"
        "<th class=\"l\">status</th>";
-  for (const auto& id : ids) h << "<th>" << breakable_id(id) << "</th>";
+  for (const auto& id : ids) h << "<th>" << detail::html_escape(id) << "</th>";
   h << "</tr>\n";
   for (const FleetNode& n : rep.nodes) {
     h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"

@@ -11,11 +11,6 @@
 
 namespace gd::report {
 
-// A figure's value in its unit with a fitting prefix, three significant digits, no
-// exponent: (32010, "GB/s") -> "32.0 TB/s", (0.5, "TFLOP/s") -> "500 GFLOP/s", (1500, "ns")
-// -> "1.50 us", (65536, "bytes") -> "64 KiB"; other units keep theirs ("812 cycles").
-std::string fleet_quantity(double v, const std::string& unit);
-
 void print_fleet(std::ostream& os, const FleetReport& rep);
 // `title` heads the page ("gpudissect fleet, quick profile, 8 GPUs"). Throws
 // std::runtime_error if it cannot write.

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "gpudissect/fleet_units.hpp"
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/result.hpp"
 
@@ -317,9 +318,9 @@ std::string judge_value(const FleetRow& row, FleetCell& c, const std::vector<dou
   if (worse_z > options.threshold && beyond_dev && worse_dev >= 0) {
     c.mark = CellMark::outlier;
     c.flags = true;
-    return row.id + " " + fmt(x) + " " + row.unit + ": " +
-           (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " + fmt(med) +
-           " of the others (robust z " + fmt(*c.z, 2) + ")";
+    return row.id + " " + fleet_quantity(x, row.unit) + ": " +
+           (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " +
+           fleet_quantity(med, row.unit) + " of the others (robust z " + fmt(*c.z, 2) + ")";
   }
   if (-worse_z > options.threshold && beyond_dev)
     c.mark = CellMark::better;
@@ -409,11 +410,9 @@ void baseline_verdict(FleetGpu& g, const FleetRank& r, const CompareInput& basel
     }
     if (it.baseline && it.current) {
       line += " (";
-      line += fmt(*it.baseline);
+      line += fleet_quantity(*it.baseline, it.unit);
       line += " -> ";
-      line += fmt(*it.current);
-      line += " ";
-      line += it.unit;
+      line += fleet_quantity(*it.current, it.unit);
       line += ")";
     }
     if (!it.reason.empty()) {

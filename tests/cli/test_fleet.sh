@@ -4,7 +4,11 @@
 # outlier (exit 3, the figure named) and rank 0 healthy; a rank whose device does not open is
 # reported as failed while the other reports; as local processes (no MPI), a rank that hangs
 # is killed at the per-rank timeout and reported, the other measured; a SIGTERM to the
-# launcher reports "interrupted" with exit 143, and a SIGKILL of it leaves no rank running.
+# launcher reports "interrupted" with exit 143, and a SIGKILL of it leaves no rank running;
+# fleet --collect over two separate runs judges as the live fleet does (a slowed figure: exit
+# 3, named), reads .json.gz, refuses what is not a run JSON (exit 2, the file named), and the
+# --prometheus files of run and fleet parse with prometheus_client (python3-prometheus-client;
+# skipped without it unless GD_REQUIRE_PROMETHEUS=1).
 # Usage: test_fleet.sh GPUDISSECT [MPIEXEC]   (no MPIEXEC: the MPI cases are skipped)
 set -uo pipefail
 BIN=$1
