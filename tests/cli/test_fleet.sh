@@ -164,8 +164,10 @@ gzip -c "$T/col/nodeA.json" >"$T/nodeA.json.gz"
 expect_rc "collect: a .json.gz and a file, the same run twice: healthy" 0 $?
 check "collect: the .gz was read" "j['ranks'][0]['host']=='nodeA' and j['ranks'][0]['status']=='ok'" "$T/gz.json"
 
-if python3 -c 'import prometheus_client' 2>/dev/null; then
-  python3 - "$T/run.prom" "$T/col.prom" "$FIG" <<'PY'
+# shellcheck source=../find_python.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../find_python.sh"
+if PROM_PY=$(find_python prometheus_client); then
+  "$PROM_PY" - "$T/run.prom" "$T/col.prom" "$FIG" <<'PY'
 import sys
 from prometheus_client.parser import text_string_to_metric_families as parse
 run, col, fig = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]

@@ -120,8 +120,10 @@ done
 # What the recipes wrote follows the published schemas (docs/schema).
 SCHEMA=$(dirname "$DOC")/schema
 mapfile -t written < <(find "$T/results" "$BASELINE" -name '*.json' 2>/dev/null | sort)
-if ((${#written[@]})) && python3 -c 'import jsonschema' 2>/dev/null; then
-  python3 "$SCHEMA/../../tests/schema/validate.py" "$SCHEMA" "${written[@]}" ||
+# shellcheck source=../find_python.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../find_python.sh"
+if ((${#written[@]})) && SCHEMA_PY=$(find_python jsonschema); then
+  "$SCHEMA_PY" "$SCHEMA/../../tests/schema/validate.py" "$SCHEMA" "${written[@]}" ||
     { echo "FAIL: a JSON the recipes wrote does not follow docs/schema"; fail=1; }
 fi
 echo "test_scheduling: $ran runs, $skipped line(s) skipped"

@@ -3,17 +3,24 @@
 # result under results/ and fixture under tests/fixtures, a run JSON and a fleet JSON written
 # here on the OpenCL device (PoCL in CI), and they are not vacuous: broken copies fail.
 # Usage: test_schema.sh GPUDISSECT SOURCE_DIR
-# Exit 77 (skip) without python3-jsonschema; the written outputs are skipped (with the
+# Exit 77 (skip) without python3-jsonschema (exit 1 with GD_REQUIRE_SCHEMA=1); the written outputs are skipped (with the
 # committed files still checked) where no OpenCL device opens.
 set -uo pipefail
 BIN=$1
 SRC=$2
-VALIDATE=(python3 "$SRC/tests/schema/validate.py" "$SRC/docs/schema")
+# shellcheck source=../find_python.sh
+source "$SRC/tests/find_python.sh"
+if ! PY=$(find_python jsonschema); then
+  # CI installs it (GD_REQUIRE_SCHEMA=1 there): a missing package must not pass as a skip.
+  [[ ${GD_REQUIRE_SCHEMA:-0} == 1 ]] && { echo "FAIL: python3-jsonschema not installed"; exit 1; }
+  echo "skip: python3-jsonschema not installed"
+  exit 77
+fi
+VALIDATE=("$PY" "$SRC/tests/schema/validate.py" "$SRC/docs/schema")
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
 
-python3 -c 'import jsonschema' 2>/dev/null || { echo "skip: python3-jsonschema not installed"; exit 77; }
 
 # 1. Everything committed.
 mapfile -t committed < <(cd "$SRC" && find results tests/fixtures -type f \( -name '*.json' -o -name '*.json.gz' \) | sort)
@@ -26,7 +33,7 @@ fi
 (cd "$SRC" && "${VALIDATE[@]}" "${committed[@]}") || { echo "FAIL: a committed file does not validate"; fail=1; }
 
 # 2. Not vacuous: each broken copy must be refused, naming where.
-python3 - "$SRC" "$T" <<'PY'
+"$PY" - "$SRC" "$T" <<'PY'
 import gzip, json, sys
 src, t = sys.argv[1], sys.argv[2]
 run = json.load(open(f"{src}/results/nvidia-h200/nvidia-h200.json"))
