@@ -15,7 +15,8 @@ namespace gd {
 
 namespace {
 
-std::string fmt(double v, int digits = 3) {
+// %g with `digits` significant digits: a robust z-score in a sentence.
+std::string significant(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;
@@ -320,7 +321,7 @@ std::string judge_value(const FleetRow& row, FleetCell& c, const std::vector<dou
     c.flags = true;
     return row.id + " " + fleet_quantity(x, row.unit) + ": " +
            (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " +
-           fleet_quantity(med, row.unit) + " of the others (robust z " + fmt(*c.z, 2) + ")";
+           fleet_quantity(med, row.unit) + " of the others (robust z " + significant(*c.z, 2) + ")";
   }
   if (-worse_z > options.threshold && beyond_dev)
     c.mark = CellMark::better;

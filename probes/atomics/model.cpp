@@ -1,11 +1,11 @@
-#include "atomics/atomics.hpp"
-
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
 
+#include "atomics/atomics.hpp"
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/stats.hpp"
@@ -189,11 +189,6 @@ uint64_t sharers(const ThroughputLayout& l) {
   return 1;
 }
 
-uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 }  // namespace
 
 uint64_t shared_words_per_block(const ThroughputLayout& l) {
@@ -362,7 +357,7 @@ std::string throughput_check(const ThroughputRequest& r, const ThroughputLayout&
             if (raw != n) return wrong(w, std::to_string(n), std::to_string(raw));
             break;
           case AtomicType::f32:
-            if (uint32_t(raw) != float_bits(float(n))) {
+            if (uint32_t(raw) != std::bit_cast<uint32_t>(float(n))) {
               float got;
               const uint32_t bits = uint32_t(raw);
               std::memcpy(&got, &bits, 4);

@@ -9,6 +9,7 @@
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -22,7 +23,6 @@ using json_fields::put;
 using json_fields::put_status;
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // NaN (not measured) is written as null and read back as NaN.
 json matrix_json(const std::vector<std::vector<double>>& m) {

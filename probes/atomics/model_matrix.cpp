@@ -10,6 +10,7 @@
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/stats.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -40,8 +41,6 @@ std::vector<std::vector<std::pair<int, int>>> round_robin_rounds(int n) {
 // ---- the matrix ----
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Mean absolute difference of two rows over the columns both have.
 double row_distance(const std::vector<double>& a, const std::vector<double>& b) {
@@ -131,12 +130,6 @@ double median_between(const std::vector<std::vector<double>>& m, const std::vect
   return v.empty() ? kNaN : median(v);
 }
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
 }  // namespace
 
 MatrixSummary summarize_matrix(const std::vector<std::vector<double>>& m, double noise,
@@ -174,8 +167,9 @@ MatrixSummary summarize_matrix(const std::vector<std::vector<double>>& m, double
     s.clusters.push_back(std::move(c));
   }
   if (k == 1) {
-    s.structure = "no structure above the noise: every pair of SMs within " + fmt(s.all.min) +
-                  ".." + fmt(s.all.max) + " (median " + fmt(s.all.median) + ")";
+    s.structure = "no structure above the noise: every pair of SMs within " +
+                  format_fixed(s.all.min, 0) + ".." + format_fixed(s.all.max, 0) + " (median " +
+                  format_fixed(s.all.median, 0) + ")";
     return s;
   }
   std::vector<double> within, across;
@@ -188,8 +182,8 @@ MatrixSummary summarize_matrix(const std::vector<std::vector<double>>& m, double
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(c.sms.size());
   s.structure = std::to_string(k) + " groups of SMs (" + sizes + " SMs) with distinct latency rows";
   if (!within.empty() && !across.empty())
-    s.structure += ": median within a group " + fmt(median(within)) + ", between groups " +
-                   fmt(median(across));
+    s.structure += ": median within a group " + format_fixed(median(within), 0) +
+                   ", between groups " + format_fixed(median(across), 0);
   return s;
 }
 

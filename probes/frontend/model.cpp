@@ -1,12 +1,12 @@
-#include "frontend/frontend.hpp"
-
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <regex>
 #include <sstream>
 
+#include "frontend/frontend.hpp"
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
 
@@ -28,15 +28,9 @@ std::string icache_kernel_name() { return "gd_icache"; }
 
 namespace {
 
-uint32_t float_bits(float f) {
-  uint32_t u = 0;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
 std::string ptx_float(float f) {
   char b[16];
-  std::snprintf(b, sizeof b, "0f%08X", float_bits(f));
+  std::snprintf(b, sizeof b, "0f%08X", std::bit_cast<uint32_t>(f));
   return b;
 }
 
@@ -160,7 +154,7 @@ uint32_t icache_reference(const IcacheKernelSpec& spec, int region, uint64_t pas
       if (next == a) break;  // the chain reached its fixed point
       a = next;
     }
-    acc = (acc ^ float_bits(a)) * kFoldPrime;
+    acc = (acc ^ std::bit_cast<uint32_t>(a)) * kFoldPrime;
   }
   return acc;
 }

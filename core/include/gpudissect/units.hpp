@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,8 @@ std::string format_bytes(double bytes);
 std::string hex_bytes(const void* data, std::size_t n);
 // Fixed-point with `digits` after the point, "-" for NaN.
 std::string format_fixed(double v, int digits);
+// A figure not measured, in the places that hold it as a number.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A filesystem-friendly name: "NVIDIA H200" -> "nvidia-h200".
 std::string slugify(const std::string& s);
 
