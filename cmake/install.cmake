@@ -53,10 +53,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_STRIP_FILES ON)
 # Depends from the libraries the binary links (dpkg-shlibdeps): the OpenCL ICD loader, the
 # Vulkan loader, MPI, the C++ runtime. CUDA adds none: the runtime is linked statically and
-# the driver (libcuda, NVML) is opened at run time. NVRTC is linked from the CUDA toolkit's
-# folder, which dpkg-shlibdeps is told to treat as private: no CUDA toolkit package becomes
-# a dependency, but a binary built with the CUDA backend needs the toolkit's libnvrtc on the
-# loader's path to start (tests/install/test_deb.sh prints what it links).
+# the driver (libcuda, NVML) and the toolkit's NVRTC are opened at run time (on a node without
+# NVRTC only the kernels compiled at run time fail, saying so). The CUDA library folder is
+# still marked private for dpkg-shlibdeps, so that nothing found there becomes a dependency.
 find_program(GD_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(GD_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

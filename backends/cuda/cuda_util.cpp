@@ -1,5 +1,6 @@
 #include "cuda_util.hpp"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -157,36 +158,102 @@ std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& list
 
 // ---- NVRTC, the disk cache of compiled kernels, disassembly (shared by the probes) ----
 
+namespace {
+
+// NVRTC is opened at run time, not linked: a binary built with the CUDA backend (the .deb)
+// must start on a node with only the driver, where the toolkit's libnvrtc is absent. There
+// the kernels compiled at run time fail with this message; everything else measures.
+struct Nvrtc {
+  void* lib = nullptr;
+  std::string why;  // why it is not loaded
+  nvrtcResult (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                        const char* const*) = nullptr;
+  nvrtcResult (*compile)(nvrtcProgram, int, const char* const*) = nullptr;
+  nvrtcResult (*log_size)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*log)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*cubin_size)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*cubin)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*ptx_size)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*ptx)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*destroy)(nvrtcProgram*) = nullptr;
+  const char* (*error_string)(nvrtcResult) = nullptr;
+  nvrtcResult (*version)(int*, int*) = nullptr;
+};
+
+template <class F>
+bool bind_symbol(void* lib, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  return f != nullptr;
+}
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc api = [] {
+    Nvrtc a;
+    // The NVRTC of the toolkit this was built with (its major version: the CUBIN it writes
+    // must load in the runtime linked in), else whichever the loader finds.
+    for (const char* name : {GD_NVRTC_SONAME, "libnvrtc.so"}) {
+      a.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (a.lib) break;
+      a.why += std::string(a.why.empty() ? "" : "; ") + dlerror();
+    }
+    if (!a.lib) {
+      a.why = "NVRTC (" GD_NVRTC_SONAME ", from the CUDA toolkit) is not installed: " + a.why;
+      return a;
+    }
+    const bool all = bind_symbol(a.lib, "nvrtcCreateProgram", a.create) &&
+                     bind_symbol(a.lib, "nvrtcCompileProgram", a.compile) &&
+                     bind_symbol(a.lib, "nvrtcGetProgramLogSize", a.log_size) &&
+                     bind_symbol(a.lib, "nvrtcGetProgramLog", a.log) &&
+                     bind_symbol(a.lib, "nvrtcGetCUBINSize", a.cubin_size) &&
+                     bind_symbol(a.lib, "nvrtcGetCUBIN", a.cubin) &&
+                     bind_symbol(a.lib, "nvrtcGetPTXSize", a.ptx_size) &&
+                     bind_symbol(a.lib, "nvrtcGetPTX", a.ptx) &&
+                     bind_symbol(a.lib, "nvrtcDestroyProgram", a.destroy) &&
+                     bind_symbol(a.lib, "nvrtcGetErrorString", a.error_string) &&
+                     bind_symbol(a.lib, "nvrtcVersion", a.version);
+    if (!all) {
+      a.why = "the NVRTC found lacks a function this build calls";
+      dlclose(a.lib);
+      a.lib = nullptr;
+    }
+    return a;
+  }();
+  return api;
+}
+
+}  // namespace
+
 Compiled nvrtc_compile(const std::string& source, const std::string& arch, bool cubin,
                        const std::vector<std::string>& extra) {
+  const Nvrtc& api = nvrtc();
+  if (!api.lib) throw BackendError(api.why);
   nvrtcProgram prog = nullptr;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "gd_compute.cu", 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS)
+  if (api.create(&prog, source.c_str(), "gd_compute.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
     throw BackendError("nvrtcCreateProgram failed");
   const std::string arch_opt = "--gpu-architecture=" + arch;
   // No fast-math: the "precise" ops must be what ordinary code gets.
   std::vector<const char*> opts = {arch_opt.c_str(), "-std=c++17", "-default-device"};
   for (const auto& e : extra) opts.push_back(e.c_str());
-  const nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  const nvrtcResult rc = api.compile(prog, static_cast<int>(opts.size()), opts.data());
   Compiled c;
   std::size_t n = 0;
-  nvrtcGetProgramLogSize(prog, &n);
+  api.log_size(prog, &n);
   c.log.resize(n);
-  if (n) nvrtcGetProgramLog(prog, c.log.data());
+  if (n) api.log(prog, c.log.data());
   if (rc != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
-    throw BackendError("NVRTC (" + arch + "): " + nvrtcGetErrorString(rc) + "\n" + c.log);
+    api.destroy(&prog);
+    throw BackendError("NVRTC (" + arch + "): " + api.error_string(rc) + "\n" + c.log);
   }
   if (cubin) {
-    nvrtcGetCUBINSize(prog, &n);
+    api.cubin_size(prog, &n);
     c.image.resize(n);
-    nvrtcGetCUBIN(prog, c.image.data());
+    api.cubin(prog, c.image.data());
   } else {
-    nvrtcGetPTXSize(prog, &n);
+    api.ptx_size(prog, &n);
     c.image.resize(n);
-    nvrtcGetPTX(prog, c.image.data());
+    api.ptx(prog, c.image.data());
   }
-  nvrtcDestroyProgram(&prog);
+  api.destroy(&prog);
   return c;
 }
 
@@ -276,8 +343,9 @@ cudaKernel_t CubinLibrary::kernel(const std::string& name, const char* what) {
 }
 
 std::string nvrtc_version() {
+  const Nvrtc& api = nvrtc();
   int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
+  if (!api.lib || api.version(&major, &minor) != NVRTC_SUCCESS) return "none";
   return std::to_string(major) + "." + std::to_string(minor);
 }
 

@@ -29,6 +29,11 @@ if grep -qi "cuda\|nvidia\|nvrtc" <<<"$depends"; then
   echo "FAIL: Depends names a CUDA package: $depends"
   fail=1
 fi
+# The CUDA toolkit is not on a driver-only node: NVRTC is opened at run time, never linked.
+if grep -q "^libnvrtc\|^libcudart" <<<"$needed"; then
+  echo "FAIL: the binary links a CUDA toolkit library: $(tr '\n' ' ' <<<"$needed")"
+  fail=1
+fi
 if grep -q "^libOpenCL" <<<"$needed" && ! grep -qi "opencl" <<<"$depends"; then
   echo "FAIL: the binary links the OpenCL ICD loader, Depends lacks it: $depends"
   fail=1
