@@ -1,0 +1,195 @@
+// The regression gate: a new run's figures against a baseline's, within the larger of the
+// tolerance and the baseline's own sweep step.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "gpudissect/compare.hpp"
+#include "gpudissect/compare_internal.hpp"
+
+namespace gd {
+
+using namespace compare_detail;
+
+std::optional<double> parse_tolerance(const std::string& s) {
+  std::string t;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (!end || *end != '\0' || !std::isfinite(v) || v < 0) return std::nullopt;
+  return v / 100.0;
+}
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::within:
+      return "within tolerance";
+    case Verdict::improved:
+      return "improved";
+    case Verdict::regressed:
+      return "regressed";
+    case Verdict::failed:
+      return "failed (ok in baseline)";
+    case Verdict::recovered:
+      return "ok again (failed in baseline)";
+    case Verdict::failed_both:
+      return "failed in both";
+    case Verdict::only_new:
+      return "new (not in baseline)";
+    case Verdict::only_baseline:
+      return "missing (only in baseline)";
+    case Verdict::not_comparable:
+      return "not comparable";
+  }
+  return "?";
+}
+
+bool is_regression(Verdict v) { return v == Verdict::regressed || v == Verdict::failed; }
+
+int BaselineReport::regressions() const {
+  return static_cast<int>(std::count_if(
+      items.begin(), items.end(), [](const BaselineItem& i) { return is_regression(i.verdict); }));
+}
+int BaselineReport::improvements() const {
+  return static_cast<int>(std::count_if(items.begin(), items.end(), [](const BaselineItem& i) {
+    return i.verdict == Verdict::improved || i.verdict == Verdict::recovered;
+  }));
+}
+
+namespace {
+
+// The comparable number of a figure: its value, else its per-clock value.
+std::optional<double> number(const Figure& f, std::string* unit) {
+  if (f.value) {
+    *unit = f.unit;
+    return f.value->median;
+  }
+  if (f.per_sm_per_clk) {
+    *unit = f.per_sm_per_clk_unit;
+    return f.per_sm_per_clk;
+  }
+  return std::nullopt;
+}
+
+std::string status_text(const Status& s) {
+  return s.status + (s.reason.empty() ? "" : ": " + s.reason);
+}
+
+// A relative margin so that a change of exactly the tolerance (e.g. 100 -> 97 at 3 %) counts
+// as within despite rounding.
+constexpr double kEps = 1e-9;
+
+// Two numbers of one figure, both ok: the change against what the baseline allows.
+void judge_change(BaselineItem& it, const Figure& bf, double cv, const std::string& cu, double bv,
+                  const std::string& bu, double tolerance) {
+  const auto c2 = convert_unit(cv, cu, bu);
+  if (!c2) {
+    // An id keeps its unit from release to release: a new run stating another one has not
+    // measured what the baseline did, and must not pass by saying so.
+    it.verdict = Verdict::failed;
+    it.reason = "units differ: " + cu + " against " + bu;
+    return;
+  }
+  if (bv == 0) {
+    it.verdict = *c2 == 0 ? Verdict::within : Verdict::not_comparable;
+    if (*c2 != 0) it.reason = "baseline is 0";
+    return;
+  }
+  it.current = c2;
+  it.unit = bu;
+  const double change = (*c2 - bv) / std::fabs(bv);
+  it.change = change;
+  const double better = it.higher_is_better ? change : -change;
+  // A figure found between two points of a sweep (a capacity) cannot be told apart from one a
+  // step away: the baseline's step widens the tolerance. Only the baseline's: the file under
+  // judgement could otherwise claim a step wide enough to excuse anything.
+  const double step =
+      bf.resolution && std::isfinite(*bf.resolution) && *bf.resolution > 0 ? *bf.resolution : 0;
+  const double allowed = std::max(tolerance, step);
+  if (better < -allowed - kEps)
+    it.verdict = Verdict::regressed;
+  else if (better > allowed + kEps)
+    it.verdict = Verdict::improved;
+  else
+    it.verdict = Verdict::within;
+  if (it.verdict == Verdict::within && std::fabs(better) > tolerance + kEps)
+    it.reason = "within the measurement's step (" + fmt(100 * step, 1) + " %)";
+}
+
+// A figure of the new run against the baseline's figure of the same id.
+void judge(BaselineItem& it, const Figure& f, const Figure& bf, double tolerance) {
+  it.higher_is_better = bf.higher_is_better;
+  std::string cu, bu;
+  const auto cv = f.status.ok() ? number(f, &cu) : std::nullopt;
+  const auto bv = bf.status.ok() ? number(bf, &bu) : std::nullopt;
+  it.baseline = bv;
+  const bool cur_ok = f.status.ok() && cv, base_ok = bf.status.ok() && bv;
+  if (!cur_ok && base_ok) {
+    it.verdict = Verdict::failed;
+    it.reason = f.status.ok() ? "no value" : status_text(f.status);
+  } else if (cur_ok && !base_ok) {
+    it.verdict = Verdict::recovered;
+    it.reason = "baseline: " + status_text(bf.status);
+  } else if (!cur_ok && !base_ok) {
+    it.verdict = Verdict::failed_both;
+    it.reason = status_text(f.status);
+  } else {
+    judge_change(it, bf, *cv, cu, *bv, bu, tolerance);
+  }
+}
+
+BaselineItem item_of(const Figure& f) {
+  BaselineItem it;
+  it.id = f.id;
+  it.label = f.label;
+  it.unit = f.unit;
+  it.higher_is_better = f.higher_is_better;
+  return it;
+}
+
+}  // namespace
+
+BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput& current,
+                                double tolerance, bool allow_missing) {
+  BaselineReport rep;
+  rep.baseline = baseline;
+  rep.current = current;
+  rep.tolerance = tolerance;
+  std::map<std::string, const Figure*> base;
+  for (const Figure& f : baseline.figures) base.emplace(f.id, &f);
+  std::set<std::string> seen;
+  for (const Figure& f : current.figures) {
+    if (!seen.insert(f.id).second) continue;
+    BaselineItem it = item_of(f);
+    std::string cu;
+    it.current = f.status.ok() ? number(f, &cu) : std::nullopt;
+    if (auto b = base.find(f.id); b != base.end())
+      judge(it, f, *b->second, tolerance);
+    else
+      it.verdict = Verdict::only_new;
+    rep.items.push_back(std::move(it));
+  }
+  for (const Figure& f : baseline.figures) {
+    if (!seen.insert(f.id).second) continue;
+    BaselineItem it = item_of(f);
+    std::string bu;
+    it.baseline = f.status.ok() ? number(f, &bu) : std::nullopt;
+    it.verdict = Verdict::only_baseline;
+    // A figure the baseline measured and the new run lacks (dropped, renamed, or a run with
+    // no figures at all) fails the gate, unless partial runs were asked for.
+    if (it.baseline && !allow_missing) {
+      it.verdict = Verdict::failed;
+      it.reason = "missing from the new run (ok in the baseline)";
+    }
+    rep.items.push_back(std::move(it));
+  }
+  return rep;
+}
+
+}  // namespace gd
