@@ -115,20 +115,14 @@ const char* kMainOps[] = {"fp32.fma",   "fp64.fma",   "fp16x2.fma", "bf16x2.fma"
 
 }  // namespace
 
-std::string hierarchy_svg(const RunResult& r) {
+namespace {
+
+constexpr double kSvgW = 960, kSvgH = 330;
+
+// Left: one SM with its registers, shared memory and L1.
+void sm_column(std::ostringstream& o, const RunResult& r, const std::string& sm) {
   const DeviceInfo& d = r.device;
-  const bool cuda = d.backend == "cuda";
-  const std::string sm = cuda ? "SM" : "CU";
-  std::ostringstream o;
-  const double W = 960, H = 330;
-  o << "<svg class=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << " " << H
-    << "\" width=\"" << W << "\" height=\"" << H
-    << "\" role=\"img\" font-family=\"system-ui, sans-serif\" fill=\"#222\">\n"
-       "<title>Memory hierarchy with measured capacity, latency and bandwidth</title>\n"
-       "<defs><marker id=\"gd-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
-       "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
-       "fill=\"#345\"/></marker></defs>\n";
-  // The SM: registers, shared memory, L1.
+  const double H = kSvgH;
   const std::string units = d.compute_units > 0 ? std::to_string(d.compute_units) : "-";
   o << "<rect x=\"4\" y=\"4\" width=\"318\" height=\"" << H - 8
     << "\" rx=\"8\" fill=\"#f7f9fc\" stroke=\"#789\" stroke-dasharray=\"5 3\"/>\n"
@@ -165,7 +159,12 @@ std::string hierarchy_svg(const RunResult& r) {
             {"latency", latency(r, "latency.global.L1")},
             {"bandwidth", bandwidth(r, "bandwidth.l1.read")}},
            "#eef3fb"});
-  // L2 and its partitions.
+}
+
+// Middle: the L2, split into its partitions where the run found them.
+void l2_column(std::ostringstream& o, const RunResult& r, const std::string& sm) {
+  const DeviceInfo& d = r.device;
+  const double H = kSvgH;
   const bool split = fig(r, "latency.global.L2_near") || fig(r, "latency.global.L2_far") ||
                      fig(r, "latency.global.L2_near.cycles") ||
                      fig(r, "latency.global.L2_far.cycles");
@@ -215,7 +214,11 @@ std::string hierarchy_svg(const RunResult& r) {
     << html_escape(bandwidth(r, "bandwidth.l2.read_best"))
     << "</tspan></text>\n<text x=\"362\" y=\"" << H - 28
     << "\" font-size=\"11\" fill=\"#666\">best: lines shared by several " << sm << "s</text>\n";
-  // Device memory.
+}
+
+// Right: device memory and the host link.
+void memory_column(std::ostringstream& o, const RunResult& r) {
+  const DeviceInfo& d = r.device;
   std::string mem = d.memory_bytes ? bytes_text(static_cast<double>(*d.memory_bytes)) : "-";
   std::string bus =
       d.memory_bus_width_bits ? std::to_string(*d.memory_bus_width_bits) + " bit" : "-";
@@ -239,6 +242,24 @@ std::string hierarchy_svg(const RunResult& r) {
            {{"to device", bandwidth(r, "bandwidth.host.h2d_pinned")},
             {"to host", bandwidth(r, "bandwidth.host.d2h_pinned")}},
            "#f4f4f4"});
+}
+
+}  // namespace
+
+std::string hierarchy_svg(const RunResult& r) {
+  const std::string sm = r.device.backend == "cuda" ? "SM" : "CU";
+  std::ostringstream o;
+  const double W = kSvgW, H = kSvgH;
+  o << "<svg class=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << " " << H
+    << "\" width=\"" << W << "\" height=\"" << H
+    << "\" role=\"img\" font-family=\"system-ui, sans-serif\" fill=\"#222\">\n"
+       "<title>Memory hierarchy with measured capacity, latency and bandwidth</title>\n"
+       "<defs><marker id=\"gd-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+       "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" "
+       "fill=\"#345\"/></marker></defs>\n";
+  sm_column(o, r, sm);
+  l2_column(o, r, sm);
+  memory_column(o, r);
   arrow(o, 312, 269, 352, 269);
   arrow(o, 652, 142, 682, 142);
   arrow(o, 819, 212, 819, 222);
@@ -327,21 +348,11 @@ std::vector<Standout> standouts(const RunResult& r, const std::vector<ReferenceG
   return out;
 }
 
-std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>* refs,
-                            const std::string& refs_note) {
-  std::ostringstream o;
-  const std::string sm = r.device.backend == "cuda" ? "SM" : "CU";
-  o << "<section class=\"glance\">\n<h2 id=\"glance\" class=\"keep\">At a glance</h2>\n"
-       "<figure class=\"chart hierarchy\">\n"
-    << hierarchy_svg(r)
-    << "<figcaption>The memory hierarchy as measured: capacity where a latency plateau ends "
-       "(reported by the driver where marked), load-to-use latency, and the best read "
-       "bandwidth, whole GPU and per "
-    << sm
-    << " per clock. A <code>-</code> is a figure this "
-       "run does not have.</figcaption>\n</figure>\n<div class=\"facts\">\n<div>\n"
-       "<h3 id=\"rates\">Instruction rates per "
-    << sm << " per clock</h3>\n";
+namespace {
+
+// The main instruction rates: per SM per clock as the run states them, as work per SM per
+// clock, and GPU-wide.
+void rates_table(std::ostringstream& o, const RunResult& r, const std::string& sm) {
   std::vector<const Figure*> rates;
   for (const char* op : kMainOps)
     if (const Figure* f = fig(r, std::string("compute.") + op); f && f->per_sm_per_clk)
@@ -387,7 +398,12 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
     o << "</table>\n<p class=\"muted small\">At the SM clock measured while each ran; bars on a "
          "log scale. Hover a row for its id and the instruction timed.</p>\n";
   }
-  o << "</div>\n<div>\n<h3 id=\"standouts\">What sets it apart</h3>\n";
+}
+
+// The figures of the run furthest outside the references' range.
+void standouts_list(std::ostringstream& o, const RunResult& r,
+                    const std::vector<ReferenceGpu>* refs, const std::string& refs_note,
+                    const std::string& sm) {
   if (!refs) {
     o << "<p class=\"muted\">- (" << html_escape(refs_note) << ")</p>\n";
   } else {
@@ -422,6 +438,28 @@ std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>*
       o << "</ol>\n";
     }
   }
+}
+
+}  // namespace
+
+std::string article_summary(const RunResult& r, const std::vector<ReferenceGpu>* refs,
+                            const std::string& refs_note) {
+  std::ostringstream o;
+  const std::string sm = r.device.backend == "cuda" ? "SM" : "CU";
+  o << "<section class=\"glance\">\n<h2 id=\"glance\" class=\"keep\">At a glance</h2>\n"
+       "<figure class=\"chart hierarchy\">\n"
+    << hierarchy_svg(r)
+    << "<figcaption>The memory hierarchy as measured: capacity where a latency plateau ends "
+       "(reported by the driver where marked), load-to-use latency, and the best read "
+       "bandwidth, whole GPU and per "
+    << sm
+    << " per clock. A <code>-</code> is a figure this "
+       "run does not have.</figcaption>\n</figure>\n<div class=\"facts\">\n<div>\n"
+       "<h3 id=\"rates\">Instruction rates per "
+    << sm << " per clock</h3>\n";
+  rates_table(o, r, sm);
+  o << "</div>\n<div>\n<h3 id=\"standouts\">What sets it apart</h3>\n";
+  standouts_list(o, r, refs, refs_note, sm);
   o << "</div>\n</div>\n</section>\n";
   return o.str();
 }
