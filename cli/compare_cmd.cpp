@@ -117,7 +117,13 @@ class Commands final : public CompareCommands {
                          "Baseline mode: compare the one FILE against this result; exit status "
                          "3 when any figure regressed beyond the tolerance");
     compare_->add_option("--tolerance", tolerance_,
-                         "Baseline mode: the allowed change, e.g. 3% (default 5%)");
+                         "Baseline mode: the allowed change, e.g. 3% (default 5%); a figure "
+                         "whose baseline measured a wider spread (IQR over median) is allowed "
+                         "that spread instead");
+    compare_->add_flag("--include-host", include_host_,
+                       "Baseline mode: also gate the host-side figures (host.* of the host "
+                       "memory probe, bandwidth.host.*_pageable), which are otherwise listed "
+                       "as 'not gated (host)'");
     compare_->add_flag("-v,--verbose", verbose_,
                        "Baseline mode: also list figures within tolerance");
     compare_->add_flag("--allow-missing", allow_missing_,
@@ -129,8 +135,11 @@ class Commands final : public CompareCommands {
         "unknown reference name, fewer than two inputs); 3 baseline mode: at least one figure "
         "regressed beyond the tolerance, failed where the baseline had it ok, or is missing from "
         "(or has another unit in) the new run (--allow-missing lists missing figures instead). "
-        "Figures new in the new run are listed. What is better (higher or lower), the unit and "
-        "a capacity's sweep step are the baseline's, never the new file's.\n");
+        "Figures new in the new run are listed. Each figure may move by the larger of the "
+        "tolerance, the spread the baseline measured for it (IQR over median of its repeats) "
+        "and a capacity's sweep step. What is better (higher or lower), the unit, the spread "
+        "and the step are the baseline's, never the new file's. Host-side figures (host.*, "
+        "bandwidth.host.*_pageable) are not gated unless --include-host.\n");
 
     reference_ = app.add_subcommand("reference", "The reference GPUs shipped with the tool");
     reference_->require_subcommand(1);
@@ -209,6 +218,7 @@ class Commands final : public CompareCommands {
     check_writable(csv_);
     if (tolerance_set()) throw UsageError("--tolerance needs --baseline");
     if (allow_missing_) throw UsageError("--allow-missing needs --baseline");
+    if (include_host_) throw UsageError("--include-host needs --baseline");
     std::vector<CompareInput> inputs;
     for (const std::string& f : files_) inputs.push_back(load_input(f));
     if (!references_.empty()) {
@@ -265,7 +275,7 @@ class Commands final : public CompareCommands {
     base.label = two[0].label;
     cur.label = two[1].label;
     if (base.label == cur.label) cur.label += " (new)";
-    const BaselineReport rep = compare_baseline(base, cur, tol, allow_missing_);
+    const BaselineReport rep = compare_baseline(base, cur, tol, allow_missing_, include_host_);
     report::print_baseline(std::cout, rep, verbose_);
     if (!csv_.empty()) report::write_baseline_csv(csv_, rep);
     if (!html_.empty()) report::write_comparison_html(html_, compare({base, cur}), png_, &rep);
@@ -278,7 +288,7 @@ class Commands final : public CompareCommands {
   CLI::App* show_ = nullptr;
   std::vector<std::string> files_, references_;
   std::string html_, csv_, baseline_, tolerance_, show_name_;
-  bool verbose_ = false, png_ = false, allow_missing_ = false;
+  bool verbose_ = false, png_ = false, allow_missing_ = false, include_host_ = false;
 };
 
 }  // namespace

@@ -217,7 +217,8 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
      << r.baseline.origin << "\n";
   os << "New run:  " << r.current.label << " (" << input_facts(r.current) << ") "
      << r.current.origin << "\n";
-  os << "Tolerance: " << format_fixed(r.tolerance * 100, 2) << " %\n";
+  os << "Tolerance: " << format_fixed(r.tolerance * 100, 2)
+     << " % (or, where larger, the baseline's own spread or step for a figure)\n";
   if (r.baseline.name != r.current.name) os << "note: the two runs are of different devices\n";
   if (r.baseline.clock_mhz && r.current.clock_mhz &&
       std::fabs(*r.baseline.clock_mhz - *r.current.clock_mhz) > 0.01 * *r.baseline.clock_mhz)
@@ -255,9 +256,12 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
   section("Only in one run (listed, not failures)", [](const BaselineItem& i) {
     return i.verdict == Verdict::only_new || i.verdict == Verdict::only_baseline;
   });
-  // Changes past the tolerance that a capacity's sweep step cannot resolve: shown, not flagged.
-  section("Past the tolerance but within the measurement's step (not flagged)",
+  // Changes past the tolerance that a capacity's sweep step or the baseline's own spread
+  // cannot resolve: shown, not flagged.
+  section("Past the tolerance but within the baseline's step or spread (not flagged)",
           [](const BaselineItem& i) { return i.verdict == Verdict::within && !i.reason.empty(); });
+  section("Not gated (host; --include-host gates them)",
+          [](const BaselineItem& i) { return i.verdict == Verdict::not_gated; });
   if (verbose)
     section("Within tolerance",
             [](const BaselineItem& i) { return i.verdict == Verdict::within && i.reason.empty(); });
@@ -268,7 +272,8 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
   }
   os << "\n"
      << r.items.size() << " figures: " << r.regressions() << " regressed, " << r.improvements()
-     << " improved, " << within << " within tolerance, " << only << " in one run only.\n";
+     << " improved, " << within << " within tolerance, " << only << " in one run only"
+     << (r.not_gated() ? ", " + std::to_string(r.not_gated()) + " not gated (host)" : "") << ".\n";
   os << (r.regressions() ? "RESULT: REGRESSION (exit status 3)\n" : "RESULT: no regression\n");
 }
 

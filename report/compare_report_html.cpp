@@ -146,7 +146,8 @@ void verdicts_section(Page& p, const BaselineReport& r) {
       {"Regressions", {Verdict::regressed, Verdict::failed}},
       {"Improvements", {Verdict::improved, Verdict::recovered}},
       {"Not comparable, or failed in both", {Verdict::not_comparable, Verdict::failed_both}},
-      {"In one run only (listed, not failures)", {Verdict::only_new, Verdict::only_baseline}}};
+      {"In one run only (listed, not failures)", {Verdict::only_new, Verdict::only_baseline}},
+      {"Not gated (host-side figures; --include-host gates them)", {Verdict::not_gated}}};
   for (const auto& [title, verdicts] : groups) {
     std::vector<const BaselineItem*> items;
     for (const BaselineItem& it : r.items)

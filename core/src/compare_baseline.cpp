@@ -1,5 +1,5 @@
 // The regression gate: a new run's figures against a baseline's, within the larger of the
-// tolerance and the baseline's own sweep step.
+// tolerance, the baseline's own sweep step and the baseline's own spread.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -46,6 +46,8 @@ std::string to_string(Verdict v) {
       return "missing (only in baseline)";
     case Verdict::not_comparable:
       return "not comparable";
+    case Verdict::not_gated:
+      return "not gated (host)";
   }
   return "?";
 }
@@ -60,6 +62,27 @@ int BaselineReport::improvements() const {
   return static_cast<int>(std::count_if(items.begin(), items.end(), [](const BaselineItem& i) {
     return i.verdict == Verdict::improved || i.verdict == Verdict::recovered;
   }));
+}
+
+int BaselineReport::not_gated() const {
+  return static_cast<int>(std::count_if(items.begin(), items.end(), [](const BaselineItem& i) {
+    return i.verdict == Verdict::not_gated;
+  }));
+}
+
+bool is_host_figure(const std::string& id) {
+  return starts_with(id, "host.") ||
+         (starts_with(id, "bandwidth.host.") && ends_with(id, "_pageable"));
+}
+
+double measured_spread(const Figure& f) {
+  if (!f.value || f.value->n < 2) return 0;
+  const Summary& v = *f.value;
+  // Quartiles that do not bracket the median (absent from the JSON, or written by hand) say
+  // nothing about the spread.
+  if (!(v.q1 <= v.median && v.median <= v.q3) || v.median == 0) return 0;
+  const double s = v.relative_spread();
+  return std::isfinite(s) && s > 0 ? s : 0;
 }
 
 namespace {
@@ -111,15 +134,24 @@ void judge_change(BaselineItem& it, const Figure& bf, double cv, const std::stri
   // judgement could otherwise claim a step wide enough to excuse anything.
   const double step =
       bf.resolution && std::isfinite(*bf.resolution) && *bf.resolution > 0 ? *bf.resolution : 0;
-  const double allowed = std::max(tolerance, step);
+  // Likewise the spread the baseline measured over its repeats: a change the baseline's own
+  // samples would show is noise, not a regression. Again the baseline's alone: the new file's
+  // quartiles are what is judged, not what judges.
+  const double spread = measured_spread(bf);
+  it.spread = spread;
+  const double allowed = std::max({tolerance, step, spread});
   if (better < -allowed - kEps)
     it.verdict = Verdict::regressed;
   else if (better > allowed + kEps)
     it.verdict = Verdict::improved;
   else
     it.verdict = Verdict::within;
-  if (it.verdict == Verdict::within && std::fabs(better) > tolerance + kEps)
+  if (it.verdict != Verdict::within || std::fabs(better) <= tolerance + kEps) return;
+  // Past the tolerance, inside the band: say what widened it.
+  if (step >= std::fabs(better) - kEps || step >= spread)
     it.reason = "within the measurement's step (" + fmt(100 * step, 1) + " %)";
+  else
+    it.reason = "within the baseline's spread (IQR " + fmt(100 * spread, 1) + " % of median)";
 }
 
 // A figure of the new run against the baseline's figure of the same id.
@@ -153,14 +185,22 @@ BaselineItem item_of(const Figure& f) {
   return it;
 }
 
+// A host-side figure's verdict, kept in its reason: shown, never gated.
+void leave_out_host(BaselineItem& it) {
+  std::string would = to_string(it.verdict) + (it.reason.empty() ? "" : ": " + it.reason);
+  it.verdict = Verdict::not_gated;
+  it.reason = "would be " + would;
+}
+
 }  // namespace
 
 BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput& current,
-                                double tolerance, bool allow_missing) {
+                                double tolerance, bool allow_missing, bool include_host) {
   BaselineReport rep;
   rep.baseline = baseline;
   rep.current = current;
   rep.tolerance = tolerance;
+  rep.include_host = include_host;
   std::map<std::string, const Figure*> base;
   for (const Figure& f : baseline.figures) base.emplace(f.id, &f);
   std::set<std::string> seen;
@@ -189,6 +229,9 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     }
     rep.items.push_back(std::move(it));
   }
+  if (!include_host)
+    for (BaselineItem& it : rep.items)
+      if (is_host_figure(it.id)) leave_out_host(it);
   return rep;
 }
 

@@ -137,5 +137,23 @@ check "compare --allow-missing without --baseline: exit 2" 2 "--allow-missing ne
   -- compare "$H200" "$H200" --allow-missing
 check "compare --help: --allow-missing explained" 0 "--allow-missing" "partial runs" -- compare --help
 
+# ---- issue 21, item 6: a gate that does not fire on noise the host measured ----
+doctor "$tmp/host-noisy.json" '
+for f in d["figures"]:
+    i = f["id"]
+    host = i.startswith("host.") or (i.startswith("bandwidth.host.") and i.endswith("_pageable"))
+    if host and f.get("status", "ok") == "ok" and isinstance(f.get("value"), dict):
+        for s in ("median", "q1", "q3", "min", "max"): f["value"][s] *= 0.7
+'
+check "compare --baseline: only host-side figures 30% worse, not gated, exit 0" 0 \
+  "not gated (host): would be regressed" "RESULT: no regression" \
+  -- compare "$tmp/host-noisy.json" --baseline "$tmp/h200.json" --tolerance 3%
+check "compare --baseline --include-host: the host figures gated, exit 3" 3 "REGRESSION" "host.memory.write" \
+  -- compare "$tmp/host-noisy.json" --baseline "$tmp/h200.json" --tolerance 3% --include-host
+check "compare --include-host without --baseline: exit 2" 2 "--include-host needs --baseline" \
+  -- compare "$H200" "$H200" --include-host
+check "compare --help: --include-host and the baseline's spread explained" 0 "--include-host" \
+  "IQR over median" -- compare --help
+
 echo "$passed passed, $failed failed"
 ((failed == 0))

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "compare_report.hpp"
 #include "gpudissect/compare.hpp"
@@ -396,7 +398,8 @@ TEST(Baseline, StatusAndMissingFigures) {
 
 TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
   const CompareInput h = input_from_result(load_h200(), kH200.string());
-  // 50 % worse on every figure, each claiming a step of 1000 %.
+  // 50 % worse on every figure, each claiming a step of 1000 %. Host-side figures gated too
+  // (include_host): none of them talks its way out either.
   CompareInput worse = h;
   int ok = 0;
   for (Figure& f : worse.figures) {
@@ -406,19 +409,19 @@ TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
     ++ok;
   }
   ASSERT_GT(ok, 50);
-  EXPECT_EQ(compare_baseline(h, worse, 0.05).regressions(), ok);
+  EXPECT_EQ(compare_baseline(h, worse, 0.05, false, true).regressions(), ok);
   // Flipping what is better does not help either: the baseline's direction counts.
   for (Figure& f : worse.figures) f.higher_is_better = !f.higher_is_better;
-  EXPECT_EQ(compare_baseline(h, worse, 0.05).regressions(), ok);
+  EXPECT_EQ(compare_baseline(h, worse, 0.05, false, true).regressions(), ok);
   // A run with no figures, or with every id renamed, fails on every figure the baseline had.
   int base_ok = 0;
   for (const Figure& f : h.figures) base_ok += f.status.ok() && (f.value || f.per_sm_per_clk);
   CompareInput none = h;
   none.figures.clear();
-  EXPECT_EQ(compare_baseline(h, none, 0.05).regressions(), base_ok);
+  EXPECT_EQ(compare_baseline(h, none, 0.05, false, true).regressions(), base_ok);
   CompareInput renamed = h;
   for (Figure& f : renamed.figures) f.id += "_x";
-  EXPECT_EQ(compare_baseline(h, renamed, 0.05).regressions(), base_ok);
+  EXPECT_EQ(compare_baseline(h, renamed, 0.05, false, true).regressions(), base_ok);
   EXPECT_EQ(compare_baseline(h, none, 0.05, /*allow_missing=*/true).regressions(), 0);
 }
 
@@ -439,6 +442,159 @@ TEST(Baseline, CommittedH200AgainstItselfAndADoctoredCopy) {
   for (const BaselineItem& it : r.items)
     if (is_regression(it.verdict))
       EXPECT_TRUE(it.id == "bandwidth.dram.read" || it.id == "latency.global.L1") << it.id;
+}
+
+// ---- the gate and noise: the baseline's spread, host-side figures ----
+
+namespace {
+// A figure of five repeats with the given quartiles around `median`.
+Figure spread_fig(const std::string& id, double median, double q1, double q3, bool higher = true) {
+  Figure f = fig(id, median, "GB/s", higher);
+  f.value->q1 = q1;
+  f.value->q3 = q3;
+  f.value->min = std::min(q1, median);
+  f.value->max = std::max(q3, median);
+  f.value->n = 5;
+  return f;
+}
+BaselineItem judged(const Figure& base, const Figure& now, double tol, bool host = false) {
+  const BaselineReport r =
+      compare_baseline(input("GPU", 1, 1, {base}), input("GPU", 1, 1, {now}), tol, false, host);
+  EXPECT_EQ(r.items.size(), 1u);
+  return r.items.at(0);
+}
+}  // namespace
+
+TEST(Baseline, MeasuredSpreadIsTheIqrOverTheMedian) {
+  EXPECT_NEAR(measured_spread(spread_fig("a.b", 100, 95, 105)), 0.10, 1e-12);
+  EXPECT_NEAR(measured_spread(spread_fig("a.b", -100, -105, -95)), 0.10, 1e-12);
+  EXPECT_EQ(measured_spread(fig("a.b", 100, "GB/s")), 0.0);           // one sample
+  EXPECT_EQ(measured_spread(spread_fig("a.b", 100, 0, 0)), 0.0);      // quartiles absent (0, 0)
+  EXPECT_EQ(measured_spread(spread_fig("a.b", 100, 101, 140)), 0.0);  // not bracketing
+  EXPECT_EQ(measured_spread(spread_fig("a.b", 0, -1, 1)), 0.0);
+  Figure none = failed("a.b", "GB/s");
+  EXPECT_EQ(measured_spread(none), 0.0);
+}
+
+TEST(Baseline, TheBaselinesSpreadWidensTheBand) {
+  // The baseline measured 100 with an IQR of 10 (10 %); the tolerance is 3 %.
+  const Figure base = spread_fig("f.x", 100, 95, 105);
+  // Within the spread, beyond the tolerance: passes, and says why.
+  BaselineItem it = judged(base, fig("f.x", 92, "GB/s"), 0.03);
+  EXPECT_EQ(it.verdict, Verdict::within);
+  EXPECT_NE(it.reason.find("baseline's spread (IQR 10.0 % of median)"), std::string::npos)
+      << it.reason;
+  EXPECT_NEAR(it.spread, 0.10, 1e-12);
+  EXPECT_EQ(judged(base, fig("f.x", 90, "GB/s"), 0.03).verdict, Verdict::within);  // at it
+  // Beyond both: a regression or an improvement.
+  EXPECT_EQ(judged(base, fig("f.x", 89, "GB/s"), 0.03).verdict, Verdict::regressed);
+  EXPECT_EQ(judged(base, fig("f.x", 85, "GB/s"), 0.03).verdict, Verdict::regressed);
+  EXPECT_EQ(judged(base, fig("f.x", 111, "GB/s"), 0.03).verdict, Verdict::improved);
+  // A tolerance wider than the spread still counts.
+  EXPECT_EQ(judged(base, fig("f.x", 85, "GB/s"), 0.20).verdict, Verdict::within);
+  // Lower is better: a latency 8 % up within a 10 % spread passes, 12 % up does not.
+  const Figure lat = spread_fig("f.lat", 100, 95, 105, /*higher=*/false);
+  EXPECT_EQ(judged(lat, fig("f.lat", 108, "GB/s", false), 0.03).verdict, Verdict::within);
+  EXPECT_EQ(judged(lat, fig("f.lat", 112, "GB/s", false), 0.03).verdict, Verdict::regressed);
+  // Within the tolerance itself: no reason.
+  EXPECT_TRUE(judged(base, fig("f.x", 98, "GB/s"), 0.03).reason.empty());
+}
+
+TEST(Baseline, TheJudgedFileCannotClaimASpread) {
+  // The new file claims a huge spread for itself; only the baseline's counts.
+  const Figure claims = spread_fig("f.x", 85, 1, 1000);
+  EXPECT_EQ(judged(fig("f.x", 100, "GB/s"), claims, 0.03).verdict, Verdict::regressed);
+  EXPECT_EQ(judged(spread_fig("f.x", 100, 95, 105), claims, 0.03).verdict, Verdict::regressed);
+  // Against a baseline of one sample, the tolerance alone.
+  EXPECT_EQ(judged(fig("f.x", 100, "GB/s"), spread_fig("f.x", 96, 50, 150), 0.03).verdict,
+            Verdict::regressed);
+  // The committed H200 run, every figure 50 % worse and claiming a 1000 % spread: each one
+  // the gate sees regresses.
+  const CompareInput h = input_from_result(load_h200(), kH200.string());
+  CompareInput worse = h;
+  int gated = 0;
+  for (Figure& f : worse.figures) {
+    if (!f.status.ok() || !f.value) continue;
+    f.value->median *= f.higher_is_better ? 0.5 : 1.5;
+    f.value->q1 = f.value->median * -10;
+    f.value->q3 = f.value->median * 10;
+    f.value->n = 100;
+    gated += !is_host_figure(f.id);
+  }
+  ASSERT_GT(gated, 50);
+  EXPECT_EQ(compare_baseline(h, worse, 0.05).regressions(), gated);
+}
+
+TEST(Baseline, HostFiguresAreNotGatedUnlessAskedFor) {
+  EXPECT_TRUE(is_host_figure("host.memory.write"));
+  EXPECT_TRUE(is_host_figure("host.memory.write_streaming"));
+  EXPECT_TRUE(is_host_figure("bandwidth.host.h2d_pageable"));
+  EXPECT_TRUE(is_host_figure("bandwidth.host.d2h_pageable"));
+  EXPECT_FALSE(is_host_figure("bandwidth.host.h2d_pinned"));
+  EXPECT_FALSE(is_host_figure("links.host.h2d.all"));
+  EXPECT_FALSE(is_host_figure("atomics.host.pingpong"));
+  EXPECT_FALSE(is_host_figure("bandwidth.dram.read"));
+  EXPECT_FALSE(is_host_figure("hostile.memory.read"));
+
+  const CompareInput base =
+      input("GPU", 1, 1,
+            {fig("host.memory.write", 46, "GB/s"), fig("bandwidth.host.h2d_pageable", 14, "GB/s"),
+             fig("bandwidth.host.h2d_pinned", 55, "GB/s"), fig("bandwidth.dram.read", 3000, "GB/s"),
+             fig("host.memory.read", 90, "GB/s")});
+  // A quick run on a busy host: host memory -24 %, pageable copies -37 %, the host read gone;
+  // the GPU and its link unchanged.
+  const CompareInput quick = input(
+      "GPU", 1, 1,
+      {fig("host.memory.write", 35, "GB/s"), fig("bandwidth.host.h2d_pageable", 8.8, "GB/s"),
+       fig("bandwidth.host.h2d_pinned", 55, "GB/s"), fig("bandwidth.dram.read", 3000, "GB/s")});
+  const BaselineReport r = compare_baseline(base, quick, 0.03);
+  std::map<std::string, const BaselineItem*> v;
+  for (const BaselineItem& it : r.items) v[it.id] = &it;
+  EXPECT_EQ(r.regressions(), 0);
+  EXPECT_EQ(r.not_gated(), 3);
+  EXPECT_FALSE(r.include_host);
+  EXPECT_EQ(v.at("host.memory.write")->verdict, Verdict::not_gated);
+  EXPECT_EQ(v.at("host.memory.write")->reason, "would be regressed");
+  ASSERT_TRUE(v.at("host.memory.write")->change);
+  EXPECT_NEAR(*v.at("host.memory.write")->change, 35.0 / 46 - 1, 1e-12);
+  EXPECT_EQ(v.at("bandwidth.host.h2d_pageable")->verdict, Verdict::not_gated);
+  EXPECT_EQ(v.at("host.memory.read")->verdict, Verdict::not_gated);
+  EXPECT_NE(v.at("host.memory.read")->reason.find("missing from the new run"), std::string::npos);
+  EXPECT_EQ(v.at("bandwidth.host.h2d_pinned")->verdict, Verdict::within);
+  EXPECT_EQ(to_string(Verdict::not_gated), "not gated (host)");
+  EXPECT_FALSE(is_regression(Verdict::not_gated));
+  // Asked for, they are gated like any other figure.
+  const BaselineReport all = compare_baseline(base, quick, 0.03, false, /*include_host=*/true);
+  EXPECT_EQ(all.regressions(), 3);
+  EXPECT_EQ(all.not_gated(), 0);
+  // The pinned link is a GPU figure: gated by default.
+  CompareInput slow_link = quick;
+  for (Figure& f : slow_link.figures)
+    if (f.id == "bandwidth.host.h2d_pinned") f.value->median = 40;
+  EXPECT_EQ(compare_baseline(base, slow_link, 0.03).regressions(), 1);
+  // The terminal lists them apart and counts them.
+  std::ostringstream os;
+  report::print_baseline(os, r);
+  EXPECT_NE(os.str().find("Not gated (host; --include-host gates them) (3):"), std::string::npos)
+      << os.str();
+  EXPECT_NE(os.str().find("3 not gated (host)."), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("RESULT: no regression"), std::string::npos);
+}
+
+TEST(Baseline, CommittedH200HostFiguresMovedAlone) {
+  // The fixture run against a copy whose host-side figures are 30 % worse: no regression by
+  // default, one per host figure with --include-host.
+  const CompareInput h = input_from_result(load_h200(), kH200.string());
+  CompareInput worse = h;
+  int host = 0;
+  for (Figure& f : worse.figures)
+    if (is_host_figure(f.id) && f.status.ok() && f.value) {
+      f.value->median *= f.higher_is_better ? 0.7 : 1.3;
+      ++host;
+    }
+  ASSERT_GE(host, 3);
+  EXPECT_EQ(compare_baseline(h, worse, 0.03).regressions(), 0);
+  EXPECT_EQ(compare_baseline(h, worse, 0.03, false, true).regressions(), host);
 }
 
 // ---- results as inputs ----

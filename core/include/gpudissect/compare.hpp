@@ -188,9 +188,21 @@ enum class Verdict {
   only_new,        // absent from the baseline
   only_baseline,   // absent from the new run
   not_comparable,  // units differ, or a zero baseline
+  not_gated,       // a host-side figure, left out of the gate (see is_host_figure)
 };
 std::string to_string(Verdict v);
 bool is_regression(Verdict v);  // regressed or failed
+
+// Whether a figure measures the host rather than the GPU and its link: the host memory probe
+// (host.*) and pageable copies (bandwidth.host.*_pageable, staged through host memory by the
+// driver). A shared host's memory is noisy, so a GPU gate leaves these out unless asked.
+// Pinned copies, links.host.* and atomics.host.* measure the link and stay in.
+bool is_host_figure(const std::string& id);
+
+// The relative spread a figure measured: its interquartile range over its median (the
+// tool's spread figure, Summary::relative_spread), 0 for a single sample, a per-clock-only
+// figure or a summary whose quartiles do not bracket its median.
+double measured_spread(const Figure& f);
 
 struct BaselineItem {
   std::string id, label, unit;
@@ -199,24 +211,30 @@ struct BaselineItem {
   std::optional<double> change;  // (current - baseline) / baseline
   Verdict verdict = Verdict::within;
   std::string reason;  // the status reason for failed ones, why not comparable ...
+  double spread = 0;   // the baseline's measured spread (relative) that widened the band
 };
 
 struct BaselineReport {
   CompareInput baseline, current;
   double tolerance = 0;
+  bool include_host = false;        // host-side figures were gated too
   std::vector<BaselineItem> items;  // in the new run's order, then baseline-only ids
   int regressions() const;
   int improvements() const;
+  int not_gated() const;  // host-side figures left out
 };
 
-// Each figure of `current` against `baseline` (higher_is_better, the unit and the step
-// (Figure::resolution) from the baseline's figure, never from the file judged): a change
-// beyond `tolerance` (a fraction) is a regression or an improvement; exactly at the tolerance
-// is within. A figure ok in the baseline that the new run lacks, or states in another unit,
-// is `failed`; with allow_missing a missing one is only listed (only_baseline), for partial
-// runs such as --quick.
+// Each figure of `current` against `baseline` (higher_is_better, the unit, the step
+// (Figure::resolution) and the spread (measured_spread) from the baseline's figure, never
+// from the file judged): a change beyond the largest of `tolerance` (a fraction), the step and
+// the spread is a regression or an improvement; exactly at it is within. A figure ok in the
+// baseline that the new run lacks, or states in another unit, is `failed`; with allow_missing
+// a missing one is only listed (only_baseline), for partial runs such as --quick. Host-side
+// figures (is_host_figure) are `not_gated`, their reason saying what they would have been,
+// unless include_host.
 BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput& current,
-                                double tolerance, bool allow_missing = false);
+                                double tolerance, bool allow_missing = false,
+                                bool include_host = false);
 
 // ---- curves for the charts ----
 
