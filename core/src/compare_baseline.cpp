@@ -154,17 +154,22 @@ void judge_change(BaselineItem& it, const Figure& bf, double cv, const std::stri
     it.reason = "within the baseline's spread (IQR " + fmt(100 * spread, 1) + " % of median)";
 }
 
+// A value that counts: ok, or "unstable" (measured, its repeats spread past the probe's
+// limit). An unstable figure is judged by its median like any other: the file under judgement
+// can only make a figure fail by its status, never widen the band it is judged in.
+bool judged_by_value(const Status& s) { return s.ok() || s.status == "unstable"; }
+
 // A figure of the new run against the baseline's figure of the same id.
 void judge(BaselineItem& it, const Figure& f, const Figure& bf, double tolerance) {
   it.higher_is_better = bf.higher_is_better;
   std::string cu, bu;
-  const auto cv = f.status.ok() ? number(f, &cu) : std::nullopt;
-  const auto bv = bf.status.ok() ? number(bf, &bu) : std::nullopt;
+  const auto cv = judged_by_value(f.status) ? number(f, &cu) : std::nullopt;
+  const auto bv = judged_by_value(bf.status) ? number(bf, &bu) : std::nullopt;
   it.baseline = bv;
-  const bool cur_ok = f.status.ok() && cv, base_ok = bf.status.ok() && bv;
+  const bool cur_ok = cv.has_value(), base_ok = bv.has_value();
   if (!cur_ok && base_ok) {
     it.verdict = Verdict::failed;
-    it.reason = f.status.ok() ? "no value" : status_text(f.status);
+    it.reason = judged_by_value(f.status) ? "no value" : status_text(f.status);
   } else if (cur_ok && !base_ok) {
     it.verdict = Verdict::recovered;
     it.reason = "baseline: " + status_text(bf.status);
@@ -173,6 +178,7 @@ void judge(BaselineItem& it, const Figure& f, const Figure& bf, double tolerance
     it.reason = status_text(f.status);
   } else {
     judge_change(it, bf, *cv, cu, *bv, bu, tolerance);
+    if (!f.status.ok()) it.reason += (it.reason.empty() ? "" : "; ") + std::string("unstable here");
   }
 }
 

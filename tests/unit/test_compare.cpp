@@ -415,7 +415,8 @@ TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
   EXPECT_EQ(compare_baseline(h, worse, 0.05, false, true).regressions(), ok);
   // A run with no figures, or with every id renamed, fails on every figure the baseline had.
   int base_ok = 0;
-  for (const Figure& f : h.figures) base_ok += f.status.ok() && (f.value || f.per_sm_per_clk);
+  for (const Figure& f : h.figures)
+    base_ok += (f.status.ok() || f.status.status == "unstable") && (f.value || f.per_sm_per_clk);
   CompareInput none = h;
   none.figures.clear();
   EXPECT_EQ(compare_baseline(h, none, 0.05, false, true).regressions(), base_ok);
@@ -761,4 +762,26 @@ TEST(Reference, FolderFoundNextToTheExecutable) {
   EXPECT_FALSE(find_reference_dir(root / "bin" / "gpudissect"));
   EXPECT_TRUE(find_reference_dir(root / "bin" / "gpudissect", kReferenceDir));  // the fallback
   fs::remove_all(root);
+}
+
+// An unstable figure is judged by its median: within the band it passes (saying it was
+// unstable), beyond it it regresses; it never widens its own band.
+TEST(Baseline, AnUnstableFigureIsJudgedByItsMedian) {
+  const CompareInput h = input_from_result(load_h200(), kH200.string());
+  CompareInput noisy = h;
+  Figure* dram = nullptr;
+  for (Figure& f : noisy.figures)
+    if (f.id == "bandwidth.dram.read") dram = &f;
+  ASSERT_NE(dram, nullptr);
+  ASSERT_TRUE(dram->status.ok());
+  dram->status = {"unstable", "relative spread (IQR over median) 12 %"};
+  BaselineReport r = compare_baseline(h, noisy, 0.03);
+  EXPECT_EQ(r.regressions(), 0);
+  for (const BaselineItem& it : r.items)
+    if (it.id == "bandwidth.dram.read") EXPECT_NE(it.reason.find("unstable"), std::string::npos);
+  dram->value->median *= 0.8;
+  dram->value->q1 = 0;
+  dram->value->q3 = 1e9;  // its own huge spread: not read
+  r = compare_baseline(h, noisy, 0.03);
+  EXPECT_EQ(r.regressions(), 1);
 }
