@@ -28,6 +28,10 @@ function(gd_add_probe name)
   target_sources(gpudissect_core PRIVATE ${sources})
   file(GLOB sources ${dir}/run_*.cpp)
   target_sources(gpudissect_probe_entries PRIVATE ${sources})
+  # A unity build (CI's sanitizer build) joins a probe's measurement files with each other
+  # only: each probe's run files share private names (Ctx, ...) with other probes'.
+  file(GLOB sources ${dir}/run*.cpp ${dir}/entry.cpp)
+  set_source_files_properties(${sources} PROPERTIES UNITY_GROUP ${name})
   if(TARGET gpudissect_cuda)
     file(GLOB sources ${dir}/cuda*.cu ${dir}/cuda*.cpp)
     target_sources(gpudissect_cuda PRIVATE ${sources})
