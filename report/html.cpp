@@ -63,7 +63,7 @@ std::string bytes_exact(uint64_t b) {
   return format_bytes(static_cast<double>(b)) + " (" + std::to_string(b) + " bytes)";
 }
 
-void device_facts(Html& h, const DeviceInfo& d) {
+void device_facts(Html& h, const DeviceInfo& d, const std::optional<Provenance>& prov) {
   const bool cuda = d.backend == "cuda";
   h.o << "<table class=\"kv\">\n";
   h.kv("name", d.name);
@@ -91,6 +91,12 @@ void device_facts(Html& h, const DeviceInfo& d) {
   if (!d.driver_version.empty()) h.kv("driver", d.driver_version);
   if (!d.toolkit_version.empty()) h.kv(cuda ? "CUDA runtime" : "platform", d.toolkit_version);
   for (const auto& [k, v] : d.extra) h.kv(k, v);
+  if (prov) {  // where it ran (schema 3); kv escapes every value, as it does the device's
+    h.kv("host", prov->host);
+    h.kv("OS", prov->os + ", " + prov->kernel + " (" + prov->machine + ")");
+    h.kv("CPU", prov->cpu_model);
+    if (d.driver_version.empty()) h.kv("driver", prov->driver_version);
+  }
   h.o << "</table>\n";
 }
 
@@ -123,6 +129,8 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
   }
   if (r.device.clock_mhz_reported) h.kv("SM clock (reported)", mhz(r.device.clock_mhz_reported));
   h.kv("tool", r.tool.name + (r.tool.version.empty() ? "" : " " + r.tool.version));
+  if (r.provenance)
+    h.kv("build", "git " + r.provenance->git_revision + ", " + r.provenance->build_type);
   if (!r.tool.command.empty()) h.kv("command", r.tool.command);
   if (!r.tool.started_at.empty()) h.kv("started", r.tool.started_at);
   h.kv("schema version", std::to_string(r.schema_version));
@@ -409,7 +417,7 @@ std::vector<fs::path> write_html(const fs::path& file, const RunResult& r,
   Html body;
   body.o << article_summary(r, opt.references, opt.references_note);
   body.o << "<div class=\"facts\">\n<div>\n<h2 id=\"device\">Device</h2>\n";
-  device_facts(body, d);
+  device_facts(body, d, r.provenance);
   body.o << "</div>\n<div>\n<h2 id=\"run\" class=\"keep\">Run</h2>\n";
   probe_facts(body, r, registry);
   body.o << "</div>\n</div>\n";

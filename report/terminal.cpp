@@ -197,6 +197,14 @@ void wrapped(std::ostream& os, const std::string& text, std::size_t indent) {
   os << '\n';
 }
 
+// Text from a result file for the terminal: a control character (an escape sequence could
+// rewrite the screen) becomes a space.
+std::string plain(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return s;
+}
+
 std::string telemetry_line(const Telemetry& t) {
   std::string s = "SM " + mhz(t.sm_clock_mhz) + ", memory " + mhz(t.memory_clock_mhz);
   if (t.temperature_c) s += ", " + format_fixed(*t.temperature_c, 0) + " C";
@@ -243,6 +251,11 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
     if (!r.tool.started_at.empty()) os << ", started " << r.tool.started_at;
     os << '\n';
   }
+  if (const auto& pv = r.provenance)  // where it ran (schema 3)
+    os << "  host " << plain(pv->host) << " (" << plain(pv->os) << ", " << plain(pv->kernel)
+       << "), CPU " << plain(pv->cpu_model) << "\n  driver " << plain(pv->driver_version)
+       << ", runtime " << plain(pv->runtime_version) << "; build git " << plain(pv->git_revision)
+       << ", " << plain(pv->build_type) << '\n';
   if (r.gpu_state)
     os << "  GPU state: " << r.gpu_state->verdict
        << (r.gpu_state->verdict == "idle"      ? " (no other process; clock not throttled)"

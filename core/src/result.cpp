@@ -231,6 +231,8 @@ json to_json(const RunResult& r, const ProbeRegistry& registry) {
   }
   j["figures"] = r.figures;
   if (r.gpu_state) j["gpu_state"] = *r.gpu_state;
+  if (r.provenance) j["provenance"] = *r.provenance;
+  if (r.soak) j["soak"] = *r.soak;
   return j;
 }
 
@@ -284,6 +286,14 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
     });
     if (j.contains("gpu_state"))
       read_at("gpu_state", [&] { r.gpu_state = j.at("gpu_state").get<GpuState>(); });
+    if (j.contains("provenance") && !j.at("provenance").is_null())
+      read_at("provenance", [&] { r.provenance = j.at("provenance").get<Provenance>(); });
+    if (j.contains("soak") && !j.at("soak").is_null())
+      read_at("soak", [&] {
+        if (!j.at("soak").is_object())
+          throw JsonReadError("", "expected an object, got " + json_kind(j.at("soak")));
+        r.soak = j.at("soak");
+      });
     if (j.contains("figures"))
       get(j, "figures", r.figures);
     else

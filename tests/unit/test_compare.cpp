@@ -639,7 +639,7 @@ TEST(Compare, SchemaOneAndSchemaTwoOfOneRunAgree) {
   // (figures saved). Either version compares, and they agree figure for figure.
   const RunResult r1 = load_h200();
   const json j2 = to_json(r1, probe_registry());
-  ASSERT_EQ(j2.at("schema_version").get<int>(), 2);
+  ASSERT_EQ(j2.at("schema_version").get<int>(), kSchemaVersion);
   ASSERT_TRUE(j2.contains("figures"));
   const CompareInput a = input_from_result(r1, "v1.json");
   const CompareInput b = input_from_result(run_result_from_json(j2, probe_registry()), "v2.json");

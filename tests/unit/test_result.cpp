@@ -164,7 +164,7 @@ TEST(ResultJson, RoundTripIsIdentical) {
 TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
   const gd::RunResult r = gd::run_result_from_json(
       gd::to_json(sample_result(), gd::probe_registry()), gd::probe_registry());
-  EXPECT_EQ(r.schema_version, 2);
+  EXPECT_EQ(r.schema_version, gd::kSchemaVersion);
   EXPECT_EQ(r.tool.name, "gpudissect");
   EXPECT_EQ(r.tool.started_at, "2024-05-01T12:00:00Z");
   EXPECT_EQ(r.device.name, "NVIDIA H200");
@@ -269,7 +269,7 @@ TEST(ResultJson, AbsentOptionalsAreAbsentKeys) {
 
 TEST(ResultJson, DocumentedShape) {
   const json j = gd::to_json(sample_result(), gd::probe_registry());
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], gd::kSchemaVersion);
   ASSERT_TRUE(j.contains("figures"));
   EXPECT_TRUE(j["figures"].is_array());
   EXPECT_EQ(j["tool"]["name"], "gpudissect");
@@ -369,7 +369,7 @@ TEST(ResultJson, VersionOneStillLoadsAndGainsFigures) {
   const gd::RunResult r = gd::run_result_from_json(j, gd::probe_registry());
   ASSERT_TRUE(r.get<gd::LatencyProbeResult>());
   ASSERT_FALSE(r.figures.empty());
-  EXPECT_EQ(r.schema_version, 2);  // written back as the current version
+  EXPECT_EQ(r.schema_version, gd::kSchemaVersion);  // written back as the current version
   bool l1 = false;
   for (const gd::Figure& f : r.figures) l1 = l1 || f.id == "latency.global.L1";
   EXPECT_TRUE(l1);

@@ -14,6 +14,7 @@
 #include "gpudissect/figure.hpp"
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/probe.hpp"
+#include "gpudissect/provenance.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
@@ -21,7 +22,9 @@ namespace gd {
 
 // 2: a top-level "figures" list (headline figures with stable ids); version 1 files, which
 // lack it, still load (their figures are derived on loading).
-inline constexpr int kSchemaVersion = 2;
+// 3: a top-level "provenance" (host, OS, drivers, build, command line); older files, which
+// lack it, still load (without one).
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestSchemaVersion = 1;
 
 struct LatencyPoint {
@@ -87,6 +90,10 @@ struct RunResult {
   // written before it was sampled. An optional key of its own: older readers ignore it, so
   // the schema version stays.
   std::optional<GpuState> gpu_state;
+  // Where it ran (schema 3); absent in older files.
+  std::optional<Provenance> provenance;
+  // A soak run's series (`run --duration`): kept as written, so that `report --json` keeps it.
+  std::optional<nlohmann::json> soak;
 
   // Typed access by the result type's kProbe name: nullptr where the probe is absent.
   template <class T>
