@@ -4,6 +4,7 @@
 
 #ifdef GD_HAVE_CUDA
 #include "cuda_backend.hpp"
+#include "nvml.hpp"
 #endif
 #ifdef GD_HAVE_OPENCL
 #include "opencl_backend.hpp"
@@ -140,6 +141,24 @@ std::unique_ptr<Device> open_device(const std::string& id) {
   throw UsageError(
       "malformed device '" + id +
       "': use cuda:N, opencl:P.D or vulkan:N (valid devices: " + valid_ids(list_devices()) + ")");
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> ecc_counts(const DeviceInfo& device) {
+#ifdef GD_HAVE_CUDA
+  const auto bus = device.extra.find("pci_bus_id");
+  if (device.backend != "cuda" || bus == device.extra.end()) return std::nullopt;
+  const auto id = cuda::nvml_identity(bus->second);
+  const auto c = id.find("ecc_corrected_volatile"), u = id.find("ecc_uncorrected_volatile");
+  if (c == id.end() || u == id.end()) return std::nullopt;
+  try {
+    return std::pair<uint64_t, uint64_t>{std::stoull(c->second), std::stoull(u->second)};
+  } catch (const std::exception&) {  // not a count: said as not available
+    return std::nullopt;
+  }
+#else
+  (void)device;
+  return std::nullopt;
+#endif
 }
 
 }  // namespace gd::cli

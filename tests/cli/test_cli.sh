@@ -206,7 +206,7 @@ sys.path.insert(0, "")
 a = json.load(open(sys.argv[1]))
 b = json.load(open(sys.argv[2]))
 bad = []
-if b.get("schema_version") != 2: bad.append(f"schema_version {b.get('schema_version')}")
+if b.get("schema_version") != 3: bad.append(f"schema_version {b.get('schema_version')}")
 st = b.get("gpu_state") or {}
 if st.get("verdict") != "shared+throttled": bad.append(f"verdict {st.get('verdict')!r}")
 figs = b.get("figures") or []
@@ -404,10 +404,10 @@ else
 import json, sys
 j = json.load(open('$tmp/v2.json'))
 ids = [f['id'] for f in j.get('figures', [])]
-sys.exit(0 if j.get('schema_version') == 2 and 'latency.global.L1' in ids else 1)"; then
-    ok "report --json: schema 2 with derived figures (latency.global.L1)"
+sys.exit(0 if j.get('schema_version') == 3 and 'latency.global.L1' in ids else 1)"; then
+    ok "report --json: current schema (3) with derived figures (latency.global.L1)"
   else
-    not_ok "report --json: schema 2 with derived figures (latency.global.L1)" "$tmp/v2.json lacks them"
+    not_ok "report --json: current schema (3) with derived figures (latency.global.L1)" "$tmp/v2.json lacks them"
   fi
   check "report on a JSON array: exit 2, says it is not a result" 2 "array.json" "not a gpudissect result" -- report "$tmp/array.json" -o "$tmp/x.html"
   check "report on a missing file: exit 2" 2 "nosuchfile.json" -- report "$tmp/nosuchfile.json" -o "$tmp/x.html"
@@ -450,7 +450,7 @@ def keys_named(o, name, where=""):
             found += keys_named(v, name, f"{where}[{i}]")
     return found
 
-if j.get("schema_version") != 2: bad.append(f"schema_version is {j.get('schema_version')!r}, want 2")
+if j.get("schema_version") != 3: bad.append(f"schema_version is {j.get('schema_version')!r}, want 3")
 if get(j, "tool", "name") != "gpudissect": bad.append(f"tool.name is {get(j, 'tool', 'name')!r}")
 if get(j, "device", "backend") != "opencl": bad.append(f"device.backend is {get(j, 'device', 'backend')!r}")
 lat = get(j, "probes", "latency")
