@@ -139,7 +139,6 @@ std::vector<SoakInjection> parse_injections(const std::vector<std::string>& raw)
   return out;
 }
 
-// shape: the loop's state (last good repetition, the series, the clock) is one story
 int run_soak(const RunArgs& a, const RunPlan& plan, RunSession& s, double duration_s,
              double tolerance) {
   const ProbeRegistry& registry = probe_registry();

@@ -92,7 +92,7 @@ TEST(Soak, SeriesFollowFiguresAcrossRepetitions) {
   EXPECT_TRUE(soak.regressions().empty());
   soak.add({30, 10, 0}, {fig("bw", 94.0), fig("lat", 10.0, false)}, std::nullopt);
   EXPECT_EQ(soak.regressions(), std::vector<std::string>{"bw"});  // 6 % now
-  EXPECT_FALSE(soak.throttle_events());  // no reading knew the GPU's state
+  EXPECT_FALSE(soak.throttle_events());                           // no reading knew the GPU's state
 }
 
 TEST(Soak, UnstableFiguresAreFollowedFailedOnesAreNot) {
