@@ -26,8 +26,6 @@ namespace detail {
 
 namespace {
 
-std::string num(double v) { return script_num(v); }
-
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 constexpr const char* kLevelColour = "#b03a2e";
@@ -75,8 +73,8 @@ std::string data_block(const std::string& name, const CurveResult& c, Unit u, do
   for (const LatencyPoint& p : c.points) {
     const auto& v = value(p, u);
     if (p.status != "ok" || !v || p.footprint_bytes == 0) continue;
-    s += std::to_string(p.footprint_bytes) + ' ' + num(v->median) + ' ' + num(v->q1) + ' ' +
-         num(v->q3) + '\n';
+    s += std::to_string(p.footprint_bytes) + ' ' + script_num(v->median) + ' ' + script_num(v->q1) +
+         ' ' + script_num(v->q3) + '\n';
     if (ymax) *ymax = std::max({*ymax, v->median, v->q3});
   }
   return s + "EOD\n";
@@ -107,10 +105,11 @@ std::string x_axis(const XRange& xr) {
   for (int k = k_lo; k <= k_hi; ++k) {
     if (k % step != 0) continue;
     if (!tics.empty()) tics += ", ";
-    tics += gnuplot_quote(axis_bytes_label(std::ldexp(1.0, k))) + ' ' + num(std::ldexp(1.0, k));
+    tics +=
+        gnuplot_quote(axis_bytes_label(std::ldexp(1.0, k))) + ' ' + script_num(std::ldexp(1.0, k));
   }
   std::string s = "set logscale x 2\n";
-  s += "set xrange [" + num(xr.lo / 1.25) + ":" + num(xr.hi * 1.25) + "]\n";
+  s += "set xrange [" + script_num(xr.lo / 1.25) + ":" + script_num(xr.hi * 1.25) + "]\n";
   s += "set xtics (" + tics + ")\n";
   s += "set xlabel 'footprint (bytes, log scale)'\n";
   return s;
@@ -151,25 +150,25 @@ std::string level_marks(const CurveResult& c, Unit u, const XRange& xr, const st
     const auto& y = value(l, u);
     if (y && x1 > 0) {
       const double a = std::max(x0, xr.lo), b = std::max(std::min(x1, xr.hi), a);
-      s += "set arrow from " + num(a) + "," + num(*y) + " to " + num(b) + "," + num(*y) +
-           " nohead dt 2 lw 2.5 lc rgb '" + colour + "' front\n";
+      s += "set arrow from " + script_num(a) + "," + script_num(*y) + " to " + script_num(b) + "," +
+           script_num(*y) + " nohead dt 2 lw 2.5 lc rgb '" + colour + "' front\n";
       const std::string text =
           l.name + ": " + format_fixed(*y, *y < 100 ? 1 : 0) + " " + unit_name(u);
       // The last plateau ends at the right edge: label it from its right end.
       if (last || i + 1 == c.levels.size())
-        s += "set label " + gnuplot_quote(text) + " at " + num(b) + "," + num(*y) +
+        s += "set label " + gnuplot_quote(text) + " at " + script_num(b) + "," + script_num(*y) +
              " right offset 0,0.9 tc rgb '" + colour + "' front\n";
       else
-        s += "set label " + gnuplot_quote(text) + " at " + num(a) + "," + num(*y) +
+        s += "set label " + gnuplot_quote(text) + " at " + script_num(a) + "," + script_num(*y) +
              " left offset 0.3,0.9 tc rgb '" + colour + "' front\n";
     }
     if (!last) {
       if (l.capacity_lo_bytes && l.capacity_hi_bytes)
         s += "set object " + std::to_string((*object_id)++) + " rect from " +
-             num(static_cast<double>(*l.capacity_lo_bytes)) + ", graph 0 to " +
-             num(static_cast<double>(*l.capacity_hi_bytes)) + ", graph 1 fc rgb '" + colour +
+             script_num(static_cast<double>(*l.capacity_lo_bytes)) + ", graph 0 to " +
+             script_num(static_cast<double>(*l.capacity_hi_bytes)) + ", graph 1 fc rgb '" + colour +
              "' fs transparent solid 0.10 noborder behind\n";
-      s += "set arrow from " + num(cap) + ", graph 0 to " + num(cap) +
+      s += "set arrow from " + script_num(cap) + ", graph 0 to " + script_num(cap) +
            ", graph 1 nohead dt 3 lw 1 lc rgb '" + colour + "' back\n";
       if (label_capacity) {
         // Along the top, right of the line (left of it near the right edge); a label close
@@ -179,9 +178,10 @@ std::string level_marks(const CurveResult& c, Unit u, const XRange& xr, const st
         const std::string height = (close && !prev_low) ? "0.89" : "0.96";
         prev_low = close && !prev_low;
         prev_cap = cap;
-        s += "set label " + gnuplot_quote(l.name + " ≈ " + format_bytes(cap)) + " at " + num(cap) +
-             ", graph " + height + (near_end ? " right offset -0.5,0" : " left offset 0.5,0") +
-             " tc rgb '" + colour + "' front\n";
+        s += "set label " + gnuplot_quote(l.name + " ≈ " + format_bytes(cap)) + " at " +
+             script_num(cap) + ", graph " + height +
+             (near_end ? " right offset -0.5,0" : " left offset 0.5,0") + " tc rgb '" + colour +
+             "' front\n";
       }
       x0 = l.capacity_hi_bytes ? static_cast<double>(*l.capacity_hi_bytes) : cap;
     }
@@ -215,7 +215,7 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
   s += data_block("p", c, u, &ymax);
   s += x_axis(xr);
   s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
-  s += "set yrange [0:" + num(ymax * kHeadroom) + "]\n";
+  s += "set yrange [0:" + script_num(ymax * kHeadroom) + "]\n";
   std::string plot = "plot $p using 1:2:3:4 with yerrorlines " + series_style(0) + " title " +
                      gnuplot_quote(std::string(unit_name(u)) + (cyc && ns ? " (left axis)" : "")) +
                      ", \\\n";
@@ -230,7 +230,7 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
     double nmax = 0;
     s += data_block("n", c, Unit::ns, &nmax);
     const double y2max = std::max(ymax * kHeadroom * k, nmax * 1.05);
-    s += "set y2range [0:" + num(y2max) + "]\n";
+    s += "set y2range [0:" + script_num(y2max) + "]\n";
     s += "set y2tics nomirror out\n";
     s += "set y2label 'latency per load (ns)'\n";
     plot += "     $n using 1:2 axes x1y2 with lines dt 4 lw 1.5 lc rgb '#ff7f0e' title " +
@@ -274,7 +274,7 @@ std::optional<ChartSpec> combined_chart(const RunResult& r) {
   }
   s += x_axis(xr);
   s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
-  s += "set yrange [0:" + num(ymax * 1.1) + "]\n";
+  s += "set yrange [0:" + script_num(ymax * 1.1) + "]\n";
   s += "set key bottom right box opaque\n";
   s += plot + "\n";
   return spec;
@@ -313,7 +313,7 @@ std::optional<ChartSpec> tlb_chart(const LatencyProbeResult& p) {
   for (std::size_t i = 0; i < keys.size(); ++i)
     s += level_marks(p.tlb.at(keys[i]), u, xr, kPalette[i % 8], keys.size() == 1, &object_id);
   s += "set ylabel " + gnuplot_quote(std::string("latency per load (") + unit_name(u) + ")") + "\n";
-  s += "set yrange [0:" + num(ymax * kHeadroom) + "]\n";
+  s += "set yrange [0:" + script_num(ymax * kHeadroom) + "]\n";
   s += "set key bottom right box opaque\n";
   s += plot + "\n";
   return spec;

@@ -9,17 +9,12 @@
 
 #include "format.hpp"
 #include "gpudissect/fleet_units.hpp"
+#include "gpudissect/units.hpp"
 #include "output.hpp"
 
 namespace gd::report {
 
 namespace {
-
-std::string num(double v, int digits = 4) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
 
 std::string gpu_name(const FleetRank& r) {
   std::string s = r.host.empty() ? "?" : r.host;
@@ -64,10 +59,12 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
   int measured = 0;
   for (const auto& r : rep.ranks) measured += r.status.ok();
   os << "fleet: " << rep.ranks.size() << " rank(s), " << measured << " measured, "
-     << rep.unhealthy() << " unhealthy (robust z > " << num(rep.options.threshold, 3) << " and > "
-     << num(100 * rep.options.min_deviation, 3) << "% from the median of the others"
+     << rep.unhealthy() << " unhealthy (robust z > " << format_significant(rep.options.threshold, 3)
+     << " and > " << format_significant(100 * rep.options.min_deviation, 3)
+     << "% from the median of the others"
      << (rep.options.baseline_tolerance
-             ? ", or beyond " + num(100 * *rep.options.baseline_tolerance, 3) + "% of the baseline"
+             ? ", or beyond " + format_significant(100 * *rep.options.baseline_tolerance, 3) +
+                   "% of the baseline"
              : std::string())
      << ")\n";
   if (rep.busy())
@@ -91,7 +88,8 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
     os << "\n";
     for (const Figure& f : n.links.figures)
       if (f.value && f.status.ok())
-        os << "      " << f.id << "  " << num(f.value->median) << " " << f.unit << "\n";
+        os << "      " << f.id << "  " << format_significant(f.value->median, 4) << " " << f.unit
+           << "\n";
   }
 }
 
@@ -131,9 +129,10 @@ void html_head(std::ostream& h, const FleetReport& rep, const std::string& title
     << " unhealthy</b> (exit status " << rep.exit_code() << ").</p>\n";
   h << "<p><small>Each cell is compared with the median of the <i>other</i> GPUs' values; "
        "robust z = (value &minus; median) / max(1.4826&times;MAD, "
-    << num(100 * rep.options.noise_floor, 3)
+    << format_significant(100 * rep.options.noise_floor, 3)
     << "% of the median). A figure worse than the median by more than z "
-    << num(rep.options.threshold, 3) << " and more than " << num(100 * rep.options.min_deviation, 3)
+    << format_significant(rep.options.threshold, 3) << " and more than "
+    << format_significant(100 * rep.options.min_deviation, 3)
     << "% makes its GPU an outlier. Colours: <span class=\"near\">near the median</span> "
        "<span class=\"drift\">worse, beyond half the threshold</span> "
        "<span class=\"out\">outlier</span> <span class=\"better\">better beyond the "
@@ -168,10 +167,10 @@ void html_identity(std::ostream& h, const FleetGpu& g, const FleetRank& r) {
     << "</td><td class=\"l id\">";
   if (r.telemetry) {
     const Telemetry& t = *r.telemetry;
-    if (t.sm_clock_mhz) h << "SM " << num(*t.sm_clock_mhz) << " MHz ";
-    if (t.memory_clock_mhz) h << "mem " << num(*t.memory_clock_mhz) << " MHz ";
-    if (t.temperature_c) h << num(*t.temperature_c, 3) << " &deg;C ";
-    if (t.power_w) h << num(*t.power_w, 4) << " W ";
+    if (t.sm_clock_mhz) h << "SM " << format_significant(*t.sm_clock_mhz, 4) << " MHz ";
+    if (t.memory_clock_mhz) h << "mem " << format_significant(*t.memory_clock_mhz, 4) << " MHz ";
+    if (t.temperature_c) h << format_significant(*t.temperature_c, 3) << " &deg;C ";
+    if (t.power_w) h << format_significant(*t.power_w, 4) << " W ";
     for (const auto& tr : t.throttle_reasons)
       h << "<br>"
         << (is_alarming_throttle_reason(tr) ? "<b>" + detail::html_escape(tr) + "</b>"
@@ -184,7 +183,7 @@ void html_cell(std::ostream& h, const FleetRow& row, const FleetCell& c) {
   std::string tip;
   if (c.median) tip += "median of the others " + fleet_quantity(*c.median, row.unit);
   if (c.mad) tip += ", MAD " + fleet_quantity(*c.mad, row.unit);
-  if (c.z && std::isfinite(*c.z)) tip += ", robust z " + num(*c.z, 3);
+  if (c.z && std::isfinite(*c.z)) tip += ", robust z " + format_significant(*c.z, 3);
   if (!c.reason.empty()) tip = c.reason;
   h << "<td class=\"v " << cell_class(c.mark) << "\" title=\"" << detail::html_escape(tip) << "\">";
   if (c.value)

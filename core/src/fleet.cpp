@@ -8,19 +8,13 @@
 #include <stdexcept>
 
 #include "gpudissect/fleet_units.hpp"
+#include "gpudissect/units.hpp"
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/result.hpp"
 
 namespace gd {
 
 namespace {
-
-// %g with `digits` significant digits: a robust z-score in a sentence.
-std::string significant(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
 
 std::string pct(double fraction) {
   char buf[64];
@@ -321,7 +315,8 @@ std::string judge_value(const FleetRow& row, FleetCell& c, const std::vector<dou
     c.flags = true;
     return row.id + " " + fleet_quantity(x, row.unit) + ": " +
            (c.deviation ? pct(*c.deviation) + " vs" : "vs") + " median " +
-           fleet_quantity(med, row.unit) + " of the others (robust z " + significant(*c.z, 2) + ")";
+           fleet_quantity(med, row.unit) + " of the others (robust z " +
+           format_significant(*c.z, 2) + ")";
   }
   if (-worse_z > options.threshold && beyond_dev)
     c.mark = CellMark::better;

@@ -32,6 +32,12 @@ std::string format_fixed(double v, int digits) {
   return buf;
 }
 
+std::string format_significant(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 std::string slugify(const std::string& s) {
   std::string out;
   bool dash = false;

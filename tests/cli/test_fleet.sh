@@ -135,7 +135,7 @@ fi
 
 # fleet --collect: two separate `gpudissect run`s (as two nodes of a job array would write
 # them) into one folder, judged without MPI; a host name with a quote and a backslash (from
-# the file's name) travels into the Prometheus file, parsed by a real parser.
+# a run's provenance) travels into the Prometheus file, parsed by a real parser.
 RUNARGS=(compute -d opencl:0.0 --option compute.quick=1 --option compute.ops=fp32.fma
          --option compute.mixed=0 --option compute.tensor=0 --option compute.ms=1
          --option compute.repeats=1 --no-html -q --out-dir "$T/runout")
@@ -144,12 +144,20 @@ mkdir -p "$T/col"
 expect_rc "collect: first run" 0 $?
 "$BIN" run "${RUNARGS[@]}" -o "$T/col/node\"B\\.json" >/dev/null 2>&1
 expect_rc "collect: second run" 0 $?
+# Hosts: one file names its host in its provenance (with a quote and a backslash), the other
+# has none (a run JSON from before provenance): its host is its file's name.
+python3 - "$T/col/nodeA.json" "$T/col/node\"B\\.json" <<'PY'
+import json, sys
+a, b = sys.argv[1], sys.argv[2]
+j = json.load(open(a)); j.pop("provenance", None); json.dump(j, open(a, "w"))
+j = json.load(open(b)); j["provenance"]["host"] = 'node"B\\'; json.dump(j, open(b, "w"))
+PY
 "$BIN" fleet --collect "$T/col" --min-deviation 30% --inject "slow:1:$FIG:0.2" -q \
   -o "$T/col.html" --prometheus "$T/col.prom" >"$T/col.out" 2>&1
 rc=$?
 cat "$T/col.out"
 expect_rc "collect: a slowed figure on rank 1 (nodeA, by name order) fails the fleet, as live" 3 $rc
-check "collect: two ranks from the files, hosts from their names" \
+check "collect: two ranks, hosts from provenance and from a file name" \
   "j['run']['mode']=='collect' and [r['host'] for r in j['ranks']]==['node\"B\\\\','nodeA'] and all(r['status']=='ok' for r in j['ranks'])" \
   "$T/col.json"
 check "collect: rank 1 is an outlier for $FIG" \

@@ -17,6 +17,8 @@ std::string format_bytes(double bytes);
 std::string hex_bytes(const void* data, std::size_t n);
 // Fixed-point with `digits` after the point, "-" for NaN.
 std::string format_fixed(double v, int digits);
+// printf's %g with `digits` significant digits ("1.5", "2e+03"): a number in a sentence.
+std::string format_significant(double v, int digits);
 // A figure not measured, in the places that hold it as a number.
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A filesystem-friendly name: "NVIDIA H200" -> "nvidia-h200".
