@@ -71,7 +71,9 @@ int BaselineReport::not_gated() const {
 }
 
 bool is_host_figure(const std::string& id) {
-  return starts_with(id, "host.") ||
+  // Launch figures are timed by the host's clock around driver calls: the host CPU's speed
+  // and load move them as much as the GPU does.
+  return starts_with(id, "host.") || starts_with(id, "frontend.launch.") ||
          (starts_with(id, "bandwidth.host.") && ends_with(id, "_pageable"));
 }
 
@@ -214,11 +216,18 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     if (!seen.insert(f.id).second) continue;
     BaselineItem it = item_of(f);
     std::string cu;
-    it.current = f.status.ok() ? number(f, &cu) : std::nullopt;
-    if (auto b = base.find(f.id); b != base.end())
-      judge(it, f, *b->second, tolerance);
-    else
+    it.current = judged_by_value(f.status) ? number(f, &cu) : std::nullopt;
+    auto b = base.find(f.id);
+    if (b == base.end()) {
       it.verdict = Verdict::only_new;
+    } else if (allow_missing && f.status.status == "skipped") {
+      // Not measured by choice (a partial run such as --quick skips it): as if absent.
+      it.baseline = judged_by_value(b->second->status) ? number(*b->second, &cu) : std::nullopt;
+      it.verdict = Verdict::only_baseline;
+      it.reason = "skipped in the new run: " + f.status.reason;
+    } else {
+      judge(it, f, *b->second, tolerance);
+    }
     rep.items.push_back(std::move(it));
   }
   for (const Figure& f : baseline.figures) {

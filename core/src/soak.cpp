@@ -5,6 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
+
+#include "gpudissect/compare.hpp"
+#include "gpudissect/stats.hpp"
 
 namespace gd {
 
@@ -59,6 +63,31 @@ std::optional<double> change(std::optional<double> from, std::optional<double> t
 std::optional<double> SoakSeries::drift() const { return change(first(), last()); }
 std::optional<double> SoakSeries::worst_change() const { return change(first(), worst()); }
 
+namespace {
+// The values of repetitions [from, to) that have one.
+std::vector<double> present(const std::vector<std::optional<double>>& v, std::size_t from,
+                            std::size_t to) {
+  std::vector<double> out;
+  for (std::size_t i = from; i < to && i < v.size(); ++i)
+    if (v[i]) out.push_back(*v[i]);
+  return out;
+}
+}  // namespace
+
+std::optional<double> SoakSeries::sustained_change(double* spread) const {
+  if (spread) *spread = 0;
+  const std::size_t n = values.size();
+  if (n < 3) return change(first(), last());
+  // The first third against the last third, each by its median: one slow repetition (a
+  // host hiccup) moves neither; a GPU that slows as it heats moves the last third.
+  const std::size_t third = n / 3;
+  const std::vector<double> early = present(values, 0, third), late = present(values, n - third, n);
+  if (early.empty() || late.empty()) return std::nullopt;
+  const Summary e = summarize(early), l = summarize(late);
+  if (spread && e.median != 0) *spread = std::fabs(e.q3 - e.q1) / std::fabs(e.median);
+  return change(e.median, l.median);
+}
+
 bool SoakSeries::regressed(double tolerance) const {
   if (!first()) return false;  // nothing to hold the later repetitions to
   // Ok in the first repetition, failed later. A figure missing from a repetition is not
@@ -66,9 +95,10 @@ bool SoakSeries::regressed(double tolerance) const {
   // that time has no id to fail under.
   for (std::size_t i = 1; i < values.size(); ++i)
     if (!values[i] && (i >= statuses.size() || statuses[i] != "missing")) return true;
-  const auto c = worst_change();
+  double spread = 0;
+  const auto c = sustained_change(&spread);
   if (!c) return false;
-  const double allowed = std::max(tolerance, resolution.value_or(0));
+  const double allowed = std::max({tolerance, resolution.value_or(0), spread});
   return higher_is_better ? -*c > allowed : *c > allowed;
 }
 
@@ -115,7 +145,7 @@ void Soak::add(const SoakRepetition& rep, const std::vector<Figure>& figures,
 std::vector<std::string> Soak::regressions() const {
   std::vector<std::string> ids;
   for (const SoakSeries& s : series_)
-    if (s.regressed(tolerance_)) ids.push_back(s.id);
+    if (!is_host_figure(s.id) && s.regressed(tolerance_)) ids.push_back(s.id);
   return ids;
 }
 

@@ -536,6 +536,9 @@ TEST(Baseline, HostFiguresAreNotGatedUnlessAskedFor) {
   EXPECT_FALSE(is_host_figure("atomics.host.pingpong"));
   EXPECT_FALSE(is_host_figure("bandwidth.dram.read"));
   EXPECT_FALSE(is_host_figure("hostile.memory.read"));
+  EXPECT_TRUE(is_host_figure("frontend.launch.round_trip"));
+  EXPECT_TRUE(is_host_figure("frontend.launch.rate.plain"));
+  EXPECT_FALSE(is_host_figure("frontend.dispatch.first_wave"));
 
   const CompareInput base =
       input("GPU", 1, 1,
@@ -784,4 +787,27 @@ TEST(Baseline, AnUnstableFigureIsJudgedByItsMedian) {
   dram->value->q3 = 1e9;  // its own huge spread: not read
   r = compare_baseline(h, noisy, 0.03);
   EXPECT_EQ(r.regressions(), 1);
+}
+
+// --quick skips some figures on purpose (status skipped): with --allow-missing that is a
+// figure left out, listed; without it, still a failure.
+TEST(Baseline, ASkippedFigureCountsAsMissingWithAllowMissing) {
+  const CompareInput base = input("GPU", 1, 1,
+                                  {fig("links.p2p.latency.chase.best_sm", 800, "ns"),
+                                   fig("bandwidth.dram.read", 3000, "GB/s")});
+  CompareInput quick = base;
+  quick.figures[0].status = {"skipped", "not measured (links.chase_sms = 0, as with quick)"};
+  quick.figures[0].value.reset();
+  const BaselineReport partial = compare_baseline(base, quick, 0.03, /*allow_missing=*/true);
+  EXPECT_EQ(partial.regressions(), 0);
+  ASSERT_FALSE(partial.items.empty());
+  bool listed = false;
+  for (const BaselineItem& it : partial.items)
+    if (it.id == "links.p2p.latency.chase.best_sm") {
+      listed = true;
+      EXPECT_EQ(it.verdict, Verdict::only_baseline);
+      EXPECT_NE(it.reason.find("skipped"), std::string::npos) << it.reason;
+    }
+  EXPECT_TRUE(listed);
+  EXPECT_EQ(compare_baseline(base, quick, 0.03, /*allow_missing=*/false).regressions(), 1);
 }

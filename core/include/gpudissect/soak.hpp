@@ -41,8 +41,13 @@ struct SoakSeries {
   // (last - first) / first and (worst - first) / first; nullopt without both or a zero first.
   std::optional<double> drift() const;
   std::optional<double> worst_change() const;
-  // Worse than the first repetition by more than `tolerance` (or the figure's resolution,
-  // where coarser) at any repetition, or failed (not missing) after being ok in the first.
+  // The median of the last third of the repetitions against that of the first third
+  // (with fewer than three, the last against the first); `spread` gets the first third's
+  // IQR over its median.
+  std::optional<double> sustained_change(double* spread = nullptr) const;
+  // Worse by more than the larger of `tolerance`, the figure's resolution and the first
+  // third's spread, as sustained_change measures it; or failed (not missing) after being ok
+  // in the first repetition. A single slow repetition is reported (worst), not judged.
   bool regressed(double tolerance) const;
 };
 
