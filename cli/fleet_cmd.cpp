@@ -61,40 +61,6 @@ std::vector<std::string> collect_files(const std::vector<std::string>& args) {
   return files;
 }
 
-// A gzipped file's text through `gzip -dc` (argv, no shell: the name is never parsed),
-// at most kMaxJsonBytes + 1 bytes (the parser refuses more).
-std::string gunzip(const std::string& file) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    close(fds[0]);
-    close(fds[1]);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, 2);
-    execlp("gzip", "gzip", "-dc", "--", file.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[65536];
-  ssize_t n;
-  while (text.size() <= kMaxJsonBytes && (n = read(fds[0], buf, sizeof buf)) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  int st = 0;
-  if (text.size() > kMaxJsonBytes) kill(pid, SIGKILL);
-  waitpid(pid, &st, 0);
-  if (text.size() <= kMaxJsonBytes && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-    throw std::runtime_error("gzip -dc could not read it (not gzip data?)");
-  return text;
-}
-
 }  // namespace
 
 FleetCmd::FleetCmd(CLI::App& app) {
@@ -335,7 +301,7 @@ int FleetCmd::collect() {
   for (size_t k = 0; k < files.size(); ++k) {
     const std::string& f = files[k];
     try {
-      nlohmann::json j = ends_with(f, ".gz") ? parse_json_text(gunzip(f)) : read_json_file(f);
+      nlohmann::json j = read_json_file(f);
       const RunResult r = run_result_from_json(j, probe_registry());  // a run JSON at all?
       if (!j.contains("figures")) j["figures"] = r.figures;
       ranks.push_back(fleet_rank_from_run_json(j, f, static_cast<int>(k)));

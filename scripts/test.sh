@@ -28,7 +28,10 @@ if [[ ${GD_SANITIZE:-1} != 0 ]]; then
     # -O0: a third less compile time than -O1 (the build is most of this step's cost);
     # -g1: line numbers in the sanitizers' reports.
     mkdir -p "$SAN_DIR"
+    # Unity build: the libraries' files compiled 16 to a translation unit (each probe's
+    # measurement files only with each other), which parses the headers a sixteenth as often.
     cmake -S . -B "$SAN_DIR" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O0 -g1" \
+      -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 \
       -DGD_SANITIZE=ON -DGD_BUILD_TESTS=ON -DGD_WITH_CUDA=OFF -DGD_WITH_OPENCL=OFF \
       -DGD_WITH_VULKAN=OFF -DGD_WITH_MPI=OFF "${extra[@]}" >"$SAN_DIR/configure.log" 2>&1 ||
       { cat "$SAN_DIR/configure.log"; exit 1; }

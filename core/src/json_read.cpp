@@ -1,5 +1,11 @@
 #include "gpudissect/json_read.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -124,7 +130,58 @@ json parse_json_text(std::string_view text) {
   }
 }
 
+namespace {
+
+// A gzipped file's text through `gzip -dc` (argv, no shell: the name is never parsed), at
+// most kMaxJsonBytes + 1 bytes (the parser refuses more).
+std::string gunzip(const std::filesystem::path& file) {
+  int fds[2];
+  if (pipe(fds) != 0) throw JsonReadError("", "cannot read the file (pipe failed)");
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw JsonReadError("", "cannot read the file (fork failed)");
+  }
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 2);
+    execlp("gzip", "gzip", "-dc", "--", file.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[1 << 16];
+  ssize_t n;
+  while (text.size() <= kMaxJsonBytes && (n = read(fds[0], buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int st = 0;
+  if (text.size() > kMaxJsonBytes) kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  if (text.size() > kMaxJsonBytes)
+    throw JsonReadError("", "larger than " + std::to_string(kMaxJsonBytes >> 20) + " MiB");
+  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+    throw JsonReadError("", "gzip -dc could not read it (not gzip data?)");
+  return text;
+}
+
+}  // namespace
+
 json read_json_file(const std::filesystem::path& file) {
+  // A committed result may be gzipped (results/ keeps superseded runs so): read through gzip.
+  if (file.extension() == ".gz") {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+      throw JsonReadError("", "cannot read the file");
+    return parse_json_text(gunzip(file));
+  }
   std::ifstream f(file, std::ios::binary);
   if (!f) throw JsonReadError("", "cannot read the file");
   std::error_code ec;

@@ -44,7 +44,8 @@ bool plain_name(const std::string& s);
 
 // Parses `text`, refusing documents over kMaxJsonBytes or nested over kMaxJsonDepth.
 nlohmann::json parse_json_text(std::string_view text);
-// Reads and parses a file with the same bounds; errors name no file (the caller adds it).
+// Reads and parses a file with the same bounds (a *.gz file through `gzip -dc`); errors
+// name no file (the caller adds it).
 nlohmann::json read_json_file(const std::filesystem::path& file);
 
 // "[i]": the path segment of a list element.
