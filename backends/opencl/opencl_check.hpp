@@ -4,6 +4,7 @@
 
 #include <CL/cl.h>
 
+#include <cstddef>
 #include <string>
 
 namespace gd::opencl {
@@ -19,6 +20,11 @@ bool is_allocation_error(cl_int err);
 void check(cl_int err, const std::string& call);
 // Start to end of a command enqueued with profiling on, in seconds (0 if the clock ran back).
 double event_seconds(cl_event e);
+// Runs a 1-D range of `kernel` (its arguments set) on the in-order, profiling `queue`,
+// waits for it and returns its profiled duration in ns (0 if the clock ran back). `what`
+// names the kernel in errors ("a compute kernel").
+double run_timed_ns(cl_command_queue queue, cl_kernel kernel, std::size_t global, std::size_t local,
+                    const std::string& what);
 // A device's string query, trimmed; empty when the query fails (for optional facts).
 std::string device_string_or_empty(cl_device_id d, cl_device_info what);
 // Whether a space-separated extension list (CL_DEVICE_EXTENSIONS) names `extension`.

@@ -113,6 +113,22 @@ double event_seconds(cl_event e) {
   return t1 > t0 ? double(t1 - t0) * 1e-9 : 0.0;
 }
 
+double run_timed_ns(cl_command_queue queue, cl_kernel kernel, std::size_t global, std::size_t local,
+                    const std::string& what) {
+  cl_event ev = nullptr;
+  check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &ev),
+        "clEnqueueNDRangeKernel (" + what + ")");
+  const cl_int waited = clWaitForEvents(1, &ev);
+  cl_ulong t0 = 0, t1 = 0;
+  if (waited == CL_SUCCESS) {
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
+  }
+  clReleaseEvent(ev);
+  check(waited, "running " + what);
+  return t1 > t0 ? static_cast<double>(t1 - t0) : 0;
+}
+
 std::string device_string_or_empty(cl_device_id d, cl_device_info what) {
   std::size_t n = 0;
   if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};

@@ -110,23 +110,13 @@ class OpenCLCompute final : public ComputeKernels {
     check(clSetKernelArg(k, 5, sizeof fc, &fc), "clSetKernelArg");
     check(clSetKernelArg(k, 6, sizeof ub, &ub), "clSetKernelArg");
     check(clSetKernelArg(k, 7, sizeof uc, &uc), "clSetKernelArg");
-    cl_event ev = nullptr;
-    check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &ev),
-          "clEnqueueNDRangeKernel (compute)");
-    const cl_int werr = clWaitForEvents(1, &ev);
-    cl_ulong t0 = 0, t1 = 0;
-    if (werr == CL_SUCCESS) {
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr);
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
-    }
-    clReleaseEvent(ev);
-    check(werr, "running a compute kernel");
+    const double ns = run_timed_ns(h_.queue, k, global, local, "a compute kernel");
     std::vector<cl_uint> out(global);
     check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, global * sizeof(cl_uint), out.data(), 0,
                               nullptr, nullptr),
           "clEnqueueReadBuffer");
     ComputeTiming t;
-    t.span_ns = t1 > t0 ? static_cast<double>(t1 - t0) : 0;
+    t.span_ns = ns;
     t.threads = global;
     t.sms = l.latency ? 1 : std::max(1, info_.compute_units);
     t.warps_per_sm = static_cast<int>(l.latency ? (global + 31) / 32

@@ -80,23 +80,14 @@ class OpenCLFrontend final : public FrontendKernels {
     check(clSetKernelArg(p.kernel, 3, sizeof mode, &mode), "clSetKernelArg");
     check(clSetKernelArg(p.kernel, 4, sizeof seed, &seed), "clSetKernelArg");
     check(clSetKernelArg(p.kernel, 5, sizeof addend, &addend), "clSetKernelArg");
-    cl_event ev = nullptr;
-    check(clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &items, &items, 0, nullptr, &ev),
-          "clEnqueueNDRangeKernel (icache)");
-    const cl_int werr = clWaitForEvents(1, &ev);
-    cl_ulong t0 = 0, t1 = 0;
-    if (werr == CL_SUCCESS) {
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr);
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr);
-    }
-    clReleaseEvent(ev);
-    check(werr, "running the instruction-cache kernel");
+    const double ns =
+        run_timed_ns(h_.queue, p.kernel, items, items, "the instruction-cache kernel");
     std::vector<cl_uint> out(items);
     check(clEnqueueReadBuffer(h_.queue, out_, CL_TRUE, 0, items * sizeof(cl_uint), out.data(), 0,
                               nullptr, nullptr),
           "clEnqueueReadBuffer");
     IcacheTiming r;
-    r.ns = t1 > t0 ? static_cast<double>(t1 - t0) : 0;
+    r.ns = ns;
     int bad = 0;
     std::ostringstream msg;
     for (std::size_t i = 0; i < items; ++i) {
