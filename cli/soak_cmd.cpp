@@ -98,11 +98,14 @@ void print_soak(std::ostream& os, const Soak& soak, const nlohmann::json& j) {
      << (reg.empty() ? std::string("none") : join(reg)) << "\n";
 }
 
-void inject(const std::vector<SoakInjection>& injections, std::size_t repetition,
-            std::vector<Figure>& figures) {
+// A test's made-up regression: `late` models a GPU that slows once hot (the soak judges the
+// last third against the first); `from` slows every repetition from one on.
+void inject(const std::vector<SoakInjection>& injections, std::size_t repetition, double started_s,
+            double duration_s, std::vector<Figure>& figures) {
   for (const SoakInjection& i : injections)
     for (Figure& f : figures)
-      if (f.id == i.figure && repetition >= i.from && f.value) {
+      if (f.id == i.figure && f.value &&
+          (i.late ? started_s >= duration_s * 2 / 3 : repetition >= i.from)) {
         Summary& v = *f.value;
         for (double* x : {&v.median, &v.q1, &v.q3, &v.min, &v.max}) *x *= i.factor;
       }
@@ -116,7 +119,8 @@ std::vector<SoakInjection> parse_injections(const std::vector<std::string>& raw)
     const auto bad = [&] {
       return UsageError(
           "--inject '" + s +
-          "': expected slow:REPETITION:FIGURE:FACTOR, e.g. slow:2:bandwidth.l1.read:0.5");
+          "': expected slow:REPETITION:FIGURE:FACTOR (REPETITION a number from 1, or late), e.g. "
+          "slow:2:bandwidth.l1.read:0.5");
     };
     const auto a = s.find(':'), b = s.find(':', a + 1), c = s.rfind(':');
     if (s.compare(0, a, "slow") != 0 || a == std::string::npos || b == std::string::npos || c <= b)
@@ -124,9 +128,13 @@ std::vector<SoakInjection> parse_injections(const std::vector<std::string>& raw)
     SoakInjection i;
     try {
       std::size_t used = 0;
-      const long rep = std::stol(s.substr(a + 1, b - a - 1), &used);
-      if (used != b - a - 1 || rep < 1) throw bad();
-      i.from = static_cast<std::size_t>(rep);
+      if (s.substr(a + 1, b - a - 1) == "late") {
+        i.late = true;
+      } else {
+        const long rep = std::stol(s.substr(a + 1, b - a - 1), &used);
+        if (used != b - a - 1 || rep < 1) throw bad();
+        i.from = static_cast<std::size_t>(rep);
+      }
       i.factor = std::stod(s.substr(c + 1), &used);
       if (used != s.size() - c - 1 || !(i.factor > 0)) throw bad();
     } catch (const std::logic_error&) {  // stol/stod: not a number, out of range
@@ -160,7 +168,7 @@ int run_soak(const RunArgs& a, const RunPlan& plan, RunSession& s, double durati
     const int rc = measure_probes(s.dev, plan, r, s.progress, samples, s.deadline, save);
     if (g_stop && last) break;  // a repetition cut short is no point of the series
     measured |= rc;
-    inject(injections, soak.repetitions() + 1, r.figures);
+    inject(injections, soak.repetitions() + 1, started, duration_s, r.figures);
     if (!g_stop) soak.add({started, since(t0) - started, rc}, r.figures, r.gpu_state);
     last = std::move(r);
     soak.set_ecc(ecc_before, read_ecc(s.dev));

@@ -8,7 +8,8 @@ namespace gd::cli {
 // Testing only (--inject slow:REPETITION:FIGURE:FACTOR): from that repetition (1-based)
 // on, the figure's value is scaled by FACTOR, so that a test can make a soak regress.
 struct SoakInjection {
-  std::size_t from = 1;
+  std::size_t from = 1;  // the first repetition slowed (1 the second)
+  bool late = false;     // instead: every repetition that starts after 2/3 of the duration
   std::string figure;
   double factor = 1;
 };

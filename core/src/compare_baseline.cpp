@@ -234,7 +234,7 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     if (!seen.insert(f.id).second) continue;
     BaselineItem it = item_of(f);
     std::string bu;
-    it.baseline = f.status.ok() ? number(f, &bu) : std::nullopt;
+    it.baseline = judged_by_value(f.status) ? number(f, &bu) : std::nullopt;
     it.verdict = Verdict::only_baseline;
     // A figure the baseline measured and the new run lacks (dropped, renamed, or a run with
     // no figures at all) fails the gate, unless partial runs were asked for.

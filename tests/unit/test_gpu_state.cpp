@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "committed_results.hpp"
 #include "gpudissect/fleet.hpp"
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/level_check.hpp"
@@ -444,27 +445,22 @@ TEST(HierarchyCheck, CommittedGpuCurvesStillPass) {
   const fs::path results = fs::path(GD_FIXTURES) / ".." / ".." / "results";
   if (!fs::is_directory(results)) GTEST_SKIP() << "no results folder";
   int curves = 0;
-  for (const auto& e : fs::recursive_directory_iterator(results)) {
-    if (e.path().extension() != ".json") continue;
-    if (e.path().string().find("nvidia-") == std::string::npos) continue;
-    std::ifstream f(e.path());
-    json j;
-    try {
-      j = json::parse(f);
-    } catch (const std::exception&) {
-      continue;
-    }
+  for (const fs::path& file : committed_json_files(results)) {
+    if (file.string().find("nvidia-") == std::string::npos) continue;
+    const std::optional<json> doc = read_committed_json(file);
+    if (!doc) continue;
+    const json& j = *doc;
     if (!j.is_object() || !j.contains("probes") || !j["probes"].contains("latency")) continue;
     const LatencyProbeResult p = j["probes"]["latency"].get<LatencyProbeResult>();
     for (const auto& [name, stored] : p.paths) {
       if (!stored.status.ok() || stored.points.empty()) continue;
       CurveResult c = stored;
-      const std::string kind = name == "constant"                     ? "constant"
+      const std::string kind = name == "constant"                      ? "constant"
                                : (name == "shared" || name == "local") ? "scratch"
                                                                        : "cache";
       assign_levels(c, kind, 1, j["device"].value("l2_bytes", uint64_t(50) << 20), name);
-      EXPECT_TRUE(c.status.ok()) << e.path() << " " << name << ": " << c.status.reason;
-      EXPECT_EQ(c.levels.size(), stored.levels.size()) << e.path() << " " << name;
+      EXPECT_TRUE(c.status.ok()) << file << " " << name << ": " << c.status.reason;
+      EXPECT_EQ(c.levels.size(), stored.levels.size()) << file << " " << name;
       ++curves;
     }
   }
