@@ -445,9 +445,9 @@ TEST(HierarchyCheck, CommittedGpuCurvesStillPass) {
   const fs::path results = fs::path(GD_FIXTURES) / ".." / ".." / "results";
   if (!fs::is_directory(results)) GTEST_SKIP() << "no results folder";
   int curves = 0;
-  for (const fs::path& file : committed_json_files(results)) {
+  for (const fs::path& file : gd::testing::committed_json_files(results)) {
     if (file.string().find("nvidia-") == std::string::npos) continue;
-    const std::optional<json> doc = read_committed_json(file);
+    const std::optional<json> doc = gd::testing::read_committed_json(file);
     if (!doc) continue;
     const json& j = *doc;
     if (!j.is_object() || !j.contains("probes") || !j["probes"].contains("latency")) continue;
