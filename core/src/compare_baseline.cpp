@@ -222,7 +222,8 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
       it.verdict = Verdict::only_new;
     } else if (allow_missing && f.status.status == "skipped") {
       // Not measured by choice (a partial run such as --quick skips it): as if absent.
-      it.baseline = judged_by_value(b->second->status) ? number(*b->second, &cu) : std::nullopt;
+      std::string bu;
+      it.baseline = judged_by_value(b->second->status) ? number(*b->second, &bu) : std::nullopt;
       it.verdict = Verdict::only_baseline;
       it.reason = "skipped in the new run: " + f.status.reason;
     } else {

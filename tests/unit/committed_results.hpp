@@ -3,12 +3,13 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "gpudissect/json_read.hpp"
 
 namespace gd::testing {
 
@@ -27,28 +28,12 @@ inline std::vector<std::filesystem::path> committed_json_files(const std::filesy
   return out;
 }
 
-// The document in `path` (a .gz through gzip -dc); nullopt when it is not JSON.
+// The document in `path`, read as the tool reads it (gd::read_json_file: a .gz through
+// gzip -dc, no shell); nullopt when it is not JSON.
 inline std::optional<nlohmann::json> read_committed_json(const std::filesystem::path& path) {
-  std::string text;
-  if (path.extension() == ".gz") {
-    const std::string cmd = "gzip -dc '" + path.string() + "'";  // test-owned paths, no quote
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return std::nullopt;
-    char buf[65536];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-    if (pclose(p) != 0) return std::nullopt;
-  } else {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return std::nullopt;
-    char buf[65536];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    std::fclose(f);
-  }
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
+    return gd::read_json_file(path);
+  } catch (const std::exception&) {
     return std::nullopt;
   }
 }
