@@ -110,20 +110,28 @@ else
 fi
 
 # ---- a short soak: several repetitions, their series ----
+# The compute probe's FP32 fma (one op, quick): every repetition gives both of its figures,
+# where a latency curve this small may find no cache level in one repetition and publish no
+# figure at all.
+SOAK=(compute --device opencl:0.0 --option compute.quick=1 --option compute.ops=fp32.fma
+      --option compute.mixed=0 --option compute.tensor=0 --option compute.ms=1
+      --option compute.repeats=1)
+FMA=compute.fp32.fma.latency
 check "soak 4s: exit 0 with a wide tolerance" 0 "Soak:" "soak: repetition 1 done" "wrote:" -- \
-  run "${SMALL[@]}" --duration 4s --tolerance 100000% --out-dir "$tmp/soak" --no-html
-py "soak JSON: the series of every figure" "$tmp/soak/latency.json" \
+  run "${SOAK[@]}" --duration 4s --tolerance 100000% --out-dir "$tmp/soak" --no-html
+py "soak JSON: the series of every figure" "$tmp/soak/compute.json" \
   "j['schema_version'] == 3 and 'provenance' in j" \
   "len(j['soak']['repetitions']) >= 2" \
   "j['soak']['complete'] is True and j['soak']['elapsed_s'] >= 4" \
   "j['soak']['figures'] and all(len(f['values']) == len(j['soak']['repetitions']) for f in j['soak']['figures'])" \
-  "any(f['id'] == 'latency.global.L1' for f in j['soak']['figures'])" \
+  "sorted(f['id'] for f in j['soak']['figures']) == ['compute.fp32.fma', '$FMA']" \
+  "all(v is not None for f in j['soak']['figures'] for v in f['values'])" \
   "all('first' in f and 'worst' in f for f in j['soak']['figures'] if f['values'][0] is not None)" \
   "all('last' in f and 'drift_percent' in f for f in j['soak']['figures'] if f['values'][0] is not None and f['values'][-1] is not None)" \
   "j['soak']['regressions'] == []" \
   "j['soak']['throttle_events'] == 'not available' and j['soak']['ecc_before'] == 'not available'" \
-  "[f['id'] for f in j['figures']] and 'latency' in j['probes']"
-if grep -q "throttle events: not available" "$tmp/out" && grep -q "latency.global.L1" "$tmp/out"; then
+  "sorted(f['id'] for f in j['figures']) == ['compute.fp32.fma', '$FMA'] and 'compute' in j['probes']"
+if grep -q "throttle events: not available" "$tmp/out" && grep -q "$FMA" "$tmp/out"; then
   ok "soak: the table names the figures and says throttling is not available"
 else
   not_ok "soak: the table names the figures and says throttling is not available"
@@ -131,11 +139,12 @@ fi
 
 # ---- a GPU that slows once hot: x10000 (beyond any noise) in the last third: exit 3 ----
 check "soak with a figure 10000x slower in its last third: exit 3, names it" 3 \
-  "latency.global.L1" -- run "${SMALL[@]}" --duration 3s --tolerance 100000% \
-  --inject slow:late:latency.global.L1:10000 --out-dir "$tmp/reg" --no-html -q
-py "soak JSON: the regression is in the file" "$tmp/reg/latency.json" \
-  "'latency.global.L1' in j['soak']['regressions']" \
-  "[f for f in j['soak']['figures'] if f['id'] == 'latency.global.L1'][0]['regressed'] is True"
+  "$FMA" -- run "${SOAK[@]}" --duration 3s --tolerance 100000% \
+  --inject slow:late:$FMA:10000 --out-dir "$tmp/reg" --no-html -q
+py "soak JSON: the regression is in the file" "$tmp/reg/compute.json" \
+  "j['soak']['regressions'] == ['$FMA']" \
+  "[f for f in j['soak']['figures'] if f['id'] == '$FMA'][0]['regressed'] is True" \
+  "[f for f in j['soak']['figures'] if f['id'] == 'compute.fp32.fma'][0]['regressed'] is False"
 
 # ---- SIGTERM during a soak: exit 143, the finished repetitions kept ----
 last_cmd="gpudissect run ${SMALL[*]} --duration 5m (SIGTERM after the first repetition)"
