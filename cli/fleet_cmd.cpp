@@ -22,6 +22,7 @@
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/prometheus.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/soak.hpp"
 #include "output.hpp"
 #include "registry.hpp"
 #include "report.hpp"
@@ -104,12 +105,19 @@ void FleetCmd::add_measure_options() {
   cmd_->add_option("--baseline", a_.baseline,
                    "Also judge each GPU against this result (gpudissect run JSON)");
   cmd_->add_option("--tolerance", a_.tolerance,
-                   "Baseline tolerance, as in compare --baseline (default 5%)");
+                   "Baseline tolerance, as in compare --baseline, and a soak's drift tolerance "
+                   "(default 5%)");
   cmd_->add_option("--threshold", a_.threshold,
                    "Robust z (distance from the median of the other GPUs in scaled MADs) "
                    "beyond which a worse figure is an outlier (default 3.5)");
   cmd_->add_option("--min-deviation", a_.min_deviation,
                    "... and at least this far from that median (default 5%)");
+  cmd_->add_option("--duration", a_.duration,
+                   "Soak every GPU: each rank runs the profile again and again for this long "
+                   "(gpudissect run --duration, e.g. 10m). A GPU whose own figures got worse "
+                   "than in its first repetition by more than --tolerance is regressed; "
+                   "alarming throttle events or new uncorrected ECC errors during its soak make "
+                   "it an outlier. The default rank timeout grows by the duration");
   cmd_->add_option("--rank-timeout", a_.rank_timeout,
                    "Seconds one rank's measurement may take before it is killed and reported "
                    "as timed out (default 300 quick, 7200 full)");
@@ -190,6 +198,16 @@ void FleetCmd::validate() {
   if (!md) throw UsageError("--min-deviation: '" + a_.min_deviation + "' is not a percentage");
   fopt_.threshold = a_.threshold;
   fopt_.min_deviation = *md;
+  if (!a_.duration.empty()) {
+    if (!a_.collect.empty())
+      throw UsageError("--duration measures; --collect judges what was measured: not both");
+    a_.duration_s = parse_duration(a_.duration);
+    if (!a_.duration_s)
+      throw UsageError("--duration: '" + a_.duration +
+                       "' is not a duration (a positive number with s, m or h, e.g. 20s, 10m)");
+    if (!parse_tolerance(a_.tolerance))
+      throw UsageError("--tolerance: '" + a_.tolerance + "' is not a percentage");
+  }
   if (!a_.baseline.empty()) {
     auto t = parse_tolerance(a_.tolerance);
     if (!t) throw UsageError("--tolerance: '" + a_.tolerance + "' is not a percentage");
@@ -276,6 +294,7 @@ int FleetCmd::conclude(std::vector<FleetRank> ranks, const std::string& mode) co
   } else {
     info["profile"] = a_.profile;
     info["rank_timeout_s"] = rank_timeout();
+    if (a_.duration_s) info["soak_duration_s"] = *a_.duration_s;
   }
   if (!a_.baseline.empty()) info["baseline"] = a_.baseline;
   const nlohmann::json j = fleet_to_json(rep, info);

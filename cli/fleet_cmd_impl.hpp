@@ -89,6 +89,8 @@ struct FleetArgs {
   bool local = false, quiet = false;
   bool no_links = false;
   bool require_idle = false;  // passed to each rank's run: a shared GPU is refused, not measured
+  std::string duration;       // soak: passed to each rank's run with --tolerance ("": none)
+  std::optional<double> duration_s;
   std::vector<std::string> inject;
   std::string work_dir;
 };
@@ -122,8 +124,11 @@ class FleetCmd : public FleetCommand {
   void add_measure_options();
   void add_output_options();
 
+  // A soak's rank runs for the duration, then finishes its repetition: the default timeout
+  // covers both.
   double rank_timeout() const {
-    return a_.rank_timeout ? *a_.rank_timeout : (a_.profile == "full" ? 7200 : 300);
+    if (a_.rank_timeout) return *a_.rank_timeout;
+    return (a_.profile == "full" ? 7200 : 300) + a_.duration_s.value_or(0);
   }
   // How long the ranks of a node wait for each other before the node's links run.
   double node_deadline() const { return rank_timeout() + kKillGrace + 30; }
@@ -140,8 +145,8 @@ class FleetCmd : public FleetCommand {
     nlohmann::json result;
   };
   RunOutcome run_in_child(const std::vector<std::string>& probes, const std::string& device_id,
-                          const std::vector<std::string>& options, const fs::path& dir,
-                          bool hang) const;
+                          const std::vector<std::string>& options, const fs::path& dir, bool hang,
+                          bool soak = false) const;
   // The links probe once for this node, in a child with the rank timeout; never throws. Its
   // figures are the links.* of the run; its status the probe's own (unsupported on a backend
   // without links kernels, with the reason).

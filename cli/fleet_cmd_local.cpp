@@ -23,7 +23,7 @@ namespace gd::cli::fleet {
 FleetCmd::RunOutcome FleetCmd::run_in_child(const std::vector<std::string>& probes,
                                             const std::string& device_id,
                                             const std::vector<std::string>& options,
-                                            const fs::path& dir, bool hang) const {
+                                            const fs::path& dir, bool hang, bool soak) const {
   fs::create_directories(dir);
   const fs::path json = dir / "result.json";
   fs::remove(json);
@@ -33,6 +33,8 @@ FleetCmd::RunOutcome FleetCmd::run_in_child(const std::vector<std::string>& prob
   argv.insert(argv.end(), {"--out-dir", dir.string(), "-o", json.string(), "--no-html", "-q"});
   for (const auto& o : options) argv.insert(argv.end(), {"--option", o});
   if (a_.require_idle) argv.push_back("--require-idle");
+  if (soak && a_.duration_s)
+    argv.insert(argv.end(), {"--duration", a_.duration, "--tolerance", a_.tolerance});
   RunOutcome out;
   out.child = run_child(argv, dir / "run.log", rank_timeout(), hang);
   if (fs::exists(json)) out.result = read_json_file(json);
@@ -126,6 +128,8 @@ void FleetCmd::rank_status(FleetRank& r, const ChildOutcome& out, const fs::path
   } else if (out.rc == 1 && !r.result.is_null()) {
     r.status = {};
     r.note = "a probe failed: " + last_error_line(dir / "run.log");
+  } else if (out.rc == 3 && !r.result.is_null() && r.result.contains("soak")) {
+    r.status = {};  // run --duration: a figure drifted; the soak verdict says which
   } else if (out.rc == 5 && a_.require_idle) {  // run --require-idle: shared, not measured
     r.status = {"busy", "not measured (--require-idle): " + last_error_line(dir / "run.log")};
   } else {
@@ -149,7 +153,8 @@ FleetRank FleetCmd::measure(int rank, int local_rank, const fs::path& dir) const
     const bool hang = injection("hang", rank) != nullptr;
     if (hang) r.injected = "hang: the measurement never ends";
     const std::vector<std::string> probes = rank_probes();
-    const RunOutcome run = run_in_child(probes, r.device_id, rank_options(probes), dir, hang);
+    const RunOutcome run =
+        run_in_child(probes, r.device_id, rank_options(probes), dir, hang, /*soak=*/true);
     r.wall_seconds = since(t0);
     if (!run.result.is_null()) fleet_fill_from_result(r, run.result);
     rank_status(r, run.child, dir);

@@ -8,9 +8,9 @@
 #include <stdexcept>
 
 #include "gpudissect/fleet_units.hpp"
-#include "gpudissect/units.hpp"
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/units.hpp"
 
 namespace gd {
 
@@ -515,6 +515,7 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
       if (!g.reasons.empty()) g.verdict = GpuVerdict::outlier;
       if (baseline && options.baseline_tolerance)
         baseline_verdict(g, r, *baseline, *options.baseline_tolerance);
+      fleet_soak_verdict(g, r);
     }
     rep.gpus.push_back(std::move(g));
   }
@@ -548,6 +549,7 @@ nlohmann::json fleet_to_json(const FleetReport& rep, const nlohmann::json& run_i
     if (!fleet_uuid(r).empty()) v["uuid"] = fleet_uuid(r);
     if (!fleet_serial(r).empty()) v["serial"] = fleet_serial(r);
     if (g.baseline) v["baseline_regressions"] = g.baseline_regressions;
+    if (g.soak_regressions) v["soak_regressions"] = *g.soak_regressions;
     verdicts.push_back(std::move(v));
   }
   j["verdicts"] = std::move(verdicts);

@@ -8,7 +8,8 @@
 # fleet --collect over two separate runs judges as the live fleet does (a slowed figure: exit
 # 3, named), reads .json.gz, refuses what is not a run JSON (exit 2, the file named), and the
 # --prometheus files of run and fleet parse with prometheus_client (python3-prometheus-client;
-# skipped without it unless GD_REQUIRE_PROMETHEUS=1).
+# skipped without it unless GD_REQUIRE_PROMETHEUS=1); fleet --duration soaks every rank and a
+# soak's drift regresses its GPU, live or collected.
 # Usage: test_fleet.sh GPUDISSECT [MPIEXEC]   (no MPIEXEC: the MPI cases are skipped)
 set -uo pipefail
 BIN=$1
@@ -202,6 +203,53 @@ elif [[ ${GD_REQUIRE_PROMETHEUS:-0} == 1 ]]; then
 else
   echo "skip: no prometheus_client to parse the Prometheus files"
 fi
+
+# fleet --duration: each rank soaks (run --duration); a soak's drift regresses its GPU, live
+# or collected. The wide tolerance keeps two ranks sharing CI's cores from drifting by noise;
+# the injected x10000 in a soak's last third is beyond it.
+SOAKARGS=("${TINY[@]:0:16}" --min-deviation 1000% -q --duration 3s --tolerance 100000%)
+"$BIN" fleet --local --ranks 2 "${SOAKARGS[@]}" -o "$T/soak.html" >"$T/soak.out" 2>&1
+rc=$?
+((rc == 0)) || cat "$T/soak.out"
+expect_rc "soak: two local ranks soak 3 s, nothing drifts" 0 $rc
+check "soak: the duration is recorded and every rank soaked for it" \
+  "j['run']['soak_duration_s']==3 and all(r['result']['soak']['elapsed_s']>=3 and len(r['result']['soak']['repetitions'])>=2 for r in j['ranks'])" \
+  "$T/soak.json"
+check "soak: every GPU healthy with 0 soak regressions" \
+  "all(v['verdict']=='healthy' and v['soak_regressions']==0 for v in j['verdicts'])" "$T/soak.json"
+mkdir -p "$T/soakcol"
+cp "$T/col/nodeA.json" "$T/soakcol/a.json"
+"$BIN" run "${RUNARGS[@]}" --duration 3s --tolerance 100000% \
+  --inject "slow:late:$FIG.latency:10000" -o "$T/soakcol/b.json" >/dev/null 2>&1
+expect_rc "soak: a run whose latency slows in its last third" 3 $?
+"$BIN" fleet --collect "$T/soakcol" --min-deviation 1000% -q -o "$T/soakcol.html" \
+  >"$T/soakcol.out" 2>&1
+expect_rc "soak: fleet --collect of it and a plain run fails the fleet" 3 $?
+# (Its last repetition's figures carry the slowed latency too: beside the plain run it is
+# also an outlier, which outranks regressed.)
+check "soak: the soaked GPU is flagged first, the drift named" \
+  "[v['rank'] for v in j['verdicts']]==[1,0] and j['verdicts'][1]['verdict']=='healthy' and any(r.startswith('$FIG.latency drifted +') and 'over the soak' in r for r in j['verdicts'][0]['reasons']) and j['verdicts'][0]['soak_regressions']==1 and 'soak_regressions' not in j['verdicts'][1]" \
+  "$T/soakcol.json"
+"$BIN" fleet --collect "$T/soakcol/b.json" -q -o "$T/soakone.html" >/dev/null 2>&1
+expect_rc "soak: the soaked run alone (nothing to compare with) fails the fleet" 3 $?
+check "soak: alone, its verdict is regressed, for the drift only" \
+  "j['verdicts'][0]['verdict']=='regressed' and len(j['verdicts'][0]['reasons'])==1 and '$FIG.latency drifted' in j['verdicts'][0]['reasons'][0]" \
+  "$T/soakone.json"
+python3 - "$T/soakcol/b.json" "$T/soakbad.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["soak"]["figures"] = "many"; json.dump(j, open(sys.argv[2], "w"))
+PY
+"$BIN" fleet --collect "$T/soakbad.json" -q -o "$T/soakbad.html" >/dev/null 2>&1
+expect_rc "soak: a collected soak section that is not a list of figures: failed, not a crash" 3 $?
+check "soak: the malformed soak is named" \
+  "j['verdicts'][0]['verdict']=='failed' and any('soak cannot be read' in r for r in j['verdicts'][0]['reasons'])" \
+  "$T/soakbad.json"
+"$BIN" fleet --duration 10x >"$T/bad.out" 2>&1
+expect_rc "soak: --duration 10x" 2 $?
+grep -q "is not a duration" "$T/bad.out" && echo "ok: soak: the message says why" \
+  || { echo "FAIL: soak: message: $(cat "$T/bad.out")"; fail=1; }
+"$BIN" fleet --duration 5s --collect "$T/soakcol" >/dev/null 2>&1
+expect_rc "soak: --duration with --collect" 2 $?
 
 # Bad input.
 echo '{"fleet_schema_version": 1}' >"$T/notarun.json"

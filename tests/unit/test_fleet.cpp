@@ -286,3 +286,73 @@ TEST(Fleet, NodeLinksPerNode) {
   EXPECT_NE(os.str().find("links on node0 (rank 0): ok"), std::string::npos) << os.str();
   EXPECT_NE(os.str().find("links.p2p.ce.read  389.5 GB/s"), std::string::npos) << os.str();
 }
+
+// ---- a rank's own soak (fleet --duration, or a collected run --duration JSON) ----
+
+namespace {
+
+nlohmann::json soak_section() {
+  return nlohmann::json::parse(R"({
+    "repetitions": [{"started_s": 0}, {"started_s": 30}, {"started_s": 60}],
+    "figures": [
+      {"id": "bandwidth.dram.read", "unit": "GB/s", "regressed": false, "first": 3000,
+       "last": 2990, "drift_percent": -0.3},
+      {"id": "compute.fp32.fma", "unit": "TFLOP/s", "regressed": true, "first": 60,
+       "last": 48, "drift_percent": -20}],
+    "throttle_events": {"sw_power_cap": 3},
+    "ecc_before": {"corrected": 0, "uncorrected": 0},
+    "ecc_after": {"corrected": 2, "uncorrected": 0}})");
+}
+
+}  // namespace
+
+TEST(FleetSoak, DriftRegressesTheGpuThatSoaked) {
+  std::vector<FleetRank> ranks;
+  for (int k = 0; k < 4; ++k) ranks.push_back(gpu(k, 3000));
+  ranks[2].result = {{"soak", soak_section()}};
+  ranks[3].result = {{"soak", soak_section()}};
+  ranks[3].result["soak"]["figures"][1]["regressed"] = false;
+  const FleetReport rep = analyse_fleet(ranks, {});
+  EXPECT_EQ(rep.exit_code(), 3);
+  const FleetGpu& g = verdict_of(rep, 2);
+  EXPECT_EQ(g.verdict, GpuVerdict::regressed);
+  ASSERT_EQ(g.reasons.size(), 1u);
+  // A power cap is not alarming, nor are corrected ECC errors: only the drift is named.
+  EXPECT_EQ(g.reasons[0],
+            "compute.fp32.fma drifted -20.0% over the soak (60.0 TFLOP/s -> 48.0 TFLOP/s)");
+  EXPECT_EQ(g.soak_regressions, 1);
+  EXPECT_EQ(verdict_of(rep, 3).verdict, GpuVerdict::healthy);
+  EXPECT_EQ(verdict_of(rep, 3).soak_regressions, 0);
+  EXPECT_FALSE(verdict_of(rep, 0).soak_regressions.has_value());
+  const nlohmann::json j = fleet_to_json(rep, {});
+  EXPECT_EQ(j["verdicts"][0]["rank"], 2);
+  EXPECT_EQ(j["verdicts"][0]["soak_regressions"], 1);
+}
+
+TEST(FleetSoak, ThermalThrottleAndNewUncorrectedEccMakeAnOutlier) {
+  FleetRank r = gpu(0, 3000);
+  r.result = {{"soak", soak_section()}};
+  r.result["soak"]["throttle_events"] = {{"hw_thermal_slowdown", 2}, {"sw_power_cap", 9}};
+  r.result["soak"]["ecc_after"]["uncorrected"] = 1;
+  const FleetReport rep = analyse_fleet({r}, {});
+  const FleetGpu& g = verdict_of(rep, 0);
+  EXPECT_EQ(g.verdict, GpuVerdict::outlier);
+  ASSERT_EQ(g.reasons.size(), 3u);
+  EXPECT_EQ(g.reasons[0],
+            "clocks throttled during the soak: hw_thermal_slowdown in 2 repetition(s)");
+  EXPECT_EQ(g.reasons[1], "uncorrected ECC errors during the soak: 0 -> 1");
+}
+
+TEST(FleetSoak, AMalformedSoakFailsTheGpuWithoutACrash) {
+  for (const char* bad : {R"("text")", R"({"figures": 7})", R"({"figures": [{"no": "id"}]})",
+                          R"({"figures": [], "throttle_events": {"hw_slowdown": "x"},
+                              "ecc_before": {"uncorrected": "0"}, "ecc_after": []})"}) {
+    FleetRank r = gpu(0, 3000);
+    r.result = {{"soak", nlohmann::json::parse(bad)}};
+    const FleetReport rep = analyse_fleet({r}, {});
+    const FleetGpu& g = verdict_of(rep, 0);
+    const bool wrong_types_only = std::string(bad).find("throttle_events") != std::string::npos;
+    // Fields of the wrong type are ignored; a section without its figures cannot be judged.
+    EXPECT_EQ(g.verdict, wrong_types_only ? GpuVerdict::healthy : GpuVerdict::failed) << bad;
+  }
+}

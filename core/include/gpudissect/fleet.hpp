@@ -162,6 +162,18 @@ std::string to_string(GpuVerdict v);
 // says so, or the rank's status is "busy" (run --require-idle refused, exit 5).
 bool fleet_rank_busy(const FleetRank& r);
 
+// What a rank's own soak found (its run JSON's `soak` section: fleet --duration, or a
+// collected `run --duration` JSON). regressions: one line per figure the soak judged worse at
+// its end than at its start (the GPU is "regressed"); alarms: alarming throttle events and
+// new uncorrected ECC errors during the soak (the GPU is an "outlier", as for a plain run).
+struct FleetSoak {
+  bool soaked = false;
+  int repetitions = 0;
+  std::vector<std::string> regressions, alarms;
+  std::string malformed;  // "" or what is wrong with the section (the GPU then fails)
+};
+FleetSoak fleet_soak(const FleetRank& r);
+
 struct FleetGpu {
   int index = 0;  // into FleetReport::ranks
   GpuVerdict verdict = GpuVerdict::healthy;
@@ -169,7 +181,12 @@ struct FleetGpu {
   std::vector<std::string> reasons;
   std::optional<BaselineReport> baseline;  // with --baseline and a measured GPU
   int baseline_regressions = 0;
+  std::optional<int> soak_regressions;  // where the rank soaked
 };
+
+// Adds a soaked rank's findings to its GPU's verdict: drift regresses it, alarms make it an
+// outlier, a malformed soak section fails it.
+void fleet_soak_verdict(FleetGpu& g, const FleetRank& r);
 
 struct FleetReport {
   std::vector<FleetRank> ranks;  // by rank
@@ -179,8 +196,8 @@ struct FleetReport {
                                    // regressed), then the healthy, each group by rank
   std::vector<std::string> notes;  // caveats a reader needs (a fleet of two, a GPU twice ...)
   std::vector<FleetNode> nodes;    // links per node, in rank order (empty: not measured)
-  int unhealthy() const;  // outlier, regressed or failed (interrupted and busy are not)
-  int busy() const;       // GPUs another process used while they were measured
+  int unhealthy() const;           // outlier, regressed or failed (interrupted and busy are not)
+  int busy() const;                // GPUs another process used while they were measured
   // 0 every GPU healthy; 3 at least one outlier, regression or failed rank (drain it);
   // 4 none of those but at least one GPU busy (measure it again later: not a sick GPU).
   int exit_code() const { return unhealthy() ? 3 : busy() ? 4 : 0; }
