@@ -26,6 +26,17 @@ Figure make(const std::string& id, const std::string& label, double v, const std
   return f;
 }
 
+// Why a carve-out point's L1 is not the split it asked for, or "" when it is (or nothing
+// says otherwise): CarveoutResult::agreement "differs: the L1 implies ...".
+std::string split_not_honoured(const CarveoutResult& c) {
+  const std::string& a = c.agreement;
+  const std::size_t l1 = a.find("the L1 implies ");
+  if (a.rfind("differs:", 0) != 0 || l1 == std::string::npos) return "";
+  std::string detail = a.substr(l1);
+  while (!detail.empty() && (detail.back() == ';' || detail.back() == ' ')) detail.pop_back();
+  return "the driver did not apply the split asked for (" + c.point.label() + "): " + detail;
+}
+
 // The relative step between a capacity and the first footprint past it (Figure::resolution).
 std::optional<double> edge_step(const CapacityEstimate& c) {
   if (!c.capacity_bytes || !c.next_bytes || *c.capacity_bytes == 0) return std::nullopt;
@@ -63,6 +74,15 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
       f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
                        *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
                        c.curve.clock_mhz, false));
+    // A split the driver did not apply (the L1 found implies another one): the row measured
+    // some other split's L1, so it is not a figure of the split it names.
+    if (const std::string why = split_not_honoured(c); !why.empty())
+      for (Figure& x : f)
+        if (x.id == id + ".l1_capacity" || x.id == id + ".l1_latency") {
+          x.status = {"unsupported", why};
+          x.value.reset();
+          x.resolution.reset();
+        }
   }
   for (const auto& p : m.partitions) {
     for (const auto& c : p.by_warps)

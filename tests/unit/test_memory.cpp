@@ -15,15 +15,15 @@
 #include <set>
 #include <sstream>
 
-#include "figure_ids_check.hpp"
 #include "fake_device.hpp"
+#include "figure_ids_check.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/compare.hpp"
-#include "memory/memory.hpp"
+#include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
 #include "latency/run.hpp"
+#include "memory/memory.hpp"
 #include "memory/run.hpp"
-#include "gpudissect/progress.hpp"
 #include "probe_report.hpp"
 #include "registry.hpp"
 #include "report.hpp"
@@ -813,7 +813,8 @@ TEST(MemoryProbe, L2LineAndWaysOnAFakeL2) {
   RunResult rb;
   rb.put(before);
   report::SectionContext ctx2;
-  EXPECT_EQ(memory_report()->html_section(rb, ctx2).find("L2 line and associativity"), std::string::npos);
+  EXPECT_EQ(memory_report()->html_section(rb, ctx2).find("L2 line and associativity"),
+            std::string::npos);
 }
 
 TEST(MemoryProbe, L2LineOfOtherSizesAndPlainWays) {
@@ -1041,6 +1042,24 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
     else
       EXPECT_EQ(c.agreement, "agrees");
   }
+  // Their figures say the split was not applied (no value); the forced rows stay ok.
+  RunResult rr;
+  rr.device = h100_like();
+  rr.put(out);
+  std::map<std::string, Figure> by_id;
+  for (const auto& f : probe_registry().find("memory")->figures(rr)) by_id[f.id] = f;
+  const Figure& hint = by_id.at("memory.carveout.64.hint.l1_capacity");
+  EXPECT_EQ(hint.status.status, "unsupported");
+  EXPECT_FALSE(hint.value.has_value());
+  EXPECT_EQ(hint.status.reason.rfind("the driver did not apply the split asked for (64 KiB "
+                                     "shared, preference only): the L1 implies a 32 KiB split",
+                                     0),
+            0u)
+      << hint.status.reason;
+  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.status, "unsupported");
+  EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").status.ok());
+  EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").value.has_value());
+  EXPECT_TRUE(by_id.at("memory.carveout.default.l1_capacity").status.ok());
 }
 
 TEST(MemoryProbe, CarveoutLaunchThatDoesNotWalkFails) {
