@@ -1,6 +1,7 @@
 // The frontend probe as a registry entry: its options, its headline figures and their ids (its
 // report pieces are report.cpp's). The measurement itself is probes/frontend/run.cpp.
 #include <ostream>
+#include <sstream>
 
 #include "frontend/run.hpp"
 #include "gpudissect/result.hpp"
@@ -75,15 +76,30 @@ void launch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
     f.status = p.launch_status;
     out.push_back(f);
   };
+  // Each figure: the median of the batches' medians (older files: of single samples).
+  const std::string batches =
+      p.launch_batches ? "; median of " + std::to_string(p.launch_batches) + " batches' medians"
+                       : "";
+  std::string sync;
+  if (p.sync_uncertainty_us) {
+    std::ostringstream os;
+    os.precision(2);
+    os << std::fixed << "; clock sync within +-" << *p.sync_uncertainty_us << " us";
+    sync = os.str();
+  }
   us("frontend.launch.latency", "launch latency: host call to kernel start", p.launch_start_us,
-     "empty kernel, " + (p.launch_start_source.empty() ? std::string("host call to kernel start")
-                                                       : p.launch_start_source));
+     "empty kernel, " +
+         (p.launch_start_source.empty() ? std::string("host call to kernel start")
+                                        : p.launch_start_source) +
+         sync + batches);
   us("frontend.launch.round_trip", "launch + synchronize round trip", p.launch_round_trip_us,
-     "empty kernel, host clock");
+     (p.launch_round_trip_empty_kernel ? "empty kernel (no arguments), host clock"
+                                       : "empty kernel, host clock") +
+         batches);
   us("frontend.launch.api", "host time in the launch call", p.launch_api_us,
-     "empty kernel, host clock");
+     "empty kernel, host clock" + batches);
   us("frontend.launch.completion", "kernel end to synchronize returning on the host",
-     p.launch_completion_us, "round trip - start latency - kernel, per launch");
+     p.launch_completion_us, "round trip - start latency - kernel, per launch" + sync + batches);
   for (const auto& [mode, s] : p.rate_kernels_per_s) {
     Figure f;
     f.id = "frontend.launch.rate." + mode;
@@ -183,7 +199,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
          "extra sizes at each instruction-cache edge (1/8 doubling, edges <= 512 KiB)"},
         {"region_instructions", "16384", "code of each region in the partition test"},
         {"repeats", "5", "timed repeats per point (at least)"},
-        {"launches", "200", "launch-latency samples"},
+        {"launches", "200", "launch-latency samples per batch"},
+        {"launch_batches", "10",
+         "launch-latency batches (a figure: the median of the batches' medians)"},
         {"rate_kernels", "2000", "kernels per launch-rate measurement"},
     };
   }

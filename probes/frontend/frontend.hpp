@@ -174,6 +174,13 @@ struct IcacheTiming {
   std::string check;
 };
 
+// Percentiles of every launch sample of one part (the batches' medians make the figure).
+struct LaunchDistribution {
+  double min = 0, p10 = 0, median = 0, p90 = 0, max = 0;
+  std::size_t n = 0;
+};
+LaunchDistribution launch_distribution(const std::vector<double>& samples);
+
 struct LaunchSample {
   double api_ns = 0;         // duration of the launch call on the host
   double start_ns = 0;       // host clock before the call -> kernel start (GPU timer, synced)
@@ -182,6 +189,10 @@ struct LaunchSample {
 };
 struct LaunchTiming {
   std::vector<LaunchSample> samples;
+  // Launch + synchronize of an empty kernel (no arguments, no work), host clock: the round
+  // trip as the peers define it, where the backend times it apart from `samples` (whose
+  // kernel writes the GPU timer); empty: `samples`' round trips are that figure.
+  std::vector<double> empty_round_trip_ns;
   std::optional<ClockSync> sync;
   std::optional<double> timer_resolution_ns;  // smallest step of the GPU timer seen
   std::string start_source;  // "globaltimer synced to steady_clock" | "event profiling"
@@ -312,8 +323,13 @@ struct FrontendProbeResult {
   std::optional<Summary> launch_completion_us;
   std::optional<double> sync_uncertainty_us, timer_resolution_ns;
   std::vector<double> launch_start_samples_us, launch_round_trip_samples_us;
-  std::map<std::string, Status> rate_status;             // plain | streams | graph
-  std::map<std::string, Summary> rate_kernels_per_s;     // host-timed
+  // Every sample's distribution (min, p10, median, p90, max) by part: "api", "start",
+  // "round_trip", "completion". The figures are the batches' medians (launch_batches).
+  std::map<std::string, LaunchDistribution> launch_distribution_us;
+  int launch_batches = 0;
+  bool launch_round_trip_empty_kernel = false;        // round trip from LaunchTiming's empty kernel
+  std::map<std::string, Status> rate_status;          // plain | streams | graph
+  std::map<std::string, Summary> rate_kernels_per_s;  // host-timed
   std::map<std::string, double> rate_gpu_kernels_per_s;  // GPU timer, first to last start
 
   Status dispatch_status;

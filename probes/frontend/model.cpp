@@ -397,4 +397,16 @@ int predicted_warps_by_shared(uint64_t shared_bytes_per_block, int block_threads
   return blocks * warps_per_block;
 }
 
+LaunchDistribution launch_distribution(const std::vector<double>& samples) {
+  LaunchDistribution d;
+  if (samples.empty()) return d;
+  d.n = samples.size();
+  d.min = *std::min_element(samples.begin(), samples.end());
+  d.max = *std::max_element(samples.begin(), samples.end());
+  d.p10 = quantile(samples, 0.1);
+  d.median = quantile(samples, 0.5);
+  d.p90 = quantile(samples, 0.9);
+  return d;
+}
+
 }  // namespace gd

@@ -104,6 +104,11 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   put(la, "completion_us", r.launch_completion_us);
   put(la, "sync_uncertainty_us", r.sync_uncertainty_us);
   put(la, "timer_resolution_ns", r.timer_resolution_ns);
+  if (r.launch_batches) la["batches"] = r.launch_batches;
+  if (r.launch_round_trip_empty_kernel) la["round_trip_empty_kernel"] = true;
+  for (const auto& [part, d] : r.launch_distribution_us)
+    la["distribution_us"][part] = {{"min", d.min}, {"p10", d.p10}, {"median", d.median},
+                                   {"p90", d.p90}, {"max", d.max}, {"n", d.n}};
   la["start_samples_us"] = r.launch_start_samples_us;
   la["round_trip_samples_us"] = r.launch_round_trip_samples_us;
   nlohmann::json rates = nlohmann::json::object();
@@ -220,6 +225,19 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     get(la, "completion_us", r.launch_completion_us);
     get(la, "sync_uncertainty_us", r.sync_uncertainty_us);
     get(la, "timer_resolution_ns", r.timer_resolution_ns);
+    get(la, "batches", r.launch_batches);
+    get(la, "round_trip_empty_kernel", r.launch_round_trip_empty_kernel);
+    if (auto d = la.find("distribution_us"); d != la.end() && d->is_object())
+      for (const auto& [part, v] : d->items()) {
+        LaunchDistribution x;
+        get(v, "min", x.min);
+        get(v, "p10", x.p10);
+        get(v, "median", x.median);
+        get(v, "p90", x.p90);
+        get(v, "max", x.max);
+        get(v, "n", x.n);
+        r.launch_distribution_us[part] = x;
+      }
     get(la, "start_samples_us", r.launch_start_samples_us);
     get(la, "round_trip_samples_us", r.launch_round_trip_samples_us);
     if (auto rt = la.find("rates"); rt != la.end())

@@ -116,6 +116,20 @@ void partitions_html(std::ostringstream& h, const FrontendProbeResult& p) {
   }
 }
 
+// Every launch sample's percentiles, one line per part (the figures are batch medians).
+void launch_distribution_text(std::ostream& os, const FrontendProbeResult& p) {
+  if (p.launch_distribution_us.empty()) return;
+  os << "  every sample (" << p.launch_batches << " batches), us: min / p10 / median / p90 / max\n";
+  for (const char* part : {"round_trip", "start", "api", "completion"}) {
+    auto it = p.launch_distribution_us.find(part);
+    if (it == p.launch_distribution_us.end()) continue;
+    const LaunchDistribution& d = it->second;
+    os << "    " << part << ": " << format_fixed(d.min, 2) << " / " << format_fixed(d.p10, 2)
+       << " / " << format_fixed(d.median, 2) << " / " << format_fixed(d.p90, 2) << " / "
+       << format_fixed(d.max, 2) << " (" << d.n << " samples)\n";
+  }
+}
+
 // Launch latency and its parts, the launch rate of each mode, and the latency's distribution.
 void launch_html(std::ostringstream& h, const FrontendProbeResult& p, SectionContext& ctx) {
   h << "<h3>Launch</h3>\n<p>" << detail::html_escape(p.launch_api) << " of an empty kernel: "
@@ -129,6 +143,11 @@ void launch_html(std::ostringstream& h, const FrontendProbeResult& p, SectionCon
   if (p.timer_resolution_ns)
     h << "; GPU timer step " << format_fixed(*p.timer_resolution_ns, 0) << " ns";
   h << ". Status: " << detail::html_escape(detail::status_text(p.launch_status)) << ".</p>\n";
+  if (!p.launch_distribution_us.empty()) {
+    std::ostringstream d;
+    launch_distribution_text(d, p);
+    h << "<pre>" << detail::html_escape(d.str()) << "</pre>\n";
+  }
   h << "<table><tr><th>back-to-back</th><th>kernels/s (host)</th><th>kernels/s (GPU timer)</th>"
        "<th>status</th></tr>\n";
   for (const auto& [mode, st] : p.rate_status) {
@@ -314,6 +333,7 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   if (p->sync_uncertainty_us)
     os << " (clock sync ±" << format_fixed(*p->sync_uncertainty_us, 2) << " us)";
   os << "\n";
+  launch_distribution_text(os, *p);
   for (const auto& [mode, st] : p->rate_status) {
     os << "  rate " << mode << ": ";
     if (auto it = p->rate_kernels_per_s.find(mode); it != p->rate_kernels_per_s.end())

@@ -324,6 +324,8 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
       o.repeats = options::integer(p, k, v, 1, 50);
     else if (k == "launches")
       o.launches = options::integer(p, k, v, 10, 100000);
+    else if (k == "launch_batches")
+      o.launch_batches = options::integer(p, k, v, 1, 1000);
     else if (k == "rate_kernels")
       o.rate_kernels = options::integer(p, k, v, 10, 1000000);
     else
@@ -334,7 +336,8 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
                                 " is below min_instructions " + std::to_string(o.min_instructions));
   if (o.quick) {
     o.repeats = std::min(o.repeats, 3);
-    o.launches = std::min(o.launches, 50);
+    o.launches = std::min(o.launches, 100);
+    o.launch_batches = std::min(o.launch_batches, 5);
     o.rate_kernels = std::min(o.rate_kernels, 500);
     o.points_per_doubling = 1;
     o.refine = false;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gpudissect/device.hpp"
 #include "frontend/frontend.hpp"
+#include "gpudissect/device.hpp"
 #include "gpudissect/probe.hpp"
 #include "gpudissect/progress.hpp"
 
@@ -23,7 +23,8 @@ struct FrontendOptions {
   bool refine = true;               // extra sizes at each level's edge (1/8 of a doubling)
   int region_instructions = 16384;  // per region of the partition test
   int repeats = 5;
-  int launches = 200;  // launch-latency samples
+  int launches = 200;       // launch-latency samples per batch
+  int launch_batches = 10;  // batches: a launch figure is the median of the batches' medians
   int rate_kernels = 2000;
 };
 

@@ -13,6 +13,77 @@
 
 namespace gd::frontend_run {
 
+namespace {
+
+// The parts of one batch's samples, in microseconds.
+struct LaunchParts {
+  std::vector<double> api, start, round_trip, kernel, completion;
+};
+
+LaunchParts launch_parts(const LaunchTiming& t) {
+  LaunchParts p;
+  for (const auto& s : t.samples) {
+    p.api.push_back(s.api_ns / 1000);
+    if (s.start_ns > 0) {
+      p.start.push_back(s.start_ns / 1000);
+      p.completion.push_back((s.round_trip_ns - s.start_ns - s.kernel_ns) / 1000);
+    }
+    p.kernel.push_back(s.kernel_ns / 1000);
+    if (t.empty_round_trip_ns.empty()) p.round_trip.push_back(s.round_trip_ns / 1000);
+  }
+  for (double ns : t.empty_round_trip_ns) p.round_trip.push_back(ns / 1000);
+  return p;
+}
+
+// Launch latency in batches. One launch's time varies by several microseconds with what the
+// host does (interrupts, other threads), so the spread of single samples says little about
+// how well the figure repeats: each figure is the median of the batches' medians, its spread
+// theirs; every sample's distribution is kept beside it.
+void launch_latency_batches(FrontendKernels& k, const FrontendOptions& opt,
+                            const std::atomic<bool>& stop, FrontendProbeResult& out) {
+  std::map<std::string, std::vector<double>> medians, all;
+  bool empty_kernel = false;
+  for (int b = 0; b < opt.launch_batches && !(b > 0 && stop); ++b) {
+    const LaunchTiming t = k.launch_latency(opt.launches);
+    if (b == 0) {
+      out.launch_start_source = t.start_source;
+      out.timer_resolution_ns = t.timer_resolution_ns;
+    }
+    if (t.sync &&
+        (!out.sync_uncertainty_us || t.sync->uncertainty_ns / 1000 > *out.sync_uncertainty_us))
+      out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
+    empty_kernel = !t.empty_round_trip_ns.empty();
+    const LaunchParts p = launch_parts(t);
+    for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>*>{"api", &p.api},
+                                  {"start", &p.start},
+                                  {"round_trip", &p.round_trip},
+                                  {"kernel", &p.kernel},
+                                  {"completion", &p.completion}}) {
+      if (v->empty()) continue;
+      medians[name].push_back(median(*v));
+      all[name].insert(all[name].end(), v->begin(), v->end());
+    }
+  }
+  if (medians["round_trip"].empty()) throw BackendError("no launch samples");
+  out.launch_batches = static_cast<int>(medians["round_trip"].size());
+  out.launch_round_trip_empty_kernel = empty_kernel;
+  auto put = [&](const char* name, std::optional<Summary>& to) {
+    if (medians[name].empty()) return;
+    to = summarize(medians[name]);
+    if (std::string(name) != "kernel")
+      out.launch_distribution_us[name] = launch_distribution(all[name]);
+  };
+  put("api", out.launch_api_us);
+  put("start", out.launch_start_us);
+  put("round_trip", out.launch_round_trip_us);
+  put("kernel", out.launch_kernel_us);
+  put("completion", out.launch_completion_us);
+  out.launch_round_trip_samples_us = all["round_trip"];
+  out.launch_start_samples_us = all["start"];
+}
+
+}  // namespace
+
 void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
                  const std::atomic<bool>& stop, FrontendProbeResult& out) {
   out.launch_api = out.language == "cuda"     ? "cudaLaunchKernel"
@@ -21,33 +92,10 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
   if (!k.supports("launch").ok) {
     out.launch_status = {"unsupported", k.supports("launch").reason};
   } else {
-    progress.step("frontend", "launch latency", 1, 1, std::to_string(opt.launches) + " launches");
-    guarded(out.launch_status, [&] {
-      const LaunchTiming t = k.launch_latency(opt.launches);
-      out.launch_start_source = t.start_source;
-      std::vector<double> api, start, rt, kern, done;
-      for (const auto& s : t.samples) {
-        api.push_back(s.api_ns / 1000);
-        if (s.start_ns > 0) {
-          start.push_back(s.start_ns / 1000);
-          done.push_back((s.round_trip_ns - s.start_ns - s.kernel_ns) / 1000);
-        }
-        rt.push_back(s.round_trip_ns / 1000);
-        kern.push_back(s.kernel_ns / 1000);
-      }
-      if (rt.empty()) throw BackendError("no launch samples");
-      out.launch_api_us = summarize(api);
-      out.launch_round_trip_us = summarize(rt);
-      out.launch_kernel_us = summarize(kern);
-      out.launch_round_trip_samples_us = rt;
-      if (!start.empty()) {
-        out.launch_start_us = summarize(start);
-        out.launch_start_samples_us = start;
-        out.launch_completion_us = summarize(done);
-      }
-      if (t.sync) out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
-      out.timer_resolution_ns = t.timer_resolution_ns;
-    });
+    progress.step(
+        "frontend", "launch latency", 1, 1,
+        std::to_string(opt.launch_batches) + " x " + std::to_string(opt.launches) + " launches");
+    guarded(out.launch_status, [&] { launch_latency_batches(k, opt, stop, out); });
   }
   for (const std::string mode : {"plain", "streams", "graph"}) {
     if (stop) return;
