@@ -40,7 +40,11 @@ struct ComputeOp {
   std::optional<double> peak_per_clk_sm;
   std::string peak_source;
   bool sm90a = false;      // needs the sm_90a target (wgmma)
+  int min_cc = 0;          // compute capability x 10 its PTX needs beyond the class's (0: none)
   bool warpgroup = false;  // block must be a multiple of 128 threads; ILP fixed at 1
+  // Threads per block the kernel is compiled for (0: 1024, which caps a thread at 64
+  // registers): 256 where ILP 8 chains need more (DMMA m16n8: 8 x 4 doubles of accumulators).
+  int launch_bound = 0;
   int steps_per_iter = 0;  // override of the generator's unroll (0: from the class)
   // OpenCL C fragments ({i} as above; fs/fb/fc, ub/uc, and for fp16 hb/hc as half2); empty
   // cl_step: no OpenCL version.
@@ -66,6 +70,8 @@ struct ComputeSeeds {
 // Every instruction the probe knows, in table order.
 const std::vector<ComputeOp>& compute_ops();
 const ComputeOp* find_compute_op(const std::string& name);
+// Appends the tensor-core ops (model_tensor.cpp) to the table being built.
+void append_tensor_ops(std::vector<ComputeOp>& ops);
 
 // ---- the generator ----
 

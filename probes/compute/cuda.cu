@@ -42,6 +42,9 @@ class CudaCompute final : public ComputeKernels {
   Support supports(const ComputeOp& op) override {
     if (op.sm90a && cc_ != 90)
       return Support::no("needs wgmma (sm_90a); this device is sm_" + std::to_string(cc_));
+    if (cc_ < op.min_cc)
+      return Support::no(op.ptx_expect + " needs sm_" + std::to_string(op.min_cc) +
+                         "; this device is sm_" + std::to_string(cc_));
     if (op.klass == "tensor" && op.name.find("e4m3") == std::string::npos &&
         op.name.find("e5m2") == std::string::npos && cc_ < 80)
       return Support::no("mma.sync shapes of sm_80 need compute capability 8.0");

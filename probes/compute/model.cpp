@@ -94,7 +94,9 @@ std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& il
     const int steps = mix ? mixed_steps_per_iteration(op, ilp) : steps_per_iteration(op, ilp);
     const bool big = op.warpgroup || (mix && mix->warpgroup);
     s << "extern \"C\" __global__ void "
-      << (big ? "__launch_bounds__(256, 1) " : "__launch_bounds__(1024) ")
+      << (big ? std::string("__launch_bounds__(256, 1) ")
+              : "__launch_bounds__(" + std::to_string(op.launch_bound ? op.launch_bound : 1024) +
+                    ") ")
       << compute_kernel_name(ilp0)
       << "(unsigned* out, unsigned long long* tim, int iters, float fs, float fb, float fc,\n"
          "    unsigned ub, unsigned uc) {\n"

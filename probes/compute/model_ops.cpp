@@ -16,11 +16,8 @@ namespace {
 
 // Sources of the peaks. The CUDA C++ Programming Guide's table "Throughput of Native
 // Arithmetic Instructions (operations per clock cycle per multiprocessor)", column 9.0;
-// tensor peaks from the NVIDIA H100 Tensor Core GPU Architecture whitepaper (dense
-// FP16/BF16 989.4 TFLOP/s = 132 SMs x 1830 MHz x 4096 flop/clk/SM; TF32 half of it;
-// FP8/INT8 twice it).
+// tensor peaks: model_tensor.cpp.
 constexpr const char* kGuide = "CUDA C++ Programming Guide, arithmetic throughput table, cc 9.0";
-constexpr const char* kWhitepaper = "NVIDIA H100 architecture whitepaper, dense tensor peak";
 
 // The fold of a chain's state into the 32-bit checksum, per C type.
 std::string fold_for(const std::string& ctype) {
@@ -77,115 +74,6 @@ constexpr const char* kD = "(double)fs + 0.0625 * {i}";
 constexpr const char* kU = "ub + 7u * {i} + 0x01000193u * lane";
 constexpr const char* kH2 = "hb ^ (unsigned){i}";
 constexpr const char* kHs = "(unsigned short)(hs ^ (unsigned short){i})";
-
-// mma.sync m16n8kK: 4 f32 (or s32) accumulators, 4 A and 2 B registers (the same words:
-// values do not change the timing, and small ones keep the sums finite).
-ComputeOp mma_sync(std::string name, std::string label, const std::string& shape,
-                   const std::string& types, bool integer, const std::string& a_word,
-                   double flops_per_warp) {
-  ComputeOp o;
-  o.name = std::move(name);
-  o.klass = "tensor";
-  o.label = std::move(label);
-  const std::string t = integer ? "int" : "float";
-  const std::string c = integer ? "r" : "f";
-  // uc >> 8 is 0 at run time, unknown to ptxas: constant fragments let it fold the
-  // (emulated) FP8 mma.sync into FADDs.
-  o.prologue = "const unsigned ta = (" + a_word + ") + (uc >> 8);";
-  o.decl = t + " a{i}[4] = {0, 0, 0, 0};";
-  o.step = "asm volatile(\"mma.sync.aligned." + shape + ".row.col." + types +
-           " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\" : \"+" + c +
-           "\"(a{i}[0]), \"+" + c + "\"(a{i}[1]), \"+" + c + "\"(a{i}[2]), \"+" + c +
-           "\"(a{i}[3]) : \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta), \"r\"(ta));";
-  o.fold = integer ? "acc ^= (unsigned)(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);"
-                   : "acc ^= __float_as_uint(a{i}[0] + a{i}[1] + a{i}[2] + a{i}[3]);";
-  o.ptx_expect = "mma.sync.aligned." + shape;
-  // FP8 mma.sync has a native QMMA on sm_89/sm_120 only: on sm_90 ptxas emulates it (F2FP
-  // conversions to f16 + HMMA, or folds it), so only QMMA counts and sm_90's loop is flagged.
-  const bool fp8 =
-      types.find("e4m3") != std::string::npos || types.find("e5m2") != std::string::npos;
-  o.sass_expect = {integer ? "IMMA" : fp8 ? "QMMA" : "HMMA"};
-  if (fp8)
-    o.missing_why =
-        "no QMMA: ptxas emulates FP8 mma.sync on sm_90 and sm_90a alike (F2FP.F16.E4M3/E5M2 "
-        "to f16, then 2 HMMA.16816.F32 per m16n8k32; QMMA.16832 exists on sm_89) and hoists "
-        "the loop-invariant products, so the loop is FADD accumulation. Its rate is not FP8 "
-        "tensor work: even unhoisted, 2 HMMA.16816 per op cap it at the f16 mma.sync rate "
-        "(~650 TFLOP/s on an H200), so a 1000+ TFLOP/s mma.sync e4m3 figure measures FADDs. "
-        "FP8 on sm_90 is wgmma (QGMMA)";
-  o.flops_per_op = flops_per_warp / 32;
-  // Dense peak per SM per clock, in thread-instructions of this shape.
-  const double peak_flops = types.find("tf32") != std::string::npos ? 2048
-                            : (types.find("e4m3") != std::string::npos ||
-                               types.find("e5m2") != std::string::npos || integer)
-                                ? 8192
-                                : 4096;
-  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
-  o.peak_source = kWhitepaper;
-  return o;
-}
-
-// wgmma m64n256kK, both operands from shared memory through descriptors (no swizzle, K-major
-// core matrices of 8 rows x 16 bytes). One step: fence, kGroup wgmmas on the same
-// accumulators, commit, wait: the tensor core pipelines the group; two warpgroups per SM
-// cover each other's drain.
-constexpr int kWgmmaGroup = 8;
-ComputeOp wgmma(std::string name, std::string label, const std::string& types, int k, bool integer,
-                bool transposable, const std::string& fill_byte) {
-  ComputeOp o;
-  o.name = std::move(name);
-  o.klass = "tensor";
-  o.label = std::move(label);
-  o.sm90a = true;
-  o.warpgroup = true;
-  o.steps_per_iter = 2;
-  o.insts_per_step = kWgmmaGroup;
-  const double flops = 2.0 * 64 * 256 * k;  // per warpgroup instruction
-  o.flops_per_op = flops / 128;             // per thread
-  const double peak_flops = (k == 8) ? 2048 : (k == 32) ? 8192 : 4096;
-  o.peak_per_clk_sm = peak_flops / o.flops_per_op;
-  o.peak_source = kWhitepaper;
-  // A: 64 rows x 32 bytes, B: 256 rows x 32 bytes (k elements of 16/k*2 bytes... always 32 B
-  // per row: k16 x 2 B, k8 x 4 B, k32 x 1 B).
-  o.prologue =
-      "__shared__ __align__(1024) unsigned char gd_tile[(64 + 256) * 32];\n"
-      "  for (int j = threadIdx.x; j < (64 + 256) * 32; j += blockDim.x)\n"
-      "    gd_tile[j] = (unsigned char)(" +
-      fill_byte +
-      ");\n"
-      "  asm volatile(\"fence.proxy.async.shared::cta;\");\n"
-      "  __syncthreads();\n"
-      "  const unsigned gd_base = (unsigned)__cvta_generic_to_shared(gd_tile);\n"
-      "  auto gd_desc = [](unsigned addr) {\n"
-      "    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (8ull << 16) | (16ull << 32);\n"
-      "  };\n"
-      "  const unsigned long long desc_a = gd_desc(gd_base), desc_b = gd_desc(gd_base + 64 * 32);";
-  const std::string t = integer ? "int" : "float";
-  const std::string c = integer ? "r" : "f";
-  o.decl = t + " a{i}[128];\n  for (int j = 0; j < 128; ++j) a{i}[j] = 0;";
-  std::string regs, outs;
-  for (int j = 0; j < 128; ++j) {
-    regs += (j ? "," : "") + std::string("%") + std::to_string(j);
-    outs += (j ? ", " : "") + std::string("\"+") + c + "\"(a{i}[" + std::to_string(j) + "])";
-  }
-  std::string tail = integer ? "p" : transposable ? "p, 1, 1, 0, 0" : "p, 1, 1";
-  std::string one = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k) + "." + types +
-                    " {" + regs + "}, %128, %129, " + tail + ";\\n";
-  std::string body;
-  for (int g = 0; g < kWgmmaGroup; ++g) body += one;
-  o.step =
-      "asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %130, 0;\\nwgmma.fence.sync.aligned;\\n" +
-      body +
-      "wgmma.commit_group.sync.aligned;\\nwgmma.wait_group.sync.aligned 0;\\n}\\n\" : " + outs +
-      " : \"l\"(desc_a), \"l\"(desc_b), \"r\"(ub | 1u) : \"memory\");";
-  o.fold = integer
-               ? "{ int s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= (unsigned)s; }"
-               : "{ float s = 0; for (int j = 0; j < 128; ++j) s += a{i}[j]; acc ^= "
-                 "__float_as_uint(s); }";
-  o.ptx_expect = "wgmma.mma_async.sync.aligned.m64n256k" + std::to_string(k);
-  o.sass_expect = {integer ? "IGMMA" : (k == 32 ? "QGMMA" : "HGMMA")};
-  return o;
-}
 
 // shape: the table of every op, in the order the report lists them; one entry per op
 std::vector<ComputeOp> build_ops() {
@@ -419,32 +307,7 @@ std::vector<ComputeOp> build_ops() {
     o.peak_source = kGuide;
     add(std::move(o));
   }
-  // Tensor cores: mma.sync (warp-wide, sm_80+ shapes; FP8 from sm_89).
-  add(mma_sync("mma.f16", "mma.sync m16n8k16 f16->f32", "m16n8k16", "f32.f16.f16.f32", false, "hb",
-               4096));
-  add(mma_sync("mma.bf16", "mma.sync m16n8k16 bf16->f32", "m16n8k16", "f32.bf16.bf16.f32", false,
-               "bb", 4096));
-  add(mma_sync("mma.tf32", "mma.sync m16n8k8 tf32->f32", "m16n8k8", "f32.tf32.tf32.f32", false,
-               "__float_as_uint(fb)", 2048));
-  add(mma_sync("mma.e4m3", "mma.sync m16n8k32 e4m3->f32", "m16n8k32", "f32.e4m3.e4m3.f32", false,
-               "0x30303030u", 8192));
-  add(mma_sync("mma.e5m2", "mma.sync m16n8k32 e5m2->f32", "m16n8k32", "f32.e5m2.e5m2.f32", false,
-               "0x38383838u", 8192));
-  add(mma_sync("mma.s8", "mma.sync m16n8k32 s8->s32", "m16n8k32", "s32.s8.s8.s32", true,
-               "0x01010101u", 8192));
-  // wgmma (sm_90a): tiles of varied small values (0.5..2, fp8 0.5..1, s8 -3..3): constant
-  // tiles toggle fewer bits and would flatter the clock under load.
-  add(wgmma("wgmma.f16", "wgmma m64n256k16 f16->f32", "f32.f16.f16", 16, false, true,
-            "(j & 1) ? 0x38 + ((j >> 1) & 3) : (j * 37) & 0xff"));
-  add(wgmma("wgmma.bf16", "wgmma m64n256k16 bf16->f32", "f32.bf16.bf16", 16, false, true,
-            "(j & 1) ? 0x3f : 0x80 | ((j * 37) & 0x7f)"));
-  add(wgmma("wgmma.tf32", "wgmma m64n256k8 tf32->f32", "f32.tf32.tf32", 8, false, false,
-            "(j & 3) == 3 ? 0x3f : (j & 3) == 2 ? 0x80 | ((j * 37) & 0x7f) : (j * 37) & 0xff"));
-  add(wgmma("wgmma.e4m3", "wgmma m64n256k32 e4m3->f32", "f32.e4m3.e4m3", 32, false, false,
-            "0x30 + ((j * 37) & 7)"));
-  add(wgmma("wgmma.e5m2", "wgmma m64n256k32 e5m2->f32", "f32.e5m2.e5m2", 32, false, false,
-            "0x38 + ((j * 37) & 3)"));
-  add(wgmma("wgmma.s8", "wgmma m64n256k32 s8->s32", "s32.s8.s8", 32, true, false, "1"));
+  append_tensor_ops(v);
   return v;
 }
 }  // namespace

@@ -384,7 +384,8 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
   out.sms = dev.info().compute_units;
   out.peak_source =
       "CUDA C++ Programming Guide arithmetic-instruction throughput (cc 9.0); tensor: H100 "
-      "whitepaper dense peaks";
+      "whitepaper dense peaks (2:4 sparse: twice them, dense-equivalent FLOPs; FP64 tensor: 256 "
+      "flop/clk/SM)";
   Runner run(dev, *k, opt);
 
   // What will run, compiled ahead in parallel (or already, since the run began: the
