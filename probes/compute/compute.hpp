@@ -49,6 +49,9 @@ struct ComputeOp {
   // OpenCL C fragments ({i} as above; fs/fb/fc, ub/uc, and for fp16 hb/hc as half2); empty
   // cl_step: no OpenCL version.
   std::string cl_decl, cl_step, cl_fold, cl_ext;
+  // OpenCL: once per work-item before the chains (__local arrays), and the program's build
+  // options (empty: none).
+  std::string cl_prologue, cl_options;
   // The chain the host can replay exactly (IEEE fma is correctly rounded everywhere):
   // "f32fma" a = fma(a, fb, fc); "f64fma" a = fma(a, db, dc); "f64fma_imm" a = fma(a, K, dc)
   // with K = 1 - 2^-10; empty: no host reference.

@@ -170,6 +170,7 @@ std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& 
     if (op.cl_ext.find("subgroup") != std::string::npos)
       s << "  const uint gd_sgm = get_sub_group_size() - 1u; (void)gd_sgm;\n";
     (void)fp64;
+    if (!op.cl_prologue.empty()) s << "  " << op.cl_prologue << "\n";
     for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_decl, i) << "\n";
     s << "  for (int it = 0; it < iters; ++it) {\n";
     for (int u = 0; u < steps; ++u)

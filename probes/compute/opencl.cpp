@@ -16,6 +16,26 @@ namespace gd::opencl {
 
 namespace {
 
+// Why OpenCL C (1.2, with any Khronos extension) cannot state an op that has no OpenCL
+// version: the API or language limit, by op (or by class for the matrix units).
+std::string opencl_limit(const ComputeOp& op) {
+  if (op.klass == "tensor")
+    return "OpenCL C has no matrix-multiply-accumulate operation (no Khronos extension offers "
+           "one; the tensor cores are reached through inline PTX only)";
+  if (op.name.rfind("bf16", 0) == 0)
+    return "OpenCL C has no bfloat16 type (no Khronos extension offers bfloat16 arithmetic)";
+  if (op.name == "int32.dp2a")
+    return "OpenCL C has no 2x16-bit dot product: cl_khr_integer_dot_product offers 4x8-bit "
+           "ones only";
+  if (op.name == "warp.match")
+    return "OpenCL C has no match-any sub-group operation (no Khronos extension offers one)";
+  if (op.name == "warp.syncwarp")
+    return "OpenCL C has no masked warp barrier: sub_group_barrier (cl_khr_subgroups) always "
+           "covers the whole sub-group and takes no mask";
+  return "OpenCL C cannot state this op: its CUDA kernel is inline PTX with no OpenCL C or "
+         "Khronos-extension equivalent";
+}
+
 // The major version in a PoCL platform version ("OpenCL 3.0 PoCL 5.0+debian ..."), 0 for
 // another platform.
 int pocl_major_version(const std::string& platform_version) {
@@ -37,6 +57,9 @@ class OpenCLCompute final : public ComputeKernels {
     cl_device_type type = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
     gpu_ = (type & CL_DEVICE_TYPE_GPU) != 0;
+    cl_device_fp_config fp32 = 0;
+    clGetDeviceInfo(h.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, nullptr);
+    fp32_ieee_div_sqrt_ = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   }
   ~OpenCLCompute() override {
     for (auto& [k, p] : programs_) {
@@ -50,9 +73,12 @@ class OpenCLCompute final : public ComputeKernels {
   std::string language() const override { return "opencl"; }
 
   Support supports(const ComputeOp& op) override {
-    if (op.cl_step.empty())
+    if (op.cl_step.empty()) return Support::no(opencl_limit(op));
+    if (op.cl_options.find("-cl-fp32-correctly-rounded-divide-sqrt") != std::string::npos &&
+        !fp32_ieee_div_sqrt_)
       return Support::no(
-          "no OpenCL C version of this kernel in the generator yet (the CUDA one is inline PTX)");
+          "the device does not report CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: its x / y and sqrt "
+          "are only within OpenCL C's 2.5 and 3 ulp, not the IEEE operations this figure times");
     if (!op.cl_ext.empty() && !has_extension(extensions_, op.cl_ext))
       return Support::no("the device lacks " + op.cl_ext);
     // The sub-group built-ins (size, local id) come with cl_khr_subgroups.
@@ -166,7 +192,7 @@ class OpenCLCompute final : public ComputeKernels {
     p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
     check(err, "clCreateProgramWithSource (compute)");
     // No fast-math: native_* are the approximate ops under test; the rest stays IEEE.
-    err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
+    err = clBuildProgram(p.program, 1, &h_.device, op.cl_options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
       std::size_t n = 0;
       clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
@@ -206,6 +232,7 @@ class OpenCLCompute final : public ComputeKernels {
   int pocl_major_ = 0;  // 0: not PoCL
   std::size_t max_wg_ = 1;
   bool gpu_ = false;
+  bool fp32_ieee_div_sqrt_ = false;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
   std::map<std::string, Program> programs_;
   cl_mem out_ = nullptr, tim_ = nullptr;
   std::size_t cap_ = 0;
