@@ -70,6 +70,85 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
   }
 }
 
+// Every op with an OpenCL C version, built and run on the device (PoCL in CI) at quick sizes:
+// each is measured and passes the host check (every work-group wrote the same words, and
+// the FP64 fma forms match the host's replay), or is unsupported naming the extension the
+// device lacks; ops OpenCL C cannot state name the limit, never "yet".
+TEST(OpenCLCompute, EveryOpenCLOpIsMeasuredOrNamesItsLimit) {
+  std::string why;
+  auto list = opencl::enumerate(&why);
+  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  auto dev = opencl::open(0, 0);
+  NullProgress progress;
+  std::atomic<bool> stop{false};
+  ComputeProbeResult out;
+  const ComputeOptions opt = parse_compute_options(
+      {{"repeats", "1"},
+       {"ms", "0.1"},
+       {"tensor", "0"},
+       {"ops", "fp32.max,fp64,fp16,int32,int64,sfu.sqrt,sfu.cos,precise,conv,warp"}});
+  run_compute(*dev, opt, progress, stop, out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  int measured = 0;
+  for (const auto& f : out.table) {
+    SCOPED_TRACE(f.op);
+    const ComputeOp& op = *find_compute_op(f.op);
+    EXPECT_EQ(f.status.reason.find("yet"), std::string::npos) << f.status.reason;
+    if (op.cl_step.empty()) {
+      EXPECT_EQ(f.status.status, "unsupported");
+      EXPECT_NE(f.status.reason.find("OpenCL C"), std::string::npos) << f.status.reason;
+      continue;
+    }
+    if (f.status.status == "unsupported") {
+      // Only a missing extension (or PoCL's broken sub-group kernels) or a device without
+      // correctly rounded divide and sqrt stops an op that has an OpenCL version.
+      const bool ext =
+          !op.cl_ext.empty() && (f.status.reason.find(op.cl_ext) != std::string::npos ||
+                                 f.status.reason.find("cl_khr_subgroups") != std::string::npos ||
+                                 f.status.reason.find("PoCL") != std::string::npos);
+      const bool ieee = !op.cl_options.empty() &&
+                        f.status.reason.find("CL_FP_CORRECTLY_ROUNDED") != std::string::npos;
+      EXPECT_TRUE(ext || ieee) << f.status.reason;
+      continue;
+    }
+    ASSERT_TRUE(f.status.ok()) << f.status.reason;
+    ++measured;
+    ASSERT_TRUE(f.ops_per_s && f.latency_cycles);
+    EXPECT_GT(f.ops_per_s->median, 1e5);
+    EXPECT_TRUE(std::isfinite(f.ops_per_s->median));
+    EXPECT_GT(f.latency_cycles->median, 0.5);
+  }
+  // PoCL's CPU device has cl_khr_fp64 and correctly rounded divide: at least the FP32/FP64,
+  // INT32/INT64, SFU, precise and conversion ops without an fp16 or sub-group extension run.
+  EXPECT_GE(measured, 20);
+}
+
+// The ops outside the table: the __local pointer chase (for mixed pairs) and the work-group
+// barrier run, and every work-group folds the same words.
+TEST(OpenCLCompute, SharedChaseAndBarrierRun) {
+  std::string why;
+  auto list = opencl::enumerate(&why);
+  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
+  auto dev = opencl::open(0, 0);
+  auto* k = dev->kernels<ComputeKernels>();
+  ASSERT_TRUE(k);
+  for (int ilp : {1, 8}) {
+    SCOPED_TRACE(ilp);
+    ComputeLaunch l{"lds.chase", "", ilp};
+    l.iters = 3;
+    const ComputeTiming t = k->run(l);
+    EXPECT_TRUE(t.check_ok) << t.check;
+    EXPECT_GT(t.span_ns, 0);
+  }
+  ComputeLaunch bar{"sync.bar", "", 1};
+  bar.latency = true;
+  bar.block_threads = 8;
+  bar.iters = 2;
+  const ComputeTiming t = k->run(bar);
+  EXPECT_TRUE(t.check_ok) << t.check;
+  EXPECT_EQ(t.threads, 8u);
+}
+
 TEST(OpenCLCompute, HostReferenceCatchesAWrongChain) {
   // The reference replays a = fma(a, b, c): a chain that ran one step fewer differs.
   const auto& op = *find_compute_op("fp32.fma");

@@ -235,6 +235,63 @@ TEST(ComputeGenerator, OpenCLSubgroupsAndInts) {
   EXPECT_EQ(gd::opencl_steps_per_iteration(sh, 8), 8);
 }
 
+// Ops whose OpenCL C needs an extension enable it in the source (PoCL lacks these, so the
+// integration test cannot see their kernels); the __local chase declares its array before
+// the chains; the IEEE ops ask for correctly rounded divide and sqrt; integer seeds depend on
+// the work-item; what OpenCL C cannot state has no OpenCL version.
+TEST(ComputeGenerator, OpenCLExtensionsPrologueAndOptions) {
+  const std::vector<std::pair<const char*, const char*>> need = {
+      {"fp16x2.add", "cl_khr_fp16"},
+      {"fp16x2.mul", "cl_khr_fp16"},
+      {"fp16.fma", "cl_khr_fp16"},
+      {"int32.brev", "cl_khr_extended_bit_ops"},
+      {"int32.dp4a", "cl_khr_integer_dot_product"},
+      {"warp.shfl_up", "cl_khr_subgroup_shuffle_relative"},
+      {"warp.shfl_down", "cl_khr_subgroup_shuffle_relative"},
+      {"warp.ballot", "cl_khr_subgroup_ballot"},
+      {"fp64.fma_rrr", "cl_khr_fp64"},
+      {"conv.f64_f32", "cl_khr_fp64"}};
+  for (const auto& [name, ext] : need) {
+    SCOPED_TRACE(name);
+    const auto& op = *gd::find_compute_op(name);
+    EXPECT_EQ(op.cl_ext, ext);
+    const std::string src = gd::generate_opencl_source(op, {1, 8});
+    EXPECT_NE(src.find(std::string("#pragma OPENCL EXTENSION ") + ext + " : enable"),
+              std::string::npos);
+    if (op.klass == "warp") EXPECT_NE(src.find("cl_khr_subgroups : enable"), std::string::npos);
+  }
+  EXPECT_EQ(
+      count(gd::generate_opencl_source(*gd::find_compute_op("int32.brev"), {1}), "bit_reverse("),
+      64u);
+  EXPECT_NE(gd::generate_opencl_source(*gd::find_compute_op("int32.dp4a"), {1})
+                .find("dot_4x8packed_uu_uint("),
+            std::string::npos);
+
+  const std::string lds = gd::generate_opencl_source(*gd::find_compute_op("lds.chase"), {2});
+  const std::size_t arr = lds.find("__local uint gd_lds[1024];");
+  ASSERT_NE(arr, std::string::npos);
+  EXPECT_LT(arr, lds.find("barrier(CLK_LOCAL_MEM_FENCE)"));
+  EXPECT_LT(lds.find("barrier(CLK_LOCAL_MEM_FENCE)"), lds.find("uint a1 ="));
+  EXPECT_TRUE(gd::find_compute_op("fp32.fma")->cl_prologue.empty());
+
+  for (const char* n : {"precise.div", "precise.sqrt"})
+    EXPECT_EQ(gd::find_compute_op(n)->cl_options, "-cl-fp32-correctly-rounded-divide-sqrt") << n;
+  EXPECT_TRUE(gd::find_compute_op("precise.sin")->cl_options.empty());
+
+  for (const char* n : {"int32.mulhi", "int32.lop3", "int32.shl", "int32.rot", "int32.popc",
+                        "int32.clz", "int32.brev", "int32.dp4a", "int64.add", "int64.mul"})
+    EXPECT_NE(gd::find_compute_op(n)->cl_decl.find("get_local_id"), std::string::npos) << n;
+  for (const char* n :
+       {"fp32.max", "fp64.fma_2reg", "fp64.fma_acc", "fp64.add", "fp64.mul", "sfu.sqrt", "sfu.cos",
+        "precise.sin", "conv.f32_i32", "conv.f32_f16", "lds.chase", "sync.bar"})
+    EXPECT_FALSE(gd::find_compute_op(n)->cl_step.empty()) << n;
+  for (const char* n :
+       {"bf16x2.fma", "int32.dp2a", "warp.match", "warp.syncwarp", "mma.f16", "wgmma.f16"})
+    EXPECT_TRUE(gd::find_compute_op(n)->cl_step.empty()) << n;
+  // The f16 round trip is core OpenCL C 1.2 (vstore_half/vload_half), no extension.
+  EXPECT_TRUE(gd::find_compute_op("conv.f32_f16")->cl_ext.empty());
+}
+
 // An impossible figure is never reported as a rate: folded OpenCL chains (no machine code to
 // check) are withheld; a CUDA loop whose instructions were read keeps its rate but loses the
 // peak that does not apply to it.
