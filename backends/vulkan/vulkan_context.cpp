@@ -160,8 +160,18 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     chain = &f16;
     extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   }
+  // The compiled code of each pipeline, read back beside the compute probe's figures.
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (facts_.pipeline_executable_info) {
+    executables.pipelineExecutableInfo = VK_TRUE;
+    executables.pNext = const_cast<void*>(chain);
+    chain = &executables;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
   VkPhysicalDeviceFeatures features{};
   features.shaderFloat64 = facts_.shader_float64 ? VK_TRUE : VK_FALSE;
+  features.shaderInt64 = facts_.shader_int64 ? VK_TRUE : VK_FALSE;
   dci.pEnabledFeatures = &features;
   dci.pNext = chain;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
@@ -448,6 +458,9 @@ std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
   cpi.stage.pName = "main";
   cpi.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
   cpi.layout = p->layout;
+  if (facts_.pipeline_executable_info)
+    cpi.flags = VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR |
+                VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &p->pipeline),
         "vkCreateComputePipelines(" + shader + ")");
   return p;

@@ -59,6 +59,10 @@ struct Facts {
   // where offered, since a module that needs a feature not enabled must not be loaded.
   bool shader_float64 = false;  // VkPhysicalDeviceFeatures::shaderFloat64
   bool shader_float16 = false;  // VK_KHR_shader_float16_int8's shaderFloat16
+  bool shader_int64 = false;    // VkPhysicalDeviceFeatures::shaderInt64
+  // VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: enabled where offered, and
+  // pipelines are then created capturing their statistics and internal representations.
+  bool pipeline_executable_info = false;
   // Vulkan 1.1 subgroups: the size, VK_SUBGROUP_FEATURE_* bits, and whether compute has them.
   uint32_t subgroup_size = 0;
   uint32_t subgroup_operations = 0;

@@ -90,6 +90,15 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     f.shader_float64 = f2.features.shaderFloat64 == VK_TRUE;
     f.shader_float16 = f16_ext && f16.shaderFloat16 == VK_TRUE;
+    f.shader_int64 = f2.features.shaderInt64 == VK_TRUE;
+  }
+  if (has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &pe;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.pipeline_executable_info = pe.pipelineExecutableInfo == VK_TRUE;
   }
   // llvmpipe compiles the clock read to a plain call that LLVM may schedule across the
   // chase's loads: seen on lavapipe (Mesa 22.3), 2N hops often counted fewer ticks than N.
