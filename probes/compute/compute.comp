@@ -106,11 +106,14 @@
 #endif
 
 #else
-#error "compute.comp: no GD_OP_* defined"
+#include "compute_more.glsl"
 #endif
 
 #ifndef GD_PROLOGUE
 #define GD_PROLOGUE
+#endif
+#ifndef GD_BEFORE_LOOP
+#define GD_BEFORE_LOOP
 #endif
 
 // ---- the chains: M(i, next chain) for each of GD_ILP, and 64 / GD_ILP steps of each ----
@@ -153,6 +156,7 @@ layout(std430, set = 0, binding = 0) writeonly buffer Out { uint out_[]; };
 void main() {
   GD_PROLOGUE
   GD_EACH(GD_DECL2)
+  GD_BEFORE_LOOP
   for (uint it = 0u; it < pc.iters; ++it) {
     GD_BODY(GD_EACH(GD_STEP))
   }

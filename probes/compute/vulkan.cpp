@@ -1,23 +1,26 @@
 // Vulkan kernels of the compute probe: compute.comp compiled at build time once per
-// (op, ILP) (cmake/vulkan.cmake), timed with timestamp queries. The op set is the OpenCL
-// backend's where GLSL has it, plus FP16/FP64 add and mul and the subgroup ballot; each op a
-// device lacks (shaderFloat64, shaderFloat16, a subgroup operation in compute) is refused
-// with the reason. Vulkan reports no clock rate; on a GPU with VK_KHR_shader_clock the clock
-// is read just after each launch (GpuClock), so per-clock figures come from the span at that
-// clock. Without one (lavapipe) the probe gets no clock: figures are ops/s and ns, and
-// per-clock figures are unknown (not 0). On a GPU the clock is brought up before the probe's
-// first launch and launches last at least 10 ms (gpu_clock.hpp says why).
+// (op, ILP) (cmake/vulkan.cmake), timed with timestamp queries. The op set is every op of
+// the table that GLSL can state (vulkan_ops.cpp; the others say which limit stops them);
+// each op a device lacks (shaderFloat64, shaderFloat16, shaderInt64, a subgroup operation in
+// compute) is refused with the reason. Vulkan reports no clock rate; on a GPU with
+// VK_KHR_shader_clock the clock is read just after each launch (GpuClock), so per-clock figures
+// come from the span at that clock. Without one (lavapipe) the probe gets no clock: figures are
+// ops/s and ns, and per-clock figures are unknown (not 0). On a GPU the clock is brought up before
+// the probe's first launch and launches last at least 10 ms (gpu_clock.hpp says why).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "gpu_clock.hpp"
 #include "compute/compute.hpp"
+#include "gpu_clock.hpp"
+#include "vulkan_listing.hpp"
+#include "vulkan_ops.hpp"
 #include "vulkan_probes.hpp"
 
 namespace gd::vulkan {
@@ -29,38 +32,6 @@ constexpr int kStepsPerIteration = 64;
 // Loop iterations an invocation may spend under llvmpipe's limit, with room to spare.
 constexpr uint64_t kLoopHeadroom = 64;
 constexpr uint32_t kSentinel = 0xA5A5A5A5u;
-
-// The ops with a module (GD_VK_COMPUTE_OPS in cmake/vulkan.cmake) and the SPIR-V op each
-// step is; "warp.*" ops also need the VK_SUBGROUP_FEATURE_* bit named.
-struct VkOp {
-  const char* name;
-  const char* spirv;
-  VkSubgroupFeatureFlagBits subgroup;  // 0: not a subgroup op
-};
-const VkOp kOps[] = {
-    {"fp32.fma", "OpExtInst GLSL.std.450 Fma (f32)", VkSubgroupFeatureFlagBits(0)},
-    {"fp32.add", "OpFAdd (f32)", VkSubgroupFeatureFlagBits(0)},
-    {"fp32.mul", "OpFMul (f32)", VkSubgroupFeatureFlagBits(0)},
-    {"fp64.fma", "OpExtInst GLSL.std.450 Fma (f64)", VkSubgroupFeatureFlagBits(0)},
-    {"fp64.add", "OpFAdd (f64)", VkSubgroupFeatureFlagBits(0)},
-    {"fp64.mul", "OpFMul (f64)", VkSubgroupFeatureFlagBits(0)},
-    {"fp16x2.fma", "OpExtInst GLSL.std.450 Fma (f16vec2)", VkSubgroupFeatureFlagBits(0)},
-    {"fp16x2.add", "OpFAdd (f16vec2)", VkSubgroupFeatureFlagBits(0)},
-    {"fp16x2.mul", "OpFMul (f16vec2)", VkSubgroupFeatureFlagBits(0)},
-    {"int32.add", "OpIAdd (u32)", VkSubgroupFeatureFlagBits(0)},
-    {"int32.mul", "OpIMul (u32)", VkSubgroupFeatureFlagBits(0)},
-    {"int32.mad", "OpIMul + OpIAdd (u32)", VkSubgroupFeatureFlagBits(0)},
-    {"warp.shfl_idx", "OpGroupNonUniformShuffle", VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
-    {"warp.shfl_xor", "OpGroupNonUniformShuffleXor", VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
-    {"warp.ballot", "OpGroupNonUniformBallot", VK_SUBGROUP_FEATURE_BALLOT_BIT},
-    {"warp.redux", "OpGroupNonUniformIAdd Reduce", VK_SUBGROUP_FEATURE_ARITHMETIC_BIT},
-};
-
-const VkOp* find_op(const std::string& name) {
-  for (const auto& o : kOps)
-    if (name == o.name) return &o;
-  return nullptr;
-}
 
 std::string module_name(const std::string& op, int ilp) {
   std::string m = "compute_" + op + "_ilp" + std::to_string(ilp);
@@ -75,93 +46,6 @@ struct Push {
   uint32_t ub, uc;
 };
 
-uint32_t bits(float f) {
-  uint32_t w;
-  std::memcpy(&w, &f, 4);
-  return w;
-}
-uint32_t bits(double d) {
-  uint64_t w;
-  std::memcpy(&w, &d, 8);
-  return static_cast<uint32_t>(w) ^ static_cast<uint32_t>(w >> 32);
-}
-
-// The checksum one invocation of compute.comp folds after `steps` steps of each of `ilp`
-// chains, replayed on the host where the arithmetic is exact in IEEE terms (FP32/FP64) or
-// integer. fused: FMA with one rounding; else a rounded multiply, then a rounded add, which
-// Vulkan also allows for fma() (its precision is "inherited from OpFMul followed by OpFAdd").
-// nullopt where there is no host replay (FP16, subgroup ops).
-// ftz: FP32 results below the smallest normal flushed to zero after every step, as NVIDIA's
-// driver does under SPIR-V's default float controls: there an FP32 mul chain of 10 ms
-// (0.999^steps) ends at 0 where the IEEE replay keeps a denormal.
-std::optional<uint32_t> host_checksum(const std::string& op, int ilp, uint64_t steps,
-                                      const ComputeSeeds& z, bool fused, bool ftz = false) {
-  // A fused fma chain is the core's own reference (the same seeds, start values and fold).
-  if (!ftz && fused && (op == "fp32.fma" || op == "fp64.fma"))
-    if (const ComputeOp* c = find_compute_op(op)) return reference_checksum(*c, ilp, steps, z);
-  uint32_t acc = 0;
-  if (op.rfind("fp32.", 0) == 0) {
-    for (int i = 0; i < ilp; ++i) {
-      float a = z.fs + 0.0625f * static_cast<float>(i);
-      for (uint64_t n = 0; n < steps; ++n) {
-        if (op == "fp32.add") {
-          a = a + z.fc;
-        } else if (op == "fp32.mul") {
-          a = a * z.fb;
-        } else if (fused) {
-          a = std::fma(a, z.fb, z.fc);
-        } else {
-          volatile float m = a * z.fb;  // volatile: no contraction into an FMA here
-          a = m + z.fc;
-        }
-        if (ftz && std::fpclassify(a) == FP_SUBNORMAL) a = std::copysign(0.0f, a);
-      }
-      acc ^= bits(a);
-    }
-    return acc;
-  }
-  if (op.rfind("fp64.", 0) == 0) {
-    const double db = z.fb, dc = z.fc, k = 0.9990234375;
-    for (int i = 0; i < ilp; ++i) {
-      double a = static_cast<double>(z.fs) + 0.0625 * i;
-      for (uint64_t n = 0; n < steps; ++n) {
-        if (op == "fp64.add") {
-          a = a + dc;
-        } else if (op == "fp64.mul") {
-          a = a * db;
-        } else {
-          volatile double m = a * k;
-          a = m + dc;
-        }
-      }
-      acc ^= bits(a);
-    }
-    return acc;
-  }
-  if (op.rfind("int32.", 0) == 0) {
-    std::vector<uint32_t> a(ilp), p(ilp);
-    for (int i = 0; i < ilp; ++i) {
-      a[i] = z.ub + 7u * static_cast<uint32_t>(i);
-      p[i] = z.uc ^ static_cast<uint32_t>(i);
-    }
-    for (uint64_t n = 0; n < steps; ++n)
-      for (int i = 0; i < ilp; ++i) {  // the shader's order: chain 0 first, each step
-        if (op == "int32.add") {
-          const uint32_t t = a[i];
-          a[i] += p[i];
-          p[i] = t;
-        } else if (op == "int32.mul") {
-          a[i] = a[i] * (a[(i + 1) % ilp] | 1u);
-        } else {
-          a[i] = a[i] * z.ub + z.uc;
-        }
-      }
-    for (int i = 0; i < ilp; ++i) acc ^= a[i];
-    return acc;
-  }
-  return std::nullopt;
-}
-
 class VulkanCompute final : public ComputeKernels {
  public:
   VulkanCompute(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {
@@ -173,35 +57,45 @@ class VulkanCompute final : public ComputeKernels {
   std::string language() const override { return "glsl"; }
 
   Support supports(const ComputeOp& op) override {
-    const VkOp* v = find_op(op.name);
-    if (!v)
-      return Support::no(
-          "no GLSL version of this op in the Vulkan backend yet (it has FP32, FP16x2 and FP64 "
-          "add/mul/fma, INT32 add/mul/mad, subgroup shuffle, shuffle-xor, ballot and add)");
+    const VkOp* v = find_vk_op(op.name);
+    if (!v) return Support::no(no_module_reason(op));
     const Facts& f = ctx_.facts();
     if (const Support t = f.timing(); !t.ok) return t;
-    if (op.klass == "fp64" && !f.shader_float64)
+    if (v->need == VkOp::Need::float64 && !f.shader_float64)
       return Support::no("the device lacks shaderFloat64");
-    if (op.klass == "fp16" && !f.shader_float16)
+    if (v->need == VkOp::Need::float16 && !f.shader_float16)
       return Support::no("the device lacks shaderFloat16 (VK_KHR_shader_float16_int8)");
+    if (v->need == VkOp::Need::int64 && !f.shader_int64)
+      return Support::no("the device lacks shaderInt64");
     if (v->subgroup) {
       if (!f.subgroup_in_compute)
         return Support::no("subgroup operations are not supported in compute shaders here");
       if (!(f.subgroup_operations & v->subgroup))
-        return Support::no(std::string("the device lacks ") +
-                           (v->subgroup == VK_SUBGROUP_FEATURE_SHUFFLE_BIT
-                                ? "VK_SUBGROUP_FEATURE_SHUFFLE_BIT"
-                            : v->subgroup == VK_SUBGROUP_FEATURE_BALLOT_BIT
-                                ? "VK_SUBGROUP_FEATURE_BALLOT_BIT"
-                                : "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT") +
+        return Support::no(std::string("the device lacks ") + subgroup_feature_name(v->subgroup) +
                            " in compute");
     }
     return Support::yes();
   }
 
+  // The SPIR-V op, and where the device offers VK_KHR_pipeline_executable_properties, what
+  // the driver compiled the table's launch (ILP 8) to: its most frequent opcodes and its
+  // statistics (vulkan_listing.hpp).
   std::string instruction(const ComputeOp& op) override {
-    const VkOp* v = find_op(op.name);
-    return v ? std::string("SPIR-V ") + v->spirv : std::string();
+    const VkOp* v = find_vk_op(op.name);
+    if (!v) return {};
+    std::string s = std::string("SPIR-V ") + v->spirv;
+    if (!ctx_.facts().pipeline_executable_info || !supports(op).ok) return s;
+    try {
+      bool fresh = false;
+      const Pipeline& p = pipeline(op.name, 8, table_local(), &fresh);
+      const std::string listing =
+          summarize_executables(read_executables(ctx_.device(), p.pipeline));
+      if (!listing.empty()) s += "; " + ctx_.facts().driver_name + ": " + listing;
+    } catch (const std::exception& e) {
+      // Beside the figure, never in its way: the run then says what failed.
+      s += std::string("; no executable listing: ") + e.what();
+    }
+    return s;
   }
 
   // On a GPU: the H200 stayed near its idle clock through 2 ms launches with host work
@@ -223,7 +117,7 @@ class VulkanCompute final : public ComputeKernels {
     // where Vulkan does not say how many units there are) in groups of 256; a CPU driver
     // (lavapipe: a workgroup runs on one thread, a subgroup in SIMD lanes) two groups of 64
     // per host core.
-    uint32_t local = std::min<uint32_t>(cpu_ ? 64 : 256, max_wg_);
+    uint32_t local = table_local();
     uint32_t groups = 0;
     if (l.latency) {
       local = static_cast<uint32_t>(std::max(1, l.block_threads));
@@ -257,6 +151,7 @@ class VulkanCompute final : public ComputeKernels {
     // A pipeline's first dispatch is slow on lavapipe (1.4 ms at 4 iterations, 0.04 ms
     // after): untimed, so that the probe's calibration sees the loop, not the start-up.
     if (fresh) {
+      warmed_.insert(&p);
       const Push once{1, z.fs, z.fb, z.fc, z.ub, z.uc};
       ctx_.dispatch(p, {{&out_, bytes}}, &once, sizeof once, groups);
     }
@@ -319,6 +214,7 @@ class VulkanCompute final : public ComputeKernels {
         }
       }
     }
+    check_shuffles(l, steps, z, local, out, t.check_ok, m);
     t.check = m.str();
     return t;
   }
@@ -326,11 +222,30 @@ class VulkanCompute final : public ComputeKernels {
  private:
   uint32_t units() const { return static_cast<uint32_t>(std::max(1, info_.compute_units)); }
 
-  // The pipeline of (op, ILP, workgroup size), created on first use (*fresh set then).
+  // warp.shfl_up/down: each invocation of the first subgroup against the host's replay of the
+  // subgroup, where workgroups are whole subgroups.
+  void check_shuffles(const ComputeLaunch& l, uint64_t steps, const ComputeSeeds& z, uint32_t local,
+                      const std::vector<uint32_t>& out, bool& ok, std::ostringstream& m) const {
+    const uint32_t sg = ctx_.facts().subgroup_size;
+    if (sg == 0 || local % sg != 0 || steps * uint64_t(l.ilp) * sg > (uint64_t{1} << 26)) return;
+    const std::vector<uint32_t> want = shuffle_checksums(l.op, l.ilp, steps, z, sg);
+    if (want.empty()) return;
+    uint32_t differ = 0;
+    for (uint32_t s = 0; s < sg; ++s) differ += out[s] != want[s];
+    m << ", host replay of a subgroup of " << sg << ": "
+      << (differ ? std::to_string(differ) + " invocations differ MISMATCH" : "matches");
+    if (differ) ok = false;
+  }
+
+  // The throughput launch's workgroup size (run()'s default).
+  uint32_t table_local() const { return std::min<uint32_t>(cpu_ ? 64 : 256, max_wg_); }
+
+  // The pipeline of (op, ILP, workgroup size), created on first use; *fresh: not yet
+  // dispatched (its warm-up launch is owed).
   Pipeline& pipeline(const std::string& op, int ilp, uint32_t local, bool* fresh) {
     const std::string key = module_name(op, ilp) + "|" + std::to_string(local);
     auto& p = pipelines_[key];
-    *fresh = !p;
+    *fresh = !p || !warmed_.count(p.get());
     if (!p)
       p = ctx_.pipeline(module_name(op, ilp), {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, sizeof(Push),
                         {local});
@@ -343,6 +258,7 @@ class VulkanCompute final : public ComputeKernels {
   bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint32_t max_wg_ = 1;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::set<const Pipeline*> warmed_;  // dispatched once, untimed
   Buffer out_;
 };
 
