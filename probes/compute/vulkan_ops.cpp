@@ -32,7 +32,7 @@ const VkOp kOps[] = {
     {"int32.mul", "OpIMul (u32)", Need::none, kNoSubgroup},
     {"int32.mulhi", "OpUMulExtended (u32, high word)", Need::none, kNoSubgroup},
     {"int32.mad", "OpIMul + OpIAdd (u32)", Need::none, kNoSubgroup},
-    {"int32.lop3", "OpBitwiseXor x2 (u32, a ^ b ^ c)", Need::none, kNoSubgroup},
+    {"int32.lop3", "OpBitwiseAnd + OpBitwiseXor (u32, (a & b) ^ c)", Need::none, kNoSubgroup},
     {"int32.shl", "OpShiftLeftLogical (u32)", Need::none, kNoSubgroup},
     {"int32.rot", "OpShiftLeftLogical + OpShiftRightLogical + OpBitwiseOr (u32 rotate)", Need::none,
      kNoSubgroup},
@@ -48,7 +48,7 @@ const VkOp kOps[] = {
     {"sfu.lg2", "OpExtInst GLSL.std.450 Log2 (f32) of FAbs + OpFAdd", Need::none, kNoSubgroup},
     {"sfu.sin", "OpExtInst GLSL.std.450 Sin (f32)", Need::none, kNoSubgroup},
     {"sfu.cos", "OpExtInst GLSL.std.450 Cos (f32)", Need::none, kNoSubgroup},
-    {"conv.f32_i32", "OpConvertFToS + OpConvertSToF (f32, i32)", Need::none, kNoSubgroup},
+    {"conv.f32_i32", "OpConvertFToS + OpConvertSToF (f32, i32) + OpFAdd", Need::none, kNoSubgroup},
     {"conv.f32_f16",
      "OpExtInst GLSL.std.450 PackHalf2x16 + UnpackHalf2x16 (f32, f16) + OpFMul (f32)", Need::none,
      kNoSubgroup},
@@ -81,7 +81,7 @@ float fp32_step(const std::string& op, float a, const ComputeSeeds& z, bool fuse
   if (op == "fp32.add") return a + z.fc;
   if (op == "fp32.mul") return a * z.fb;
   if (op == "fp32.max") return std::fmax(-a, z.fb);
-  if (op == "conv.f32_i32") return static_cast<float>(static_cast<int32_t>(a));
+  if (op == "conv.f32_i32") return static_cast<float>(static_cast<int32_t>(a)) + z.fc;
   if (fused) return std::fma(a, z.fb, z.fc);
   volatile float m = a * z.fb;  // volatile: no contraction into an FMA here
   return m + z.fc;
@@ -115,18 +115,17 @@ uint32_t bit_reverse(uint32_t v) {
   return r;
 }
 
-// One INT32 step of chain i but the add's; p and q hold the chain's earlier values where the
-// op keeps them.
+// One INT32 step of chain i but the add's; p holds the chain's value one step before where
+// the op keeps it.
 uint32_t int32_step(const std::string& op, std::vector<uint32_t>& a, std::vector<uint32_t>& p,
-                    std::vector<uint32_t>& q, int i, const ComputeSeeds& z) {
+                    int i, const ComputeSeeds& z) {
   const int ilp = static_cast<int>(a.size());
   const uint32_t v = a[i], sl = (z.uc & 31u) | 1u;
   if (op == "int32.mul") return v * (a[(i + 1) % ilp] | 1u);
   if (op == "int32.mad") return v * z.ub + z.uc;
   if (op == "int32.mulhi") return static_cast<uint32_t>((uint64_t(v) * z.ub) >> 32);
   if (op == "int32.lop3") {
-    const uint32_t next = v ^ q[i] ^ z.uc;
-    q[i] = p[i];
+    const uint32_t next = (v & p[i]) ^ z.ub;
     p[i] = v;
     return next;
   }
@@ -147,12 +146,11 @@ uint32_t int32_step(const std::string& op, std::vector<uint32_t>& a, std::vector
 
 std::optional<uint32_t> int32_checksum(const std::string& op, int ilp, uint64_t steps,
                                        const ComputeSeeds& z) {
-  std::vector<uint32_t> a(ilp), p(ilp), q(ilp);
+  std::vector<uint32_t> a(ilp), p(ilp);
   for (int i = 0; i < ilp; ++i) {
     const uint32_t u = static_cast<uint32_t>(i);
     a[i] = z.ub + 7u * u;
     p[i] = z.uc ^ u;
-    q[i] = z.ub ^ u;
   }
   for (uint64_t n = 0; n < steps; ++n)
     for (int i = 0; i < ilp; ++i) {  // the shader's order: chain 0 first, each step
@@ -161,7 +159,7 @@ std::optional<uint32_t> int32_checksum(const std::string& op, int ilp, uint64_t 
         a[i] += p[i];
         p[i] = t;
       } else {
-        a[i] = int32_step(op, a, p, q, i, z);
+        a[i] = int32_step(op, a, p, i, z);
       }
     }
   uint32_t acc = 0;
