@@ -1,5 +1,7 @@
 // gpudissect compare FILE... [--reference NAME]... [-o page.html] [--csv table.csv]
 // gpudissect compare NEW.json --baseline OLD.json [--tolerance 3%]   (exit 3 on a regression)
+// gpudissect compare CUDA.json VULKAN.json   (one GPU, two backends: what differs, and the code)
+// gpudissect compare --parity CUDA.json OPENCL.json VULKAN.json [--markdown]
 // gpudissect reference list | reference show NAME
 #include "compare_cmd.hpp"
 
@@ -11,6 +13,7 @@
 #include "backends.hpp"
 #include "compare_report.hpp"
 #include "gpudissect/compare.hpp"
+#include "gpudissect/compare_backends.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/units.hpp"
 #include "registry.hpp"
@@ -119,13 +122,28 @@ class Commands final : public CompareCommands {
     compare_->add_option("--tolerance", tolerance_,
                          "Baseline mode: the allowed change, e.g. 3% (default 5%); a figure "
                          "whose baseline measured a wider spread (IQR over median) is allowed "
-                         "that spread instead");
+                         "that spread instead. Cross-backend and parity modes: how far two "
+                         "backends' values may differ and still agree (default 5%)");
+    compare_->add_flag("--cross-backend", cross_backend_,
+                       "Cross-backend mode for two result files even where it is not chosen on "
+                       "its own (same backend, or GPUs whose UUID and name differ)");
+    compare_->add_flag("--side-by-side", side_by_side_,
+                       "The side-by-side table for two runs of one GPU on different backends, "
+                       "instead of the cross-backend comparison");
+    compare_->add_flag("--parity", parity_,
+                       "Parity table of two or more runs of one GPU (e.g. CUDA, OpenCL, "
+                       "Vulkan): per probe, each run's ok figures, the ids ok in both a run "
+                       "and the first, and how many of those agree within the tolerance");
+    compare_->add_flag("--markdown", markdown_,
+                       "Parity mode: print the table as Markdown (for the docs)");
+    compare_->add_option("--json", json_,
+                         "Cross-backend and parity modes: write the result as JSON");
     compare_->add_flag("--include-host", include_host_,
                        "Baseline mode: also gate the host-side figures (host.* of the host "
                        "memory probe, bandwidth.host.*_pageable), which are otherwise listed "
                        "as 'not gated (host)'");
     compare_->add_flag("-v,--verbose", verbose_,
-                       "Baseline mode: also list figures within tolerance");
+                       "Baseline and cross-backend modes: also list figures within tolerance");
     compare_->add_flag("--allow-missing", allow_missing_,
                        "Baseline mode: a figure of the baseline that the new run lacks is only "
                        "listed, not a failure (for partial runs, e.g. run --quick or some "
@@ -139,7 +157,16 @@ class Commands final : public CompareCommands {
         "tolerance, the spread the baseline measured for it (IQR over median of its repeats) "
         "and a capacity's sweep step. What is better (higher or lower), the unit, the spread "
         "and the step are the baseline's, never the new file's. Host-side figures (host.*, "
-        "bandwidth.host.*_pageable) are not gated unless --include-host.\n");
+        "bandwidth.host.*_pageable) are not gated unless --include-host.\n"
+        "\nCross-backend mode is chosen on its own when exactly two result files (no "
+        "--reference, no --baseline) come from different backends (the run JSON's "
+        "device.backend: cuda, opencl, vulkan) of one GPU (the same device UUID, else the same "
+        "device name); --cross-backend forces it, --side-by-side keeps the table. It lists "
+        "every figure ok in both runs whose values differ beyond the tolerance (default 5%), "
+        "with both values, the ratio [2]/[1] and the instructions each backend timed side by "
+        "side, then the ids ok in one run only with the other run's status; --csv and --json "
+        "write every id ok in either run, -o the side-by-side page. --parity counts per probe. "
+        "Both exit 0 whatever differs (2 on bad input).\n");
 
     reference_ = app.add_subcommand("reference", "The reference GPUs shipped with the tool");
     reference_->require_subcommand(1);
@@ -154,6 +181,7 @@ class Commands final : public CompareCommands {
     if (list_->parsed()) return list(argv0);
     if (show_->parsed()) return show(argv0);
     if (!baseline_.empty()) return run_baseline(argv0);
+    if (parity_) return run_parity();
     return run_compare(argv0);
   }
 
@@ -216,11 +244,27 @@ class Commands final : public CompareCommands {
   int run_compare(const std::string& argv0) {
     check_writable(html_);
     check_writable(csv_);
-    if (tolerance_set()) throw UsageError("--tolerance needs --baseline");
+    check_writable(json_);
     if (allow_missing_) throw UsageError("--allow-missing needs --baseline");
     if (include_host_) throw UsageError("--include-host needs --baseline");
+    if (markdown_) throw UsageError("--markdown needs --parity");
+    if (cross_backend_ && side_by_side_)
+      throw UsageError("--cross-backend and --side-by-side exclude each other");
     std::vector<CompareInput> inputs;
     for (const std::string& f : files_) inputs.push_back(load_input(f));
+    const bool two_results = inputs.size() == 2 && references_.empty();
+    if (cross_backend_) {
+      if (!two_results)
+        throw UsageError("--cross-backend compares exactly two result files (got " +
+                         std::to_string(files_.size()) + " files and " +
+                         std::to_string(references_.size()) + " --reference)");
+      return run_cross(std::move(inputs));
+    }
+    if (!side_by_side_ && two_results && cross_backend_inputs(inputs[0], inputs[1]))
+      return run_cross(std::move(inputs));
+    if (tolerance_set())
+      throw UsageError("--tolerance needs --baseline, --parity or a cross-backend comparison");
+    if (!json_.empty()) throw UsageError("--json needs --parity or a cross-backend comparison");
     if (!references_.empty()) {
       const ReferenceDb db = open_reference_db(argv0);
       for (const std::string& name : references_)
@@ -242,11 +286,93 @@ class Commands final : public CompareCommands {
         written.push_back(f.string());
       written.push_back(html_);
     }
-    if (!written.empty()) {
-      std::cerr << "wrote:";
-      for (const auto& w : written) std::cerr << " " << w;
-      std::cerr << "\n";
+    print_written(written);
+    return 0;
+  }
+
+  static void print_written(const std::vector<std::string>& written) {
+    if (written.empty()) return;
+    std::cerr << "wrote:";
+    for (const auto& w : written) std::cerr << " " << w;
+    std::cerr << "\n";
+  }
+
+  double tolerance_or_default() const {
+    if (!tolerance_set()) return 0.05;
+    auto t = parse_tolerance(tolerance_);
+    if (!t) throw UsageError("--tolerance: '" + tolerance_ + "' is not a percentage (e.g. 3%)");
+    return *t;
+  }
+
+  // A result file (not a reference) with its backend named: what the backend modes need.
+  static void need_backend(const CompareInput& in, const std::string& mode) {
+    if (in.reference)
+      throw UsageError(in.origin + ": " + mode +
+                       " compares results of this tool, not reference files");
+    if (in.backend.empty())
+      throw UsageError(in.origin + ": device.backend is empty: " + mode +
+                       " needs each run's backend (cuda, opencl, vulkan)");
+  }
+
+  // Two runs of one GPU through different backends (or forced by --cross-backend).
+  int run_cross(std::vector<CompareInput> inputs) {
+    const double tol = tolerance_or_default();
+    for (const CompareInput& in : inputs) need_backend(in, "a cross-backend comparison");
+    const CrossBackendReport rep = compare_backends(inputs[0], inputs[1], tol);
+    report::print_cross_backend(std::cout, rep, verbose_);
+    std::vector<std::string> written;
+    if (!csv_.empty()) {
+      report::write_cross_backend_csv(csv_, rep);
+      written.push_back(csv_);
     }
+    if (!json_.empty()) {
+      report::write_cross_backend_json(json_, rep);
+      written.push_back(json_);
+    }
+    if (!html_.empty()) {
+      for (const auto& f : report::write_comparison_html(html_, compare(std::move(inputs)), png_))
+        written.push_back(f.string());
+      written.push_back(html_);
+    }
+    print_written(written);
+    return 0;
+  }
+
+  int run_parity() {
+    check_writable(csv_);
+    check_writable(json_);
+    if (!html_.empty() || png_)
+      throw UsageError("--parity writes no page (-o, --png): use --markdown, --csv or --json");
+    if (!references_.empty()) throw UsageError("--reference cannot be combined with --parity");
+    if (allow_missing_) throw UsageError("--allow-missing needs --baseline");
+    if (include_host_) throw UsageError("--include-host needs --baseline");
+    if (cross_backend_ || side_by_side_)
+      throw UsageError("--parity cannot be combined with --cross-backend or --side-by-side");
+    if (files_.size() < 2)
+      throw UsageError(
+          "--parity needs two or more result files (the first is what the others are counted "
+          "against)");
+    const double tol = tolerance_or_default();
+    std::vector<CompareInput> inputs;
+    for (const std::string& f : files_) {
+      inputs.push_back(load_input(f));
+      need_backend(inputs.back(), "--parity");
+    }
+    const ParityTable t = backend_parity(std::move(inputs), tol);
+    if (markdown_)
+      report::print_parity_markdown(std::cout, t);
+    else
+      report::print_parity(std::cout, t);
+    std::vector<std::string> written;
+    if (!csv_.empty()) {
+      report::write_parity_csv(csv_, t);
+      written.push_back(csv_);
+    }
+    if (!json_.empty()) {
+      report::write_parity_json(json_, t);
+      written.push_back(json_);
+    }
+    print_written(written);
     return 0;
   }
 
@@ -260,12 +386,11 @@ class Commands final : public CompareCommands {
           "--baseline compares exactly one new result file against the baseline (got " +
           std::to_string(files_.size()) + ")");
     if (!references_.empty()) throw UsageError("--reference cannot be combined with --baseline");
-    double tol = 0.05;
-    if (tolerance_set()) {
-      auto t = parse_tolerance(tolerance_);
-      if (!t) throw UsageError("--tolerance: '" + tolerance_ + "' is not a percentage (e.g. 3%)");
-      tol = *t;
-    }
+    if (parity_ || cross_backend_ || side_by_side_ || markdown_ || !json_.empty())
+      throw UsageError(
+          "--parity, --cross-backend, --side-by-side, --markdown and --json cannot be combined "
+          "with --baseline");
+    const double tol = tolerance_or_default();
     CompareInput base = load_input(baseline_);
     CompareInput cur = load_input(files_.front());
     if (base.reference || cur.reference)
@@ -287,8 +412,9 @@ class Commands final : public CompareCommands {
   CLI::App* list_ = nullptr;
   CLI::App* show_ = nullptr;
   std::vector<std::string> files_, references_;
-  std::string html_, csv_, baseline_, tolerance_, show_name_;
+  std::string html_, csv_, json_, baseline_, tolerance_, show_name_;
   bool verbose_ = false, png_ = false, allow_missing_ = false, include_host_ = false;
+  bool cross_backend_ = false, side_by_side_ = false, parity_ = false, markdown_ = false;
 };
 
 }  // namespace
