@@ -85,6 +85,25 @@ bool cross_backend_inputs(const CompareInput& a, const CompareInput& b) {
 
 std::string probe_of(const std::string& id) { return id.substr(0, id.find('.')); }
 
+namespace {
+
+// One entry a line: a backend that records a whole listing (ISA text) in one field.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) out.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> instruction_listing(const CompareInput& in, const Figure& f) {
   if (in.run && starts_with(f.id, "compute.")) {
     if (const auto* c = in.run->get<ComputeProbeResult>()) {
@@ -93,13 +112,12 @@ std::vector<std::string> instruction_listing(const CompareInput& in, const Figur
       for (const ComputeFigure& row : c->table) {
         if (row.op != op) continue;
         if (!row.opcodes.empty()) return row.opcodes;
-        if (!row.instruction.empty()) return {row.instruction};
+        if (!row.instruction.empty()) return lines_of(row.instruction);
         break;
       }
     }
   }
-  if (!f.instruction.empty()) return {f.instruction};
-  return {};
+  return lines_of(f.instruction);
 }
 
 namespace {

@@ -112,6 +112,20 @@ TEST(CrossBackend, OneGpuByUuidAsEachBackendSpellsItElseByName) {
   EXPECT_EQ(device_uuid(run_of("cuda", "x", "zz220441a8a1f2569497df80bad21d49")), "");
 }
 
+TEST(CrossBackend, ListingsOneEntryALine) {
+  Figure f = fig("latency.global.L1", 1, "ns");
+  f.instruction = "s_load_dword s0\r\n\n  v_add_u32 v1, v0, v2\n";
+  const auto in = run_of("vulkan", "G", "");
+  EXPECT_EQ(instruction_listing(in, f),
+            (std::vector<std::string>{"s_load_dword s0", "  v_add_u32 v1, v0, v2"}));
+  f.instruction = "";
+  EXPECT_TRUE(instruction_listing(in, f).empty());
+  // A compute figure without its table row (the probe's data left out): the figure's own.
+  Figure c = fig("compute.fp32.fma.latency", 4, "cycles");
+  c.instruction = "FFMA";
+  EXPECT_EQ(instruction_listing(in, c), std::vector<std::string>{"FFMA"});
+}
+
 // ---- verdicts ----
 
 TEST(CrossBackend, ToleranceEdgesUnitsAndZeros) {

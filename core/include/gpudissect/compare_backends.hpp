@@ -33,8 +33,8 @@ std::string probe_of(const std::string& id);
 
 // The code a backend timed for a figure, one entry a line: the compute loop's opcodes with
 // their counts ("FFMA x512", "BRA x1") where the machine code was read, else the instruction
-// the probe recorded (SASS or ISA opcode, SPIR-V op, API call); empty where the backend gave
-// none.
+// the probe recorded (SASS or ISA opcode, SPIR-V op, API call; a listing of several lines
+// split at its line breaks); empty where the backend gave none.
 std::vector<std::string> instruction_listing(const CompareInput& in, const Figure& f);
 
 enum class BackendVerdict {
