@@ -108,7 +108,8 @@ class Commands final : public CompareCommands {
         "compare",
         "Compare saved results (any backend, any schema version) with each other and with "
         "reference GPUs, side by side and per SM per clock; or gate a new run against a "
-        "baseline (exit status 3 on a regression). No GPU needed.");
+        "baseline (exit status 3 on a regression); or compare one GPU's backends (two runs: "
+        "what differs, with the code each timed; --parity: counts per probe). No GPU needed.");
     compare_->add_option("files", files_, "Result JSON files (the first is what ratios are to)");
     compare_->add_option("-r,--reference", references_,
                          "A reference GPU by name (repeatable; case-insensitive; "
