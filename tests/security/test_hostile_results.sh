@@ -120,6 +120,16 @@ for rel in "${inputs[@]}"; do
     (( $? <= 3 )) || fail "$rel ($mode): compare --baseline crashed ($(tail -3 "$d/baseline.log"))"
     "$gd" compare "$root/$rel" --baseline "$d/in.json" >"$d/baseline2.log" 2>&1
     (( $? <= 3 )) || fail "$rel ($mode): compare --baseline (hostile baseline) crashed"
+    # One GPU through two backends (forced: the copy's name and backend are hostile too) and
+    # the parity table: the file's text stays on its line in the terminal and in Markdown.
+    "$gd" compare "$d/in.json" "$root/$rel" --cross-backend -v --csv "$d/cross.csv" \
+      --json "$d/cross.json" >"$d/cross.log" 2>&1
+    (( $? == 0 )) || fail "$rel ($mode): compare --cross-backend failed ($(tail -3 "$d/cross.log"))"
+    "$gd" compare --parity "$root/$rel" "$d/in.json" --markdown >"$d/parity.md" 2>&1
+    (( $? == 0 )) || fail "$rel ($mode): compare --parity failed ($(tail -3 "$d/parity.md"))"
+    if grep -qE '^(EOD|!touch)' "$d/cross.log" "$d/parity.md"; then
+      fail "$rel ($mode): a line break from the file reached the terminal or the Markdown"
+    fi
   done
 done
 
