@@ -96,8 +96,17 @@ std::string compute_kernel_name(int ilp);
 // out: one word per thread; tim: per block {cycles, t0_ns, t1_ns, 0}.
 std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& ilps,
                                  const ComputeOp* mix = nullptr);
-// OpenCL C source, same shape (no clock: tim unused), kernels named like CUDA's.
-std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps);
+// What the OpenCL generator adds for a platform.
+struct OpenCLSourceOptions {
+  // NVIDIA's OpenCL (its compiler takes inline PTX): %clock64, %globaltimer and %smid read
+  // around the loop, each work-group writing CUDA's tim record, the loop kept rolled. The
+  // PTX serves the measurement only, never the op under test.
+  bool nv_clock = false;
+};
+// OpenCL C source, same shape, kernels named like CUDA's. Without nv_clock there is no
+// clock: tim is unused (tim[0] = iters keeps the argument).
+std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps,
+                                   const OpenCLSourceOptions& opt = {});
 
 // Steps of each chain per iteration in a mixed pair whose first op is `first` (half the
 // usual body per op, so the loop keeps its size).
@@ -174,6 +183,9 @@ struct LoopSass {
   bool read = false;                   // the disassembler ran
   std::map<std::string, int> opcodes;  // full opcode (with modifiers) -> count in the loop
   int loop_instructions = 0;
+  // Ops of the op one iteration of the loop counts, where the backend's body differs from
+  // the CUDA generator's (OpenCL); 0: ops_per_thread(op, ilp, 1) holds.
+  int ops_per_iteration = 0;
 };
 
 // Counts `expect` prefixes among opcodes: "FFMA" matches "FFMA" and "FFMA.FTZ".

@@ -180,8 +180,9 @@ class Runner {
     const ComputeOp& a = *find_compute_op(l.op);
     f.opcodes = top_opcodes(s);
     const int n = count_opcodes(s, a.sass_expect);
-    const int expected = l.mix.empty() ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
-                                       : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
+    const int expected = s.ops_per_iteration > 0 ? s.ops_per_iteration
+                         : l.mix.empty()         ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
+                                         : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
     judge_loop_sass(f, a, s, n, expected);
     if (expected > 0) f.sass_per_op = static_cast<double>(n) / expected;
   }

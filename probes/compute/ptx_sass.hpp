@@ -1,0 +1,70 @@
+// The compute probe's NVIDIA OpenCL path, GPU-free: recognising the platform, the per
+// work-group clock records its kernels write, and the PTX a program binary holds assembled
+// to SASS with CUDA's own tools (ptxas, cuobjdump), run from an argument list, never a shell.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compute/compute.hpp"
+
+namespace gd {
+
+// Whether an OpenCL platform is NVIDIA's: its compiler takes inline PTX (the clock and SM
+// id of the measurement) and its program binaries are PTX text.
+bool is_nvidia_opencl(const std::string& platform_name, const std::string& platform_vendor);
+
+// Fills t's clock fields from the 4 words per work-group the clocked kernels write (as
+// CUDA's: loop cycles, %globaltimer before and after, pack_sm_clock(SM id, clock start)):
+// the span from the earliest start to the latest end, the median cycles per group, the clock
+// from the per-SM windows (from the groups' own cycles over ns in a latency launch).
+void apply_block_clocks(ComputeTiming& t, const std::vector<uint64_t>& tim, std::size_t groups,
+                        bool latency);
+
+// "sm_90" for compute capability 9.0.
+std::string sm_target(int major, int minor);
+
+// A program's exit status and its output (stdout and stderr together, at most 64 MiB), run
+// from argv[0] as a path with no shell: no argument is ever parsed. rc -1: it did not start
+// or died of a signal.
+struct ToolRun {
+  int rc = -1;
+  std::string out;
+};
+ToolRun run_tool(const std::vector<std::string>& argv);
+
+// Where CUDA's tools are looked for, in order: each directory of `path_env` (PATH), then
+// `cuda_home`/bin, then /usr/local/cuda/bin. Null or empty variables add nothing.
+std::vector<std::string> cuda_tool_dirs(const char* path_env, const char* cuda_home);
+// The first regular, executable file `name` in `dirs`; empty where there is none.
+std::string find_tool(const std::string& name, const std::vector<std::string>& dirs);
+
+struct SassTools {
+  std::string ptxas, cuobjdump;  // full paths, empty where not found
+  bool found() const { return !ptxas.empty() && !cuobjdump.empty(); }
+};
+// The tools from this process's PATH and CUDA_HOME, looked up once.
+const SassTools& sass_tools();
+
+// What PTX gives as machine code: the cuobjdump --dump-sass listing of the PTX assembled by
+// ptxas for `sm`, or why there is none ("no ptxas/cuobjdump found", "ptxas failed: ...").
+struct PtxSass {
+  std::string sass;
+  std::string why;
+};
+// Works in a private temporary directory (mode 0700), removed before it returns. A PTX
+// version newer than ptxas knows is retried under ptxas's own (ptx_with_version).
+PtxSass ptx_to_sass(const std::string& ptx, const std::string& sm, const SassTools& tools);
+
+// The version ptxas names as its own when it refuses a PTX file's (.version 9.0 against
+// "current version is '8.8'"): "8.8", or empty.
+std::string ptxas_current_version(const std::string& ptxas_output);
+// The PTX with its .version directive set to `version`.
+std::string ptx_with_version(const std::string& ptx, const std::string& version);
+
+// The first line of a tool's output naming an error (else its first line), at most 200
+// characters, "no output" for none: for a figure's reason.
+std::string first_line(const std::string& text);
+
+}  // namespace gd
