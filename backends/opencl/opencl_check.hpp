@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace gd::opencl {
 
@@ -29,5 +30,13 @@ double run_timed_ns(cl_command_queue queue, cl_kernel kernel, std::size_t global
 std::string device_string_or_empty(cl_device_id d, cl_device_info what);
 // Whether a space-separated extension list (CL_DEVICE_EXTENSIONS) names `extension`.
 bool has_extension(const std::string& extension_list, const std::string& extension);
+// A platform's string query, trimmed; empty when the query fails.
+std::string platform_string_or_empty(cl_platform_id p, cl_platform_info what);
+// An NVIDIA device's compute capability (cl_nv_device_attribute_query), e.g. {9, 0}; {0, 0}
+// where the device does not answer.
+std::pair<int, int> nv_compute_capability(cl_device_id d);
+// The binary of a built program for `d` (NVIDIA: PTX text), trailing NULs dropped; empty
+// where the query fails.
+std::string program_binary(cl_program program, cl_device_id d);
 
 }  // namespace gd::opencl

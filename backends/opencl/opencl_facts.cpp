@@ -145,6 +145,55 @@ bool has_extension(const std::string& extension_list, const std::string& extensi
   return false;
 }
 
+std::string platform_string_or_empty(cl_platform_id p, cl_platform_info what) {
+  std::size_t n = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  if (clGetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+  return detail::trim(std::move(s));
+}
+
+std::pair<int, int> nv_compute_capability(cl_device_id d) {
+  // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV and _MINOR_NV (cl_ext.h has them; CL/cl.h not).
+  constexpr cl_device_info kMajor = 0x4000, kMinor = 0x4001;
+  cl_uint major = 0, minor = 0;
+  if (clGetDeviceInfo(d, kMajor, sizeof major, &major, nullptr) != CL_SUCCESS ||
+      clGetDeviceInfo(d, kMinor, sizeof minor, &minor, nullptr) != CL_SUCCESS)
+    return {0, 0};
+  return {static_cast<int>(major), static_cast<int>(minor)};
+}
+
+std::string program_binary(cl_program program, cl_device_id d) {
+  cl_uint n = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) != CL_SUCCESS ||
+      n == 0)
+    return {};
+  std::vector<cl_device_id> devices(n);
+  std::vector<std::size_t> sizes(n);
+  if (clGetProgramInfo(program, CL_PROGRAM_DEVICES, n * sizeof(cl_device_id), devices.data(),
+                       nullptr) != CL_SUCCESS ||
+      clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, n * sizeof(std::size_t), sizes.data(),
+                       nullptr) != CL_SUCCESS)
+    return {};
+  // Every device's buffer must be given; only d's is kept.
+  std::vector<std::string> bins(n);
+  std::vector<unsigned char*> ptrs(n);
+  for (cl_uint i = 0; i < n; ++i) {
+    bins[i].assign(sizes[i], '\0');
+    ptrs[i] = reinterpret_cast<unsigned char*>(bins[i].data());
+  }
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, n * sizeof(unsigned char*), ptrs.data(),
+                       nullptr) != CL_SUCCESS)
+    return {};
+  for (cl_uint i = 0; i < n; ++i)
+    if (devices[i] == d) {
+      std::string b = std::move(bins[i]);
+      while (!b.empty() && b.back() == '\0') b.pop_back();
+      return b;
+    }
+  return {};
+}
+
 }  // namespace gd::opencl
 
 namespace gd::opencl::detail {

@@ -2,6 +2,9 @@
 // (op, ILP) built on first use (PoCL's LLVM is slow per statement: build only what runs),
 // timed with event profiling. OpenCL has no cycle counter: the probe gets no clock here and
 // falls back to the driver's reported maximum clock, flagged "reported" on every figure.
+// NVIDIA's OpenCL is the exception: its compiler takes inline PTX, so the kernels read
+// %clock64, %globaltimer and %smid as CUDA's do (clock "measured"), and its program binary
+// is PTX, assembled to SASS where ptxas and cuobjdump are installed.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "compute/compute.hpp"
+#include "compute/ptx_sass.hpp"
 #include "opencl_probes.hpp"
 
 namespace gd::opencl {
@@ -60,6 +64,9 @@ class OpenCLCompute final : public ComputeKernels {
     cl_device_fp_config fp32 = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, nullptr);
     fp32_ieee_div_sqrt_ = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    nv_ = is_nvidia_opencl(platform_string_or_empty(h.platform, CL_PLATFORM_NAME),
+                           platform_string_or_empty(h.platform, CL_PLATFORM_VENDOR));
+    if (nv_) nv_cc_ = nv_compute_capability(h.device);
   }
   ~OpenCLCompute() override {
     for (auto& [k, p] : programs_) {
@@ -119,7 +126,8 @@ class OpenCLCompute final : public ComputeKernels {
       global = static_cast<std::size_t>(std::max(1, info_.compute_units)) * per_cu;
       global = (global + local - 1) / local * local;
     }
-    ensure(global);
+    const std::size_t groups = global / local;
+    ensure(global, groups);
     const cl_uint fill = 0xA5A5A5A5u;
     check(clEnqueueFillBuffer(h_.queue, out_, &fill, sizeof fill, 0, global * sizeof(cl_uint), 0,
                               nullptr, nullptr),
@@ -143,6 +151,14 @@ class OpenCLCompute final : public ComputeKernels {
           "clEnqueueReadBuffer");
     ComputeTiming t;
     t.span_ns = ns;
+    if (nv_) {
+      // Each work-group's clock record, read as CUDA's blocks' are.
+      std::vector<uint64_t> tim(groups * 4);
+      check(clEnqueueReadBuffer(h_.queue, tim_, CL_TRUE, 0, tim.size() * sizeof(cl_ulong),
+                                tim.data(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer (compute timings)");
+      apply_block_clocks(t, tim, groups, l.latency);
+    }
     t.threads = global;
     t.sms = l.latency ? 1 : std::max(1, info_.compute_units);
     t.warps_per_sm = static_cast<int>(l.latency ? (global + 31) / 32
@@ -174,17 +190,81 @@ class OpenCLCompute final : public ComputeKernels {
     return t;
   }
 
+  // NVIDIA: the loop of the PTX assembled to SASS, with the ops one iteration counts (the
+  // OpenCL body is shorter than CUDA's). Without the tools the PTX still has to hold the
+  // intended instruction; a kernel whose PTX lacks it is not that instruction's figure.
+  LoopSass sass(const ComputeLaunch& l) override {
+    if (!nv_) return {};
+    const ComputeOp* op = find_compute_op(l.op);
+    if (!op) throw BackendError("unknown compute op " + l.op);
+    const Machine& m = machine(*op, l.ilp);
+    if (m.loop.read) return m.loop;
+    if (m.ptx.find(op->ptx_expect) == std::string::npos)
+      throw BackendError("the PTX of the timed kernel holds no " + op->ptx_expect + " (" + m.why +
+                         ": PTX only); the figure is not that instruction's");
+    return {};
+  }
+
+  // Where no SASS was read on NVIDIA: the PTX instruction, and why no more.
+  std::string instruction(const ComputeOp& op) override {
+    if (!nv_ || op.cl_step.empty()) return {};
+    try {
+      const Machine& m = machine(op, 8);
+      if (!m.loop.read && m.ptx.find(op.ptx_expect) != std::string::npos)
+        return op.ptx_expect + " (" + m.why + ": PTX only)";
+    } catch (const std::exception&) {
+      // The build fails again, and is reported, when the figure runs.
+    }
+    return {};
+  }
+
  private:
   struct Program {
     cl_program program = nullptr;
     cl_kernel kernel = nullptr;
   };
+  // What a program's binary says on NVIDIA, read once per (op, ILP).
+  struct Machine {
+    std::string ptx, why;
+    LoopSass loop;
+  };
+
+  const Machine& machine(const ComputeOp& op, int ilp) {
+    const std::string key = op.name + "|" + std::to_string(ilp);
+    auto it = machines_.find(key);
+    if (it != machines_.end()) return it->second;
+    kernel(op, ilp);
+    Machine m;
+    m.ptx = program_binary(programs_.at(key).program, h_.device);
+    if (m.ptx.find(".entry") == std::string::npos) {
+      m.why = "the program binary is not PTX";
+    } else if (nv_cc_.first <= 0) {
+      m.why = "the device gives no compute capability";
+    } else {
+      const PtxSass ps = ptx_to_sass(m.ptx, sm_target(nv_cc_.first, nv_cc_.second), sass_tools());
+      m.why = ps.why;
+      if (!ps.sass.empty()) {
+        auto loops = parse_sass_loops(ps.sass);
+        auto found = loops.find(compute_kernel_name(ilp));
+        if (found != loops.end() && found->second.loop_instructions > 0) {
+          m.loop = found->second;
+          m.loop.ops_per_iteration =
+              opencl_steps_per_iteration(op, ilp) * std::max(1, ilp) * op.insts_per_step;
+        } else {
+          m.why = "no loop of " + compute_kernel_name(ilp) + " in cuobjdump's listing";
+        }
+      }
+    }
+    return machines_.emplace(key, std::move(m)).first->second;
+  }
 
   cl_kernel kernel(const ComputeOp& op, int ilp) {
     const std::string key = op.name + "|" + std::to_string(ilp);
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second.kernel;
-    const std::string src = generate_opencl_source(op, {ilp});
+    OpenCLSourceOptions so;
+    so.nv_clock = nv_;
+    const std::string src = generate_opencl_source(op, {ilp}, so);
     const char* text = src.c_str();
     const std::size_t len = src.size();
     cl_int err = CL_SUCCESS;
@@ -212,17 +292,25 @@ class OpenCLCompute final : public ComputeKernels {
     return p.kernel;
   }
 
-  void ensure(std::size_t n) {
-    if (n <= cap_) return;
-    if (out_) clReleaseMemObject(out_);
-    out_ = nullptr;
+  // n work-items' results; 4 words of timings per work-group (the clocked kernels').
+  void ensure(std::size_t n, std::size_t groups) {
     cl_int err = CL_SUCCESS;
-    out_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, n * sizeof(cl_uint), nullptr, &err);
-    check(err, "clCreateBuffer (compute results)");
-    cap_ = n;
-    if (!tim_) {
-      tim_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 4 * sizeof(cl_ulong), nullptr, &err);
+    if (n > cap_) {
+      if (out_) clReleaseMemObject(out_);
+      out_ = nullptr;
+      out_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, n * sizeof(cl_uint), nullptr, &err);
+      check(err, "clCreateBuffer (compute results)");
+      cap_ = n;
+    }
+    // Elsewhere the kernels write tim[0] only.
+    groups = nv_ ? std::max<std::size_t>(groups, 1) : 1;
+    if (groups > tim_cap_) {
+      if (tim_) clReleaseMemObject(tim_);
+      tim_ = nullptr;
+      tim_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, groups * 4 * sizeof(cl_ulong), nullptr,
+                            &err);
       check(err, "clCreateBuffer (compute timings)");
+      tim_cap_ = groups;
     }
   }
 
@@ -233,9 +321,12 @@ class OpenCLCompute final : public ComputeKernels {
   std::size_t max_wg_ = 1;
   bool gpu_ = false;
   bool fp32_ieee_div_sqrt_ = false;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
+  bool nv_ = false;                  // NVIDIA's platform: clocked kernels, PTX binaries
+  std::pair<int, int> nv_cc_{0, 0};  // its compute capability
   std::map<std::string, Program> programs_;
+  std::map<std::string, Machine> machines_;
   cl_mem out_ = nullptr, tim_ = nullptr;
-  std::size_t cap_ = 0;
+  std::size_t cap_ = 0, tim_cap_ = 0;
 };
 
 }  // namespace
