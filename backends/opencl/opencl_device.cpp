@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/ptx_sass.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_internal.hpp"
@@ -37,14 +39,19 @@ class OpenCLDevice final : public Device {
     queue_ = Queue(clCreateCommandQueue(ctx_.get(), d, CL_QUEUE_PROFILING_ENABLE, &err));
     check(err, "clCreateCommandQueue");
 
-    const char* src = kernels::chase;
-    program_ = Program(clCreateProgramWithSource(ctx_.get(), 1, &src, nullptr, &err));
-    check(err, "clCreateProgramWithSource");
     std::string options;
     if (at_least(parse_version(facts_.c_version), 1, 2)) options += "-cl-std=CL1.2";
     if (facts_.image_path.ok) options += " -DGD_IMAGES=1";
-    err = clBuildProgram(program_.get(), 1, &d, options.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) {
+    // NVIDIA: the chase also counts its cycles (inline PTX). Should the driver refuse that,
+    // the chase runs as elsewhere, in ns only, and the device's facts say why.
+    nv_clock_ = is_nvidia_opencl(facts_.platform_name, facts_.vendor);
+    if (nv_clock_) {
+      err = build_chase(options + " -DGD_NV_CLOCK=1");
+      info_.extra["opencl_chase_clock"] =
+          err == CL_SUCCESS ? "clock64 (inline PTX)" : "none: " + describe("clBuildProgram", err);
+      nv_clock_ = err == CL_SUCCESS;
+    }
+    if (!nv_clock_ && (err = build_chase(options)) != CL_SUCCESS) {
       throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
                          options + "\"); build log:\n" + build_log());
     }
@@ -61,8 +68,10 @@ class OpenCLDevice final : public Device {
           "clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)");
     local_group_ = std::clamp<std::size_t>(wg, 1, 64);
 
-    out_ = Mem(clCreateBuffer(ctx_.get(), CL_MEM_WRITE_ONLY, sizeof(cl_uint), nullptr, &err));
-    check_alloc(err, "clCreateBuffer(out)", sizeof(cl_uint));
+    // The element reached; with the clock, ulongs 1 and 2 hold the cycles and ns.
+    const std::size_t out_bytes = nv_clock_ ? 3 * sizeof(cl_ulong) : sizeof(cl_uint);
+    out_ = Mem(clCreateBuffer(ctx_.get(), CL_MEM_WRITE_ONLY, out_bytes, nullptr, &err));
+    check_alloc(err, "clCreateBuffer(out)", out_bytes);
   }
 
   // Members are released in reverse order of declaration: buffers and kernels before the
@@ -113,9 +122,11 @@ class OpenCLDevice final : public Device {
 
     ChaseTiming t;
     const uint64_t n = req.hops_per_repeat;
+    double cycles = 0, timer_ns = 0;
     for (int r = 0; r < req.repeats; ++r) {
-      const double t1 = run(launch, idx, n);
-      const double t2 = run(launch, idx, 2 * n);
+      LoopClock c1, c2;
+      const double t1 = run(launch, idx, n, &c1);
+      const double t2 = run(launch, idx, 2 * n, &c2);
       // Both launches pay the same fixed cost (launch, the local copy), so the difference is
       // the time of N hops alone. When noise in that fixed cost is larger than N hops take,
       // the difference can come out zero or negative; then the launch overhead cannot be
@@ -123,7 +134,18 @@ class OpenCLDevice final : public Device {
       double ns = (t2 - t1) / static_cast<double>(n);
       if (!(ns > 0)) ns = t2 / static_cast<double>(2 * n);
       t.ns_per_hop.push_back(ns);
+      // The loop's own cycles, by the same difference (the first hops' misses cancel).
+      if (nv_clock_ && c2.cycles > c1.cycles && c2.ns > c1.ns) {
+        const double dc = static_cast<double>(c2.cycles - c1.cycles);
+        t.cycles_per_hop.push_back(dc / static_cast<double>(n));
+        cycles += dc;
+        timer_ns += static_cast<double>(c2.ns - c1.ns);
+      }
     }
+    if (timer_ns > 0 && t.cycles_per_hop.size() == static_cast<std::size_t>(req.repeats))
+      t.clock_mhz = cycles / timer_ns * 1000.0;
+    else
+      t.cycles_per_hop.clear();  // all repeats or none: one per repeat
     t.end_line = static_cast<uint32_t>(idx / words_per_line);
     t.hops_walked = req.warmup_hops + static_cast<uint64_t>(req.repeats) * 3 * n;
     return t;
@@ -200,9 +222,22 @@ class OpenCLDevice final : public Device {
     return pb;
   }
 
+  cl_int build_chase(const std::string& options) {
+    cl_int err = CL_SUCCESS;
+    const char* src = kernels::chase;
+    program_ = Program(clCreateProgramWithSource(ctx_.get(), 1, &src, nullptr, &err));
+    check(err, "clCreateProgramWithSource");
+    return clBuildProgram(program_.get(), 1, &device_, options.c_str(), nullptr, nullptr);
+  }
+
+  // The chase loop's cycles and %globaltimer ns, as the clocked kernels write them.
+  struct LoopClock {
+    uint64_t cycles = 0, ns = 0;
+  };
+
   // One launch of `hops` hops from element idx; idx becomes the element reached. Returns the
-  // kernel's execution time in ns from event profiling.
-  double run(const Launch& l, cl_uint& idx, uint64_t hops) {
+  // kernel's execution time in ns from event profiling; the loop's clock into `clock`.
+  double run(const Launch& l, cl_uint& idx, uint64_t hops, LoopClock* clock = nullptr) {
     cl_kernel k = kernels_.at(l.path).get();
     const cl_ulong h = hops;
     const cl_uint start = idx;
@@ -230,10 +265,14 @@ class OpenCLDevice final : public Device {
         clEnqueueNDRangeKernel(queue_.get(), k, 1, nullptr, &global, &local, 0, nullptr, &raw),
         "clEnqueueNDRangeKernel", l.bytes);
     Event ev(raw);
-    cl_uint end = 0;
+    cl_ulong words[3] = {};
+    const std::size_t read_bytes = nv_clock_ ? sizeof words : sizeof(cl_uint);
     check(
-        clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, sizeof(end), &end, 0, nullptr, nullptr),
+        clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, read_bytes, words, 0, nullptr, nullptr),
         "clEnqueueReadBuffer(out)");
+    cl_uint end = 0;
+    std::memcpy(&end, words, sizeof end);  // the uint at byte 0
+    if (clock && nv_clock_) *clock = {words[1], words[2]};
     const double ns = event_seconds(ev.get()) * 1e9;
     // The next launch starts here: an index that is not a line start would read out of
     // bounds, so stop rather than go on.
@@ -284,6 +323,7 @@ class OpenCLDevice final : public Device {
   Program program_;
   std::map<MemPath, Kernel> kernels_;
   std::size_t local_group_ = 1;
+  bool nv_clock_ = false;  // the chase kernels count cycles (NVIDIA, GD_NV_CLOCK)
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;

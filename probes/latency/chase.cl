@@ -10,17 +10,44 @@
 // Built with -DGD_IMAGES=1 only where the device can run the image path (OpenCL C 1.2,
 // image support, CL_R / CL_UNSIGNED_INT32 for 1D image buffers); elsewhere the image
 // kernel is left out so that the program still builds.
+//
+// Built with -DGD_NV_CLOCK=1 on NVIDIA's platform, whose compiler takes inline PTX: the
+// chasing work-item also writes the loop's %clock64 cycles and %globaltimer ns as ulongs 1
+// and 2 of `out` (bytes 8 and 16), for latencies in cycles and the clock they ran at. The
+// PTX serves the measurement only; the loads are portable OpenCL C.
+
+#if defined(GD_NV_CLOCK) && GD_NV_CLOCK
+#define GD_CLOCK_START                                                    \
+  ulong gd_c0, gd_t0;                                                     \
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t0)::"memory");   \
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c0)::"memory");
+#define GD_CLOCK_END(out)                                                 \
+  {                                                                       \
+    ulong gd_c1, gd_t1;                                                   \
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c1)::"memory");     \
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t1)::"memory"); \
+    ((__global ulong*)(out))[1] = gd_c1 - gd_c0;                          \
+    ((__global ulong*)(out))[2] = gd_t1 - gd_t0;                          \
+  }
+#else
+#define GD_CLOCK_START
+#define GD_CLOCK_END(out)
+#endif
 
 __kernel void chase_global(__global const uint* buf, uint start, ulong hops, __global uint* out) {
   uint idx = start;
+  GD_CLOCK_START
   for (ulong h = 0; h < hops; ++h) idx = buf[idx];
   out[0] = idx;
+  GD_CLOCK_END(out)
 }
 
 __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __global uint* out) {
   uint idx = start;
+  GD_CLOCK_START
   for (ulong h = 0; h < hops; ++h) idx = cbuf[idx];
   out[0] = idx;
+  GD_CLOCK_END(out)
 }
 
 // The work-group copies the chain image (n_words uints) into local memory, then work-item
@@ -34,8 +61,10 @@ __kernel void chase_local(__global const uint* src, uint n_words, __local uint* 
   barrier(CLK_LOCAL_MEM_FENCE);
   if (lid == 0) {
     uint idx = start;
+    GD_CLOCK_START
     for (ulong h = 0; h < hops; ++h) idx = lbuf[idx];
     out[0] = idx;
+    GD_CLOCK_END(out)
   }
 }
 
@@ -43,7 +72,9 @@ __kernel void chase_local(__global const uint* src, uint n_words, __local uint* 
 __kernel void chase_image(__read_only image1d_buffer_t img, uint start, ulong hops,
                           __global uint* out) {
   uint idx = start;
+  GD_CLOCK_START
   for (ulong h = 0; h < hops; ++h) idx = read_imageui(img, (int)idx).x;
   out[0] = idx;
+  GD_CLOCK_END(out)
 }
 #endif
