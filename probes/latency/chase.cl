@@ -17,17 +17,17 @@
 // PTX serves the measurement only; the loads are portable OpenCL C.
 
 #if defined(GD_NV_CLOCK) && GD_NV_CLOCK
-#define GD_CLOCK_START                                                    \
-  ulong gd_c0, gd_t0;                                                     \
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t0)::"memory");   \
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c0)::"memory");
-#define GD_CLOCK_END(out)                                                 \
-  {                                                                       \
-    ulong gd_c1, gd_t1;                                                   \
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c1)::"memory");     \
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t1)::"memory"); \
-    ((__global ulong*)(out))[1] = gd_c1 - gd_c0;                          \
-    ((__global ulong*)(out))[2] = gd_t1 - gd_t0;                          \
+#define GD_CLOCK_START                                                      \
+  ulong gd_c0, gd_t0;                                                       \
+  __asm__ volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t0)::"memory");   \
+  __asm__ volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c0)::"memory");
+#define GD_CLOCK_END(out)                                                   \
+  {                                                                         \
+    ulong gd_c1, gd_t1;                                                     \
+    __asm__ volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c1)::"memory");     \
+    __asm__ volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t1)::"memory"); \
+    ((__global ulong*)(out))[1] = gd_c1 - gd_c0;                            \
+    ((__global ulong*)(out))[2] = gd_t1 - gd_t0;                            \
   }
 #else
 #define GD_CLOCK_START
