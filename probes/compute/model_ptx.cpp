@@ -46,6 +46,45 @@ void apply_block_clocks(ComputeTiming& t, const std::vector<uint64_t>& tim, std:
   }
 }
 
+namespace {
+
+std::vector<std::string> dot_parts(const std::string& opcode) {
+  std::vector<std::string> parts;
+  std::stringstream s(opcode);
+  std::string p;
+  while (std::getline(s, p, '.')) {
+    // Integer types by width only: a compiler may write add.s32 for CUDA's add.u32.
+    if (p.size() >= 2 && (p[0] == 's' || p[0] == 'u') &&
+        p.find_first_not_of("0123456789", 1) == std::string::npos)
+      p[0] = 'i';
+    parts.push_back(p);
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool ptx_holds(const std::string& ptx, const std::string& expect) {
+  const std::vector<std::string> want = dot_parts(expect);
+  if (want.empty()) return false;
+  std::istringstream in(ptx);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string w;
+    if (!(words >> w)) continue;
+    if (w[0] == '@' && !(words >> w)) continue;  // a predicate guards the instruction
+    const std::vector<std::string> have = dot_parts(w);
+    if (have.empty() || have[0] != want[0]) continue;
+    // The expected modifiers in order, others (.ftz, .approx, a type) between them allowed.
+    std::size_t k = 1;
+    for (std::size_t i = 1; i < have.size() && k < want.size(); ++i)
+      if (have[i] == want[k]) ++k;
+    if (k == want.size()) return true;
+  }
+  return false;
+}
+
 std::string sm_target(int major, int minor) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }

@@ -199,7 +199,7 @@ class OpenCLCompute final : public ComputeKernels {
     if (!op) throw BackendError("unknown compute op " + l.op);
     const Machine& m = machine(*op, l.ilp);
     if (m.loop.read) return m.loop;
-    if (m.ptx.find(op->ptx_expect) == std::string::npos)
+    if (!ptx_holds(m.ptx, op->ptx_expect))
       throw BackendError("the PTX of the timed kernel holds no " + op->ptx_expect + " (" + m.why +
                          ": PTX only); the figure is not that instruction's");
     return {};
@@ -210,7 +210,7 @@ class OpenCLCompute final : public ComputeKernels {
     if (!nv_ || op.cl_step.empty()) return {};
     try {
       const Machine& m = machine(op, 8);
-      if (!m.loop.read && m.ptx.find(op.ptx_expect) != std::string::npos)
+      if (!m.loop.read && ptx_holds(m.ptx, op.ptx_expect))
         return op.ptx_expect + " (" + m.why + ": PTX only)";
     } catch (const std::exception&) {
       // The build fails again, and is reported, when the figure runs.

@@ -22,6 +22,11 @@ bool is_nvidia_opencl(const std::string& platform_name, const std::string& platf
 void apply_block_clocks(ComputeTiming& t, const std::vector<uint64_t>& tim, std::size_t groups,
                         bool latency);
 
+// Whether some instruction of `ptx` is `expect` (an op's ptx_expect, written for CUDA's
+// inline PTX): same opcode, the expected modifiers in order with others allowed between
+// (fma.rn.f32 in fma.rn.ftz.f32), integer types by width (add.u32 in add.s32).
+bool ptx_holds(const std::string& ptx, const std::string& expect);
+
 // "sm_90" for compute capability 9.0.
 std::string sm_target(int major, int minor);
 

@@ -173,6 +173,29 @@ TEST(ComputeOpenCLNv, SmTargetAndVersions) {
   EXPECT_EQ(gd::first_line(""), "no output");
 }
 
+TEST(ComputeOpenCLNv, PtxHoldsTheIntendedInstruction) {
+  const std::string ptx =
+      "\t// fma.rn.f32 in a comment is no instruction\n"
+      "\tfma.rn.ftz.f32 \t%f3, %f3, %f1, %f2;\n"
+      "\t@%p1 bra \t$L__BB0_1;\n"
+      "\tadd.s32 \t%r5, %r5, %r6;\n"
+      "\tex2.approx.ftz.f32 %f4, %f4;\n"
+      "\tmov.u64 %rd7, %clock64;\n";
+  EXPECT_TRUE(gd::ptx_holds(ptx, "fma.rn.f32"));   // .ftz between
+  EXPECT_TRUE(gd::ptx_holds(ptx, "add.u32"));      // s32 for u32
+  EXPECT_TRUE(gd::ptx_holds(ptx, "ex2.approx"));   // type after
+  EXPECT_TRUE(gd::ptx_holds(ptx, "bra"));          // after a predicate
+  EXPECT_FALSE(gd::ptx_holds(ptx, "fma.rn.f64"));  // another type
+  EXPECT_FALSE(gd::ptx_holds(ptx, "mad.lo.u32"));
+  EXPECT_FALSE(gd::ptx_holds(ptx, "add.u64"));  // another width
+  EXPECT_FALSE(gd::ptx_holds(ptx, "rn.f32"));   // the opcode must lead
+  EXPECT_FALSE(gd::ptx_holds(ptx, ""));
+  // The fixture PTX, as ptxas is handed it.
+  const std::string fixture = read(kFixtures / "nv_fp32_fma_ilp8.ptx");
+  EXPECT_TRUE(gd::ptx_holds(fixture, gd::find_compute_op("fp32.fma")->ptx_expect));
+  EXPECT_FALSE(gd::ptx_holds(fixture, gd::find_compute_op("fp64.fma")->ptx_expect));
+}
+
 TEST(ComputeOpenCLNv, FindsToolsInOrder) {
   ToolDir a, b;
   const std::string in_b = b.add("ptxas", "exit 0\n");
