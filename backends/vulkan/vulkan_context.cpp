@@ -169,9 +169,26 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     chain = &executables;
     extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
+  // Int64 and float atomics for the atomics probe: each extension the device lists is enabled
+  // with the features it reports (probes/atomics/vulkan.cpp asks the device the same).
+  VkPhysicalDeviceShaderAtomicInt64Features i64_atomics{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  for (auto [name, s] :
+       {std::pair<const char*, void*>{VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
+        {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics}}) {
+    if (!has_extension(pd, name)) continue;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, s};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    static_cast<VkBaseOutStructure*>(s)->pNext =
+        static_cast<VkBaseOutStructure*>(const_cast<void*>(chain));
+    chain = s;
+    extensions.push_back(name);
+  }
   VkPhysicalDeviceFeatures features{};
   features.shaderFloat64 = facts_.shader_float64 ? VK_TRUE : VK_FALSE;
-  features.shaderInt64 = facts_.shader_int64 ? VK_TRUE : VK_FALSE;
+  features.shaderInt64 = facts_.shader_int64 ? VK_TRUE : VK_FALSE;  // int64 ops and atomics
   dci.pEnabledFeatures = &features;
   dci.pNext = chain;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());

@@ -20,6 +20,8 @@ std::string result_name(VkResult r);
 // Throws AllocationFailed for out-of-memory results (the probe skips the point) and
 // BackendError for anything else; `what` names the call and what it was for.
 void check(VkResult r, const std::string& what);
+// Whether the physical device lists the extension (vulkan_facts.cpp).
+bool has_extension(VkPhysicalDevice pd, const char* name);
 
 // The loader's instance, shared by enumeration and every device opened from it.
 class Instance {
@@ -157,6 +159,7 @@ class Context {
 
   const Facts& facts() const { return facts_; }
   VkDevice device() const { return device_; }
+  VkPhysicalDevice physical_device() const { return physical_; }
   // The GPU's clock as the kernel sets see it (gpu_clock.hpp), made on first use.
   GpuClock& clock();
   // When the last submission's wait returned (the context's creation before any): how long

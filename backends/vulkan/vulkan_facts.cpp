@@ -10,8 +10,6 @@
 
 namespace gd::vulkan {
 
-namespace {
-
 bool has_extension(VkPhysicalDevice pd, const char* name) {
   uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
@@ -21,6 +19,8 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
     if (std::strcmp(e.extensionName, name) == 0) return true;
   return false;
 }
+
+namespace {
 
 const char* kCudaOnly =
     "CUDA-only path; Vulkan has global (storage buffer), constant (uniform buffer), shared "
