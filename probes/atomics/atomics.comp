@@ -1,10 +1,36 @@
 #version 450
 // Atomic throughput (the OpenCL backend's set, probes/atomics/atomics.cl): every invocation
-// makes `iterations` atomicAdd (GD_CAS: atomicCompSwap loops) on one word of a storage
-// buffer, or (GD_SHARED) of the workgroup's shared array, which is then copied out. Word
-// addresses follow gd::target_word (probes/atomics/model.cpp) exactly, so the host knows what
-// every word must hold afterwards (gd::throughput_check). Built four ways by
-// cmake/vulkan.cmake: atomics_{global,shared}_{add,cas}.
+// makes `iterations` atomicAdd (GD_CAS: atomicCompSwap loops; GD_MIN / GD_MAX: atomicMin /
+// atomicMax of gd::minmax_operand) on one word of a storage buffer, or (GD_SHARED) of the
+// workgroup's shared array, which is then copied out. Word addresses follow gd::target_word
+// (probes/atomics/model.cpp) exactly, so the host knows what every word must hold afterwards
+// (gd::throughput_check). The word's type: uint (default), int (min/max), GD_U64 uint64_t
+// (GL_EXT_shader_atomic_int64), GD_F32 float and GD_F64 double (GL_EXT_shader_atomic_float).
+// GD_SCOPE_WORKGROUP: the add is made at workgroup scope (GL_KHR_memory_scope_semantics).
+// Built in the variants probes/atomics/vulkan.cmake lists.
+#if defined(GD_U64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+#define WORD_T uint64_t
+#define ONE 1ul
+#elif defined(GD_F32) || defined(GD_F64)
+#extension GL_EXT_shader_atomic_float : require
+#ifdef GD_F64
+#define WORD_T double
+#define ONE 1.0lf
+#else
+#define WORD_T float
+#define ONE 1.0
+#endif
+#elif defined(GD_MIN) || defined(GD_MAX)
+#define WORD_T int
+#else
+#define WORD_T uint
+#define ONE 1u
+#endif
+#ifdef GD_SCOPE_WORKGROUP
+#extension GL_KHR_memory_scope_semantics : require
+#endif
 
 // Contention codes, as gd::Contention.
 #define C_DISTINCT 0u
@@ -24,13 +50,14 @@ layout(push_constant) uniform Push {
 } pc;
 
 // Global: the target words; shared: every workgroup's array copied out, one after another.
-layout(std430, set = 0, binding = 0) coherent buffer Target { uint target[]; };
+// The host sets every word to gd::initial_word before the launch.
+layout(std430, set = 0, binding = 0) coherent buffer Target { WORD_T target[]; };
 // Per invocation: the sum of the values the atomics returned (so each result is live), or
 // for CAS the swaps it won.
 layout(std430, set = 0, binding = 1) writeonly buffer Aux { uint aux[]; };
 
 #ifdef GD_SHARED
-shared uint arr[kSharedWords];
+shared WORD_T arr[kSharedWords];
 
 // gd::target_word, shared space: each warp (32 invocations) owns 32 x ways words.
 uint local_word(uint t) {
@@ -59,14 +86,14 @@ void main() {
   const uint g = gl_GlobalInvocationID.x, t = gl_LocalInvocationID.x;
   const uint n = gl_WorkGroupSize.x;
 #ifdef GD_SHARED
-  for (uint i = t; i < kSharedWords; i += n) arr[i] = 0u;
+  for (uint i = t; i < kSharedWords; i += n) arr[i] = WORD_T(0);
   barrier();
   const uint w = local_word(t);
 #else
   const uint w = global_word(g);
 #endif
   uint acc = 0u;
-#ifdef GD_CAS
+#if defined(GD_CAS)
   // Each attempt swaps guess -> guess + 1; a failure learns the current value.
   uint guess = 0u;
   for (uint k = 0u; k < pc.iterations; ++k) {
@@ -78,8 +105,23 @@ void main() {
       guess = old;
     }
   }
+#elif defined(GD_MIN) || defined(GD_MAX)
+  // gd::minmax_operand: (g mod 977) * 2048 + (k mod 2048), negated for min.
+  const int base = int(g % 977u) * 2048;
+  for (uint k = 0u; k < pc.iterations; ++k) {
+    const int v = base + int(k % 2048u);
+#ifdef GD_MIN
+    acc += uint(atomicMin(WORD, -v));
 #else
-  for (uint k = 0u; k < pc.iterations; ++k) acc += atomicAdd(WORD, 1u);
+    acc += uint(atomicMax(WORD, v));
+#endif
+  }
+#elif defined(GD_SCOPE_WORKGROUP)
+  // A relaxed add whose coherence reaches the workgroup only (CUDA's atom.relaxed.cta).
+  for (uint k = 0u; k < pc.iterations; ++k)
+    acc += atomicAdd(WORD, ONE, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+#else
+  for (uint k = 0u; k < pc.iterations; ++k) acc += uint(atomicAdd(WORD, ONE));
 #endif
 #ifdef GD_SHARED
   barrier();

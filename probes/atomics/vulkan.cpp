@@ -1,19 +1,22 @@
-// Vulkan kernels of the atomics probe, the OpenCL backend's set in GLSL: atomicAdd and
-// atomicCompSwap throughput on a storage buffer and on workgroup memory, and a CAS ping-pong
-// through a storage buffer (two workgroups) and through workgroup memory (two invocations of
-// one workgroup). No cycles: latencies are in ns only, from the difference of a launch of N
-// and one of 2N round trips (the dispatch overhead cancels). Every kernel's memory is checked
-// exactly on the host (gd::throughput_check, gd::pingpong_check). On a GPU the clock is
-// brought up before the probe's first launch, a throughput launch lasts ~10 ms, and with
-// VK_KHR_shader_clock the clock is read after each figure's launches (gpu_clock.hpp says why).
+// Vulkan kernels of the atomics probe: atomicAdd and atomicCompSwap throughput on a storage
+// buffer and on workgroup memory, atomicMin / atomicMax, 64-bit integer add
+// (VK_KHR_shader_atomic_int64), float and double add (VK_EXT_shader_atomic_float) and the add
+// at workgroup scope, each where the device offers it; and a CAS ping-pong through a storage
+// buffer (two workgroups) and through workgroup memory (two invocations of one workgroup). No
+// cycles: latencies are in ns only, from the difference of a launch of N and one of 2N round trips
+// (the dispatch overhead cancels). Every kernel's memory is checked exactly on the host
+// (gd::throughput_check, gd::pingpong_check). On a GPU the clock is brought up before the probe's
+// first launch, a throughput launch lasts ~10 ms, and with VK_KHR_shader_clock the clock is read
+// after each figure's launches (gpu_clock.hpp says why).
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "gpu_clock.hpp"
 #include "atomics/atomics.hpp"
+#include "gpu_clock.hpp"
 #include "vulkan_probes.hpp"
 
 namespace gd::vulkan {
@@ -49,6 +52,7 @@ class VulkanAtomics final : public AtomicsKernels {
     wg_ok_ =
         limits.maxComputeWorkGroupSize[0] >= kWg && limits.maxComputeWorkGroupInvocations >= kWg;
     timing_ = ctx.facts().timing();
+    query_atomic_features();
   }
 
   // No cycles of a hand-over or an atomic (a clock read after the launches gives none).
@@ -95,25 +99,21 @@ class VulkanAtomics final : public AtomicsKernels {
   Support supports(const ThroughputRequest& r) const override {
     if (!timing_.ok) return timing_;
     if (!wg_ok_) return Support::no("workgroups of 256 are not allowed");
-    if (r.op != AtomicOp::add && r.op != AtomicOp::cas)
-      return Support::no("the Vulkan backend measures atomicAdd and atomicCompSwap only");
-    if (r.type != AtomicType::i32)
-      return Support::no("the Vulkan backend measures 32-bit integer atomics only");
     if (!r.use_return)
       return Support::no(
           "GLSL has no result-less atomic (red): an atomicAdd whose result is unused is the "
           "same SPIR-V op");
-    if (r.scope != AtomicScope::gpu)
-      return Support::no("GLSL atomics on buffers are device-scope; no other scope is measured");
     if (r.space == AtomicSpace::global && r.contention == Contention::bank_conflict)
       return Support::no("bank conflicts are a workgroup-memory pattern");
+    const Support k = kernel_support(r);
+    if (!k.ok) return k;
     if (r.space == AtomicSpace::shared) {
       if (r.contention == Contention::same_gpu)
         return Support::no("workgroup memory is per workgroup");
       if (r.contention == Contention::bank_conflict &&
           (r.ways < 2 || r.ways > 32 || (32 % r.ways) != 0))
         return Support::no("conflict ways must divide 32");
-      if (shared_words_per_block(layout(r, 1)) * 4 > shared_bytes_)
+      if (shared_words_per_block(layout(r, 1)) * type_bytes(r.type) > shared_bytes_)
         return Support::no("not enough workgroup memory for the pattern");
     }
     return Support::yes();
@@ -150,9 +150,12 @@ class VulkanAtomics final : public AtomicsKernels {
     t.sms = 0;  // Vulkan reports no SMs; the probe uses the device's count
     // The last launch's memory, word by word.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
-    std::vector<uint32_t> raw(words), aux(threads);
-    ctx_.download(target_, raw.data(), words * 4);
-    std::vector<uint64_t> finals(raw.begin(), raw.end());
+    const uint64_t bytes = uint64_t(type_bytes(r.type));
+    std::vector<unsigned char> raw(words * bytes);
+    std::vector<uint32_t> aux(threads);
+    ctx_.download(target_, raw.data(), raw.size());
+    std::vector<uint64_t> finals(words, 0);
+    for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
     std::vector<uint32_t> successes;
     if (r.op == AtomicOp::cas) {
       ctx_.download(aux_, aux.data(), threads * 4);
@@ -167,13 +170,107 @@ class VulkanAtomics final : public AtomicsKernels {
     if (what.rfind("pingpong.", 0) == 0)
       return std::string("SPIR-V OpAtomicCompareExchange (") +
              (what.find("shared") != std::string::npos ? "Workgroup" : "StorageBuffer") + ")";
+    // A throughput key: "<space>.<op>_<type>.<contention>[.<scope>]".
+    const std::size_t dot = what.find('.'), us = what.find('_', dot);
+    if (dot == std::string::npos || us == std::string::npos) return std::nullopt;
+    const std::string op = what.substr(dot + 1, us - dot - 1);
+    const std::string type = what.substr(us + 1, what.find('.', us) - us - 1);
     const bool shared = what.rfind("shared.", 0) == 0;
-    const bool cas = what.find("cas") != std::string::npos;
-    return std::string("SPIR-V ") + (cas ? "OpAtomicCompareExchange" : "OpAtomicIAdd") + " (" +
-           (shared ? "Workgroup" : "StorageBuffer") + ")";
+    std::string spirv = op == "cas"      ? "OpAtomicCompareExchange"
+                        : op == "min"    ? "OpAtomicSMin"
+                        : op == "max"    ? "OpAtomicSMax"
+                        : type[0] == 'f' ? "OpAtomicFAddEXT"
+                                         : "OpAtomicIAdd";
+    std::string where = shared ? "Workgroup" : "StorageBuffer";
+    if (!shared && what.size() > 4 && what.compare(what.size() - 4, 4, ".cta") == 0)
+      where += ", Workgroup scope";
+    return "SPIR-V " + spirv + " (" + where + ")";
   }
 
  private:
+  // What the device offers of the atomics the kernels use, as the context enabled it
+  // (backends/vulkan/vulkan_context.cpp enables every feature of these structs offered).
+  void query_atomic_features() {
+    const VkPhysicalDevice pd = ctx_.physical_device();
+    VkPhysicalDeviceShaderAtomicInt64Features i64{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT fl{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    if (has_extension(pd, VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME)) {
+      i64.pNext = f2.pNext;
+      f2.pNext = &i64;
+    }
+    if (has_extension(pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+      fl.pNext = f2.pNext;
+      f2.pNext = &fl;
+    }
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    int64_words_ = f2.features.shaderInt64 == VK_TRUE;
+    buffer_int64_ = i64.shaderBufferInt64Atomics == VK_TRUE;
+    buffer_f32_add_ = fl.shaderBufferFloat32AtomicAdd == VK_TRUE;
+    shared_f32_add_ = fl.shaderSharedFloat32AtomicAdd == VK_TRUE;
+    buffer_f64_add_ = fl.shaderBufferFloat64AtomicAdd == VK_TRUE && ctx_.facts().shader_float64;
+  }
+
+  // Whether a kernel of (space, op, type, scope) exists and the device has what it needs.
+  // Scopes: a plain GLSL atomic on a buffer is Device scope, CUDA's gpu. Workgroup scope
+  // (GL_KHR_memory_scope_semantics, valid without the Vulkan memory model) is CUDA's cta:
+  // coherent within the workgroup only. Shared memory has one scope, as in the CUDA backend.
+  Support kernel_support(const ThroughputRequest& r) const {
+    const bool shared = r.space == AtomicSpace::shared;
+    const Support none = Support::no("no Vulkan kernel for " + r.key() + " (not part of the plan)");
+    if (!shared && r.scope == AtomicScope::sys)
+      return Support::no(
+          "Vulkan has no system scope: its widest, QueueFamily, covers one device's queues, not "
+          "the host (SPIR-V's CrossDevice scope is not allowed in Vulkan)");
+    if (!shared && r.scope == AtomicScope::cta &&
+        (r.op != AtomicOp::add || r.type != AtomicType::i32))
+      return none;
+    switch (r.type) {
+      case AtomicType::i32:
+        if (shared && (r.op == AtomicOp::min || r.op == AtomicOp::max)) return none;
+        return Support::yes();
+      case AtomicType::u64:
+        if (shared || r.op != AtomicOp::add) return none;
+        if (!buffer_int64_)
+          return Support::no(
+              "the device lacks shaderBufferInt64Atomics (VK_KHR_shader_atomic_int64)");
+        if (!int64_words_) return Support::no("the device lacks shaderInt64 (64-bit integers)");
+        return Support::yes();
+      case AtomicType::f32:
+        if (r.op != AtomicOp::add) return none;
+        if (!(shared ? shared_f32_add_ : buffer_f32_add_))
+          return Support::no(
+              std::string("the device lacks ") +
+              (shared ? "shaderSharedFloat32AtomicAdd" : "shaderBufferFloat32AtomicAdd") +
+              " (VK_EXT_shader_atomic_float)");
+        return Support::yes();
+      case AtomicType::f64:
+        if (shared || r.op != AtomicOp::add) return none;
+        if (!buffer_f64_add_)
+          return Support::no(
+              "the device lacks shaderBufferFloat64AtomicAdd (VK_EXT_shader_atomic_float) or "
+              "shaderFloat64");
+        return Support::yes();
+      case AtomicType::f16x2:
+      case AtomicType::bf16x2:
+        return Support::no(
+            "GLSL has no vendor-neutral packed 16-bit pair atomic add: VK_EXT_shader_atomic_float2 "
+            "adds scalar float16 only, the packed form is NVIDIA's "
+            "VK_NV_shader_atomic_float16_vector");
+    }
+    return none;
+  }
+
+  static std::string shader_name(const ThroughputRequest& r) {
+    const bool shared = r.space == AtomicSpace::shared;
+    std::string n = std::string("atomics_") + (shared ? "shared_" : "global_") + to_string(r.op);
+    if (r.type != AtomicType::i32) n += "_" + to_string(r.type);
+    if (!shared && r.scope == AtomicScope::cta) n += "_cta";
+    return n;
+  }
+
   ThroughputLayout layout(const ThroughputRequest& r, uint64_t iterations) const {
     ThroughputLayout l;
     l.space = r.space;
@@ -210,18 +307,18 @@ class VulkanAtomics final : public AtomicsKernels {
   // One launch from a freshly cleared target; returns the dispatch's time.
   double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l) {
     const uint64_t words = target_words(l), threads = l.blocks * l.threads;
-    grow(target_, words * 4);
+    const uint64_t bytes = words * uint64_t(type_bytes(r.type));
+    grow(target_, bytes);
     grow(aux_, threads * 4);
-    const std::vector<uint32_t> zeros(words, 0);
-    ctx_.upload(target_, zeros.data(), words * 4);
+    // Every word at gd::initial_word (min / max: 32-bit; 0 for every other type).
+    ctx_.fill(target_, bytes, uint32_t(initial_word(r)));
     const bool shared = r.space == AtomicSpace::shared;
-    const std::string name = std::string("atomics_") + (shared ? "shared_" : "global_") +
-                             (r.op == AtomicOp::cas ? "cas" : "add");
+    const std::string name = shader_name(r);
     const uint32_t wpb = shared ? uint32_t(shared_words_per_block(l)) : 0;
     Pipeline& p = pipeline(name, kWg, wpb, sizeof(ThroughputPush));
     const ThroughputPush push{uint32_t(r.contention), uint32_t(l.ways), uint32_t(l.iterations)};
-    return 1e-9 * ctx_.dispatch(p, {{&target_, words * 4}, {&aux_, threads * 4}}, &push,
-                                sizeof push, uint32_t(l.blocks));
+    return 1e-9 * ctx_.dispatch(p, {{&target_, bytes}, {&aux_, threads * 4}}, &push, sizeof push,
+                                uint32_t(l.blocks));
   }
 
   // The clock up at the probe's first launch and after an idle spell; nothing on a CPU.
@@ -275,6 +372,9 @@ class VulkanAtomics final : public AtomicsKernels {
   bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint64_t shared_bytes_ = 0;
   Support timing_;
+  // The atomics the device offers beyond 32-bit integers (query_atomic_features).
+  bool int64_words_ = false, buffer_int64_ = false, buffer_f32_add_ = false;
+  bool shared_f32_add_ = false, buffer_f64_add_ = false;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   Buffer target_, aux_, flag_, res_;
 };

@@ -1,0 +1,151 @@
+// The atomics probe's kernels beyond 32-bit integer add and CAS through the real Vulkan
+// backend (Mesa's lavapipe on the CPU in CI): atomicMin / atomicMax, 64-bit integer add, float
+// and double add, the add at workgroup scope. Each runs for real and its memory is checked
+// exactly by the host (gd::throughput_check); what the device lacks names the feature.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "atomics/atomics.hpp"
+#include "vulkan_backend.hpp"
+
+namespace {
+
+using gd::AtomicOp;
+using gd::AtomicScope;
+using gd::AtomicSpace;
+using gd::AtomicType;
+using gd::Contention;
+using gd::ThroughputRequest;
+
+// The first device, opened once for the program; null with the reason when none.
+gd::Device* open_first(std::string* why) {
+  static std::string reason;
+  static std::unique_ptr<gd::Device> dev = [] {
+    std::unique_ptr<gd::Device> d;
+    if (gd::vulkan::enumerate(&reason).empty()) {
+      if (reason.empty()) reason = "no Vulkan device";
+      return d;
+    }
+    try {
+      d = gd::vulkan::open(0);
+    } catch (const std::exception& e) {
+      reason = std::string("cannot open vulkan:0: ") + e.what();
+    }
+    return d;
+  }();
+  *why = reason;
+  return dev.get();
+}
+
+#define GD_ATOMICS_KERNELS(k)                                                    \
+  std::string why_;                                                              \
+  gd::Device* dev_ = open_first(&why_);                                          \
+  const char* req_ = std::getenv("GD_REQUIRE_VULKAN");                           \
+  if (!dev_ && req_ && std::string(req_) == "1")                                 \
+    FAIL() << "GD_REQUIRE_VULKAN=1 but no Vulkan device: " << why_;              \
+  if (!dev_) GTEST_SKIP() << "no Vulkan device: " << why_;                       \
+  const bool lavapipe = dev_->info().name.find("llvmpipe") != std::string::npos; \
+  auto* k = dev_->kernels<gd::AtomicsKernels>();                                 \
+  ASSERT_NE(k, nullptr);                                                         \
+  if (!k->supports(ThroughputRequest{}).ok)                                      \
+    GTEST_SKIP() << "no atomics here: " << k->supports(ThroughputRequest{}).reason;
+
+ThroughputRequest req(AtomicSpace s, AtomicOp o, AtomicType t, Contention c,
+                      AtomicScope scope = AtomicScope::gpu) {
+  ThroughputRequest r;
+  r.space = s;
+  r.op = o;
+  r.type = t;
+  r.contention = c;
+  r.scope = scope;
+  r.iterations = 64;
+  r.repeats = 1;
+  return r;
+}
+
+void expect_checked(gd::AtomicsKernels& k, const ThroughputRequest& r) {
+  const std::string key = r.key();
+  ASSERT_TRUE(k.supports(r).ok) << key << ": " << k.supports(r).reason;
+  const gd::ThroughputTiming t = k.throughput(r);
+  EXPECT_EQ(t.check_error, "") << key;
+  EXPECT_EQ(t.layout.iterations, 64u) << key;
+  ASSERT_EQ(t.seconds.size(), 1u) << key;
+  EXPECT_GT(t.seconds[0], 0) << key;
+  const auto instr = k.instruction(key);
+  ASSERT_TRUE(instr) << key;
+  EXPECT_EQ(instr->rfind("SPIR-V OpAtomic", 0), 0u) << *instr;
+}
+
+// Signed atomicMin / atomicMax need nothing beyond Vulkan 1.0: every pattern checked.
+TEST(VulkanAtomicsTypes, MinMaxAreChecked) {
+  GD_ATOMICS_KERNELS(k);
+  for (AtomicOp op : {AtomicOp::min, AtomicOp::max})
+    for (Contention c : {Contention::distinct, Contention::same_per_warp, Contention::same_gpu})
+      expect_checked(*k, req(AtomicSpace::global, op, AtomicType::i32, c));
+  EXPECT_EQ(*k->instruction("global.min_i32.distinct"), "SPIR-V OpAtomicSMin (StorageBuffer)");
+  EXPECT_EQ(*k->instruction("global.max_i32.same_per_warp"), "SPIR-V OpAtomicSMax (StorageBuffer)");
+}
+
+// 64-bit integer add, float add on a buffer and on workgroup memory, double add: checked
+// where offered (lavapipe offers all but double), else the reason names the feature.
+TEST(VulkanAtomicsTypes, Int64AndFloatAddsAreCheckedOrNameTheirFeature) {
+  GD_ATOMICS_KERNELS(k);
+  struct Case {
+    ThroughputRequest r;
+    const char* feature;
+    bool on_lavapipe;
+  };
+  const Case cases[] = {
+      {req(AtomicSpace::global, AtomicOp::add, AtomicType::u64, Contention::distinct),
+       "shaderBufferInt64Atomics", true},
+      {req(AtomicSpace::global, AtomicOp::add, AtomicType::u64, Contention::same_per_block),
+       "shaderBufferInt64Atomics", true},
+      {req(AtomicSpace::global, AtomicOp::add, AtomicType::f32, Contention::distinct),
+       "shaderBufferFloat32AtomicAdd", true},
+      {req(AtomicSpace::global, AtomicOp::add, AtomicType::f32, Contention::same_per_warp),
+       "shaderBufferFloat32AtomicAdd", true},
+      {req(AtomicSpace::shared, AtomicOp::add, AtomicType::f32, Contention::distinct),
+       "shaderSharedFloat32AtomicAdd", true},
+      {req(AtomicSpace::shared, AtomicOp::add, AtomicType::f32, Contention::same_per_block),
+       "shaderSharedFloat32AtomicAdd", true},
+      {req(AtomicSpace::global, AtomicOp::add, AtomicType::f64, Contention::distinct),
+       "shaderBufferFloat64AtomicAdd", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.r.key());
+    const gd::Support s = k->supports(c.r);
+    if (lavapipe && c.on_lavapipe) EXPECT_TRUE(s.ok) << s.reason;
+    if (s.ok)
+      expect_checked(*k, c.r);
+    else
+      EXPECT_NE(s.reason.find(c.feature), std::string::npos) << s.reason;
+  }
+  EXPECT_EQ(*k->instruction("global.add_f32.distinct"), "SPIR-V OpAtomicFAddEXT (StorageBuffer)");
+  EXPECT_EQ(*k->instruction("shared.add_f32.distinct"), "SPIR-V OpAtomicFAddEXT (Workgroup)");
+  const gd::Support half =
+      k->supports(req(AtomicSpace::global, AtomicOp::add, AtomicType::f16x2, Contention::distinct));
+  EXPECT_FALSE(half.ok);
+  EXPECT_NE(half.reason.find("packed"), std::string::npos) << half.reason;
+}
+
+// Scopes: workgroup scope (CUDA's cta) runs and is checked; Vulkan has no system scope.
+TEST(VulkanAtomicsTypes, WorkgroupScopeIsCheckedAndSystemScopeHasAReason) {
+  GD_ATOMICS_KERNELS(k);
+  for (Contention c : {Contention::distinct, Contention::same_per_block})
+    expect_checked(*k,
+                   req(AtomicSpace::global, AtomicOp::add, AtomicType::i32, c, AtomicScope::cta));
+  EXPECT_EQ(*k->instruction("global.add_i32.distinct.cta"),
+            "SPIR-V OpAtomicIAdd (StorageBuffer, Workgroup scope)");
+  const gd::Support sys = k->supports(req(AtomicSpace::global, AtomicOp::add, AtomicType::i32,
+                                          Contention::distinct, AtomicScope::sys));
+  EXPECT_FALSE(sys.ok);
+  EXPECT_NE(sys.reason.find("system scope"), std::string::npos) << sys.reason;
+  const gd::Support none =
+      k->supports(req(AtomicSpace::shared, AtomicOp::min, AtomicType::i32, Contention::distinct));
+  EXPECT_NE(none.reason.find("not part of the plan"), std::string::npos) << none.reason;
+}
+
+}  // namespace
