@@ -1,8 +1,11 @@
 // Kernels of the atomics probe (OpenCL C 1.2): atomic_add / atomic_cmpxchg throughput on
-// global and local memory, and CAS ping-pong between two work-items. Addresses follow
-// gd::target_word (probes/atomics/model.cpp) exactly, so the host knows what every word must
-// hold afterwards. Every spin is bounded: a partner that never answers makes the kernel
-// report a timeout, never hang.
+// global and local memory, atomic_min / atomic_max on global memory, 64-bit atom_add where
+// the device has cl_khr_int64_base_atomics, and CAS ping-pong between two work-items.
+// Built again with GD_FLOAT_ATOMICS (OpenCL C 2.0 or later) where the device lists
+// cl_ext_float_atomics: then only the float adds its feature macros allow are built.
+// Addresses follow gd::target_word (probes/atomics/model.cpp) exactly, so the host knows
+// what every word must hold afterwards. Every spin is bounded: a partner that never answers
+// makes the kernel report a timeout, never hang.
 
 // Contention codes, as gd::Contention.
 #define C_DISTINCT 0
@@ -31,6 +34,8 @@ uint local_word(uint contention, uint ways, uint t) {
   return 0;
 }
 
+#ifndef GD_FLOAT_ATOMICS
+
 // Every work-item adds 1 to its word `iterations` times, using the returned value (summed
 // into `sink`, so the atomic's result is live).
 __kernel void at_global_add(__global volatile uint* target, uint contention, ulong iterations,
@@ -42,6 +47,38 @@ __kernel void at_global_add(__global volatile uint* target, uint contention, ulo
   for (ulong k = 0; k < iterations; ++k) acc += atomic_add(p, 1u);
   sink[g] = acc;
 }
+
+// gd::minmax_operand: (g mod 977) * 2048 + (k mod 2048), negated for min. Every word starts
+// at gd::initial_word (INT_MAX for min, INT_MIN for max).
+#define MINMAX_KERNEL(name, fn, sign)                                                      \
+  __kernel void name(__global volatile int* target, uint contention, ulong iterations,     \
+                     __global uint* sink) {                                                \
+    const ulong g = get_global_id(0);                                                      \
+    __global volatile int* p =                                                             \
+        target + global_word(contention, g, get_group_id(0), get_local_size(0));           \
+    const int base = (int)(g % 977) * 2048;                                                \
+    uint acc = 0;                                                                          \
+    for (ulong k = 0; k < iterations; ++k) acc += (uint)fn(p, sign(base + (int)(k % 2048))); \
+    sink[g] = acc;                                                                         \
+  }
+#define NEGATE(v) (-(v))
+#define SAME(v) (v)
+MINMAX_KERNEL(at_global_min, atomic_min, NEGATE)
+MINMAX_KERNEL(at_global_max, atomic_max, SAME)
+
+#ifdef cl_khr_int64_base_atomics
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+// 64-bit words: atom_add of 1, its result live.
+__kernel void at_global_add_u64(__global volatile ulong* target, uint contention,
+                                ulong iterations, __global uint* sink) {
+  const ulong g = get_global_id(0);
+  __global volatile ulong* p =
+      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+  ulong acc = 0;
+  for (ulong k = 0; k < iterations; ++k) acc += atom_add(p, 1ul);
+  sink[g] = (uint)acc;
+}
+#endif
 
 // A CAS loop per work-item: each attempt swaps guess -> guess + 1; a failure learns the
 // current value. Successes are counted per work-item so the host can check every word.
@@ -148,3 +185,48 @@ __kernel void at_pingpong_local(__global uint* res, uint rounds, uint spin_limit
   barrier(CLK_LOCAL_MEM_FENCE);
   if (t == 0) res[4] = (uint)cell[0];
 }
+
+#else  // GD_FLOAT_ATOMICS: cl_ext_float_atomics, relaxed device-scope adds of 1.0
+
+#define FADD_GLOBAL(name, T, one)                                                        \
+  __kernel void name(__global volatile T* target, uint contention, ulong iterations,     \
+                     __global uint* sink) {                                              \
+    const ulong g = get_global_id(0);                                                    \
+    __global volatile T* p =                                                             \
+        target + global_word(contention, g, get_group_id(0), get_local_size(0));         \
+    uint acc = 0;                                                                        \
+    for (ulong k = 0; k < iterations; ++k)                                               \
+      acc += (uint)atomic_fetch_add_explicit(p, one, memory_order_relaxed,               \
+                                             memory_scope_device);                       \
+    sink[g] = acc;                                                                       \
+  }
+
+#ifdef __opencl_c_ext_fp32_global_atomic_add
+FADD_GLOBAL(at_global_add_f32, atomic_float, 1.0f)
+#endif
+#if defined(__opencl_c_ext_fp64_global_atomic_add) && defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+FADD_GLOBAL(at_global_add_f64, atomic_double, 1.0)
+#endif
+
+#ifdef __opencl_c_ext_fp32_local_atomic_add
+// Local memory, as at_local_add: the group's array from 0, copied out afterwards.
+__kernel void at_local_add_f32(__global float* out, uint contention, uint ways,
+                               ulong iterations, uint words_per_group, __global uint* sink,
+                               __local volatile atomic_float* arr) {
+  const uint t = get_local_id(0), n = get_local_size(0);
+  __local float* plain = (__local float*)arr;
+  for (uint w = t; w < words_per_group; w += n) plain[w] = 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __local volatile atomic_float* p = arr + local_word(contention, ways, t);
+  uint acc = 0;
+  for (ulong k = 0; k < iterations; ++k)
+    acc += (uint)atomic_fetch_add_explicit(p, 1.0f, memory_order_relaxed,
+                                           memory_scope_work_group);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint w = t; w < words_per_group; w += n) out[get_group_id(0) * words_per_group + w] = plain[w];
+  sink[get_global_id(0)] = acc;
+}
+#endif
+
+#endif  // GD_FLOAT_ATOMICS

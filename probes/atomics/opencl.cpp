@@ -1,10 +1,13 @@
 // OpenCL kernels of the atomics probe: atomic_add / atomic_cmpxchg throughput on global and
-// local memory, and CAS ping-pong through global memory (two work-groups) and local memory
-// (two work-items of one group). OpenCL has no clock: latencies are in ns only, from the
-// difference of a launch of N and one of 2N round trips (the launch overhead cancels).
+// local memory, atomic_min / atomic_max, 64-bit atom_add (cl_khr_int64_base_atomics) and float
+// adds (cl_ext_float_atomics) where the device has them, and CAS ping-pong through global memory
+// (two work-groups) and local memory (two work-items of one group). OpenCL has no clock: latencies
+// are in ns only, from the difference of a launch of N and one of 2N round trips (the launch
+// overhead cancels).
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,16 +50,22 @@ class OpenCLAtomics final : public AtomicsKernels {
       program_ = nullptr;
       throw BackendError("building the atomics kernels: " + log);
     }
-    for (const char* n : {"at_global_add", "at_global_cas", "at_local_add", "at_local_cas",
-                          "at_pingpong_global", "at_pingpong_local"}) {
+    for (const char* n :
+         {"at_global_add", "at_global_cas", "at_local_add", "at_local_cas", "at_global_min",
+          "at_global_max", "at_pingpong_global", "at_pingpong_local"}) {
       kernels_[n] = clCreateKernel(program_, n, &err);
       check(err, std::string("clCreateKernel(") + n + ")");
     }
+    // Kernels the compiler built only where the device has their extension.
+    add_optional_kernels(program_, {"at_global_add_u64"});
+    if (device_extensions(h.device).find(" cl_ext_float_atomics ") != std::string::npos)
+      build_float_program();
   }
 
   ~OpenCLAtomics() override {
     for (auto& [n, k] : kernels_) clReleaseKernel(k);
     if (program_) clReleaseProgram(program_);
+    if (float_program_) clReleaseProgram(float_program_);
     for (cl_mem m : {target_, aux_, flag_, res_})
       if (m) clReleaseMemObject(m);
   }
@@ -91,13 +100,12 @@ class OpenCLAtomics final : public AtomicsKernels {
 
   Support supports(const ThroughputRequest& r) const override {
     if (!wg_ok_) return Support::no("work-groups of 256 are not allowed");
-    if (r.op != AtomicOp::add && r.op != AtomicOp::cas)
-      return Support::no("OpenCL 1.2 C: only atomic_add and atomic_cmpxchg are measured");
-    if (r.type != AtomicType::i32) return Support::no("OpenCL 1.2 C: 32-bit integer atomics only");
     if (!r.use_return) return Support::no("OpenCL C has no result-less atomic (red)");
     if (r.scope != AtomicScope::gpu) return Support::no("OpenCL 1.2 atomics have no scopes");
     if (r.space == AtomicSpace::global && r.contention == Contention::bank_conflict)
       return Support::no("bank conflicts are a local-memory pattern");
+    const Support k = kernel_support(r);
+    if (!k.ok) return k;
     if (r.space == AtomicSpace::shared) {
       if (r.contention == Contention::same_gpu)
         return Support::no("local memory is per work-group");
@@ -105,7 +113,7 @@ class OpenCLAtomics final : public AtomicsKernels {
           (r.ways < 2 || r.ways > 32 || (32 % r.ways) != 0))
         return Support::no("conflict ways must divide 32");
       ThroughputLayout l = layout(r, 1);
-      if (shared_words_per_block(l) * 4 > local_bytes_)
+      if (shared_words_per_block(l) * type_bytes(r.type) > local_bytes_)
         return Support::no("not enough local memory for the pattern");
     }
     return Support::yes();
@@ -130,11 +138,14 @@ class OpenCLAtomics final : public AtomicsKernels {
     t.sms = 0;  // compute units are not SMs; the probe uses the device's count
     // The last launch's memory, word by word.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
-    std::vector<cl_uint> raw(words), aux(threads);
-    check(clEnqueueReadBuffer(h_.queue, target_, CL_TRUE, 0, words * 4, raw.data(), 0, nullptr,
+    const uint64_t bytes = uint64_t(type_bytes(r.type));
+    std::vector<unsigned char> raw(words * bytes);
+    std::vector<cl_uint> aux(threads);
+    check(clEnqueueReadBuffer(h_.queue, target_, CL_TRUE, 0, raw.size(), raw.data(), 0, nullptr,
                               nullptr),
           "reading the atomics target");
-    std::vector<uint64_t> finals(raw.begin(), raw.end());
+    std::vector<uint64_t> finals(words, 0);
+    for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
     std::vector<uint32_t> successes;
     if (r.op == AtomicOp::cas) {
       check(clEnqueueReadBuffer(h_.queue, aux_, CL_TRUE, 0, threads * 4, aux.data(), 0, nullptr,
@@ -147,6 +158,87 @@ class OpenCLAtomics final : public AtomicsKernels {
   }
 
  private:
+  static std::string device_extensions(cl_device_id d) {
+    std::size_t n = 0;
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, nullptr, &n);
+    std::string ext(n, '\0');
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, n, ext.data(), nullptr);
+    return " " + std::string(ext.c_str()) + " ";
+  }
+
+  // Kernels whose source the compiler keeps only under a feature macro: those it built.
+  void add_optional_kernels(cl_program p, const std::vector<const char*>& names) {
+    for (const char* n : names) {
+      cl_int err = CL_SUCCESS;
+      cl_kernel k = clCreateKernel(p, n, &err);
+      if (err == CL_SUCCESS && k) kernels_[n] = k;
+    }
+  }
+
+  // cl_ext_float_atomics needs OpenCL C 2.0's atomic types: the float kernels are a second
+  // program of the same source, built where the device takes -cl-std=CL3.0 or CL2.0. What
+  // does not build stays unsupported with the build's first words as the reason.
+  void build_float_program() {
+    cl_int err = CL_SUCCESS;
+    const char* src = kernels::atomics;
+    for (const char* std : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
+      cl_program p = clCreateProgramWithSource(h_.context, 1, &src, nullptr, &err);
+      check(err, "clCreateProgramWithSource(atomics, float)");
+      const std::string opts = std::string(std) + " -DGD_FLOAT_ATOMICS";
+      if (clBuildProgram(p, 1, &h_.device, opts.c_str(), nullptr, nullptr) == CL_SUCCESS) {
+        float_program_ = p;
+        add_optional_kernels(p, {"at_global_add_f32", "at_global_add_f64", "at_local_add_f32"});
+        return;
+      }
+      clReleaseProgram(p);
+    }
+    float_build_failed_ = true;
+  }
+
+  // Whether a kernel of (space, op, type) exists and the device built it.
+  Support kernel_support(const ThroughputRequest& r) const {
+    const bool local = r.space == AtomicSpace::shared;
+    const Support none = Support::no("no OpenCL kernel for " + r.key() + " (not part of the plan)");
+    const std::string name = kernel_name(r);
+    switch (r.type) {
+      case AtomicType::i32:
+        return kernels_.count(name) ? Support::yes() : none;
+      case AtomicType::u64:
+        if (local || r.op != AtomicOp::add) return none;
+        if (!kernels_.count(name))
+          return Support::no("the device lacks cl_khr_int64_base_atomics (64-bit atom_add)");
+        return Support::yes();
+      case AtomicType::f32:
+      case AtomicType::f64: {
+        if (r.op != AtomicOp::add || (local && r.type == AtomicType::f64)) return none;
+        if (kernels_.count(name)) return Support::yes();
+        const std::string feature = std::string("__opencl_c_ext_fp") +
+                                    (r.type == AtomicType::f32 ? "32" : "64") +
+                                    (local ? "_local" : "_global") + "_atomic_add";
+        if (float_build_failed_)
+          return Support::no(
+              "cl_ext_float_atomics is listed but no OpenCL C 2.0 or 3.0 program "
+              "of it built");
+        return Support::no(float_program_ ? "the device's cl_ext_float_atomics lacks " + feature
+                                          : "the device lacks cl_ext_float_atomics (" + feature +
+                                                "): OpenCL C has no float atomic add without it");
+      }
+      case AtomicType::f16x2:
+      case AtomicType::bf16x2:
+        return Support::no(
+            "OpenCL C has no packed 16-bit pair atomic add: cl_ext_float_atomics offers scalar "
+            "half only");
+    }
+    return none;
+  }
+
+  static std::string kernel_name(const ThroughputRequest& r) {
+    std::string n =
+        std::string(r.space == AtomicSpace::shared ? "at_local_" : "at_global_") + to_string(r.op);
+    if (r.type != AtomicType::i32) n += "_" + to_string(r.type);
+    return n;
+  }
+
   ThroughputLayout layout(const ThroughputRequest& r, uint64_t iterations) const {
     ThroughputLayout l;
     l.space = r.space;
@@ -173,15 +265,15 @@ class OpenCLAtomics final : public AtomicsKernels {
   // One launch from a freshly reset target; returns the kernel's time.
   double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l) {
     const uint64_t words = target_words(l), threads = l.blocks * l.threads;
-    grow(target_, target_bytes_, words * 4);
+    const uint64_t bytes = words * uint64_t(type_bytes(r.type));
+    grow(target_, target_bytes_, bytes);
     grow(aux_, aux_bytes_, threads * 4);
-    const cl_uint zero = 0;
-    check(clEnqueueFillBuffer(h_.queue, target_, &zero, 4, 0, words * 4, 0, nullptr, nullptr),
-          "clearing the atomics target");
-    const bool cas = r.op == AtomicOp::cas;
+    // Every word at gd::initial_word (min / max: 32-bit; 0 for every other type).
+    const cl_uint init = cl_uint(initial_word(r));
+    check(clEnqueueFillBuffer(h_.queue, target_, &init, 4, 0, bytes, 0, nullptr, nullptr),
+          "setting the atomics target");
     const bool local = r.space == AtomicSpace::shared;
-    cl_kernel k =
-        kernels_.at(std::string(local ? "at_local_" : "at_global_") + (cas ? "cas" : "add"));
+    cl_kernel k = kernels_.at(kernel_name(r));
     const cl_uint contention = cl_uint(r.contention), ways = cl_uint(l.ways);
     const cl_ulong iterations = l.iterations;
     const cl_uint wpb = cl_uint(shared_words_per_block(l));
@@ -192,7 +284,9 @@ class OpenCLAtomics final : public AtomicsKernels {
     check(clSetKernelArg(k, a++, sizeof(cl_ulong), &iterations), "clSetKernelArg");
     if (local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &wpb), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &aux_), "clSetKernelArg");
-    if (local) check(clSetKernelArg(k, a++, std::size_t(wpb) * 4, nullptr), "clSetKernelArg");
+    if (local)
+      check(clSetKernelArg(k, a++, std::size_t(wpb) * type_bytes(r.type), nullptr),
+            "clSetKernelArg");
     const std::size_t global = std::size_t(threads), group = kWg;
     cl_event e = nullptr;
     check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &group, 0, nullptr, &e),
@@ -265,6 +359,8 @@ class OpenCLAtomics final : public AtomicsKernels {
   bool cpu_ = false, wg_ok_ = false;
   cl_ulong local_bytes_ = 0;
   cl_program program_ = nullptr;
+  cl_program float_program_ = nullptr;  // GD_FLOAT_ATOMICS, where cl_ext_float_atomics builds
+  bool float_build_failed_ = false;
   std::map<std::string, cl_kernel> kernels_;
   cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
   uint64_t target_bytes_ = 0, aux_bytes_ = 0;

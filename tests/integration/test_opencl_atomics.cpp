@@ -1,10 +1,12 @@
 // The atomics probe through the real OpenCL backend (PoCL on the CPU in CI): local and
 // global atomic_add / atomic_cmpxchg throughput and the CAS ping-pong run their real
 // kernels, every result is checked exactly by the host, and the figures must be sane.
+#include <CL/cl.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
+#include <string>
 
 #include "../unit/figure_ids_check.hpp"
 #include "atomics/run.hpp"
@@ -62,6 +64,80 @@ TEST(OpenCLAtomics, ThroughputIsCheckedAndSane) {
   ThroughputRequest red;
   red.use_return = false;
   EXPECT_FALSE(k->supports(red).ok);
+}
+
+// One throughput request, run for real and checked exactly by the host (gd::throughput_check:
+// every word must hold the count of adds, or the extreme min / max operand, its layout says).
+void expect_checked(AtomicsKernels& k, ThroughputRequest r) {
+  const std::string key = r.key();
+  r.iterations = 64;
+  r.repeats = 1;
+  ASSERT_TRUE(k.supports(r).ok) << key << ": " << k.supports(r).reason;
+  const ThroughputTiming t = k.throughput(r);
+  EXPECT_EQ(t.check_error, "") << key;
+  EXPECT_EQ(t.layout.iterations, 64u) << key;
+  ASSERT_EQ(t.seconds.size(), 1u) << key;
+  EXPECT_GT(t.seconds[0], 0) << key;
+}
+
+// Whether device 0 of platform 0 (what first_device opens) lists the extension.
+bool first_device_has(const std::string& extension) {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
+      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS)
+    return false;
+  std::size_t n = 0;
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, nullptr, &n);
+  std::string ext(n, '\0');
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, n, ext.data(), nullptr);
+  return (" " + std::string(ext.c_str()) + " ").find(" " + extension + " ") != std::string::npos;
+}
+
+// atomic_min / atomic_max (core OpenCL C 1.2) and 64-bit atom_add where the device lists
+// cl_khr_int64_base_atomics (PoCL does); float adds only with cl_ext_float_atomics, and each
+// one the device cannot do names the extension it lacks.
+TEST(OpenCLAtomics, MinMaxInt64AndFloatAreCheckedOrNameTheirExtension) {
+  auto dev = first_device();
+  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  auto* k = dev->kernels<AtomicsKernels>();
+  ASSERT_NE(k, nullptr);
+  for (AtomicOp op : {AtomicOp::min, AtomicOp::max})
+    for (Contention c : {Contention::distinct, Contention::same_per_warp, Contention::same_gpu}) {
+      ThroughputRequest r;
+      r.op = op;
+      r.contention = c;
+      expect_checked(*k, r);
+    }
+  ThroughputRequest u64;
+  u64.type = AtomicType::u64;
+  for (Contention c : {Contention::distinct, Contention::same_per_block}) {
+    u64.contention = c;
+    const Support s = k->supports(u64);
+    if (s.ok || first_device_has("cl_khr_int64_base_atomics"))
+      expect_checked(*k, u64);
+    else
+      EXPECT_NE(s.reason.find("cl_khr_int64_base_atomics"), std::string::npos) << s.reason;
+  }
+  for (AtomicSpace space : {AtomicSpace::global, AtomicSpace::shared})
+    for (AtomicType type : {AtomicType::f32, AtomicType::f64}) {
+      if (space == AtomicSpace::shared && type == AtomicType::f64) continue;  // not planned
+      ThroughputRequest f;
+      f.space = space;
+      f.type = type;
+      const Support s = k->supports(f);
+      if (s.ok)
+        expect_checked(*k, f);
+      else
+        EXPECT_NE(s.reason.find("cl_ext_float_atomics"), std::string::npos) << s.reason;
+    }
+  ThroughputRequest half;
+  half.type = AtomicType::f16x2;
+  EXPECT_NE(k->supports(half).reason.find("packed"), std::string::npos);
+  ThroughputRequest local_min;  // not part of the plan: no kernel, said so
+  local_min.space = AtomicSpace::shared;
+  local_min.op = AtomicOp::min;
+  EXPECT_NE(k->supports(local_min).reason.find("not part of the plan"), std::string::npos);
 }
 
 TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
