@@ -1,8 +1,9 @@
 // Kernels of the atomics probe (OpenCL C 1.2): atomic_add / atomic_cmpxchg throughput on
 // global and local memory, atomic_min / atomic_max on global memory, 64-bit atom_add where
 // the device has cl_khr_int64_base_atomics, and CAS ping-pong between two work-items.
-// Built again with GD_FLOAT_ATOMICS (OpenCL C 2.0 or later) where the device lists
-// cl_ext_float_atomics: then only the float adds its feature macros allow are built.
+// Built again with GD_CL2_ATOMICS (OpenCL C 3.0 or 2.0) where the device takes it: then only
+// the kernels that need OpenCL C 2.0 atomics are built, the add at work-group scope and the
+// float adds that cl_ext_float_atomics's feature macros allow.
 // Addresses follow gd::target_word (probes/atomics/model.cpp) exactly, so the host knows
 // what every word must hold afterwards. Every spin is bounded: a partner that never answers
 // makes the kernel report a timeout, never hang.
@@ -34,7 +35,7 @@ uint local_word(uint contention, uint ways, uint t) {
   return 0;
 }
 
-#ifndef GD_FLOAT_ATOMICS
+#ifndef GD_CL2_ATOMICS
 
 // Every work-item adds 1 to its word `iterations` times, using the returned value (summed
 // into `sink`, so the atomic's result is live).
@@ -186,7 +187,26 @@ __kernel void at_pingpong_local(__global uint* res, uint rounds, uint spin_limit
   if (t == 0) res[4] = (uint)cell[0];
 }
 
-#else  // GD_FLOAT_ATOMICS: cl_ext_float_atomics, relaxed device-scope adds of 1.0
+#else  // GD_CL2_ATOMICS
+
+// A relaxed add of 1 at work-group scope on a global int: coherent within the work-group only,
+// as CUDA's atom.relaxed.cta.global (its figure's .cta); memory_scope_work_group is in every
+// OpenCL C 2.0 and 3.0 compiler.
+__kernel void at_global_add_cta(__global volatile atomic_int* target, uint contention,
+                                ulong iterations, __global uint* sink) {
+  const ulong g = get_global_id(0);
+  __global volatile atomic_int* p =
+      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+  uint acc = 0;
+  for (ulong k = 0; k < iterations; ++k)
+    acc += (uint)atomic_fetch_add_explicit(p, 1, memory_order_relaxed, memory_scope_work_group);
+  sink[g] = acc;
+}
+
+// cl_ext_float_atomics: relaxed device-scope adds of 1.0 (device scope is optional in 3.0).
+#if __OPENCL_C_VERSION__ == 200 || defined(__opencl_c_atomic_scope_device)
+#define GD_DEVICE_SCOPE 1
+#endif
 
 #define FADD_GLOBAL(name, T, one)                                                        \
   __kernel void name(__global volatile T* target, uint contention, ulong iterations,     \
@@ -201,10 +221,11 @@ __kernel void at_pingpong_local(__global uint* res, uint rounds, uint spin_limit
     sink[g] = acc;                                                                       \
   }
 
-#ifdef __opencl_c_ext_fp32_global_atomic_add
+#if defined(__opencl_c_ext_fp32_global_atomic_add) && defined(GD_DEVICE_SCOPE)
 FADD_GLOBAL(at_global_add_f32, atomic_float, 1.0f)
 #endif
-#if defined(__opencl_c_ext_fp64_global_atomic_add) && defined(cl_khr_fp64)
+#if defined(__opencl_c_ext_fp64_global_atomic_add) && defined(cl_khr_fp64) && \
+    defined(GD_DEVICE_SCOPE)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 FADD_GLOBAL(at_global_add_f64, atomic_double, 1.0)
 #endif
@@ -229,4 +250,4 @@ __kernel void at_local_add_f32(__global float* out, uint contention, uint ways,
 }
 #endif
 
-#endif  // GD_FLOAT_ATOMICS
+#endif  // GD_CL2_ATOMICS

@@ -1,9 +1,9 @@
 // OpenCL kernels of the atomics probe: atomic_add / atomic_cmpxchg throughput on global and
-// local memory, atomic_min / atomic_max, 64-bit atom_add (cl_khr_int64_base_atomics) and float
-// adds (cl_ext_float_atomics) where the device has them, and CAS ping-pong through global memory
-// (two work-groups) and local memory (two work-items of one group). OpenCL has no clock: latencies
-// are in ns only, from the difference of a launch of N and one of 2N round trips (the launch
-// overhead cancels).
+// local memory, atomic_min / atomic_max, 64-bit atom_add (cl_khr_int64_base_atomics), the add
+// at work-group scope (OpenCL C 2.0 / 3.0) and float adds (cl_ext_float_atomics) where the
+// device has them, and CAS ping-pong through global memory (two work-groups) and local memory
+// (two work-items of one group). OpenCL has no clock: latencies are in ns only, from the
+// difference of a launch of N and one of 2N round trips (the launch overhead cancels).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -58,14 +58,15 @@ class OpenCLAtomics final : public AtomicsKernels {
     }
     // Kernels the compiler built only where the device has their extension.
     add_optional_kernels(program_, {"at_global_add_u64"});
-    if (device_extensions(h.device).find(" cl_ext_float_atomics ") != std::string::npos)
-      build_float_program();
+    has_float_atomics_ =
+        device_extensions(h.device).find(" cl_ext_float_atomics ") != std::string::npos;
+    build_cl2_program();
   }
 
   ~OpenCLAtomics() override {
     for (auto& [n, k] : kernels_) clReleaseKernel(k);
     if (program_) clReleaseProgram(program_);
-    if (float_program_) clReleaseProgram(float_program_);
+    if (cl2_program_) clReleaseProgram(cl2_program_);
     for (cl_mem m : {target_, aux_, flag_, res_})
       if (m) clReleaseMemObject(m);
   }
@@ -101,7 +102,13 @@ class OpenCLAtomics final : public AtomicsKernels {
   Support supports(const ThroughputRequest& r) const override {
     if (!wg_ok_) return Support::no("work-groups of 256 are not allowed");
     if (!r.use_return) return Support::no("OpenCL C has no result-less atomic (red)");
-    if (r.scope != AtomicScope::gpu) return Support::no("OpenCL 1.2 atomics have no scopes");
+    // Scopes: a 1.2 atomic and an OpenCL C 2.0 one of memory_scope_device are CUDA's gpu;
+    // memory_scope_work_group is its cta (on global memory, as CUDA's figure). Shared memory
+    // has one scope, as in the CUDA backend.
+    if (r.space == AtomicSpace::global && r.scope == AtomicScope::sys)
+      return Support::no(
+          "OpenCL's widest scope, memory_scope_all_svm_devices, reaches the host only in "
+          "fine-grained SVM buffers with atomics; on a device buffer it is device scope");
     if (r.space == AtomicSpace::global && r.contention == Contention::bank_conflict)
       return Support::no("bank conflicts are a local-memory pattern");
     const Support k = kernel_support(r);
@@ -175,24 +182,25 @@ class OpenCLAtomics final : public AtomicsKernels {
     }
   }
 
-  // cl_ext_float_atomics needs OpenCL C 2.0's atomic types: the float kernels are a second
-  // program of the same source, built where the device takes -cl-std=CL3.0 or CL2.0. What
-  // does not build stays unsupported with the build's first words as the reason.
-  void build_float_program() {
+  // Scopes and cl_ext_float_atomics need OpenCL C 2.0's atomics: those kernels are a second
+  // program of the same source, built where the device takes -cl-std=CL3.0 or CL2.0 (an
+  // OpenCL 1.2 device takes neither).
+  void build_cl2_program() {
     cl_int err = CL_SUCCESS;
     const char* src = kernels::atomics;
     for (const char* std : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
       cl_program p = clCreateProgramWithSource(h_.context, 1, &src, nullptr, &err);
-      check(err, "clCreateProgramWithSource(atomics, float)");
-      const std::string opts = std::string(std) + " -DGD_FLOAT_ATOMICS";
+      check(err, "clCreateProgramWithSource(atomics, OpenCL C 2.0)");
+      const std::string opts = std::string(std) + " -DGD_CL2_ATOMICS";
       if (clBuildProgram(p, 1, &h_.device, opts.c_str(), nullptr, nullptr) == CL_SUCCESS) {
-        float_program_ = p;
-        add_optional_kernels(p, {"at_global_add_f32", "at_global_add_f64", "at_local_add_f32"});
+        cl2_program_ = p;
+        add_optional_kernels(
+            p, {"at_global_add_cta", "at_global_add_f32", "at_global_add_f64", "at_local_add_f32"});
         return;
       }
       clReleaseProgram(p);
     }
-    float_build_failed_ = true;
+    cl2_build_failed_ = true;
   }
 
   // Whether a kernel of (space, op, type) exists and the device built it.
@@ -200,6 +208,11 @@ class OpenCLAtomics final : public AtomicsKernels {
     const bool local = r.space == AtomicSpace::shared;
     const Support none = Support::no("no OpenCL kernel for " + r.key() + " (not part of the plan)");
     const std::string name = kernel_name(r);
+    if (!local && r.scope == AtomicScope::cta && r.type == AtomicType::i32 &&
+        r.op == AtomicOp::add && !kernels_.count(name))
+      return Support::no(
+          "OpenCL C 1.2 atomics have no scopes, and the device builds no OpenCL C "
+          "2.0 or 3.0 program");
     switch (r.type) {
       case AtomicType::i32:
         return kernels_.count(name) ? Support::yes() : none;
@@ -215,13 +228,15 @@ class OpenCLAtomics final : public AtomicsKernels {
         const std::string feature = std::string("__opencl_c_ext_fp") +
                                     (r.type == AtomicType::f32 ? "32" : "64") +
                                     (local ? "_local" : "_global") + "_atomic_add";
-        if (float_build_failed_)
+        if (!has_float_atomics_)
+          return Support::no("the device lacks cl_ext_float_atomics (" + feature +
+                             "): OpenCL C has no float atomic add without it");
+        if (cl2_build_failed_)
           return Support::no(
-              "cl_ext_float_atomics is listed but no OpenCL C 2.0 or 3.0 program "
-              "of it built");
-        return Support::no(float_program_ ? "the device's cl_ext_float_atomics lacks " + feature
-                                          : "the device lacks cl_ext_float_atomics (" + feature +
-                                                "): OpenCL C has no float atomic add without it");
+              "cl_ext_float_atomics is listed but the device builds no OpenCL C 2.0 or 3.0 "
+              "program");
+        return Support::no("the device's cl_ext_float_atomics lacks " + feature +
+                           " (or its device scope, __opencl_c_atomic_scope_device)");
       }
       case AtomicType::f16x2:
       case AtomicType::bf16x2:
@@ -236,6 +251,7 @@ class OpenCLAtomics final : public AtomicsKernels {
     std::string n =
         std::string(r.space == AtomicSpace::shared ? "at_local_" : "at_global_") + to_string(r.op);
     if (r.type != AtomicType::i32) n += "_" + to_string(r.type);
+    if (r.space == AtomicSpace::global && r.scope == AtomicScope::cta) n += "_cta";
     return n;
   }
 
@@ -359,8 +375,9 @@ class OpenCLAtomics final : public AtomicsKernels {
   bool cpu_ = false, wg_ok_ = false;
   cl_ulong local_bytes_ = 0;
   cl_program program_ = nullptr;
-  cl_program float_program_ = nullptr;  // GD_FLOAT_ATOMICS, where cl_ext_float_atomics builds
-  bool float_build_failed_ = false;
+  cl_program cl2_program_ = nullptr;  // GD_CL2_ATOMICS, where the device builds it
+  bool cl2_build_failed_ = false;
+  bool has_float_atomics_ = false;  // the device lists cl_ext_float_atomics
   std::map<std::string, cl_kernel> kernels_;
   cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
   uint64_t target_bytes_ = 0, aux_bytes_ = 0;

@@ -94,10 +94,11 @@ bool first_device_has(const std::string& extension) {
   return (" " + std::string(ext.c_str()) + " ").find(" " + extension + " ") != std::string::npos;
 }
 
-// atomic_min / atomic_max (core OpenCL C 1.2) and 64-bit atom_add where the device lists
-// cl_khr_int64_base_atomics (PoCL does); float adds only with cl_ext_float_atomics, and each
-// one the device cannot do names the extension it lacks.
-TEST(OpenCLAtomics, MinMaxInt64AndFloatAreCheckedOrNameTheirExtension) {
+// atomic_min / atomic_max (core OpenCL C 1.2), 64-bit atom_add where the device lists
+// cl_khr_int64_base_atomics (PoCL does), the add at work-group scope where the device builds
+// OpenCL C 2.0 or 3.0; float adds only with cl_ext_float_atomics; each one the device cannot
+// do names the extension or limit that stops it.
+TEST(OpenCLAtomics, MinMaxInt64ScopeAndFloatAreCheckedOrNameTheirLimit) {
   auto dev = first_device();
   if (!dev) GTEST_SKIP() << "no OpenCL device";
   auto* k = dev->kernels<AtomicsKernels>();
@@ -131,6 +132,21 @@ TEST(OpenCLAtomics, MinMaxInt64AndFloatAreCheckedOrNameTheirExtension) {
       else
         EXPECT_NE(s.reason.find("cl_ext_float_atomics"), std::string::npos) << s.reason;
     }
+  // Work-group scope (CUDA's cta) through OpenCL C 2.0 / 3.0 where the device builds it (PoCL
+  // does); the system scope names why OpenCL's widest scope is no system scope here.
+  ThroughputRequest cta;
+  cta.scope = AtomicScope::cta;
+  for (Contention c : {Contention::distinct, Contention::same_per_block}) {
+    cta.contention = c;
+    const Support s = k->supports(cta);
+    if (s.ok || dev->info().extra.at("platform").find("Portable") != std::string::npos)
+      expect_checked(*k, cta);
+    else
+      EXPECT_NE(s.reason.find("no scopes"), std::string::npos) << s.reason;
+  }
+  ThroughputRequest sys;
+  sys.scope = AtomicScope::sys;
+  EXPECT_NE(k->supports(sys).reason.find("memory_scope_all_svm_devices"), std::string::npos);
   ThroughputRequest half;
   half.type = AtomicType::f16x2;
   EXPECT_NE(k->supports(half).reason.find("packed"), std::string::npos);
