@@ -60,7 +60,6 @@ class OpenCLAtomics final : public AtomicsKernels {
     add_optional_kernels(program_, {"at_global_add_u64"});
     has_float_atomics_ =
         device_extensions(h.device).find(" cl_ext_float_atomics ") != std::string::npos;
-    build_cl2_program();
   }
 
   ~OpenCLAtomics() override {
@@ -185,7 +184,10 @@ class OpenCLAtomics final : public AtomicsKernels {
   // Scopes and cl_ext_float_atomics need OpenCL C 2.0's atomics: those kernels are a second
   // program of the same source, built where the device takes -cl-std=CL3.0 or CL2.0 (an
   // OpenCL 1.2 device takes neither).
+  // Built at the first request that needs it (cold, ~1 s on PoCL; the quick plan needs none).
   void build_cl2_program() {
+    if (cl2_tried_) return;
+    cl2_tried_ = true;
     cl_int err = CL_SUCCESS;
     const char* src = kernels::atomics;
     for (const char* std : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
@@ -208,11 +210,16 @@ class OpenCLAtomics final : public AtomicsKernels {
     const bool local = r.space == AtomicSpace::shared;
     const Support none = Support::no("no OpenCL kernel for " + r.key() + " (not part of the plan)");
     const std::string name = kernel_name(r);
+    // The OpenCL C 2.0 program holds the scoped add and the float adds.
+    auto cl2 = [&] { const_cast<OpenCLAtomics*>(this)->build_cl2_program(); };
     if (!local && r.scope == AtomicScope::cta && r.type == AtomicType::i32 &&
-        r.op == AtomicOp::add && !kernels_.count(name))
-      return Support::no(
-          "OpenCL C 1.2 atomics have no scopes, and the device builds no OpenCL C "
-          "2.0 or 3.0 program");
+        r.op == AtomicOp::add) {
+      cl2();
+      if (!kernels_.count(name))
+        return Support::no(
+            "OpenCL C 1.2 atomics have no scopes, and the device builds no OpenCL C 2.0 or 3.0 "
+            "program");
+    }
     switch (r.type) {
       case AtomicType::i32:
         return kernels_.count(name) ? Support::yes() : none;
@@ -224,6 +231,7 @@ class OpenCLAtomics final : public AtomicsKernels {
       case AtomicType::f32:
       case AtomicType::f64: {
         if (r.op != AtomicOp::add || (local && r.type == AtomicType::f64)) return none;
+        if (has_float_atomics_) cl2();
         if (kernels_.count(name)) return Support::yes();
         const std::string feature = std::string("__opencl_c_ext_fp") +
                                     (r.type == AtomicType::f32 ? "32" : "64") +
@@ -376,7 +384,7 @@ class OpenCLAtomics final : public AtomicsKernels {
   cl_ulong local_bytes_ = 0;
   cl_program program_ = nullptr;
   cl_program cl2_program_ = nullptr;  // GD_CL2_ATOMICS, where the device builds it
-  bool cl2_build_failed_ = false;
+  bool cl2_tried_ = false, cl2_build_failed_ = false;
   bool has_float_atomics_ = false;  // the device lists cl_ext_float_atomics
   std::map<std::string, cl_kernel> kernels_;
   cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
