@@ -199,7 +199,8 @@ class OpenCLCompute final : public ComputeKernels {
     if (!op) throw BackendError("unknown compute op " + l.op);
     const Machine& m = machine(*op, l.ilp);
     if (m.loop.read) return m.loop;
-    if (!ptx_holds(m.ptx, op->ptx_expect))
+    // A binary that is not PTX says nothing either way.
+    if (m.is_ptx && !ptx_holds(m.ptx, op->ptx_expect))
       throw BackendError("the PTX of the timed kernel holds no " + op->ptx_expect + " (" + m.why +
                          ": PTX only); the figure is not that instruction's");
     return {};
@@ -210,7 +211,7 @@ class OpenCLCompute final : public ComputeKernels {
     if (!nv_ || op.cl_step.empty()) return {};
     try {
       const Machine& m = machine(op, 8);
-      if (!m.loop.read && ptx_holds(m.ptx, op.ptx_expect))
+      if (!m.loop.read && m.is_ptx && ptx_holds(m.ptx, op.ptx_expect))
         return op.ptx_expect + " (" + m.why + ": PTX only)";
     } catch (const std::exception&) {
       // The build fails again, and is reported, when the figure runs.
@@ -226,6 +227,7 @@ class OpenCLCompute final : public ComputeKernels {
   // What a program's binary says on NVIDIA, read once per (op, ILP).
   struct Machine {
     std::string ptx, why;
+    bool is_ptx = false;
     LoopSass loop;
   };
 
@@ -236,7 +238,8 @@ class OpenCLCompute final : public ComputeKernels {
     kernel(op, ilp);
     Machine m;
     m.ptx = program_binary(programs_.at(key).program, h_.device);
-    if (m.ptx.find(".entry") == std::string::npos) {
+    m.is_ptx = m.ptx.find(".entry") != std::string::npos;
+    if (!m.is_ptx) {
       m.why = "the program binary is not PTX";
     } else if (nv_cc_.first <= 0) {
       m.why = "the device gives no compute capability";
