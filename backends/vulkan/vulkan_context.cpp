@@ -1,6 +1,5 @@
-// The Vulkan layer of the backend: instance, device facts, buffers, pipelines and one timed
-// dispatch at a time (every call waits for its work, so one command buffer, one fence and
-// one descriptor pool, reset before each use, are all it needs).
+// The Vulkan layer: instance, device facts, buffers, pipelines and one timed dispatch at a time
+// (each call waits for its work: one command buffer, fence and descriptor pool, reset per use).
 #include "vulkan_context.hpp"
 
 #include <algorithm>
@@ -169,8 +168,7 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     chain = &executables;
     extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
-  // Int64 and float atomics for the atomics probe: each extension the device lists is enabled
-  // with the features it reports (probes/atomics/vulkan.cpp asks the device the same).
+  // Int64 and float atomics (atomics probe): each extension listed, with the features offered.
   VkPhysicalDeviceShaderAtomicInt64Features i64_atomics{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
