@@ -20,7 +20,7 @@
 // The FP64 fma forms of the CUDA table (needs shaderFloat64): a*b + c, a*b + b, and the
 // accumulating form a = n*k + a, n the next chain (a itself at ILP 1), k = c * 1e-9 (a slow
 // climb: finite however long the chain). With a loop-invariant product (b*c + a) the chain
-// is a + m + m ..., which llvmpipe folded to a + 64 m per iteration despite `precise`.
+// is a + m + m ..., which llvmpipe folded to one multiply-add (a + n m) despite `precise`.
 #define GD_PROLOGUE const double db = double(pc.fb), dc = double(pc.fc), dk = dc * 1e-9LF;
 #define GD_DECL(i) precise double a##i = double(pc.fs) + 0.0625LF * double(i);
 #define GD_FOLD(i)                          \
