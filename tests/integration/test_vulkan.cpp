@@ -728,6 +728,28 @@ TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
   EXPECT_GE(checked, 4 * 43);
 }
 
+// Every op of the Vulkan table is an op of the compute table, and every op of the compute
+// table without a module has a reason naming the GLSL or Vulkan limit, never "yet". Needs
+// no device.
+TEST(VulkanShaders, EveryOpHasAModuleOrAReason) {
+  int with_module = 0;
+  for (const auto& op : gd::compute_ops()) {
+    SCOPED_TRACE(op.name);
+    if (gd::vulkan::find_vk_op(op.name)) {
+      ++with_module;
+      continue;
+    }
+    const std::string why = gd::vulkan::no_module_reason(op);
+    EXPECT_NE(why.find("GLSL"), std::string::npos) << why;
+    EXPECT_EQ(why.find("yet"), std::string::npos) << why;
+  }
+  EXPECT_EQ(with_module, 43);
+  for (const char* tensor : {"mma.f16", "mma.s8"})
+    EXPECT_NE(gd::vulkan::no_module_reason(*gd::find_compute_op(tensor))
+                  .find("VK_KHR_cooperative_matrix"),
+              std::string::npos);
+}
+
 // Internal representations as drivers print them, reduced to opcode counts: ISA lines by
 // mnemonic (labels, comments, predicates and structure skipped), SSA lines by the operation
 // after '='. Needs no device.
