@@ -169,10 +169,12 @@ std::vector<ComputeOp> build_ops() {
      // A Fibonacci step: one add per step whose inputs are the chain's two previous values.
      // `a + a{j}` folds at ILP 1 (a + a is a shift) and a loop-invariant addend is turned
      // into a multiply by induction-variable rewriting; this has no closed form to fold to.
-     "uint", "ub + 7u * {i}, p{i} = uc ^ {i}u", "{ uint t = a{i}; a{i} += p{i}; p{i} = t; }");
+     "uint", std::string(kUcl) + ", p{i} = uc ^ {i}u",
+     "{ uint t = a{i}; a{i} += p{i}; p{i} = t; }");
   cl(add(chain("int32.mul", "int32", "INT32 mul.lo", "unsigned", "r", kU, "mul.lo.u32 %0, %0, %1;",
                "\"r\"(a{j})", "mul.lo.u32", {"IMAD"}, 1, 64)),
-     "uint", "ub + 7u * {i}", "a{i} = a{i} * (a{j} | 1u);");
+     // Odd seeds keep every product odd (never 0); at ILP 1 a{j} is a{i}: a square, as CUDA's.
+     "uint", std::string(kUcl) + " | 1u", "a{i} = a{i} * a{j};");
   cl(add(chain("int32.mulhi", "int32", "INT32 mul.hi", "unsigned", "r", kU,
                "mul.hi.u32 %0, %0, %1;", Ub, "mul.hi.u32", {"IMAD.HI"}, 1, 64)),
      "uint", kUcl, "a{i} = mul_hi(a{i}, ub);");
@@ -232,6 +234,9 @@ std::vector<ComputeOp> build_ops() {
                  const char* sass, const char* clstep) {
     ComputeOp& o = add(chain(n, "sfu", l, "float", "f", kF, ptx, "", expect, {sass}, 1, 16));
     if (clstep) cl(o, "float", "fs + 0.0625f * {i}", clstep);
+    // The PTX is .ftz: without this the OpenCL compiler wraps each MUFU in denormal scaling
+    // (FSETP, FMUL x2, FSEL), which doubled the rsqrt chain's latency against CUDA's.
+    o.cl_options = "-cl-denorms-are-zero";
   };
   // rcp(rcp(x)) = x is folded by ptxas: 1/(x + c) (one FADD beside) is not.
   sfu("sfu.rcp", "rcp.approx (+FADD)",

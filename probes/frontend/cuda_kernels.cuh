@@ -24,6 +24,14 @@ __device__ __forceinline__ unsigned warpid() {
 }
 
 // Launch latency / rate: records its start and end on the GPU timer.
+// Keeps the GPU busy for `ns` (one warp spinning on the timer): before a launch batch, so
+// the batch starts at the clock a busy GPU runs at, not at one the idle gaps let fall.
+__global__ void fe_busy(unsigned long long ns) {
+  const unsigned long long end = globaltimer_ns() + ns;
+  while (globaltimer_ns() < end) {
+  }
+}
+
 // The launch round trip's kernel, as the peers time it: no arguments, no work.
 __global__ void fe_empty() {}
 
