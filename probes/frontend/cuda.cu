@@ -137,6 +137,22 @@ class CudaFrontend final : public FrontendKernels {
     return r;
   }
 
+  // The round trip of an empty kernel, apart: fe_stamp's timer writes add to its own. (Warm-up
+  // first: with lazy loading the first launch also loads the module.)
+  std::vector<double> empty_round_trips(int launches) {
+    std::vector<double> ns(static_cast<std::size_t>(launches));
+    for (int i = -5; i < launches; ++i) {
+      const double t0 = now_ns();
+      fe_empty<<<1, 1, 0, stream_>>>();
+      const cudaError_t done = cudaStreamSynchronize(stream_);
+      const double t1 = now_ns();
+      check(cudaGetLastError(), "launching fe_empty");
+      check(done, "running fe_empty");
+      if (i >= 0) ns[static_cast<std::size_t>(i)] = t1 - t0;
+    }
+    return ns;
+  }
+
   LaunchTiming launch_latency(int launches) override {
     LaunchTiming out;
     out.start_source = "globaltimer synced to steady_clock";
@@ -186,18 +202,7 @@ class CudaFrontend final : public FrontendKernels {
       rt[i] = t2 - t0;
     }
     const ClockSync after = sync(&after_host);
-    // The round trip of an empty kernel, apart: fe_stamp's timer writes add to its own.
-    // (Warm-up first: with lazy loading the first launch also loads the module.)
-    out.empty_round_trip_ns.resize(static_cast<std::size_t>(launches));
-    for (int i = -5; i < launches; ++i) {
-      const double t0 = now_ns();
-      fe_empty<<<1, 1, 0, stream_>>>();
-      const cudaError_t done = cudaStreamSynchronize(stream_);
-      const double t1 = now_ns();
-      check(cudaGetLastError(), "launching fe_empty");
-      check(done, "running fe_empty");
-      if (i >= 0) out.empty_round_trip_ns[static_cast<std::size_t>(i)] = t1 - t0;
-    }
+    out.empty_round_trip_ns = empty_round_trips(launches);
     std::vector<unsigned long long> g(static_cast<std::size_t>(launches) * 2);
     check(cudaMemcpy(g.data(), rec, g.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
           "reading launch records");

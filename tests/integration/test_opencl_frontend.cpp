@@ -26,6 +26,7 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
                                                       {"max_instructions", "256"},
                                                       {"repeats", "2"},
                                                       {"launches", "20"},
+                                                      {"launch_batches", "3"},
                                                       {"rate_kernels", "50"},
                                                       {"region_instructions", "64"}},
                                                      probe_registry().find("frontend")->options());
@@ -69,7 +70,17 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   EXPECT_EQ(out.clock_source, out.clock_mhz ? "reported" : "");
   ASSERT_TRUE(out.launch_round_trip_us);
   EXPECT_GT(out.launch_round_trip_us->median, 0);
-  EXPECT_EQ(out.launch_round_trip_samples_us.size(), 20u);
+  // 3 batches of 20: each figure is the batches' medians, every sample's percentiles beside.
+  EXPECT_EQ(out.launch_batches, 3);
+  EXPECT_EQ(out.launch_round_trip_us->n, 3u);
+  EXPECT_EQ(out.launch_round_trip_samples_us.size(), 60u);
+  ASSERT_TRUE(out.launch_distribution_us.count("round_trip"));
+  const gd::LaunchDistribution& d = out.launch_distribution_us.at("round_trip");
+  EXPECT_EQ(d.n, 60u);
+  EXPECT_LE(d.min, d.p10);
+  EXPECT_LE(d.p10, d.median);
+  EXPECT_LE(d.median, d.p90);
+  EXPECT_LE(d.p90, d.max);
   ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_kernels_per_s.at("plain").median, 0);
   EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
