@@ -234,9 +234,9 @@ std::vector<ComputeOp> build_ops() {
                  const char* sass, const char* clstep) {
     ComputeOp& o = add(chain(n, "sfu", l, "float", "f", kF, ptx, "", expect, {sass}, 1, 16));
     if (clstep) cl(o, "float", "fs + 0.0625f * {i}", clstep);
-    // The PTX is .ftz: without this the OpenCL compiler wraps each MUFU in denormal scaling
-    // (FSETP, FMUL x2, FSEL), which doubled the rsqrt chain's latency against CUDA's.
-    o.cl_options = "-cl-denorms-are-zero";
+    // (CUDA's PTX is .ftz. NVIDIA's OpenCL emits the plain .f32 form whatever the build
+    // options (-cl-denorms-are-zero, -cl-fast-relaxed-math), and ptxas wraps that MUFU in
+    // denormal scaling: FSETP, two FMUL: the OpenCL chains carry it, results/NOTES-compute.md.)
   };
   // rcp(rcp(x)) = x is folded by ptxas: 1/(x + c) (one FADD beside) is not.
   sfu("sfu.rcp", "rcp.approx (+FADD)",
