@@ -153,7 +153,9 @@ a, b = sys.argv[1], sys.argv[2]
 j = json.load(open(a)); j.pop("provenance", None); json.dump(j, open(a, "w"))
 j = json.load(open(b)); j["provenance"]["host"] = 'node"B\\'; json.dump(j, open(b, "w"))
 PY
-"$BIN" fleet --collect "$T/col" --min-deviation 30% --inject "slow:1:$FIG:0.2" -q \
+# (--min-deviation 80 %: the checks below want rank 0 healthy, and one warp's FMA latency on
+# PoCL moved by +49 % between two runs while CI ran another test beside them.)
+"$BIN" fleet --collect "$T/col" --min-deviation 80% --inject "slow:1:$FIG:0.05" -q \
   -o "$T/col.html" --prometheus "$T/col.prom" >"$T/col.out" 2>&1
 rc=$?
 cat "$T/col.out"
