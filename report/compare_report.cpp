@@ -39,6 +39,22 @@ std::string compare_number(double v, const std::string& unit) {
 
 namespace compare_page {
 
+std::string terminal_text(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (unsigned char c : s) o += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  return o;
+}
+
+std::string pad_cell(const std::string& s, std::size_t w, bool right) {
+  std::size_t n = 0;
+  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+  if (n >= w) return s;
+  return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
+}
+
+std::string percent_text(double fraction) { return compare_number(fraction * 100, "") + " %"; }
+
 std::string qualifier_mark(const std::string& q) {
   if (q == "approx") return "~";
   if (q == "at least") return ">";
@@ -74,14 +90,6 @@ std::string cell_per_clk(const CompareCell& c) {
 using namespace compare_page;
 
 namespace {
-
-std::string pad(const std::string& s, std::size_t w, bool right) {
-  // Width in code points, so that "~" or "x" and UTF-8 text line up.
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  if (n >= w) return s;
-  return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
-}
 
 // The per-clock unit a row shows (first cell's that has one).
 std::string row_clk_unit(const CompareRow& row) {
@@ -125,37 +133,37 @@ void print_comparison(std::ostream& os, const Comparison& c) {
       const CompareCell& cell = r.cells[i];
       std::string v = cell_value(cell, r.unit);
       if (i > 0 && cell.ratio) v += " " + ratio_text(cell.ratio);
-      os << "  " << pad(v.empty() ? "-" : v, 16, true);
+      os << "  " << pad_cell(v.empty() ? "-" : v, 16, true);
     }
   };
   auto clk_cells = [&](const CompareRow& r) {
     const std::string clk_unit = row_clk_unit(r);
-    os << "  " << pad(clk_unit, 12, false);
+    os << "  " << pad_cell(clk_unit, 12, false);
     for (std::size_t i = 0; i < n; ++i) {
       const CompareCell& cell = r.cells[i];
       std::string v = cell_per_clk(cell);
       if (!v.empty() && cell.per_clk_unit != clk_unit) v += " " + cell.per_clk_unit;
       if (i > 0 && cell.per_clk_ratio) v += " " + ratio_text(cell.per_clk_ratio);
-      os << "  " << pad(v.empty() ? "-" : v, 14, true);
+      os << "  " << pad_cell(v.empty() ? "-" : v, 14, true);
     }
   };
   auto head = [&](bool values, bool clk) {
-    os << "\n" << pad("id", idw, false);
+    os << "\n" << pad_cell("id", idw, false);
     if (values) {
-      os << "  " << pad("unit", 8, false);
+      os << "  " << pad_cell("unit", 8, false);
       for (std::size_t i = 0; i < n; ++i)
-        os << "  " << pad("[" + std::to_string(i + 1) + "]", 16, true);
+        os << "  " << pad_cell("[" + std::to_string(i + 1) + "]", 16, true);
     }
     if (clk) {
-      os << "  " << pad("per SM per clock", 12, false);
+      os << "  " << pad_cell("per SM per clock", 12, false);
       for (std::size_t i = 0; i < n; ++i)
-        os << "  " << pad("[" + std::to_string(i + 1) + "]", 14, true);
+        os << "  " << pad_cell("[" + std::to_string(i + 1) + "]", 14, true);
     }
     os << "\n";
   };
   head(true, one_table);
   for (const CompareRow& r : c.rows) {
-    os << pad(r.id, idw, false) << "  " << pad(r.unit, 8, false);
+    os << pad_cell(r.id, idw, false) << "  " << pad_cell(r.unit, 8, false);
     value_cells(r);
     if (one_table) clk_cells(r);
     os << "\n";
@@ -165,7 +173,7 @@ void print_comparison(std::ostream& os, const Comparison& c) {
     head(false, true);
     for (const CompareRow& r : c.rows) {
       if (row_clk_unit(r).empty()) continue;
-      os << pad(r.id, idw, false);
+      os << pad_cell(r.id, idw, false);
       clk_cells(r);
       os << "\n";
     }
@@ -235,14 +243,14 @@ void print_baseline(std::ostream& os, const BaselineReport& r, bool verbose) {
     w = std::min<std::size_t>(w, 48);
     os << "\n" << title << " (" << items.size() << "):\n";
     for (const auto* it : items) {
-      os << "  " << pad(it->id, w, false) << "  "
-         << pad(it->baseline ? compare_number(*it->baseline, it->unit) : "-", 10, true) << " -> "
-         << pad(it->current ? compare_number(*it->current, it->unit) : "-", 10, true) << " "
-         << pad(it->unit, 8, false) << " "
-         << pad(it->change
-                    ? (*it->change >= 0 ? "+" : "") + format_fixed(*it->change * 100, 1) + " %"
-                    : "",
-                9, true)
+      os << "  " << pad_cell(it->id, w, false) << "  "
+         << pad_cell(it->baseline ? compare_number(*it->baseline, it->unit) : "-", 10, true)
+         << " -> " << pad_cell(it->current ? compare_number(*it->current, it->unit) : "-", 10, true)
+         << " " << pad_cell(it->unit, 8, false) << " "
+         << pad_cell(it->change
+                         ? (*it->change >= 0 ? "+" : "") + format_fixed(*it->change * 100, 1) + " %"
+                         : "",
+                     9, true)
          << "  " << to_string(it->verdict) << (it->reason.empty() ? "" : ": " + it->reason) << "\n";
     }
   };

@@ -19,25 +19,12 @@ namespace gd::report {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using compare_page::pad_cell;
+using compare_page::percent_text;
+using compare_page::terminal_text;
 using detail::csv_field;
 
 namespace {
-
-// Terminal text: control characters (escape sequences, line breaks) become '?', so that a
-// name or reason from a file can neither move the cursor nor forge a line of the report.
-std::string plain(const std::string& s) {
-  std::string o;
-  o.reserve(s.size());
-  for (unsigned char c : s) o += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
-  return o;
-}
-
-std::string pad(const std::string& s, std::size_t w, bool right = false) {
-  std::size_t n = 0;  // code points, so that UTF-8 text lines up
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  if (n >= w) return s;
-  return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
-}
 
 std::string num(const std::optional<double>& v) {
   if (!v) return "";
@@ -49,10 +36,9 @@ std::string num(const std::optional<double>& v) {
 // "16.16 ns", "215.3 KiB": a value as compare shows it, with its unit.
 std::string value_text(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "-";
-  return compare_number(*v, unit) + (unit == "bytes" || unit.empty() ? "" : " " + plain(unit));
+  return compare_number(*v, unit) +
+         (unit == "bytes" || unit.empty() ? "" : " " + terminal_text(unit));
 }
-
-std::string percent(double fraction) { return compare_number(fraction * 100, "") + " %"; }
 
 std::string match_text(const CrossBackendReport& r) {
   switch (r.match) {
@@ -70,33 +56,33 @@ std::string match_text(const CrossBackendReport& r) {
 }
 
 std::string status_line(const Status& s) {
-  return plain(s.status) + (s.reason.empty() ? "" : ": " + plain(s.reason));
+  return terminal_text(s.status) + (s.reason.empty() ? "" : ": " + terminal_text(s.reason));
 }
 
 void print_listings(std::ostream& os, const BackendItem& it, const CrossBackendReport& r) {
   constexpr std::size_t kColumn = 40;
-  os << "    " << pad("[1] " + plain(r.a.backend), kColumn) << "  [2] " << plain(r.b.backend)
-     << "\n";
+  os << "    " << pad_cell("[1] " + terminal_text(r.a.backend), kColumn) << "  [2] "
+     << terminal_text(r.b.backend) << "\n";
   const std::size_t lines =
       std::max<std::size_t>(1, std::max(it.listing_a.size(), it.listing_b.size()));
   for (std::size_t i = 0; i < lines; ++i) {
     auto cell = [&](const std::vector<std::string>& l) {
       if (l.empty()) return std::string(i == 0 ? "-" : "");
-      return i < l.size() ? plain(l[i]) : std::string();
+      return i < l.size() ? terminal_text(l[i]) : std::string();
     };
     const std::string right = cell(it.listing_b);
     std::string line =
-        "    " + pad(cell(it.listing_a), kColumn) + (right.empty() ? "" : "  " + right);
+        "    " + pad_cell(cell(it.listing_a), kColumn) + (right.empty() ? "" : "  " + right);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     os << line << "\n";
   }
 }
 
 void print_pair(std::ostream& os, const BackendItem& it, const CrossBackendReport& r) {
-  os << "\n  " << plain(it.id) << "  (" << plain(it.label) << ")\n";
+  os << "\n  " << terminal_text(it.id) << "  (" << terminal_text(it.label) << ")\n";
   os << "    [1] " << value_text(it.a, it.unit) << "   [2] " << value_text(it.b, it.unit);
   if (it.ratio) os << "   " << compare_page::ratio_text(it.ratio);
-  if (!it.note.empty()) os << "   " << plain(it.note);
+  if (!it.note.empty()) os << "   " << terminal_text(it.note);
   os << "\n";
   print_listings(os, it, r);
 }
@@ -120,11 +106,12 @@ void print_one_sided(std::ostream& os, const CrossBackendReport& r) {
   const int n = r.count(BackendVerdict::only_first) + r.count(BackendVerdict::only_second);
   if (!n) return;
   os << "\nOk on one side only (" << n << "):\n";
-  os << "  " << pad("probe", 12) << "  " << pad("[1] only", 8, true) << "  "
-     << pad("[2] only", 8, true) << "\n";
+  os << "  " << pad_cell("probe", 12) << "  " << pad_cell("[1] only", 8, true) << "  "
+     << pad_cell("[2] only", 8, true) << "\n";
   for (const auto& [probe, c] : one_sided_by_probe(r))
-    os << "  " << pad(plain(probe), 12) << "  " << pad(std::to_string(c.first), 8, true) << "  "
-       << pad(std::to_string(c.second), 8, true) << "\n";
+    os << "  " << pad_cell(terminal_text(probe), 12) << "  "
+       << pad_cell(std::to_string(c.first), 8, true) << "  "
+       << pad_cell(std::to_string(c.second), 8, true) << "\n";
   std::size_t w = 10;
   for (const BackendItem& it : r.items) w = std::max(w, it.id.size());
   w = std::min<std::size_t>(w, 48);
@@ -132,9 +119,10 @@ void print_one_sided(std::ostream& os, const CrossBackendReport& r) {
     const bool first = side == BackendVerdict::only_first;
     for (const BackendItem& it : r.items) {
       if (it.verdict != side) continue;
-      os << "  " << pad(plain(it.id), w) << "  ok in " << (first ? "[1]" : "[2]") << " only ("
-         << value_text(first ? it.a : it.b, it.unit) << "); " << (first ? "[2]" : "[1]") << ": "
-         << status_line(first ? it.status_b : it.status_a) << "\n";
+      os << "  " << pad_cell(terminal_text(it.id), w) << "  ok in " << (first ? "[1]" : "[2]")
+         << " only (" << value_text(first ? it.a : it.b, it.unit) << "); "
+         << (first ? "[2]" : "[1]") << ": " << status_line(first ? it.status_b : it.status_a)
+         << "\n";
     }
   }
 }
@@ -148,10 +136,10 @@ void print_cross_backend(std::ostream& os, const CrossBackendReport& r, bool ver
   os << "Cross-backend comparison of " << match_text(r) << ":\n";
   for (int i = 0; i < 2; ++i) {
     const CompareInput& in = i == 0 ? r.a : r.b;
-    os << "  [" << i + 1 << "] " << plain(in.name) << "  (" << plain(input_facts(in)) << ")  "
-       << plain(in.origin) << "\n";
+    os << "  [" << i + 1 << "] " << terminal_text(in.name) << "  ("
+       << terminal_text(input_facts(in)) << ")  " << terminal_text(in.origin) << "\n";
   }
-  os << "Tolerance: " << percent(r.tolerance) << "; ratios are [2] / [1]; instructions: the "
+  os << "Tolerance: " << percent_text(r.tolerance) << "; ratios are [2] / [1]; instructions: the "
      << "code each backend timed, \"-\" where it gave none.\n";
   os << "\n"
      << r.common() << " ids ok in both: " << r.count(BackendVerdict::within)

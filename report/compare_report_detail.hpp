@@ -11,6 +11,14 @@
 
 namespace gd::report::compare_page {
 
+// Terminal text: control characters (escape sequences, line breaks) become '?', so that a
+// name or reason from a file can neither move the cursor nor forge a line of the report.
+std::string terminal_text(const std::string& s);
+// `s` padded to `w` code points (so UTF-8 text lines up), on the left when `right`.
+std::string pad_cell(const std::string& s, std::size_t w, bool right = false);
+// "12.5 %" from 0.125, as compare prints numbers.
+std::string percent_text(double fraction);
+
 // "~", ">", "<" for a value stated as about, at least or at most.
 std::string qualifier_mark(const std::string& q);
 // "x1.25": a ratio to the first input; "" when absent.

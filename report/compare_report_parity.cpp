@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "compare_report.hpp"
+#include "compare_report_detail.hpp"
 #include "format.hpp"
 #include "report.hpp"
 
@@ -15,15 +16,12 @@ namespace gd::report {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using compare_page::pad_cell;
+using compare_page::percent_text;
+using compare_page::terminal_text;
 using detail::csv_field;
 
 namespace {
-
-std::string plain(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) o += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
-  return o;
-}
 
 // A Markdown table cell: no line break, no column separator, no markup or HTML.
 std::string md_cell(const std::string& s) {
@@ -67,14 +65,6 @@ std::string md_cell(const std::string& s) {
   return o;
 }
 
-std::string pad(const std::string& s, std::size_t w) {
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  return n >= w ? s : std::string(w - n, ' ') + s;
-}
-
-std::string percent(double fraction) { return compare_number(fraction * 100, "") + " %"; }
-
 // "CUDA", "OpenCL", "Vulkan"; another backend as the file says; " [2]" added where two
 // inputs share a backend.
 std::vector<std::string> column_names(const ParityTable& t) {
@@ -99,20 +89,21 @@ void print_parity(std::ostream& os, const ParityTable& t) {
   const std::vector<std::string> names = column_names(t);
   os << "Backend parity: ok figures per probe; for each run after [1], the ids ok in both it "
         "and [1] (common) and how many of those agree within "
-     << percent(t.tolerance) << " (agree).\n";
+     << percent_text(t.tolerance) << " (agree).\n";
   for (std::size_t i = 0; i < t.inputs.size(); ++i)
-    os << "  [" << i + 1 << "] " << plain(t.inputs[i].name) << "  ("
-       << plain(input_facts(t.inputs[i])) << ")  " << plain(t.inputs[i].origin) << "\n";
-  for (const std::string& n : t.notes) os << "  note: " << plain(n) << "\n";
+    os << "  [" << i + 1 << "] " << terminal_text(t.inputs[i].name) << "  ("
+       << terminal_text(input_facts(t.inputs[i])) << ")  " << terminal_text(t.inputs[i].origin)
+       << "\n";
+  for (const std::string& n : t.notes) os << "  note: " << terminal_text(n) << "\n";
   std::vector<std::string> head = {"probe"};
-  for (const std::string& n : names) head.push_back(plain(n));
+  for (const std::string& n : names) head.push_back(terminal_text(n));
   for (std::size_t i = 1; i < names.size(); ++i) {
-    head.push_back(plain(names[i]) + " common");
-    head.push_back(plain(names[i]) + " agree");
+    head.push_back(terminal_text(names[i]) + " common");
+    head.push_back(terminal_text(names[i]) + " agree");
   }
   std::vector<std::vector<std::string>> lines;
   auto add = [&](const ParityRow& r) {
-    std::vector<std::string> l = {plain(r.probe)};
+    std::vector<std::string> l = {terminal_text(r.probe)};
     for (const ParityCell& c : r.cells) l.push_back(std::to_string(c.ok));
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       l.push_back(count(r.cells[i].common));
@@ -129,7 +120,7 @@ void print_parity(std::ostream& os, const ParityTable& t) {
   }
   auto row = [&](const std::vector<std::string>& l) {
     std::string s = l[0] + std::string(w[0] - std::min(w[0], l[0].size()), ' ');
-    for (std::size_t k = 1; k < l.size(); ++k) s += "  " + pad(l[k], w[k]);
+    for (std::size_t k = 1; k < l.size(); ++k) s += "  " + pad_cell(l[k], w[k], /*right=*/true);
     os << s << "\n";
   };
   os << "\n";
@@ -146,14 +137,14 @@ void print_parity_markdown(std::ostream& os, const ParityTable& t) {
   for (std::size_t i = 0; i < t.inputs.size(); ++i)
     os << (i ? "; " : "") << md_cell(names[i]) << ": " << md_cell(t.inputs[i].origin);
   os << "). *common*: ids ok in both " << first << " and that backend; *within "
-     << percent(t.tolerance) << "*: of those, how many agree within " << percent(t.tolerance)
-     << ".\n";
+     << percent_text(t.tolerance) << "*: of those, how many agree within "
+     << percent_text(t.tolerance) << ".\n";
   for (const std::string& n : t.notes) os << "\nNote: " << md_cell(n) << ".\n";
   os << "\n| probe |";
   for (const std::string& n : names) os << " " << md_cell(n) << " ok |";
   for (std::size_t i = 1; i < names.size(); ++i)
     os << " " << md_cell(names[i]) << ": common with " << first << " | " << md_cell(names[i])
-       << ": within " << percent(t.tolerance) << " |";
+       << ": within " << percent_text(t.tolerance) << " |";
   os << "\n|---|";
   for (std::size_t i = 0; i < names.size(); ++i) os << "---:|";
   for (std::size_t i = 1; i < names.size(); ++i) os << "---:|---:|";
