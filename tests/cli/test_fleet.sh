@@ -150,12 +150,15 @@ expect_rc "collect: second run" 0 $?
 python3 - "$T/col/nodeA.json" "$T/col/node\"B\\.json" <<'PY'
 import json, sys
 a, b = sys.argv[1], sys.argv[2]
-j = json.load(open(a)); j.pop("provenance", None); json.dump(j, open(a, "w"))
-j = json.load(open(b)); j["provenance"]["host"] = 'node"B\\'; json.dump(j, open(b, "w"))
+# Only compute.fp32.fma is judged: the checks want rank 0 healthy, and on a CI machine running another
+# test beside these runs one warp's FMA latency moved by +49 % and the FMA rate by 10x
+# between two runs; the injected x0.01 on rank 1 stays beyond any such swing.
+keep = lambda j: [f for f in j["figures"] if f["id"] == "compute.fp32.fma"]
+j = json.load(open(a)); j.pop("provenance", None); j["figures"] = keep(j); json.dump(j, open(a, "w"))
+j = json.load(open(b)); j["provenance"]["host"] = 'node"B\\'; j["figures"] = keep(j)
+json.dump(j, open(b, "w"))
 PY
-# (--min-deviation 80 %: the checks below want rank 0 healthy, and one warp's FMA latency on
-# PoCL moved by +49 % between two runs while CI ran another test beside them.)
-"$BIN" fleet --collect "$T/col" --min-deviation 80% --inject "slow:1:$FIG:0.05" -q \
+"$BIN" fleet --collect "$T/col" --min-deviation 30% --inject "slow:1:$FIG:0.01" -q \
   -o "$T/col.html" --prometheus "$T/col.prom" >"$T/col.out" 2>&1
 rc=$?
 cat "$T/col.out"
