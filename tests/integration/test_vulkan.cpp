@@ -29,6 +29,7 @@
 #include "latency/run.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_context.hpp"
+#include "vulkan_first_device.hpp"
 #include "vulkan_shaders.hpp"
 
 namespace {
@@ -46,39 +47,7 @@ using gd::test::kWarmup;
 using gd::test::median;
 using gd::test::request;
 
-bool vulkan_required() {
-  const char* v = std::getenv("GD_REQUIRE_VULKAN");
-  return v && std::string(v) == "1";
-}
-
-// The first device, opened once for the whole program; null with the reason when none.
-gd::Device* first_device(std::string* why) {
-  static std::string reason;
-  static std::unique_ptr<gd::Device> dev = [] {
-    std::unique_ptr<gd::Device> d;
-    const auto entries = gd::vulkan::enumerate(&reason);
-    if (entries.empty()) {
-      if (reason.empty()) reason = "no Vulkan device";
-      return d;
-    }
-    try {
-      d = gd::vulkan::open(0);
-    } catch (const std::exception& e) {
-      reason = std::string("cannot open vulkan:0: ") + e.what();
-    }
-    return d;
-  }();
-  *why = reason;
-  return dev.get();
-}
-
-#define GD_REQUIRE_DEVICE(dev)                                                          \
-  std::string why_;                                                                     \
-  gd::Device* dev = first_device(&why_);                                                \
-  if (!dev && vulkan_required())                                                        \
-    FAIL() << "GD_REQUIRE_VULKAN=1 but no Vulkan device: " << why_                      \
-           << " (scripts/install-deps.sh installs mesa-vulkan-drivers, i.e. lavapipe)"; \
-  if (!dev) GTEST_SKIP() << "no Vulkan device: " << why_;
+using gd::test::vulkan_required;
 
 bool has_shader_clock(const gd::Device& dev) {
   return dev.info().extra.at("shader_clock").rfind("VK_KHR_shader_clock", 0) == 0;

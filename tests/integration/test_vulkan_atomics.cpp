@@ -10,6 +10,7 @@
 
 #include "atomics/atomics.hpp"
 #include "vulkan_backend.hpp"
+#include "vulkan_first_device.hpp"
 
 namespace {
 
@@ -20,33 +21,8 @@ using gd::AtomicType;
 using gd::Contention;
 using gd::ThroughputRequest;
 
-// The first device, opened once for the program; null with the reason when none.
-gd::Device* open_first(std::string* why) {
-  static std::string reason;
-  static std::unique_ptr<gd::Device> dev = [] {
-    std::unique_ptr<gd::Device> d;
-    if (gd::vulkan::enumerate(&reason).empty()) {
-      if (reason.empty()) reason = "no Vulkan device";
-      return d;
-    }
-    try {
-      d = gd::vulkan::open(0);
-    } catch (const std::exception& e) {
-      reason = std::string("cannot open vulkan:0: ") + e.what();
-    }
-    return d;
-  }();
-  *why = reason;
-  return dev.get();
-}
-
 #define GD_ATOMICS_KERNELS(k)                                                    \
-  std::string why_;                                                              \
-  gd::Device* dev_ = open_first(&why_);                                          \
-  const char* req_ = std::getenv("GD_REQUIRE_VULKAN");                           \
-  if (!dev_ && req_ && std::string(req_) == "1")                                 \
-    FAIL() << "GD_REQUIRE_VULKAN=1 but no Vulkan device: " << why_;              \
-  if (!dev_) GTEST_SKIP() << "no Vulkan device: " << why_;                       \
+  GD_REQUIRE_DEVICE(dev_)                                                        \
   const bool lavapipe = dev_->info().name.find("llvmpipe") != std::string::npos; \
   auto* k = dev_->kernels<gd::AtomicsKernels>();                                 \
   ASSERT_NE(k, nullptr);                                                         \
