@@ -56,7 +56,7 @@ NodeLinks FleetCmd::measure_links(const fs::path& dir, const std::string& device
     if (!r.is_null()) {
       const auto& probes = r.value("probes", nlohmann::json::object());
       if (probes.contains("links")) {
-        n.status.status = probes.at("links").value("status", "error");
+        n.status.code = gd::parse_status(probes.at("links").value("status", "error"));
         n.status.reason = probes.at("links").value("reason", "");
       }
       if (r.contains("figures"))
@@ -64,14 +64,14 @@ NodeLinks FleetCmd::measure_links(const fs::path& dir, const std::string& device
           if (fig.id.rfind("links.", 0) == 0) n.figures.push_back(fig);
     }
     if (out.child.timed_out)
-      n.status = {"timeout", "killed after the per-rank timeout of " +
+      n.status = {StatusCode::timeout, "killed after the per-rank timeout of " +
                                  std::to_string(static_cast<int>(rank_timeout())) + " s"};
     else if (r.is_null())
-      n.status = {"error", "gpudissect run links exited with status " +
+      n.status = {StatusCode::error, "gpudissect run links exited with status " +
                                std::to_string(out.child.rc) + ": " +
                                last_error_line(dir / "run.log")};
   } catch (const std::exception& e) {
-    n.status = {"error", e.what()};
+    n.status = {StatusCode::error, e.what()};
     n.wall_seconds = since(t0);
   }
   return n;
@@ -116,11 +116,11 @@ std::vector<std::string> FleetCmd::rank_options(const std::vector<std::string>& 
 
 void FleetCmd::rank_status(FleetRank& r, const ChildOutcome& out, const fs::path& dir) const {
   if (out.timed_out) {
-    r.status = {"timeout", "killed after the per-rank timeout of " +
+    r.status = {StatusCode::timeout, "killed after the per-rank timeout of " +
                                std::to_string(static_cast<int>(rank_timeout())) + " s"};
   } else if (g_fleet_stop || out.rc == 128 + SIGTERM || out.rc == 128 + SIGINT) {
     // Stopped (a preempted job): what was measured is kept, and the GPU is not blamed.
-    r.status = {"interrupted",
+    r.status = {StatusCode::interrupted,
                 (g_fleet_stop ? stop_reason() : "the measurement was stopped by a signal") + "; " +
                     std::to_string(r.figures.size()) + " figure(s) measured before are kept"};
   } else if (out.rc == 0 && !r.result.is_null()) {
@@ -131,9 +131,9 @@ void FleetCmd::rank_status(FleetRank& r, const ChildOutcome& out, const fs::path
   } else if (out.rc == 3 && !r.result.is_null() && r.result.contains("soak")) {
     r.status = {};  // run --duration: a figure drifted; the soak verdict says which
   } else if (out.rc == 5 && a_.require_idle) {  // run --require-idle: shared, not measured
-    r.status = {"busy", "not measured (--require-idle): " + last_error_line(dir / "run.log")};
+    r.status = {StatusCode::busy, "not measured (--require-idle): " + last_error_line(dir / "run.log")};
   } else {
-    r.status = {"error", "gpudissect run exited with status " + std::to_string(out.rc) + ": " +
+    r.status = {StatusCode::error, "gpudissect run exited with status " + std::to_string(out.rc) + ": " +
                              last_error_line(dir / "run.log")};
   }
 }
@@ -166,7 +166,7 @@ FleetRank FleetCmd::measure(int rank, int local_rank, const fs::path& dir) const
         r.injected += " (this rank has no such figure)";
     }
   } catch (const std::exception& e) {
-    r.status = {"error", e.what()};
+    r.status = {StatusCode::error, e.what()};
     r.wall_seconds = since(t0);
   }
   return r;
@@ -278,9 +278,9 @@ std::vector<FleetRank> FleetCmd::read_local_reports(const fs::path& dir,
       r.rank = r.local_rank = k;
       r.host = host_name();
       if (g_fleet_stop)
-        r.status = {"interrupted", stop_reason() + " (the worker wrote no report)"};
+        r.status = {StatusCode::interrupted, stop_reason() + " (the worker wrote no report)"};
       else
-        r.status = {"missing",
+        r.status = {StatusCode::missing,
                     "the worker wrote no report (exit status " + std::to_string(status[k]) + ")"};
     }
     ranks.push_back(std::move(r));

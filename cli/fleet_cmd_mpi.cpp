@@ -83,7 +83,7 @@ int gather_reports(std::vector<FleetRank>& ranks, Clock::time_point t0, double d
       ranks[src] = parse_json_text(buf).get<FleetRank>();
     } catch (const std::exception& e) {
       ranks[src] = FleetRank{};
-      ranks[src].status = {"error", std::string("unreadable report: ") + e.what()};
+      ranks[src].status = {StatusCode::error, std::string("unreadable report: ") + e.what()};
     }
     ranks[src].rank = src;
     if (!got[src]) --left;
@@ -92,10 +92,10 @@ int gather_reports(std::vector<FleetRank>& ranks, Clock::time_point t0, double d
   for (int k = 1; k < size; ++k)
     if (!got[k] && g_fleet_stop) {
       ranks[k].rank = k;
-      ranks[k].status = {"interrupted", stop_reason() + " (no report came)"};
+      ranks[k].status = {StatusCode::interrupted, stop_reason() + " (no report came)"};
     } else if (!got[k]) {
       ranks[k].rank = k;
-      ranks[k].status = {"missing", "no report within " +
+      ranks[k].status = {StatusCode::missing, "no report within " +
                                         std::to_string(static_cast<int>(deadline)) +
                                         " s (the rank hung or died)"};
     }
@@ -142,7 +142,7 @@ int FleetCmd::run_mpi() {
       mine.node_links = measure_links(dir / "links", pick_device(0));
     } else if (local == 0) {
       NodeLinks n;
-      n.status = {"skipped", g_fleet_stop ? "stopped by the user"
+      n.status = {StatusCode::skipped, g_fleet_stop ? "stopped by the user"
                                           : "a rank of this node had not finished measuring "
                                             "by the deadline"};
       mine.node_links = n;

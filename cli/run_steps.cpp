@@ -271,7 +271,7 @@ std::string deadline_fallback(const RunPlan& plan, std::size_t next, RunResult r
   for (std::size_t i = next; i < plan.probes.size(); ++i) {
     const Probe& probe = *registry.find(plan.probes[i]);
     std::any result = probe.new_result();
-    probe.status(result) = {"skipped", "deadline"};
+    probe.status(result) = {StatusCode::skipped, "deadline"};
     r.probes[plan.probes[i]] = std::move(result);
   }
   r.figures = collect_figures(r, registry);
@@ -306,9 +306,9 @@ int measure_probes(Device& dev, const RunPlan& plan, RunResult& r, Progress& pro
     const Probe& probe = *registry.find(name);
     std::any result = probe.new_result();
     if (deadline.hit()) {
-      probe.status(result) = {"skipped", "deadline"};
+      probe.status(result) = {StatusCode::skipped, "deadline"};
     } else if (g_stop) {
-      probe.status(result) = {"skipped", "interrupted before this probe"};
+      probe.status(result) = {StatusCode::skipped, "interrupted before this probe"};
     } else {
       if (deadline.armed()) deadline.set_fallback(deadline_fallback(plan, i, r));
       if (i > 0) samples.push_back(sample_gpu(dev, name, "before"));
@@ -317,12 +317,12 @@ int measure_probes(Device& dev, const RunPlan& plan, RunResult& r, Progress& pro
       } catch (const std::exception& e) {
         progress.finish();
         std::cerr << "error: " << name << " probe: " << e.what() << "\n";
-        if (probe.status(result).ok()) probe.status(result) = {"error", e.what()};
+        if (probe.status(result).ok()) probe.status(result) = {StatusCode::error, e.what()};
         rc = 1;
       }
       dev.release_memory();  // the next probe starts with the device's memory free
       samples.push_back(sample_gpu(dev, name, "after"));
-      if (deadline.hit() && probe.status(result).status == "interrupted")
+      if (deadline.hit() && probe.status(result).code == StatusCode::interrupted)
         probe.status(result).reason = "deadline: stopped after the point in flight";
     }
     r.gpu_state = judge_gpu_state(samples);

@@ -70,7 +70,7 @@ std::string ratio_text(const std::optional<double>& r) {
 // A cell's value as text: qualifier, number, or the status where the figure failed.
 std::string cell_value(const CompareCell& c, const std::string& unit) {
   if (!c.present) return "";
-  if (!c.status.ok()) return c.status.status;
+  if (!c.status.ok()) return c.status.name();
   if (c.unit_mismatch) return "(in " + c.unit + ")";
   if (!c.value) return "";
   return qualifier_mark(c.qualifier) + compare_number(*c.value, unit);
@@ -202,7 +202,7 @@ void write_comparison_csv(const fs::path& file, const Comparison& c) {
         << csv_field(in.label) << ',' << (in.reference ? "reference" : "result") << ','
         << csv_field(in.backend) << ',' << (in.units > 0 ? std::to_string(in.units) : "") << ','
         << csv_num(in.clock_mhz) << ',' << csv_field(in.clock_source) << ','
-        << csv_field(cell.status.status) << ',' << csv_field(cell.qualifier) << ','
+        << csv_field(cell.status.name()) << ',' << csv_field(cell.qualifier) << ','
         << csv_num(cell.value) << ',' << csv_num(cell.ratio) << ',' << csv_num(cell.per_sm) << ','
         << (cell.per_sm ? r.per_sm_unit : "") << ',' << csv_num(cell.per_clk) << ','
         << csv_field(cell.per_clk ? cell.per_clk_unit : "") << ','

@@ -56,7 +56,7 @@ std::string match_text(const CrossBackendReport& r) {
 }
 
 std::string status_line(const Status& s) {
-  return terminal_text(s.status) + (s.reason.empty() ? "" : ": " + terminal_text(s.reason));
+  return terminal_text(s.name()) + (s.reason.empty() ? "" : ": " + terminal_text(s.reason));
 }
 
 void print_listings(std::ostream& os, const BackendItem& it, const CrossBackendReport& r) {
@@ -172,8 +172,8 @@ void write_cross_backend_csv(const fs::path& file, const CrossBackendReport& r) 
   for (const BackendItem& it : r.items)
     o << csv_field(it.id) << ',' << csv_field(it.label) << ',' << csv_field(probe_of(it.id)) << ','
       << to_string(it.verdict) << ',' << csv_field(it.unit) << ',' << num(it.a) << ',' << num(it.b)
-      << ',' << num(it.ratio) << ',' << csv_field(it.status_a.status) << ','
-      << csv_field(it.status_b.status) << ',' << csv_field(it.status_a.reason) << ','
+      << ',' << num(it.ratio) << ',' << csv_field(it.status_a.name()) << ','
+      << csv_field(it.status_b.name()) << ',' << csv_field(it.status_a.reason) << ','
       << csv_field(it.status_b.reason) << ',' << csv_field(joined(it.listing_a)) << ','
       << csv_field(joined(it.listing_b)) << ',' << csv_field(it.note) << "\n";
   write_text(file, o.str());
@@ -217,7 +217,7 @@ std::string cross_backend_json(const CrossBackendReport& r) {
                            {"unit", it.unit},
                            {"values", json::array({opt_json(it.a), opt_json(it.b)})},
                            {"ratio", opt_json(it.ratio)},
-                           {"status", json::array({it.status_a.status, it.status_b.status})},
+                           {"status", json::array({it.status_a.name(), it.status_b.name()})},
                            {"reason", json::array({it.status_a.reason, it.status_b.reason})},
                            {"instructions", json::array({it.listing_a, it.listing_b})},
                            {"note", it.note}});

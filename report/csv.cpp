@@ -100,7 +100,7 @@ fs::path write_figures_csv(const fs::path& file, const std::vector<Figure>& figu
   f.row({"id", "label", "status", "value", "q1", "q3", "unit", "per_sm_per_clk",
          "per_sm_per_clk_unit", "clock_mhz", "better", "instruction", "where", "reason"});
   for (const Figure& g : figures)
-    f.row({g.id, g.label, g.status.status, g.value ? num(g.value->median) : "",
+    f.row({g.id, g.label, g.status.name(), g.value ? num(g.value->median) : "",
            g.value ? num(g.value->q1) : "", g.value ? num(g.value->q3) : "", g.unit,
            num(g.per_sm_per_clk), g.per_sm_per_clk_unit, num(g.clock_mhz),
            g.higher_is_better ? "higher" : "lower", g.instruction, g.where, g.status.reason});

@@ -83,7 +83,7 @@ void print_fleet(std::ostream& os, const FleetReport& rep) {
   for (const auto& n : rep.notes) os << "(" << n << ")\n";
   // Links per node: the figures every node measured once, with every GPU of the node.
   for (const FleetNode& n : rep.nodes) {
-    os << "  links on " << n.host << " (rank " << n.rank << "): " << n.links.status.status;
+    os << "  links on " << n.host << " (rank " << n.rank << "): " << n.links.status.name();
     if (!n.links.status.reason.empty()) os << ": " << n.links.status.reason;
     os << "\n";
     for (const Figure& f : n.links.figures)
@@ -213,7 +213,7 @@ void html_every_gpu(std::ostream& h, const FleetReport& rep) {
     html_identity(h, g, r);
     if (!r.status.ok()) {
       h << "<td class=\"l fail\" colspan=\"" << std::max<size_t>(1, rep.rows.size()) << "\">"
-        << detail::html_escape(r.status.status +
+        << detail::html_escape(r.status.name() +
                                (r.status.reason.empty() ? "" : ": " + r.status.reason))
         << "</td></tr>\n";
       continue;
@@ -249,7 +249,7 @@ void html_links(std::ostream& h, const FleetReport& rep) {
   for (const FleetNode& n : rep.nodes) {
     h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"
       << (n.links.status.ok() ? "" : " fail") << "\">"
-      << detail::html_escape(n.links.status.status +
+      << detail::html_escape(n.links.status.name() +
                              (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
       << "</td>";
     for (const auto& id : ids) {

@@ -158,7 +158,7 @@ std::string median_spread(const std::optional<Summary>& s, int digits) {
 }
 
 std::string status_text(const Status& s) {
-  return s.ok() ? std::string("ok") : s.status + (s.reason.empty() ? "" : ": " + s.reason);
+  return s.ok() ? std::string("ok") : s.name() + (s.reason.empty() ? "" : ": " + s.reason);
 }
 
 }  // namespace gd::report::detail

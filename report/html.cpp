@@ -118,7 +118,7 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
     if (it == r.probes.end()) continue;
     std::any copy = it->second;  // status() takes the result by reference
     const Status st = probe->status(copy);
-    h.kv(probe->name() + " probe", st.status + (st.reason.empty() ? "" : ": " + st.reason) + ", " +
+    h.kv(probe->name() + " probe", st.name() + (st.reason.empty() ? "" : ": " + st.reason) + ", " +
                                        format_fixed(probe->wall_seconds(it->second), 1) + " s");
   }
   if (const LatencyProbeResult* p = r.get<LatencyProbeResult>()) {
@@ -147,8 +147,8 @@ void figures_table(Html& h, const std::vector<Figure>& figures) {
          "clock</th><th>instruction</th><th>where</th></tr>\n";
   for (const Figure& f : figures) {
     std::string value =
-        f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1) : f.status.status;
-    if (f.value && f.status.status == "unstable") value += unstable_note(*f.value);
+        f.value ? format_fixed(f.value->median, f.value->median < 10 ? 2 : 1) : f.status.name();
+    if (f.value && f.status.code == StatusCode::unstable) value += unstable_note(*f.value);
     std::string per = f.per_sm_per_clk
                           ? format_fixed(*f.per_sm_per_clk, 2) + " " + f.per_sm_per_clk_unit
                           : std::string("-");
@@ -336,7 +336,7 @@ std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
       h.o << "<h2 id=\"path-" << html_escape(slugify(name)) << "\">Path: " << html_escape(name)
           << "</h2>\n";
       if (!c.status.ok())
-        h.o << "<p class=\"note\">" << html_escape(c.status.status)
+        h.o << "<p class=\"note\">" << html_escape(c.status.name())
             << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
       if (c.points.empty()) continue;
       h.o << "<p class=\"muted\">Stride "
@@ -361,7 +361,7 @@ std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
         const CurveResult& c = p.tlb.at(key);
         h.o << "<h3>Stride " << html_escape(tlb_stride_label(key, c)) << "</h3>\n";
         if (!c.status.ok())
-          h.o << "<p class=\"note\">" << html_escape(c.status.status)
+          h.o << "<p class=\"note\">" << html_escape(c.status.name())
               << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
         if (c.points.empty()) continue;
         if (!c.note.empty()) h.o << "<p class=\"note\">" << html_escape(c.note) << "</p>\n";

@@ -272,7 +272,7 @@ void print_summary(std::ostream& os, const RunResult& r, const ProbeRegistry& re
   // Figures whose spread is too large to be results, whatever probe they come from.
   bool header = false;
   for (const Figure& f : r.figures) {
-    if (f.status.status != "unstable" || !f.value) continue;
+    if (f.status.code != StatusCode::unstable || !f.value) continue;
     if (!header)
       os << "\nUnstable figures (relative spread over "
          << format_fixed(100 * kUnstableRelativeSpread, 0) << " %: not results):\n";
@@ -287,7 +287,7 @@ void print_latency_summary(std::ostream& os, const RunResult& r) {
   const LatencyProbeResult* p = r.get<LatencyProbeResult>();
   if (!p) return;
   if (!p->status.ok()) {
-    os << "\nLatency probe " << p->status.status;
+    os << "\nLatency probe " << p->status.name();
     if (!p->status.reason.empty()) os << ": " << p->status.reason;
     os << '\n';
   }

@@ -103,7 +103,7 @@ std::optional<double> number(const Figure& f, std::string* unit) {
 }
 
 std::string status_text(const Status& s) {
-  return s.status + (s.reason.empty() ? "" : ": " + s.reason);
+  return s.name() + (s.reason.empty() ? "" : ": " + s.reason);
 }
 
 // A relative margin so that a change of exactly the tolerance (e.g. 100 -> 97 at 3 %) counts
@@ -159,7 +159,7 @@ void judge_change(BaselineItem& it, const Figure& bf, double cv, const std::stri
 // A value that counts: ok, or "unstable" (measured, its repeats spread past the probe's
 // limit). An unstable figure is judged by its median like any other: the file under judgement
 // can only make a figure fail by its status, never widen the band it is judged in.
-bool judged_by_value(const Status& s) { return s.ok() || s.status == "unstable"; }
+bool judged_by_value(const Status& s) { return s.ok() || s.code == StatusCode::unstable; }
 
 // A figure of the new run against the baseline's figure of the same id.
 void judge(BaselineItem& it, const Figure& f, const Figure& bf, double tolerance) {
@@ -220,7 +220,7 @@ BaselineReport compare_baseline(const CompareInput& baseline, const CompareInput
     auto b = base.find(f.id);
     if (b == base.end()) {
       it.verdict = Verdict::only_new;
-    } else if (allow_missing && f.status.status == "skipped") {
+    } else if (allow_missing && f.status.code == StatusCode::skipped) {
       // Not measured by choice (a partial run such as --quick skips it): as if absent.
       std::string bu;
       it.baseline = judged_by_value(b->second->status) ? number(*b->second, &bu) : std::nullopt;

@@ -11,6 +11,7 @@
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
+#include "gpudissect/json_fields.hpp"
 
 namespace gd {
 
@@ -92,7 +93,7 @@ bool is_alarming_throttle_reason(const std::string& reason) {
 }
 
 void to_json(nlohmann::json& j, const NodeLinks& n) {
-  j = nlohmann::json{{"status", n.status.status},
+  j = nlohmann::json{{"status", n.status.name()},
                      {"device_id", n.device_id},
                      {"wall_seconds", n.wall_seconds},
                      {"figures", n.figures}};
@@ -100,7 +101,8 @@ void to_json(nlohmann::json& j, const NodeLinks& n) {
 }
 
 void from_json(const nlohmann::json& j, NodeLinks& n) {
-  n.status.status = j.value("status", "error");
+  n.status.code = StatusCode::error;
+  gd::json_fields::get(j, "status", n.status.code);
   n.status.reason = j.value("reason", "");
   n.device_id = j.value("device_id", "");
   n.wall_seconds = j.value("wall_seconds", 0.0);
@@ -110,7 +112,7 @@ void from_json(const nlohmann::json& j, NodeLinks& n) {
 void to_json(nlohmann::json& j, const FleetRank& r) {
   j = nlohmann::json{
       {"rank", r.rank},           {"local_rank", r.local_rank}, {"host", r.host},
-      {"device_id", r.device_id}, {"status", r.status.status},  {"wall_seconds", r.wall_seconds},
+      {"device_id", r.device_id}, {"status", r.status.name()},  {"wall_seconds", r.wall_seconds},
       {"device", r.device},       {"figures", r.figures}};
   if (!r.status.reason.empty()) j["reason"] = r.status.reason;
   if (!r.note.empty()) j["note"] = r.note;
@@ -125,7 +127,8 @@ void from_json(const nlohmann::json& j, FleetRank& r) {
   r.local_rank = j.value("local_rank", 0);
   r.host = j.value("host", "");
   r.device_id = j.value("device_id", "");
-  r.status.status = j.value("status", "error");
+  r.status.code = StatusCode::error;
+  gd::json_fields::get(j, "status", r.status.code);
   r.status.reason = j.value("reason", "");
   r.note = j.value("note", "");
   r.injected = j.value("injected", "");
@@ -246,7 +249,7 @@ std::optional<GpuState> rank_gpu_state(const FleetRank& r) {
 }
 
 bool rank_busy(const FleetRank& r, const std::optional<GpuState>& st) {
-  return r.status.status == "busy" || (st && st->shared);
+  return r.status.code == StatusCode::busy || (st && st->shared);
 }
 
 // Rows: figure ids in first-seen order over the measured ranks; then the cells' values
@@ -284,7 +287,7 @@ void build_rows(FleetReport& rep) {
       } else {
         c.mark = CellMark::failed;
         c.reason = !f.status.ok()
-                       ? f.status.status + (f.status.reason.empty() ? "" : ": " + f.status.reason)
+                       ? f.status.name() + (f.status.reason.empty() ? "" : ": " + f.status.reason)
                    : v ? "unit " + f.unit + " differs from the fleet's"
                        : "no value";
       }
@@ -376,7 +379,7 @@ std::string uncorrected_ecc(const FleetRank& r) {
 // still make it sick (the verdict that wins, exit 3).
 void busy_verdict(FleetGpu& g, const FleetRank& r, const std::optional<GpuState>& st) {
   g.verdict = GpuVerdict::busy;
-  if (r.status.status == "busy")
+  if (r.status.code == StatusCode::busy)
     g.reasons.push_back(r.status.reason);
   else if (st)
     for (const std::string& why : st->reasons) g.reasons.push_back(why);
@@ -497,8 +500,8 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     if (busy[i]) {
       busy_verdict(g, r, state[i]);
     } else if (!r.status.ok()) {
-      g.verdict = r.status.status == "interrupted" ? GpuVerdict::interrupted : GpuVerdict::failed;
-      g.reasons.push_back(r.status.status +
+      g.verdict = r.status.code == StatusCode::interrupted ? GpuVerdict::interrupted : GpuVerdict::failed;
+      g.reasons.push_back(r.status.name() +
                           (r.status.reason.empty() ? "" : ": " + r.status.reason));
     } else {
       // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA

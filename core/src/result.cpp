@@ -207,7 +207,7 @@ std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& reg
   // A spread over 10 % is not a result: the figure keeps its value but says so.
   for (Figure& f : all)
     if (f.status.ok() && f.value && is_unstable(*f.value))
-      f.status = {"unstable", "relative spread (IQR over median) " +
+      f.status = {StatusCode::unstable, "relative spread (IQR over median) " +
                                   format_fixed(100 * f.value->relative_spread(), 0) +
                                   " % is over " + format_fixed(100 * kUnstableRelativeSpread, 0) +
                                   " %; measured " + f.where};

@@ -125,9 +125,9 @@ void Soak::add(const SoakRepetition& rep, const std::vector<Figure>& figures,
     }
     seen[it - series_.begin()] = true;
     // An unstable figure still has a value: the soak follows it, its status says the rest.
-    const bool has_value = f.value && (f.status.ok() || f.status.status == "unstable");
+    const bool has_value = f.value && (f.status.ok() || f.status.code == StatusCode::unstable);
     it->values.push_back(has_value ? std::optional<double>(f.value->median) : std::nullopt);
-    it->statuses.push_back(f.status.status);
+    it->statuses.push_back(f.status.name());
   }
   for (std::size_t i = 0; i < series_.size(); ++i)
     if (!seen[i]) {

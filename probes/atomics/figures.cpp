@@ -54,7 +54,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
       f.where += ", mean over " + std::to_string(l.locations) + " flag locations";
     f.unit = "ns";
     f.value = l.ns;
-    if (!l.ns && f.status.ok()) f.status = {"error", "no value"};
+    if (!l.ns && f.status.ok()) f.status = {StatusCode::error, "no value"};
     if (l.cycles) {
       Figure c = f;
       c.id += ".cycles";
@@ -83,7 +83,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
       if (m.summary.all.n) {
         f.value = single_value(v);
       } else if (f.status.ok()) {
-        f.status = {"error", "no pair measured"};
+        f.status = {StatusCode::error, "no pair measured"};
       }
       out.push_back(std::move(f));
     }
@@ -105,7 +105,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
               std::to_string(t.sms) + " SMs";
     if (!t.note.empty()) f.where += "; " + t.note;
     if (const std::string sp = gops_spread(t); !sp.empty()) f.where += "; " + sp;
-    if (f.status.ok() && !f.value) f.status = {"error", "no value"};
+    if (f.status.ok() && !f.value) f.status = {StatusCode::error, "no value"};
     out.push_back(std::move(f));
   }
   return out;

@@ -201,13 +201,13 @@ SmMatrix assemble_matrix(const MatrixTiming& t, bool have_cycles) {
   int failed = 0;
   for (const PairSample& p : t.pairs) {
     if (p.a < 0 || p.b < 0 || std::size_t(p.a) >= n || std::size_t(p.b) >= n || p.a == p.b) {
-      m.status = {"error", "the backend reported a pair outside the matrix"};
+      m.status = {StatusCode::error, "the backend reported a pair outside the matrix"};
       continue;
     }
     const std::string err = pingpong_check(p.outcome, t.round_trips_per_pair);
     if (!err.empty()) {
       if (failed++ == 0)
-        m.status = {"error",
+        m.status = {StatusCode::error,
                     "SMs " + std::to_string(p.a) + " and " + std::to_string(p.b) + ": " + err};
       continue;
     }

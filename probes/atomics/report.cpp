@@ -23,7 +23,7 @@ using detail::script_num;
 
 // A latency in the unit it has: cycles where the backend has a clock, else ns.
 std::string latency_text(const AtomicLatency& l) {
-  if (!l.status.ok()) return l.status.status + " (" + l.status.reason + ")";
+  if (!l.status.ok()) return l.status.name() + " (" + l.status.reason + ")";
   std::string s;
   if (l.cycles) s += format_fixed(l.cycles->median, 1) + " cycles" + unstable_note(*l.cycles);
   if (l.ns)
@@ -76,7 +76,7 @@ std::string placement_text(const SmMatrix& m) {
 }
 
 void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const DeviceInfo& info) {
-  os << "\nAtomics probe: " << r.status.status;
+  os << "\nAtomics probe: " << r.status.name();
   if (!r.status.reason.empty()) os << " (" << r.status.reason << ")";
   os << ", " << format_fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
@@ -95,7 +95,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
   }
   if (r.matrix) {
     const SmMatrix& m = *r.matrix;
-    os << "  SM-to-SM matrix: " << m.status.status;
+    os << "  SM-to-SM matrix: " << m.status.name();
     if (!m.status.reason.empty()) os << " (" << m.status.reason << ")";
     if (m.summary.all.n) {
       os << ", " << m.sms << " SMs, " << m.summary.all.n << " pairs, " << m.unit << " min "
@@ -113,7 +113,7 @@ void print_atomics_summary(std::ostream& os, const AtomicsProbeResult& r, const 
     for (const auto& [key, t] : r.throughput) {
       os << "    " << std::left << std::setw(40) << key;
       if (!t.status.ok()) {
-        os << t.status.status << " (" << t.status.reason << ")\n";
+        os << t.status.name() << " (" << t.status.reason << ")\n";
         continue;
       }
       os << std::right << std::setw(10) << gops_text(t) << std::setw(12) << per_clk_text(t) << "  "
@@ -137,7 +137,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
          "round_trips,sm_a,sm_b,instruction,reason,locations,cycles_location_min,"
          "cycles_location_max,ns_location_min,ns_location_max\n";
     for (const auto& [key, l] : r.latency) {
-      f << detail::csv_field(key) << ',' << detail::csv_field(l.status.status) << ',';
+      f << detail::csv_field(key) << ',' << detail::csv_field(l.status.name()) << ',';
       if (l.cycles)
         f << script_num(l.cycles->median) << ',' << script_num(l.cycles->q1) << ','
           << script_num(l.cycles->q3);
@@ -166,7 +166,7 @@ std::vector<std::filesystem::path> write_atomics_csv(const std::filesystem::path
          "gops_q1,gops_q3,ops_per_clk_sm,clock_mhz,sms,instruction,note,reason,placements,"
          "gops_placement_min,gops_placement_max\n";
     for (const auto& [key, t] : r.throughput) {
-      f << detail::csv_field(key) << ',' << detail::csv_field(t.status.status) << ','
+      f << detail::csv_field(key) << ',' << detail::csv_field(t.status.name()) << ','
         << detail::csv_field(t.space) << ',' << detail::csv_field(t.op) << ','
         << detail::csv_field(t.type) << ',' << detail::csv_field(t.contention) << ',' << t.ways
         << ',' << (t.use_return ? 1 : 0) << ',' << detail::csv_field(t.scope) << ','
@@ -278,7 +278,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
                                  SectionContext& ctx) {
   using detail::html_escape;
   std::ostringstream h;
-  h << "<h2 id=\"atomics\">Atomics</h2>\n<p>Status: " << html_escape(r.status.status);
+  h << "<h2 id=\"atomics\">Atomics</h2>\n<p>Status: " << html_escape(r.status.name());
   if (!r.status.reason.empty()) h << " (" << html_escape(r.status.reason) << ")";
   h << "; " << format_fixed(r.wall_seconds, 1) << " s";
   if (r.clock_mhz_measured)
@@ -293,7 +293,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
     for (const auto& [key, l] : r.latency) {
       h << "<tr><td>" << html_escape(key) << "</td>";
       if (!l.status.ok()) {
-        h << "<td colspan=\"6\">" << html_escape(l.status.status + ": " + l.status.reason)
+        h << "<td colspan=\"6\">" << html_escape(l.status.name() + ": " + l.status.reason)
           << "</td></tr>\n";
         continue;
       }
@@ -309,7 +309,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
   std::vector<detail::ChartSpec> charts;
   if (r.matrix) {
     const SmMatrix& m = *r.matrix;
-    h << "<h3>SM-to-SM latency matrix</h3>\n<p>" << html_escape(m.status.status);
+    h << "<h3>SM-to-SM latency matrix</h3>\n<p>" << html_escape(m.status.name());
     if (!m.status.reason.empty()) h << " (" << html_escape(m.status.reason) << ")";
     if (m.summary.all.n)
       h << ": " << m.sms << " SMs, " << m.summary.all.n << " pairs in "
@@ -339,7 +339,7 @@ std::string atomics_html_section(const AtomicsProbeResult& r, const DeviceInfo& 
     for (const auto& [key, t] : r.throughput) {
       h << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(describe(t)) << "</td>";
       if (!t.status.ok()) {
-        h << "<td colspan=\"4\">" << html_escape(t.status.status + ": " + t.status.reason)
+        h << "<td colspan=\"4\">" << html_escape(t.status.name() + ": " + t.status.reason)
           << "</td></tr>\n";
         continue;
       }

@@ -32,7 +32,7 @@ ThroughputRequest req(AtomicSpace s, AtomicOp o, AtomicType t, Contention c, boo
 
 // Records a backend failure in `status` and stops the probe with the figure named.
 [[noreturn]] void fail(Status& status, const std::string& what, const std::exception& e) {
-  status = {"error", e.what()};
+  status = {StatusCode::error, e.what()};
   throw ProbeError("atomics probe, " + what + ": " + e.what());
 }
 
@@ -79,7 +79,7 @@ void latency_part(Ctx& c) {
     AtomicLatency& l = c.out.latency[name];
     const Support s = c.k.supports(kind);
     if (!s.ok) {
-      l.status = {"unsupported", s.reason};
+      l.status = {StatusCode::unsupported, s.reason};
       c.progress.note("atomics " + name + ": unsupported (" + s.reason + ")");
       continue;
     }
@@ -106,7 +106,7 @@ void latency_part(Ctx& c) {
     try {
       t = c.k.ping_pong(r);
     } catch (const AllocationFailed& e) {
-      l.status = {"skipped", e.what()};
+      l.status = {StatusCode::skipped, e.what()};
       continue;
     } catch (const std::exception& e) {
       fail(l.status, name, e);
@@ -115,7 +115,7 @@ void latency_part(Ctx& c) {
     if (t.sm_b >= 0) l.sm_b = t.sm_b;
     const std::string err = pingpong_check(t.outcome, t.total_round_trips);
     if (!err.empty()) {
-      l.status = {"error", err};
+      l.status = {StatusCode::error, err};
       c.progress.note("atomics " + name + ": " + err);
       continue;
     }
@@ -123,7 +123,7 @@ void latency_part(Ctx& c) {
                                          ? std::vector<std::vector<double>>{t.ns_per_handoff}
                                          : t.ns_by_location);
     if (!ns) {
-      l.status = {"error", "no timings"};
+      l.status = {StatusCode::error, "no timings"};
       continue;
     }
     l.ns = ns->summary;
@@ -159,7 +159,7 @@ void matrix_part(Ctx& c) {
   SmMatrix& m = c.out.matrix.emplace();
   const Support s = c.k.supports_matrix();
   if (!s.ok) {
-    m.status = {"unsupported", s.reason};
+    m.status = {StatusCode::unsupported, s.reason};
     c.progress.note("atomics matrix: unsupported (" + s.reason + ")");
     return;
   }
@@ -184,7 +184,7 @@ void matrix_part(Ctx& c) {
     try {
       t = c.k.sm_matrix(r);
     } catch (const AllocationFailed& e) {
-      m.status = {"skipped", e.what()};
+      m.status = {StatusCode::skipped, e.what()};
       return;
     } catch (const std::exception& e) {
       fail(m.status, "SM-to-SM matrix", e);
@@ -194,7 +194,7 @@ void matrix_part(Ctx& c) {
     if (!placed.back().status.ok()) break;
   }
   if (placed.empty()) {
-    m.status = {"interrupted", "stopped before the matrix"};
+    m.status = {StatusCode::interrupted, "stopped before the matrix"};
     return;
   }
   m = average_placements(placed);
@@ -222,7 +222,7 @@ void throughput_part(Ctx& c) {
     f.use_return = r.use_return;
     const Support s = c.k.supports(r);
     if (!s.ok) {
-      f.status = {"unsupported", s.reason};
+      f.status = {StatusCode::unsupported, s.reason};
       continue;
     }
     r.repeats = c.opt.repeats;
@@ -250,7 +250,7 @@ void throughput_part(Ctx& c) {
     try {
       t = c.k.throughput(r);
     } catch (const AllocationFailed& e) {
-      f.status = {"skipped", e.what()};
+      f.status = {StatusCode::skipped, e.what()};
       continue;
     } catch (const std::exception& e) {
       fail(f.status, key, e);
@@ -258,7 +258,7 @@ void throughput_part(Ctx& c) {
     f.ops_per_launch = t.layout.ops();
     f.sms = t.sms > 0 ? t.sms : sm_count;
     if (!t.check_error.empty()) {
-      f.status = {"error", t.check_error};
+      f.status = {StatusCode::error, t.check_error};
       c.progress.note("atomics " + key + ": " + t.check_error);
       continue;
     }
@@ -271,7 +271,7 @@ void throughput_part(Ctx& c) {
         if (sec > 0) gops[p].push_back(double(f.ops_per_launch) / sec / 1e9);
     const auto placed = summarize_placed(gops);
     if (!placed || f.ops_per_launch == 0) {
-      f.status = {"error", "no timings"};
+      f.status = {StatusCode::error, "no timings"};
       continue;
     }
     f.gops = placed->summary;
@@ -402,7 +402,7 @@ void run_atomics(Device& dev, const AtomicsOptions& opt, Progress& progress,
   out.status = {};
   AtomicsKernels* k = dev.kernels<AtomicsKernels>();
   if (!k) {
-    out.status = {"unsupported", "the " + info.backend + " backend has no atomics kernels"};
+    out.status = {StatusCode::unsupported, "the " + info.backend + " backend has no atomics kernels"};
     progress.note("atomics: " + out.status.reason);
     return;
   }
@@ -417,25 +417,25 @@ void run_atomics(Device& dev, const AtomicsOptions& opt, Progress& progress,
     if (opt.matrix) matrix_part(c);
     if (opt.parts.count("throughput")) throughput_part(c);
   } catch (const ProbeError& e) {
-    out.status = {"error", e.what()};
+    out.status = {StatusCode::error, e.what()};
     finish();
     throw;
   }
   if (stop) {
-    out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+    out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
   } else {
     // A failed exact check is a measurement failure: the probe says so (the other figures
     // stand).
     int failed = 0;
     std::string first;
     auto look = [&](const std::string& name, const Status& s) {
-      if (s.status == "error" && failed++ == 0) first = name + ": " + s.reason;
+      if (s.code == StatusCode::error && failed++ == 0) first = name + ": " + s.reason;
     };
     for (const auto& [n, l] : out.latency) look(n, l.status);
     for (const auto& [n, t] : out.throughput) look(n, t.status);
     if (out.matrix) look("matrix", out.matrix->status);
     if (failed)
-      out.status = {"error", first + (failed > 1 ? " (and " + std::to_string(failed - 1) +
+      out.status = {StatusCode::error, first + (failed > 1 ? " (and " + std::to_string(failed - 1) +
                                                        " more figures failed)"
                                                  : "")};
   }

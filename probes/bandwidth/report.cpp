@@ -140,7 +140,7 @@ std::vector<detail::ChartSpec> specs(const BandwidthProbeResult& p) {
 void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
   if (!r.get<BandwidthProbeResult>()) return;
   const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
-  os << "\nBandwidth probe: " << p.status.status;
+  os << "\nBandwidth probe: " << p.status.name();
   if (!p.status.reason.empty()) os << " (" << p.status.reason << ")";
   os << ", " << format_fixed(p.wall_seconds, 1) << " s";
   if (p.clock_mhz_measured)
@@ -167,7 +167,7 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
        << format_bytes(double(*p.last_cache_bytes)) << ", " << p.last_cache_source << "\n";
   for (const auto& [n, c] : p.footprint) {
     if (!c.status.ok())
-      os << "  " << n << ": " << c.status.status << " (" << c.status.reason << ")\n";
+      os << "  " << n << ": " << c.status.name() << " (" << c.status.reason << ")\n";
     if (c.levels.empty()) continue;
     os << "  " << n << " plateaus:";
     // The curve's first and last measured points. One level over a curve that falls by more
@@ -203,8 +203,8 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
     os << "  host link: 4 KiB pinned transfer " << format_fixed(p.host_latency_us->median, 1)
        << " us\n";
   for (const auto& [key, c] : all_curves(p))
-    if (c->status.status == "unsupported" || c->status.status == "error")
-      os << "  " << key << ": " << c->status.status << " (" << c->status.reason << ")\n";
+    if (c->status.code == StatusCode::unsupported || c->status.code == StatusCode::error)
+      os << "  " << key << ": " << c->status.name() << " (" << c->status.reason << ")\n";
 }
 
 std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::path& dir,
@@ -257,7 +257,7 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
   if (!r.get<BandwidthProbeResult>()) return {};
   const BandwidthProbeResult& p = *r.get<BandwidthProbeResult>();
   std::ostringstream h;
-  h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << detail::html_escape(p.status.status);
+  h << "<h2 id=\"bandwidth\">Bandwidth</h2>\n<p>Status: " << detail::html_escape(p.status.name());
   if (!p.status.reason.empty()) h << " (" << detail::html_escape(p.status.reason) << ")";
   h << "; " << format_fixed(p.wall_seconds, 1) << " s";
   if (p.clock_mhz_measured)
@@ -275,7 +275,7 @@ std::string bandwidth_html_section(const RunResult& r, SectionContext& ctx) {
       << detail::html_escape(x.where) << "</td></tr>\n";
   h << "</table>\n<ul>\n";
   for (const auto& [n, c] : p.footprint) {
-    h << "<li>" << detail::html_escape(n) << ": " << detail::html_escape(c.status.status);
+    h << "<li>" << detail::html_escape(n) << ": " << detail::html_escape(c.status.name());
     for (const BandwidthLevel& l : c.levels) {
       h << "; " << detail::html_escape(l.name) << " " << format_fixed(l.gbps, 0) << " GB/s";
       if (l.capacity_lo_bytes) h << " (to " << format_bytes(double(*l.capacity_lo_bytes)) << ")";

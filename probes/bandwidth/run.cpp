@@ -293,7 +293,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   out.peak_gbps_api = api_memory_peak_gbps(info);
   BandwidthKernels* k = dev.kernels<BandwidthKernels>();
   if (!k) {
-    out.status = {"unsupported", "the " + info.backend + " backend has no bandwidth kernels"};
+    out.status = {StatusCode::unsupported, "the " + info.backend + " backend has no bandwidth kernels"};
     return;
   }
   out.telemetry_before = dev.telemetry();
@@ -314,7 +314,7 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
     }
     if (opt.parts.count("scaling") && !stop && !k->supports_scaling().ok) {
       for (const char* n : {"l2", "dram"})
-        out.scaling[n].status = {"unsupported", k->supports_scaling().reason};
+        out.scaling[n].status = {StatusCode::unsupported, k->supports_scaling().reason};
     } else if (opt.parts.count("scaling") && !stop) {
       if (k->supports(BwOp::read, BwLoad::l2_only).ok)
         scaling_curve(c, "l2", BwLoad::l2_only, false);
@@ -324,11 +324,11 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
     if (opt.parts.count("constant") && !stop) constant_point(c);
     if (opt.parts.count("host") && !stop) host_curves(c);
   } catch (const ProbeError& e) {
-    out.status = {"error", e.what()};
+    out.status = {StatusCode::error, e.what()};
     finish();
     throw;
   }
-  if (stop) out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+  if (stop) out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
   finish();
 }
 

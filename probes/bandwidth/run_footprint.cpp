@@ -316,7 +316,7 @@ void finish_curve(Ctx& c, const Sweep& s, BandwidthCurve& curve, const std::stri
   // A flat sweep starts past 2x the L2: its one plateau is device memory, not "L1".
   if (s.v.flat)
     for (BandwidthLevel& l : curve.levels) l.name = "device memory";
-  if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
+  if (c.stop) curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
   c.footprint_spent += curve.wall_seconds;
   --c.footprint_curves_left;
@@ -337,7 +337,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
   Support sup = c.k.supports(op, load);
   if (sup.ok && streaming && op != BwOp::read) sup = c.k.supports_streaming_stores();
   if (!sup.ok) {
-    curve.status = {"unsupported", sup.reason};
+    curve.status = {StatusCode::unsupported, sup.reason};
     c.progress.note("bandwidth " + name + ": unsupported (" + sup.reason + ")");
     --c.footprint_curves_left;  // its share of the budget goes to the curves after it
     return;

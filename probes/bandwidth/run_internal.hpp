@@ -110,7 +110,7 @@ void guarded_point(BandwidthCurve& curve, const std::string& part, double x, F&&
   } catch (const AllocationFailed& e) {
     insert_skipped(curve, x, e.what());
   } catch (const std::exception& e) {
-    curve.status = {"error", e.what()};
+    curve.status = {StatusCode::error, e.what()};
     throw ProbeError("bandwidth probe, " + part + " at " + format_fixed(x, 0) + ": " + e.what());
   }
 }

@@ -88,7 +88,7 @@ void scaling_curve(Ctx& c, const std::string& name, BwLoad load, bool dram) {
          << format_fixed(first->x, 0) << " SMs";
     curve.note = note.str();
   }
-  if (c.stop) curve.status = {"interrupted", "stopped by the user before the sweep finished"};
+  if (c.stop) curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
   c.progress.note("bandwidth scaling " + name + ": " + curve.note);
 }
@@ -100,7 +100,7 @@ void shared_curves(Ctx& c) {
     BandwidthCurve& curve = c.out.shared[name];
     curve.x_unit = "stride";
     if (!s.ok) {
-      curve.status = {"unsupported", s.reason};
+      curve.status = {StatusCode::unsupported, s.reason};
       continue;
     }
     const auto t0 = Clock::now();
@@ -162,7 +162,7 @@ void constant_point(Ctx& c) {
   curve.x_unit = "none";
   const Support s = c.k.supports_constant();
   if (!s.ok) {
-    curve.status = {"unsupported", s.reason};
+    curve.status = {StatusCode::unsupported, s.reason};
     return;
   }
   const auto t0 = Clock::now();
@@ -196,7 +196,7 @@ void host_curves(Ctx& c) {
       curve.x_unit = "transfer_bytes";
       const Support s = c.k.supports_host(d, pinned);
       if (!s.ok) {
-        curve.status = {"unsupported", s.reason};
+        curve.status = {StatusCode::unsupported, s.reason};
         continue;
       }
       const auto t0 = Clock::now();
@@ -243,7 +243,7 @@ void host_curves(Ctx& c) {
           insert_sorted(curve, std::move(p));
         });
       }
-      if (c.stop) curve.status = {"interrupted", "stopped by the user"};
+      if (c.stop) curve.status = {StatusCode::interrupted, "stopped by the user"};
       curve.wall_seconds = seconds_since(t0);
       c.other_spent += curve.wall_seconds;
       if (const BandwidthPoint* p = best_point(curve, 0, 1e30))

@@ -52,7 +52,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
       f.label = c.label;
       f.status = c.status;
       if (c.missing_instruction && f.status.ok())
-        f.status = {"error", "the timed loop lacks the intended instruction"};
+        f.status = {StatusCode::error, "the timed loop lacks the intended instruction"};
       // "FFMA x512" (the loop's count) -> "FFMA"
       f.instruction = c.opcodes.empty() ? c.instruction
                                         : c.opcodes.front().substr(0, c.opcodes.front().find(" x"));
@@ -69,7 +69,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
                                ? rate_tera(c).value_or(0) / c.ops_per_s->median
                                : 0;
       if (c.compiled_away && f.status.ok()) {
-        f.status = {"unsupported", c.note.empty() ? "compiled to no instruction" : c.note};
+        f.status = {StatusCode::unsupported, c.note.empty() ? "compiled to no instruction" : c.note};
       } else if (c.ops_per_s && f.status.ok()) {
         Summary s = *c.ops_per_s;
         for (double* v : {&s.median, &s.q1, &s.q3, &s.min, &s.max}) *v *= scale;

@@ -362,7 +362,7 @@ void read_figures(const nlohmann::json& j, const char* k, std::vector<ComputeFig
 
 void to_json(nlohmann::json& j, const ComputeFigure& f) {
   j = nlohmann::json{{"op", f.op},           {"label", f.label},
-                     {"class", f.klass},     {"status", f.status.status},
+                     {"class", f.klass},     {"status", f.status.name()},
                      {"ilp", f.ilp},         {"warps_per_sm", f.warps_per_sm},
                      {"opcodes", f.opcodes}, {"missing_instruction", f.missing_instruction}};
   if (!f.status.reason.empty()) j["reason"] = f.status.reason;
@@ -389,7 +389,8 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   f.mix = j.value("mix", "");
   f.label = j.value("label", "");
   f.klass = j.value("class", "");
-  f.status.status = j.value("status", "ok");
+  f.status.code = StatusCode::ok;
+  gd::json_fields::get(j, "status", f.status.code);
   f.status.reason = j.value("reason", "");
   f.ilp = j.value("ilp", 1);
   f.warps_per_sm = j.value("warps_per_sm", 0);
@@ -413,7 +414,7 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
 }
 
 void to_json(nlohmann::json& j, const ComputeProbeResult& r) {
-  j = nlohmann::json{{"status", r.status.status},    {"wall_seconds", r.wall_seconds},
+  j = nlohmann::json{{"status", r.status.name()},    {"wall_seconds", r.wall_seconds},
                      {"language", r.language},       {"sms", r.sms},
                      {"peak_source", r.peak_source}, {"table", figures(r.table)},
                      {"sweep", figures(r.sweep)},    {"mixed", figures(r.mixed)},
@@ -424,7 +425,8 @@ void to_json(nlohmann::json& j, const ComputeProbeResult& r) {
 }
 
 void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
-  r.status.status = j.value("status", "ok");
+  r.status.code = StatusCode::ok;
+  gd::json_fields::get(j, "status", r.status.code);
   r.status.reason = j.value("reason", "");
   r.wall_seconds = j.value("wall_seconds", 0.0);
   r.language = j.value("language", "");

@@ -49,7 +49,7 @@ std::string status_note(const ComputeFigure& f, std::size_t max = 90) {
     n += std::string(n.empty() ? "" : "; ") + "per clock at the reported clock";
   if (f.clock_source == "none")
     n += std::string(n.empty() ? "" : "; ") + "no clock: per clock unknown";
-  if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.status + ": " + f.status.reason;
+  if (!f.status.ok()) n += (n.empty() ? "" : "; ") + f.status.name() + ": " + f.status.reason;
   if (max > 3 && n.size() > max) n = n.substr(0, max - 3) + "...";
   return n;
 }
@@ -143,7 +143,7 @@ detail::ChartSpec sweep_chart(const std::vector<ComputeFigure>& sweep, const std
 void print_compute_summary(std::ostream& os, const RunResult& r) {
   if (!r.get<ComputeProbeResult>()) return;
   const auto& c = *r.get<ComputeProbeResult>();
-  os << "\nCompute probe: " << c.status.status;
+  os << "\nCompute probe: " << c.status.name();
   if (!c.status.reason.empty()) os << " (" << c.status.reason << ")";
   if (c.clock_mhz)
     os << (c.clock_source == "reported" ? ", clock REPORTED by the driver (not measured) "
@@ -156,7 +156,7 @@ void print_compute_summary(std::ostream& os, const RunResult& r) {
                 "opcodes in the timed loop", "ops/clk/SM", "% peak", "GPU-wide", "lat (clk)");
   os << line;
   for (const auto& f : c.table) {
-    if (f.status.status == "unsupported") {
+    if (f.status.code == StatusCode::unsupported) {
       std::snprintf(line, sizeof line, "%-28s unsupported: %s\n", f.label.c_str(),
                     f.status.reason.c_str());
       os << line;
@@ -217,7 +217,7 @@ std::vector<std::filesystem::path> write_compute_csv(const std::filesystem::path
       for (const auto& s : e.opcodes) ops += (ops.empty() ? "" : " ") + s;
       f << detail::csv_field(e.op) << "," << detail::csv_field(e.mix) << ","
         << detail::csv_field(e.label) << "," << detail::csv_field(e.klass) << ","
-        << detail::csv_field(e.status.status) << "," << detail::csv_field(e.status.reason) << ","
+        << detail::csv_field(e.status.name()) << "," << detail::csv_field(e.status.reason) << ","
         << e.ilp << "," << e.warps_per_sm << ","
         << (e.ops_per_clk_sm ? format_fixed(e.ops_per_clk_sm->median, 6) : "") << ","
         << (e.ops_per_clk_sm ? format_fixed(e.ops_per_clk_sm->q1, 6) : "") << ","
@@ -245,7 +245,7 @@ std::string compute_html_section(const RunResult& r, SectionContext& ctx) {
   if (!r.get<ComputeProbeResult>()) return {};
   const auto& c = *r.get<ComputeProbeResult>();
   std::ostringstream h;
-  h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << detail::html_escape(c.status.status);
+  h << "<h2 id=\"compute\">Compute</h2>\n<p>Status: " << detail::html_escape(c.status.name());
   if (!c.status.reason.empty()) h << " (" << detail::html_escape(c.status.reason) << ")";
   if (c.clock_mhz)
     h << (c.clock_source == "reported" ? "; clock reported by the driver, not measured: "

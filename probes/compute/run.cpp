@@ -169,7 +169,7 @@ class Runner {
       if (b && !mix_per_clk.empty()) f.mix_ops_per_clk_sm = summarize(mix_per_clk);
     }
     if (!bad.empty()) {
-      f.status = {"error", "host check failed: " + bad};
+      f.status = {StatusCode::error, "host check failed: " + bad};
     }
   }
 
@@ -270,7 +270,7 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
     f.note = a.elided_why;
   } else if (n == 0) {
     f.missing_instruction = true;
-    f.status = {"error",
+    f.status = {StatusCode::error,
                 !a.missing_why.empty()
                     ? a.missing_why
                     : "the timed loop holds no " + a.sass_expect.front() +
@@ -278,7 +278,7 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
                           "; the figure is not that instruction's"};
   } else if (exact && n < expected) {
     f.missing_instruction = true;
-    f.status = {"error", "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
+    f.status = {StatusCode::error, "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
                              " for " + std::to_string(expected) +
                              " counted; ptxas folded the rest"};
   }
@@ -319,7 +319,7 @@ void withhold_impossible(ComputeFigure& f) {
       : f.latency_cycles
           ? "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op"
           : "a dependent chain of " + format_fixed(f.latency_ns->median, 4) + " ns per op";
-  f.status = {"error", "measured " + why +
+  f.status = {StatusCode::error, "measured " + why +
                            " with no machine code to check: the compiler most likely folded the "
                            "chain, so the figure is withheld"};
   f.fraction_of_peak.reset();
@@ -378,7 +378,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
   auto wall = [&] { out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count(); };
   ComputeKernels* k = dev.kernels<ComputeKernels>();
   if (!k) {
-    out.status = {"unsupported", "the " + dev.info().backend + " backend has no compute kernels"};
+    out.status = {StatusCode::unsupported, "the " + dev.info().backend + " backend has no compute kernels"};
     return;
   }
   out.language = k->language();
@@ -403,9 +403,9 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
     try {
       fn();
     } catch (const AllocationFailed& e) {
-      f.status = {"skipped", e.what()};
+      f.status = {StatusCode::skipped, e.what()};
     } catch (const std::exception& e) {
-      f.status = {"error", e.what()};
+      f.status = {StatusCode::error, e.what()};
     }
   };
 
@@ -414,7 +414,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
   std::vector<double> clocks;
   for (const auto* op : table) {
     if (stop) {
-      out.status = {"interrupted", "stopped by the user"};
+      out.status = {StatusCode::interrupted, "stopped by the user"};
       wall();
       return;
     }
@@ -422,7 +422,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
     ComputeFigure f = blank(*op);
     const Support s = k->supports(*op);
     if (!s.ok) {
-      f.status = {"unsupported", s.reason};
+      f.status = {StatusCode::unsupported, s.reason};
       out.table.push_back(std::move(f));
       continue;
     }
@@ -515,7 +515,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       for (int ilp : kSweepIlp)
         for (int w : kSweepWarps) {
           if (stop) {
-            out.status = {"interrupted", "stopped by the user"};
+            out.status = {StatusCode::interrupted, "stopped by the user"};
             wall();
             return;
           }

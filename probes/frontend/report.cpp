@@ -298,7 +298,7 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   os << "\n";
   if (!p->note.empty()) os << "  note: " << p->note << "\n";
   // A backend without front-end kernels (Vulkan) measured none of the parts below.
-  if (p->status.status == "unsupported") return;
+  if (p->status.code == StatusCode::unsupported) return;
   os << "Instruction caches (" << detail::status_text(p->icache_status) << "), one warp, "
      << (p->timed_instruction.empty() ? std::string("FFMA") : p->timed_instruction) << " loop:\n";
   char line[256];

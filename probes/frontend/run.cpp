@@ -123,7 +123,7 @@ IcacheCurvePoint icache_point(FrontendKernels& k, int n, IcacheRunner& runner,
     pt.clock_mhz = last.clock_mhz;
     if (!bad.empty()) throw BackendError("host check failed: " + bad);
   });
-  pt.status = st.status;
+  pt.status = st.name();
   pt.reason = st.reason;
   return pt;
 }
@@ -254,7 +254,7 @@ void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& p
       p.ipc_per_warp = summarize(ipc);
       if (!bad.empty()) throw BackendError("host check failed: " + bad);
     });
-    p.status = st.status;
+    p.status = st.name();
     p.reason = st.reason;
     out.partitions.push_back(p);
   }
@@ -387,7 +387,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   auto wall = [&] { out.wall_seconds = seconds_since(t0); };
   FrontendKernels* k = dev.kernels<FrontendKernels>();
   if (!k) {
-    out.status = {"unsupported", "the " + dev.info().backend + " backend has no frontend kernels"};
+    out.status = {StatusCode::unsupported, "the " + dev.info().backend + " backend has no frontend kernels"};
     return;
   }
   const DeviceInfo& info = dev.info();
@@ -436,25 +436,25 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   }
   auto interrupted = [&] {
     if (!stop) return false;
-    out.status = {"interrupted", "stopped by the user"};
+    out.status = {StatusCode::interrupted, "stopped by the user"};
     wall();
     return true;
   };
 
   if (!opt.icache)
-    out.icache_status = {"skipped", "frontend.icache=0"};
+    out.icache_status = {StatusCode::skipped, "frontend.icache=0"};
   else if (!do_icache)
-    out.icache_status = {"unsupported", k->supports("icache").reason};
+    out.icache_status = {StatusCode::unsupported, k->supports("icache").reason};
   else if (out.icache_status.ok())
     icache_part(*k, opt, sizes, progress, stop, runner, out);
   wall();
   if (interrupted()) return;
 
   if (!opt.partitions)
-    out.partitions_status = {"skipped", opt.quick ? "off with quick (frontend.partitions=1 runs it)"
+    out.partitions_status = {StatusCode::skipped, opt.quick ? "off with quick (frontend.partitions=1 runs it)"
                                                   : "frontend.partitions=0"};
   else if (!do_parts)
-    out.partitions_status = {"unsupported", k->supports("partitions").reason};
+    out.partitions_status = {StatusCode::unsupported, k->supports("partitions").reason};
   else
     partitions_part(*k, opt, progress, stop, runner, out);
   if (runner.clock()) {
@@ -470,41 +470,41 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   if (opt.launch)
     launch_part(*k, opt, progress, stop, out);
   else
-    out.launch_status = {"skipped", "frontend.launch=0"};
+    out.launch_status = {StatusCode::skipped, "frontend.launch=0"};
   wall();
   if (interrupted()) return;
 
   if (opt.dispatch)
     dispatch_part(*k, opt, progress, out);
   else
-    out.dispatch_status = {"skipped", "frontend.dispatch=0"};
+    out.dispatch_status = {StatusCode::skipped, "frontend.dispatch=0"};
   wall();
   if (interrupted()) return;
 
   if (opt.occupancy)
     occupancy_part(*k, info, opt, progress, stop, out);
   else
-    out.occupancy_status = {"skipped", "frontend.occupancy=0"};
+    out.occupancy_status = {StatusCode::skipped, "frontend.occupancy=0"};
   wall();
   if (interrupted()) return;
 
   // The probe fails loudly when a part that ran failed (the CLI exits 1 with the reason).
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
                           &out.dispatch_status, &out.occupancy_status})
-    if (s->status == "error") {
-      out.status = {"error", s->reason};
+    if (s->code == StatusCode::error) {
+      out.status = {StatusCode::error, s->reason};
       break;
     }
   for (const auto& p : out.icache)
     if (out.status.ok() && p.status == "error")
-      out.status = {"error", "instruction cache at " + std::to_string(p.instructions) +
+      out.status = {StatusCode::error, "instruction cache at " + std::to_string(p.instructions) +
                                  " instructions: " + p.reason};
   for (const auto& p : out.partitions)
     if (out.status.ok() && p.status == "error")
-      out.status = {"error", "partition test, " + std::to_string(p.warps) + " warps: " + p.reason};
+      out.status = {StatusCode::error, "partition test, " + std::to_string(p.warps) + " warps: " + p.reason};
   wall();
   progress.finish();
-  if (out.status.status == "error") throw BackendError("frontend: " + out.status.reason);
+  if (out.status.code == StatusCode::error) throw BackendError("frontend: " + out.status.reason);
 }
 
 }  // namespace gd

@@ -17,9 +17,9 @@ bool guarded(Status& st, F&& fn) {
     fn();
     return true;
   } catch (const AllocationFailed& e) {
-    st = {"skipped", e.what()};
+    st = {StatusCode::skipped, e.what()};
   } catch (const std::exception& e) {
-    st = {"error", e.what()};
+    st = {StatusCode::error, e.what()};
   }
   return false;
 }

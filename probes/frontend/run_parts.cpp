@@ -90,7 +90,7 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
                    : out.language == "vulkan" ? "vkQueueSubmit (one vkCmdDispatch)"
                                               : "clEnqueueNDRangeKernel";
   if (!k.supports("launch").ok) {
-    out.launch_status = {"unsupported", k.supports("launch").reason};
+    out.launch_status = {StatusCode::unsupported, k.supports("launch").reason};
   } else {
     progress.step(
         "frontend", "launch latency", 1, 1,
@@ -101,7 +101,7 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
     if (stop) return;
     const Support s = k.supports("rate." + mode);
     if (!s.ok) {
-      out.rate_status[mode] = {"unsupported", s.reason};
+      out.rate_status[mode] = {StatusCode::unsupported, s.reason};
       continue;
     }
     progress.step("frontend", "launch rate", 1, 1, mode);
@@ -125,7 +125,7 @@ void dispatch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& pro
                    FrontendProbeResult& out) {
   const Support s = k.supports("dispatch");
   if (!s.ok) {
-    out.dispatch_status = {"unsupported", s.reason};
+    out.dispatch_status = {StatusCode::unsupported, s.reason};
     return;
   }
   // One full wave of small blocks: 32 blocks of 64 threads per SM fit at once on sm_90, so
@@ -162,7 +162,7 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
                     Progress& progress, const std::atomic<bool>& stop, FrontendProbeResult& out) {
   const Support s = k.supports("occupancy");
   if (!s.ok) {
-    out.occupancy_status = {"unsupported", s.reason};
+    out.occupancy_status = {StatusCode::unsupported, s.reason};
     return;
   }
   std::vector<OccupancyRequest> plan;
@@ -223,7 +223,7 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
       }
       p.predicted_warps_per_sm = predicted;
     });
-    p.status = st.status;
+    p.status = st.name();
     p.reason = st.reason;
     if (p.warps_per_sm)
       out.max_warps_per_sm = std::max(out.max_warps_per_sm.value_or(0), *p.warps_per_sm);
@@ -234,7 +234,8 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
   bool any = false;
   for (const auto& p : out.occupancy) any = any || p.status == "ok";
   if (!any && !out.occupancy.empty())
-    out.occupancy_status = {out.occupancy.front().status, out.occupancy.front().reason};
+    out.occupancy_status = {gd::parse_status(out.occupancy.front().status),
+                            out.occupancy.front().reason};
 }
 
 }  // namespace gd::frontend_run

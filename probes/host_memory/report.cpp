@@ -19,7 +19,7 @@ void print_host_memory_summary(std::ostream& os, const RunResult& r) {
   const HostMemoryResult* h = r.get<HostMemoryResult>();
   if (!h) return;
   os << "\nHost memory (" << h->threads << " threads" << (h->cpu.empty() ? "" : ", " + h->cpu)
-     << "): " << h->status.status << (h->status.reason.empty() ? "" : " (" + h->status.reason + ")")
+     << "): " << h->status.name() << (h->status.reason.empty() ? "" : " (" + h->status.reason + ")")
      << ", " << format_fixed(h->wall_seconds, 1) << " s\n";
   for (const BandwidthFigure& f : h->figures)
     os << "  " << f.name << "  " << format_fixed(f.gbps.median, 1) << " GB/s"
@@ -63,7 +63,7 @@ std::string host_memory_html_section(const RunResult& r, SectionContext& ctx) {
          for (const auto& c : h->caches) s += (s.empty() ? "" : ", ") + c;
          return s.empty() ? std::string("not reported") : s;
        }())
-    << ". Status " << detail::html_escape(h->status.status) << ", "
+    << ". Status " << detail::html_escape(h->status.name()) << ", "
     << format_fixed(h->wall_seconds, 1) << " s.</p>\n";
   if (!h->figures.empty()) {
     o << "<table>\n<tr><th>figure</th><th>GB/s</th><th>where</th></tr>\n";

@@ -238,7 +238,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
                               : op == "write_streaming" ? "64-bit non-temporal stores (movnti)"
                                                         : "64-bit stores";
     if (op == "write_streaming" && !kStreamingStores) {
-      curve.status = {"unsupported", "non-temporal stores are measured on x86-64 hosts only"};
+      curve.status = {StatusCode::unsupported, "non-temporal stores are measured on x86-64 hosts only"};
       n += int(footprints.size());
       continue;
     }
@@ -246,7 +246,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
     for (uint64_t fp : footprints) {
       progress.step(kName, op, ++n, total, format_bytes(double(fp)));
       if (stop) {
-        curve.status = {"interrupted", "stopped by the user"};
+        curve.status = {StatusCode::interrupted, "stopped by the user"};
         break;
       }
       BandwidthPoint pt;
@@ -288,7 +288,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
       } catch (const std::exception& e) {
         pt.status = "error";
         pt.reason = e.what();
-        curve.status = {"error", std::string("check failed: ") + e.what()};
+        curve.status = {StatusCode::error, std::string("check failed: ") + e.what()};
       }
       curve.points.push_back(pt);
     }
@@ -309,7 +309,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
     }
     if (stop) break;
   }
-  if (stop && out.status.ok()) out.status = {"interrupted", "stopped by the user"};
+  if (stop && out.status.ok()) out.status = {StatusCode::interrupted, "stopped by the user"};
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

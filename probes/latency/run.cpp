@@ -241,7 +241,7 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     try {
       sweep.measure(fp);
     } catch (const std::exception& e) {
-      out.status = {"error", std::string(e.what())};
+      out.status = {StatusCode::error, std::string(e.what())};
       out.wall_seconds = seconds_since(t0);
       throw ProbeError("latency probe, path " + part + ", point " + std::to_string(n) + " (" +
                        point_label(fp) + "): " + e.what());
@@ -287,7 +287,7 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
     }
     assign_levels(out, kind.kind, kind.first_level, largest_cache, kind.scratch_name, check_levels);
   }
-  if (stop) out.status = {"interrupted", "stopped by the user before the sweep finished"};
+  if (stop) out.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
   // Asked last: on CUDA the answer comes from the binary's own SASS, read while the sweep ran.
   out.timed_instruction = dev.timed_instruction(path);
   out.wall_seconds = seconds_since(t0);
@@ -331,12 +331,12 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       CurveResult& curve = out.paths[name];
       const Support s = dev.supports(path);
       if (!s.ok) {
-        curve.status = {"unsupported", s.reason};
+        curve.status = {StatusCode::unsupported, s.reason};
         progress.note("latency " + name + ": unsupported (" + s.reason + ")");
         continue;
       }
       if (stop) {
-        curve.status = {"skipped", "interrupted before this path"};
+        curve.status = {StatusCode::skipped, "interrupted before this path"};
         continue;
       }
       const uint64_t stride = opt.stride.value_or(default_stride(path, info));
@@ -345,7 +345,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
           largest_cache.value_or(0), opt.default_floor, UINT64_MAX, opt.cache_multiple));
       hi = std::min(hi, path_max);
       if (hi < std::max(stride, opt.min_footprint)) {
-        curve.status = {"unsupported", "the path holds only " + format_bytes(double(path_max))};
+        curve.status = {StatusCode::unsupported, "the path holds only " + format_bytes(double(path_max))};
         continue;
       }
       const auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
@@ -383,7 +383,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
         CurveResult& curve = out.tlb[key];
         const uint64_t hi = tlb_hi;
         if (hi < 4 * stride) {
-          curve.status = {"skipped", "not enough memory for a TLB sweep at this stride"};
+          curve.status = {StatusCode::skipped, "not enough memory for a TLB sweep at this stride"};
           continue;
         }
         const auto grid = log_spaced_footprints(std::max(stride, tp.min_footprint(stride)), hi,
@@ -407,11 +407,11 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       out.tlb.clear();
     }
   } catch (const ProbeError& e) {
-    out.status = {"error", e.what()};
+    out.status = {StatusCode::error, e.what()};
     finish();
     throw;
   }
-  if (stop) out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+  if (stop) out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
   finish();
 }
 

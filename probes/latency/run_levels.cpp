@@ -139,7 +139,7 @@ void assign_levels(CurveResult& curve, const std::string& kind, int first_cache_
   curve.levels.clear();
   curve.note.clear();
   // An earlier call's verdict on fewer points; this call judges the curve again.
-  if (curve.status.status == kInconsistentStatus) curve.status = {};
+  if (curve.status.code == kInconsistentStatus) curve.status = {};
   curve.dram_minus_last_cache_cycles.reset();
   curve.dram_minus_last_cache_ns.reset();
   const CurvePoints cp = measured_points(curve);

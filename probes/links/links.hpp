@@ -264,7 +264,7 @@ class LinksKernels : public KernelSet {
 // ---- the result model ----
 
 struct LinkLatency {
-  Status status{"skipped", "not measured"};
+  Status status{StatusCode::skipped, "not measured"};
   std::optional<Summary> ns;
   std::optional<Summary> cycles;
   std::optional<double> clock_mhz;
@@ -306,7 +306,7 @@ struct CollectiveCurve {
 };
 
 struct NcclResult {
-  Status status{"skipped", "not measured"};
+  Status status{StatusCode::skipped, "not measured"};
   std::string library;  // what was loaded, with its version
   int ranks = 0;
   std::map<std::string, std::string> environment;      // set by the probe: NCCL_NVLS_ENABLE=0
@@ -314,7 +314,7 @@ struct NcclResult {
 };
 
 struct HostLinks {
-  Status status{"skipped", "not measured"};
+  Status status{StatusCode::skipped, "not measured"};
   // "h2d", "d2h", "both": every GPU at once, GB/s summed over GPUs, against bytes per GPU
   std::map<std::string, BandwidthCurve> all;
   // "<gpu>.h2d" ...: each GPU alone
@@ -327,7 +327,7 @@ struct LinksProbeResult {
   double wall_seconds = 0;
   int gpus = 0;
   Topology topology;
-  Status p2p{"skipped", "not measured"};
+  Status p2p{StatusCode::skipped, "not measured"};
   std::vector<LinkPair> pairs;
   HostLinks host;
   NcclResult nccl;

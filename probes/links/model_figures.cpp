@@ -47,7 +47,7 @@ Figure not_ok(const std::string& id, const std::string& label, const std::string
   f.label = label;
   f.unit = unit;
   f.higher_is_better = higher;
-  f.status = s.ok() ? Status{"skipped", "no pair measured it"} : s;
+  f.status = s.ok() ? Status{StatusCode::skipped, "no pair measured it"} : s;
   return f;
 }
 
@@ -121,7 +121,7 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
     if (!worst) {
       Status why = r.p2p;
       for (const LinkPair& p : r.pairs)
-        if (const LinkLatency& l = chase ? p.chase : p.ping_pong; l.status.status == "error") {
+        if (const LinkLatency& l = chase ? p.chase : p.ping_pong; l.status.code == StatusCode::error) {
           why = l.status;  // every pair failed: the first one's reason
           break;
         }
@@ -154,7 +154,7 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
         c.value = *l.cycles;
       } else {
         c.value.reset();
-        c.status = {"unsupported", "no clock on the executing GPU"};
+        c.status = {StatusCode::unsupported, "no clock on the executing GPU"};
       }
       out.push_back(c);
     }
@@ -177,9 +177,9 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
   if (!worst) {
     // Why: no peer at all, a pair's chase that failed, or not asked for.
     Status why =
-        r.p2p.ok() ? Status{"skipped", "not measured (links.chase_sms = 0, as with quick)"} : r.p2p;
+        r.p2p.ok() ? Status{StatusCode::skipped, "not measured (links.chase_sms = 0, as with quick)"} : r.p2p;
     for (const LinkPair& p : r.pairs)
-      if (p.chase.status.status == "error") {
+      if (p.chase.status.code == StatusCode::error) {
         why = p.chase.status;
         break;
       }

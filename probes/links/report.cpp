@@ -21,7 +21,7 @@ namespace {
 // "error (why)": the links section's own form, with the status even where it is ok
 // (detail::status_text writes "ok" or "status: reason").
 std::string status_paren(const Status& s) {
-  return s.status + (s.reason.empty() ? "" : " (" + s.reason + ")");
+  return s.name() + (s.reason.empty() ? "" : " (" + s.reason + ")");
 }
 
 const std::vector<std::pair<std::string, std::string>>& curve_titles() {
@@ -279,7 +279,7 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
     for (const LinkPair& p : r.pairs)
       for (const auto& [kind, l] : {std::pair<std::string, const LinkLatency*>{"chase", &p.chase},
                                     {"ping_pong", &p.ping_pong}})
-        lat << p.src << ',' << p.dst << ',' << kind << ',' << q(l->status.status) << ','
+        lat << p.src << ',' << p.dst << ',' << kind << ',' << q(l->status.name()) << ','
             << (l->ns ? format_fixed(l->ns->median, 1) : "") << ','
             << (l->ns ? format_fixed(l->ns->q1, 1) : "") << ','
             << (l->ns ? format_fixed(l->ns->q3, 1) : "") << ','

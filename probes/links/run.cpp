@@ -81,7 +81,7 @@ void best_sm_shape(Ctx& c, LinkPair& pair, const std::string& key, BandwidthCurv
         c.error("p2p " + key + " " + std::to_string(pair.src) + "->" + std::to_string(pair.dst) +
                     " shape " + shape,
                 pt.reason);
-        curve.status = {"error", shape + ": " + pt.reason};
+        curve.status = {StatusCode::error, shape + ": " + pt.reason};
         best.status = "error";
         best.reason = shape + ": " + pt.reason;
         break;
@@ -109,7 +109,7 @@ void p2p_curve(Ctx& c, LinkPair& pair, const std::string& key, int& n, int total
                     "p2p " + std::to_string(pair.src) + "->" + std::to_string(pair.dst) + " " + key,
                     ++n, total, format_bytes(double(bytes)));
     if (c.stop) {
-      curve.status = {"interrupted", "stopped by the user"};
+      curve.status = {StatusCode::interrupted, "stopped by the user"};
       break;
     }
     const int iters = links_iterations(bytes, c.opt.target_bytes, c.opt.max_iterations);
@@ -154,7 +154,7 @@ void p2p_curve(Ctx& c, LinkPair& pair, const std::string& key, int& n, int total
       c.error("p2p " + key + " " + std::to_string(pair.src) + "->" + std::to_string(pair.dst) +
                   " at " + format_bytes(double(bytes)),
               pt.reason);
-      if (curve.status.ok()) curve.status = {"error", pt.reason};
+      if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
     }
     curve.points.push_back(pt);
   }
@@ -167,9 +167,9 @@ void p2p_curve(Ctx& c, LinkPair& pair, const std::string& key, int& n, int total
 void take_latency(LinkLatency& l, const std::string& check_error, const std::vector<double>& ns,
                   const std::vector<double>& cycles, std::optional<double> clock_mhz) {
   if (!check_error.empty()) {
-    l.status = {"error", check_error};
+    l.status = {StatusCode::error, check_error};
   } else if (ns.empty()) {
-    l.status = {"error", "no timed repeat"};
+    l.status = {StatusCode::error, "no timed repeat"};
   } else {
     l.status = {};
     l.ns = summarize(ns);
@@ -216,7 +216,7 @@ void chase_by_sm(Ctx& c, LinkPair& pair, const std::vector<uint32_t>& next,
       if (!t.cycles_per_hop.empty()) s.cycles = median(t.cycles_per_hop);
       l.by_sm.push_back(s);
     } catch (const BackendError& e) {
-      l.status = {"error", e.what()};
+      l.status = {StatusCode::error, e.what()};
       l.by_sm.clear();
       c.error("p2p chase " + std::to_string(pair.dst) + " reading " + std::to_string(pair.src) +
                   " from SM " + std::to_string(r.sm),
@@ -247,9 +247,9 @@ void p2p_latency(Ctx& c, LinkPair& pair) {
       const ChaseTiming t = c.k.peer_chase(r);
       take_latency(l, chase_end_error(t, r, next), t.ns_per_hop, t.cycles_per_hop, t.clock_mhz);
     } catch (const BackendError& e) {
-      l.status = {"error", e.what()};
+      l.status = {StatusCode::error, e.what()};
     }
-    if (l.status.status == "error")
+    if (l.status.code == StatusCode::error)
       c.error("p2p chase " + std::to_string(pair.dst) + " reading " + std::to_string(pair.src),
               l.status.reason);
     else
@@ -269,9 +269,9 @@ void p2p_latency(Ctx& c, LinkPair& pair) {
       const PeerPingPongTiming t = c.k.peer_ping_pong(r);
       take_latency(l, t.check_error, t.ns_per_handoff, t.cycles_per_handoff, t.clock_mhz);
     } catch (const BackendError& e) {
-      l.status = {"error", e.what()};
+      l.status = {StatusCode::error, e.what()};
     }
-    if (l.status.status == "error")
+    if (l.status.code == StatusCode::error)
       c.error("p2p ping-pong " + std::to_string(pair.src) + "<->" + std::to_string(pair.dst),
               l.status.reason);
   }
@@ -281,11 +281,11 @@ void p2p_part(Ctx& c) {
   LinksProbeResult& out = c.out;
   const bool bw = c.opt.parts.count("p2p") > 0, lat = c.opt.parts.count("latency") > 0;
   if (!bw && !lat) {
-    out.p2p = {"skipped", "not asked for (links.parts)"};
+    out.p2p = {StatusCode::skipped, "not asked for (links.parts)"};
     return;
   }
   if (out.gpus < 2) {
-    out.p2p = {"unsupported", "one GPU: no peer"};
+    out.p2p = {StatusCode::unsupported, "one GPU: no peer"};
     return;
   }
   const std::vector<std::string> keys = {"ce.read", "ce.write", "ce.bidir", "sm.read", "sm.write"};
@@ -301,7 +301,7 @@ void p2p_part(Ctx& c) {
       pair.dst = dst;
       const Support s = c.k.peer_access(src, dst);
       if (!s.ok) {
-        pair.status = {"unsupported", s.reason};
+        pair.status = {StatusCode::unsupported, s.reason};
         pair.chase.status = pair.ping_pong.status = pair.status;
         if (no_peer.empty()) no_peer = s.reason;
         n += int(keys.size()) * sizes * (bw ? 1 : 0);
@@ -318,10 +318,10 @@ void p2p_part(Ctx& c) {
                         std::to_string(src) + "<->" + std::to_string(dst));
         p2p_latency(c, pair);
       } else if (!lat) {
-        pair.chase.status = pair.ping_pong.status = {"skipped", "not asked for (links.parts)"};
+        pair.chase.status = pair.ping_pong.status = {StatusCode::skipped, "not asked for (links.parts)"};
       }
     }
-  out.p2p = ok_pairs ? Status{} : Status{"unsupported", "no pair has peer access: " + no_peer};
+  out.p2p = ok_pairs ? Status{} : Status{StatusCode::unsupported, "no pair has peer access: " + no_peer};
 }
 
 }  // namespace
@@ -438,7 +438,7 @@ void run_links(Device& dev, const LinksOptions& opt, Progress& progress,
   out.status = {};
   LinksKernels* k = dev.kernels<LinksKernels>();
   if (!k) {
-    const Status no{"unsupported", "the " + dev.info().backend +
+    const Status no{StatusCode::unsupported, "the " + dev.info().backend +
                                        " backend has no links kernels (peer transfers, host "
                                        "links and NCCL are measured through CUDA)"};
     out.status = out.p2p = out.host.status = out.nccl.status = no;
@@ -456,11 +456,11 @@ void run_links(Device& dev, const LinksOptions& opt, Progress& progress,
   k->release();
   out.wall_seconds = seconds_since(t0);
   if (stop) {
-    out.status = {"interrupted", "stopped by the user; what was measured is kept"};
+    out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
     return;
   }
   if (c.errors) {
-    out.status = {"error", c.first_error + (c.errors > 1 ? " (and " + std::to_string(c.errors - 1) +
+    out.status = {StatusCode::error, c.first_error + (c.errors > 1 ? " (and " + std::to_string(c.errors - 1) +
                                                                " more points failed)"
                                                          : "")};
     throw ProbeError("links: " + out.status.reason);

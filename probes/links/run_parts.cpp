@@ -18,14 +18,14 @@ namespace gd::links_run {
 void host_part(Ctx& c) {
   HostLinks& h = c.out.host;
   if (!c.opt.parts.count("host")) {
-    h.status = {"skipped", "not asked for (links.parts)"};
+    h.status = {StatusCode::skipped, "not asked for (links.parts)"};
     return;
   }
   // One GPU: "every GPU at once" is that GPU alone, which the bandwidth probe's host-link
   // figures already are; measured here only when asked for, so that the default run on a
   // one-GPU machine spends no time and no GiB of pinned memory on it twice.
   if (c.out.gpus < 2 && !c.opt.parts_given) {
-    h.status = {"skipped",
+    h.status = {StatusCode::skipped,
                 "one GPU: its host link is the bandwidth probe's bandwidth.host.* "
                 "(--option links.parts=host measures it here)"};
     return;
@@ -57,7 +57,7 @@ void host_part(Ctx& c) {
         c.progress.step(kName, std::string("host ") + (who < 0 ? "all " : "GPU ") + key, ++n, total,
                         format_bytes(double(bytes)));
         if (c.stop) {
-          curve.status = {"interrupted", "stopped by the user"};
+          curve.status = {StatusCode::interrupted, "stopped by the user"};
           break;
         }
         r.bytes = bytes;
@@ -90,7 +90,7 @@ void host_part(Ctx& c) {
         }
         if (pt.status == "error") {
           c.error("host " + key + " at " + format_bytes(double(bytes)), pt.reason);
-          if (curve.status.ok()) curve.status = {"error", pt.reason};
+          if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
         }
         curve.points.push_back(pt);
       }
@@ -103,17 +103,17 @@ void host_part(Ctx& c) {
 void nccl_part(Ctx& c) {
   NcclResult& nr = c.out.nccl;
   if (!c.opt.parts.count("nccl")) {
-    nr.status = {"skipped", "not asked for (links.parts)"};
+    nr.status = {StatusCode::skipped, "not asked for (links.parts)"};
     return;
   }
   if (c.out.gpus < 2) {
-    nr.status = {"unsupported", "needs 2 GPUs"};
+    nr.status = {StatusCode::unsupported, "needs 2 GPUs"};
     return;
   }
   const Support s = c.k.nccl_open();
   nr.library = c.k.nccl_description();
   if (!s.ok) {
-    nr.status = {"unsupported", s.reason};
+    nr.status = {StatusCode::unsupported, s.reason};
     return;
   }
   nr.status = {};
@@ -128,7 +128,7 @@ void nccl_part(Ctx& c) {
     for (uint64_t bytes : sizes) {
       c.progress.step(kName, "nccl " + to_string(op), ++n, total, format_bytes(double(bytes)));
       if (c.stop) {
-        curve.status = {"interrupted", "stopped by the user"};
+        curve.status = {StatusCode::interrupted, "stopped by the user"};
         break;
       }
       CollectivePoint pt;
@@ -180,11 +180,11 @@ void nccl_part(Ctx& c) {
       }
       if (pt.status == "error") {
         c.error("nccl " + to_string(op) + " at " + format_bytes(double(bytes)), pt.reason);
-        if (curve.status.ok()) curve.status = {"error", pt.reason};
+        if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
       }
       curve.points.push_back(pt);
     }
-    if (curve.status.ok() && !checked_one) curve.status = {"error", "no size's result was checked"};
+    if (curve.status.ok() && !checked_one) curve.status = {StatusCode::error, "no size's result was checked"};
     if (c.stop) return;
   }
 }

@@ -79,7 +79,7 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
     if (const std::string why = split_not_honoured(c); !why.empty())
       for (Figure& x : f)
         if (x.id == id + ".l1_capacity" || x.id == id + ".l1_latency") {
-          x.status = {"unsupported", why};
+          x.status = {StatusCode::unsupported, why};
           x.value.reset();
           x.resolution.reset();
         }

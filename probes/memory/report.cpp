@@ -390,7 +390,7 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   if (m.clock_mhz) os << ", SM clock " << format_fixed(*m.clock_mhz, 0) << " MHz";
   os << "\n";
   // A backend without the probe's kernels: the header line says why, once.
-  if (m.status.status == "unsupported") return;
+  if (m.status.code == StatusCode::unsupported) return;
   print_carveouts(os, m);
   for (const auto& p : m.partitions) {
     os << "  " << p.path << " path, warps of one block with disjoint chains: ";

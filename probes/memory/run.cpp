@@ -106,7 +106,7 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
     curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
     have.push_back(f);
     if (curve.points.back().status == "error") {
-      curve.status = {"error", curve.points.back().reason};
+      curve.status = {StatusCode::error, curve.points.back().reason};
       return;
     }
     // Three points past the edge settle it: the rest of the grid would only measure the next
@@ -126,7 +126,7 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
                       std::to_string(f / KiB) + " KiB");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
       if (curve.points.back().status == "error") {
-        curve.status = {"error", curve.points.back().reason};
+        curve.status = {StatusCode::error, curve.points.back().reason};
         break;
       }
     }
@@ -148,14 +148,14 @@ template <class F>
 void part(Status& st, const std::atomic<bool>& stop, F&& fn) {
   try {
     fn();
-    if (stop && st.ok()) st = {"interrupted", "stopped by the user"};
+    if (stop && st.ok()) st = {StatusCode::interrupted, "stopped by the user"};
   } catch (const ProbeError& e) {
-    st = {"error", e.what()};
+    st = {StatusCode::error, e.what()};
     throw;
   } catch (const AllocationFailed& e) {
-    st = {"skipped", e.what()};
+    st = {StatusCode::skipped, e.what()};
   } catch (const BackendError& e) {
-    st = {"error", e.what()};
+    st = {StatusCode::error, e.what()};
     throw ProbeError(std::string("memory: ") + e.what());
   }
 }
@@ -256,11 +256,11 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
     const std::string why = "the " + dev.info().backend +
                             " backend has no memory-probe kernels (no carve-out control, cache "
                             "operators or per-warp chase there)";
-    out.status = {"unsupported", why};
+    out.status = {StatusCode::unsupported, why};
     for (Status* s :
          {&out.carveout_status, &out.partition_status, &out.granularity_status, &out.l2_line.status,
           &out.l2_ways.status, &out.constant_status, &out.tlb_status})
-      *s = {"unsupported", why};
+      *s = {StatusCode::unsupported, why};
     return;
   }
   Ctx c{*k, opt, progress, stop, t0, {}};
@@ -271,12 +271,12 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
   auto run_part = [&](bool on, const char* name, Status& st, auto&& fn) {
     if (stop) return;
     if (!on) {
-      st = {"skipped", std::string("memory.") + name + "=0"};
+      st = {StatusCode::skipped, std::string("memory.") + name + "=0"};
       return;
     }
     const Support s = k->supports(name);
     if (!s.ok) {
-      st = {"unsupported", s.reason};
+      st = {StatusCode::unsupported, s.reason};
       return;
     }
     try {
@@ -299,7 +299,7 @@ void run_memory(Device& dev, const MemoryOptions& opt, Progress& progress,
   run_part(opt.l2_ways, "l2_ways", out.l2_ways.status, [&] { l2_ways_part(c, dev.info(), out); });
   run_part(opt.constant, "constant", out.constant_status, [&] { constant_part(c, out); });
   run_part(opt.tlb, "tlb", out.tlb_status, [&] { tlb_part(c, out); });
-  if (stop) out.status = {"interrupted", "stopped by the user"};
+  if (stop) out.status = {StatusCode::interrupted, "stopped by the user"};
   finish();
 }
 

@@ -51,8 +51,7 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
       const MemChaseTiming t = c.k.chase(probe);
       // One line that points at itself: the walk must end where it began.
       if (t.end_lines.size() != 1 || t.end_lines[0] != 0) {
-        r.curve.status = {
-            "error", "the carve-out launch of " + pt.label() + " did not walk its one-line chain"};
+        r.curve.status = {StatusCode::error, "the carve-out launch of " + pt.label() + " did not walk its one-line chain"};
         out.carveouts.push_back(r);
         throw ProbeError("memory: " + r.curve.key + ": " + r.curve.status.reason);
       }
@@ -62,7 +61,7 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
         r.api_shared_bytes = static_cast<uint64_t>(*t.api_probe_blocks) *
                              (kCarveoutProbeBlockBytes + t.reserved_per_block.value_or(KiB));
     } catch (const AllocationFailed& e) {
-      r.curve.status = {"skipped", e.what()};
+      r.curve.status = {StatusCode::skipped, e.what()};
       out.carveouts.push_back(r);
       continue;
     }
@@ -94,7 +93,7 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
       }
     }
     out.carveouts.push_back(r);
-    if (r.curve.status.status == "error")
+    if (r.curve.status.code == StatusCode::error)
       throw ProbeError("memory: " + r.curve.key + ": " + r.curve.status.reason);
   }
 }
@@ -109,7 +108,7 @@ void partition_part(Ctx& c, MemoryProbeResult& out) {
     pr.path = path;
     const Support s = c.k.supports("partition." + path);
     if (!s.ok) {
-      pr.status = {"unsupported", s.reason};
+      pr.status = {StatusCode::unsupported, s.reason};
       out.partitions.push_back(pr);
       continue;
     }
@@ -126,7 +125,7 @@ void partition_part(Ctx& c, MemoryProbeResult& out) {
                      path + ", " + std::to_string(n) + " warps", curve);
       caps.push_back(curve.capacity.capacity_bytes);
       pr.by_warps.push_back(curve);
-      if (curve.status.status == "error") {
+      if (curve.status.code == StatusCode::error) {
         pr.status = curve.status;
         out.partitions.push_back(pr);
         throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
@@ -150,7 +149,7 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
     g.curve.key = "granularity." + level;
     const Support s = c.k.supports("granularity." + level);
     if (!s.ok) {
-      g.status = {"unsupported", s.reason};
+      g.status = {StatusCode::unsupported, s.reason};
       out.granularity.push_back(g);
       continue;
     }
@@ -190,7 +189,7 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
       g.curve.points.push_back(
           guarded_point(st, [&] { return measure(c, req, next, st, g.curve); }));
       if (g.curve.points.back().status == "error") {
-        g.status = {"error", g.curve.points.back().reason};
+        g.status = {StatusCode::error, g.curve.points.back().reason};
         out.granularity.push_back(g);
         throw ProbeError("memory: " + g.curve.key + ": " + g.status.reason);
       }
@@ -218,7 +217,7 @@ void line_part(Ctx& c, MemoryProbeResult& out) {
                    4 * c.opt.max_footprint, "L1 line, stride " + std::to_string(st) + " B", curve);
     caps.push_back({st, curve.capacity.capacity_bytes});
     lr.by_stride.push_back(curve);
-    if (curve.status.status == "error") {
+    if (curve.status.code == StatusCode::error) {
       lr.status = curve.status;
       throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
     }
@@ -258,7 +257,7 @@ void conflict_sweep(Ctx& c, WaysResult& wr, MemLoad load, int carveout_percent,
                       ++i, static_cast<int>(counts.size()), std::to_string(n) + " lines");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
       if (curve.points.back().status == "error") {
-        wr.status = {"error", curve.points.back().reason};
+        wr.status = {StatusCode::error, curve.points.back().reason};
         wr.by_stride.push_back(curve);
         throw ProbeError("memory: " + curve.key + ": " + wr.status.reason);
       }
@@ -303,7 +302,7 @@ constexpr int kL2Warps = 8;
 void l2_line_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
   LineResult& lr = out.l2_line;
   if (!info.l2_bytes || *info.l2_bytes == 0) {
-    lr.status = {"skipped", "the device reports no L2 size to plan the sweep from"};
+    lr.status = {StatusCode::skipped, "the device reports no L2 size to plan the sweep from"};
     return;
   }
   std::vector<std::pair<uint64_t, std::optional<uint64_t>>> caps;
@@ -322,7 +321,7 @@ void l2_line_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
         curve);
     caps.push_back({st, total_capacity(curve).capacity_bytes});
     lr.by_stride.push_back(curve);
-    if (curve.status.status == "error") {
+    if (curve.status.code == StatusCode::error) {
       lr.status = curve.status;
       throw ProbeError("memory: " + curve.key + ": " + curve.status.reason);
     }
@@ -367,7 +366,7 @@ void l2_ways_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
 void constant_part(Ctx& c, MemoryProbeResult& out) {
   const Support s = c.k.supports("constant");
   if (!s.ok) {
-    out.constant_status = {"unsupported", s.reason};
+    out.constant_status = {StatusCode::unsupported, s.reason};
     return;
   }
   const uint64_t bank = c.k.constant_bank_bytes();
@@ -389,7 +388,7 @@ void constant_part(Ctx& c, MemoryProbeResult& out) {
                     std::to_string(f / KiB) + " KiB");
     curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
     if (curve.points.back().status == "error") {
-      curve.status = {"error", curve.points.back().reason};
+      curve.status = {StatusCode::error, curve.points.back().reason};
       out.constant = curve;
       throw ProbeError("memory: constant: " + curve.status.reason);
     }
@@ -420,7 +419,7 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
     t.curve.key = "tlb." + mapping;
     const Support s = c.k.supports("tlb." + mapping);
     if (!s.ok) {
-      t.status = {"unsupported", s.reason};
+      t.status = {StatusCode::unsupported, s.reason};
       out.tlb.push_back(t);
       continue;
     }
@@ -451,7 +450,7 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
       req.hops_per_repeat = std::max<uint64_t>(c.opt.hops, pages);
       t.curve.points.push_back(guarded_point(f, [&] { return measure(c, req, next, f, t.curve); }));
       if (t.curve.points.back().status == "error") {
-        t.status = {"error", t.curve.points.back().reason};
+        t.status = {StatusCode::error, t.curve.points.back().reason};
         out.tlb.push_back(t);
         throw ProbeError("memory: " + t.curve.key + ": " + t.status.reason);
       }

@@ -117,7 +117,7 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
     auto it = out.footprint.find(op);
     const bool nt = dev->kernels<gd::BandwidthKernels>()->supports_streaming_stores().ok;
     if (!nt) {
-      if (it != out.footprint.end()) EXPECT_EQ(it->second.status.status, "unsupported") << op;
+      if (it != out.footprint.end()) EXPECT_EQ(it->second.status.name(), "unsupported") << op;
       continue;
     }
     ASSERT_NE(it, out.footprint.end()) << op;
@@ -126,11 +126,11 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
     expect_sane(it->second, op);
   }
   // SM placement is not possible: said, not faked.
-  EXPECT_EQ(out.scaling["dram"].status.status, "unsupported");
+  EXPECT_EQ(out.scaling["dram"].status.name(), "unsupported");
 
   for (const char* w : {"32bit", "64bit", "128bit"}) {
     const BandwidthCurve& c = out.shared[w];
-    if (c.status.status == "unsupported") continue;
+    if (c.status.code == StatusCode::unsupported) continue;
     ASSERT_FALSE(c.points.empty()) << w;
     expect_sane(c, w);
   }

@@ -40,7 +40,7 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
   int measured = 0;
   for (const auto& f : out.table) {
     SCOPED_TRACE(f.op);
-    if (f.status.status == "unsupported") {
+    if (f.status.code == StatusCode::unsupported) {
       EXPECT_FALSE(f.status.reason.empty());
       EXPECT_FALSE(f.ops_per_s);
       continue;
@@ -65,7 +65,7 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
     for (const auto& e : out.table)
       if (e.op == fma) f = &e;
     ASSERT_TRUE(f) << fma;
-    if (f->status.status == "unsupported") continue;
+    if (f->status.code == StatusCode::unsupported) continue;
     EXPECT_DOUBLE_EQ(f->flops_per_op.value_or(0), 2.0) << fma;
   }
 }
@@ -95,11 +95,11 @@ TEST(OpenCLCompute, EveryOpenCLOpIsMeasuredOrNamesItsLimit) {
     const ComputeOp& op = *find_compute_op(f.op);
     EXPECT_EQ(f.status.reason.find("yet"), std::string::npos) << f.status.reason;
     if (op.cl_step.empty()) {
-      EXPECT_EQ(f.status.status, "unsupported");
+      EXPECT_EQ(f.status.name(), "unsupported");
       EXPECT_NE(f.status.reason.find("OpenCL C"), std::string::npos) << f.status.reason;
       continue;
     }
-    if (f.status.status == "unsupported") {
+    if (f.status.code == StatusCode::unsupported) {
       // Only a missing extension (or PoCL's broken sub-group kernels) or a device without
       // correctly rounded divide and sqrt stops an op that has an OpenCL version.
       const bool ext =

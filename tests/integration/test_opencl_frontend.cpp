@@ -43,7 +43,7 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
       gd::expect_figure_ids_declared(ids_run);
     }
     bool points_ok = !out.icache.empty();
-    runs += "run " + std::to_string(attempt) + ": " + out.status.status + ", " +
+    runs += "run " + std::to_string(attempt) + ": " + out.status.name() + ", " +
             std::to_string(out.icache_levels.size()) + " icache levels, IPC";
     for (const auto& p : out.icache) {
       points_ok = points_ok && p.status == "ok" && p.ipc && p.ipc->median > 0;
@@ -83,14 +83,14 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   EXPECT_LE(d.p90, d.max);
   ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_kernels_per_s.at("plain").median, 0);
-  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
-  EXPECT_EQ(out.dispatch_status.status, "unsupported");
+  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
+  EXPECT_EQ(out.dispatch_status.name(), "unsupported");
   EXPECT_FALSE(out.dispatch_status.reason.empty());
-  EXPECT_EQ(out.occupancy_status.status, "unsupported");
+  EXPECT_EQ(out.occupancy_status.name(), "unsupported");
   if (dev->info().name.find("pthread") != std::string::npos ||
       dev->info().toolkit_version.find("PoCL") != std::string::npos) {
     EXPECT_NE(out.note.find("CPU"), std::string::npos);
-    EXPECT_EQ(out.partitions_status.status, "unsupported");
+    EXPECT_EQ(out.partitions_status.name(), "unsupported");
   }
 }
 

@@ -26,11 +26,11 @@ TEST(OpenCLMemory, EveryPartUnsupportedWithAReason) {
   std::atomic<bool> stop{false};
   MemoryProbeResult out;
   run_memory(*dev, MemoryOptions{}, progress, stop, out);
-  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_EQ(out.status.name(), "unsupported");
   EXPECT_NE(out.status.reason.find("opencl"), std::string::npos) << out.status.reason;
   for (const Status* s : {&out.carveout_status, &out.partition_status, &out.granularity_status,
                           &out.constant_status}) {
-    EXPECT_EQ(s->status, "unsupported");
+    EXPECT_EQ(s->name(), "unsupported");
     EXPECT_FALSE(s->reason.empty());
   }
   EXPECT_TRUE(out.carveouts.empty());

@@ -497,11 +497,11 @@ TEST(VulkanBandwidth, ProbeHostPartRuns) {
   }
   ASSERT_EQ(out.host.size(), 6u);
   for (const auto& [name, curve] : out.host) {
-    if (name.rfind("both", 0) == 0 && curve.status.status == "unsupported") {
+    if (name.rfind("both", 0) == 0 && curve.status.code == gd::StatusCode::unsupported) {
       EXPECT_FALSE(curve.status.reason.empty()) << name;
       continue;
     }
-    EXPECT_EQ(curve.status.status, "ok") << name << ": " << curve.status.reason;
+    EXPECT_EQ(curve.status.name(), "ok") << name << ": " << curve.status.reason;
     EXPECT_FALSE(curve.note.empty()) << name;
     ASSERT_EQ(curve.points.size(), 3u) << name;  // 4, 16 and 64 KiB
     for (const auto& p : curve.points) {
@@ -556,7 +556,7 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
     SCOPED_TRACE(f.op);
     const bool has_module =
         std::find(vulkan_ops.begin(), vulkan_ops.end(), f.op) != vulkan_ops.end();
-    if (f.status.status == "unsupported") {
+    if (f.status.code == gd::StatusCode::unsupported) {
       ++unsupported;
       EXPECT_FALSE(f.status.reason.empty());
       EXPECT_FALSE(f.ops_per_s);
@@ -850,7 +850,7 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
   for (const auto& [key, f] : out.throughput) {
     SCOPED_TRACE(key);
     seen.push_back(key);
-    if (f.status.status == "unsupported") {
+    if (f.status.code == gd::StatusCode::unsupported) {
       EXPECT_FALSE(f.status.reason.empty());
       continue;
     }
@@ -871,7 +871,7 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
   EXPECT_GE(measured, 4);
   for (const auto& [key, l] : out.latency) {
     SCOPED_TRACE(key);
-    if (l.status.status == "unsupported") EXPECT_FALSE(l.status.reason.empty());
+    if (l.status.code == gd::StatusCode::unsupported) EXPECT_FALSE(l.status.reason.empty());
   }
   auto* k = dev->kernels<gd::AtomicsKernels>();
   ASSERT_TRUE(k);
@@ -944,7 +944,7 @@ TEST(VulkanFrontend, ProbeRunsTheSubset) {
     ids_run.put(out);
     gd::expect_figure_ids_declared(ids_run);
   }
-  EXPECT_EQ(out.status.status, "ok") << out.status.reason;
+  EXPECT_EQ(out.status.name(), "ok") << out.status.reason;
   EXPECT_EQ(out.language, "vulkan");
   EXPECT_NE(out.launch_api.find("vkQueueSubmit"), std::string::npos) << out.launch_api;
   EXPECT_NE(out.note.find("vkQueueSubmit"), std::string::npos) << out.note;

@@ -84,10 +84,11 @@ for rel in "${inputs[@]}"; do
     env "${gnuplot_env[@]}" "$gd" "${args[@]}" >"$d/report.log" 2>&1
     rc=$?
     # Keys that name files (latency paths, TLB strides, host curves) are refused by the
-    # reader when they are not plain names: exit 2 with the key's path is the right answer,
-    # and nothing may have run (the marker check below).
+    # reader when they are not plain names, and so are status words it does not know: exit 2
+    # with the key's path is the right answer, and nothing may have run (the marker check
+    # below).
     if (( rc == 2 )) && [[ $mode != text && $mode != html ]] &&
-      grep -q "malformed gpudissect result: .*key" "$d/report.log"; then
+      grep -qE "malformed gpudissect result: .*(key|not a status)" "$d/report.log"; then
       echo "$rel ($mode): refused by the reader: $(head -c 120 "$d/report.log" | head -1)"
       continue
     fi

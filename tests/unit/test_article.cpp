@@ -23,7 +23,7 @@ Figure figure(const std::string& id, double v, const std::string& unit,
   f.per_sm_per_clk_unit = per_clk_unit;
   f.clock_mhz = 1000;
   f.higher_is_better = unit != "ns" && unit != "cycles";
-  f.status = {"ok", ""};
+  f.status = {StatusCode::ok, ""};
   return f;
 }
 

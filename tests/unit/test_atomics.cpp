@@ -487,11 +487,11 @@ TEST(AtomicsMatrix, ALostHandoverMarksTheMatrix) {
   AtomicsProbeResult out;
   run_atomics(dev, parse_atomics_options({{"parts", "matrix"}}), progress, stop, out);
   ASSERT_TRUE(out.matrix);
-  EXPECT_EQ(out.matrix->status.status, "error");
+  EXPECT_EQ(out.matrix->status.name(), "error");
   EXPECT_NE(out.matrix->status.reason.find("SMs 1 and 2"), std::string::npos);
   EXPECT_TRUE(std::isnan(out.matrix->values[1][2]));
   EXPECT_FALSE(std::isnan(out.matrix->values[0][1]));
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
 }
 
 // ---- run_atomics ----
@@ -502,7 +502,7 @@ TEST(AtomicsProbe, NoKernelSetIsUnsupportedWithReason) {
   std::atomic<bool> stop{false};
   AtomicsProbeResult out;
   run_atomics(dev, AtomicsOptions{}, progress, stop, out);
-  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_EQ(out.status.name(), "unsupported");
   EXPECT_NE(out.status.reason.find("no atomics kernels"), std::string::npos);
 }
 
@@ -515,7 +515,7 @@ TEST(AtomicsProbe, FullRunOnTheFake) {
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   ASSERT_TRUE(out.clock_mhz_measured);
   EXPECT_DOUBLE_EQ(*out.clock_mhz_measured, 1500);
-  EXPECT_EQ(out.latency.at("host.pingpong").status.status, "unsupported");
+  EXPECT_EQ(out.latency.at("host.pingpong").status.name(), "unsupported");
   EXPECT_EQ(out.latency.at("host.pingpong").status.reason, "no mapped memory on the fake");
   const AtomicLatency& cas = out.latency.at("shared.cas_pingpong");
   ASSERT_TRUE(cas.cycles);
@@ -523,7 +523,7 @@ TEST(AtomicsProbe, FullRunOnTheFake) {
   EXPECT_EQ(cas.instruction, std::optional<std::string>("ATOMS.CAS"));
   EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").instruction,
             std::optional<std::string>("ATOMS.ADD"));
-  EXPECT_EQ(out.throughput.at("global.add_bf16x2.distinct").status.status, "unsupported");
+  EXPECT_EQ(out.throughput.at("global.add_bf16x2.distinct").status.name(), "unsupported");
   const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
   ASSERT_TRUE(t.status.ok()) << t.status.reason;
   // 8 x 64 threads x 20 atomics in 1 ms at 1500 MHz on 4 SMs.
@@ -583,11 +583,11 @@ TEST(AtomicsProbe, LostUpdateIsAnErrorNotAFigure) {
   AtomicsProbeResult out;
   run_atomics(dev, parse_atomics_options({{"matrix", "0"}}), progress, stop, out);
   const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
-  EXPECT_EQ(t.status.status, "error");
+  EXPECT_EQ(t.status.name(), "error");
   EXPECT_NE(t.status.reason.find("lost"), std::string::npos) << t.status.reason;
   EXPECT_FALSE(t.gops);
   EXPECT_TRUE(out.throughput.at("global.add_f32.same_per_warp").status.ok());
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_FALSE(out.matrix);
 }
 
@@ -599,10 +599,10 @@ TEST(AtomicsProbe, BackendErrorKeepsWhatWasMeasured) {
   AtomicsProbeResult out;
   EXPECT_THROW(run_atomics(dev, parse_atomics_options({{"matrix", "0"}}), progress, stop, out),
                ProbeError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("shared.add_i32.distinct"), std::string::npos);
   EXPECT_TRUE(out.latency.at("global.cas_pingpong").status.ok());
-  EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").status.status, "error");
+  EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").status.name(), "error");
   EXPECT_GT(out.wall_seconds, 0);
 }
 
@@ -613,7 +613,7 @@ TEST(AtomicsProbe, StopIsInterruptedAndKeepsResults) {
   NullProgress progress;
   AtomicsProbeResult out;
   run_atomics(dev, AtomicsOptions{}, progress, stop, out);
-  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(out.status.name(), "interrupted");
   EXPECT_TRUE(out.latency.at("global.release_acquire_pingpong").status.ok());
   EXPECT_TRUE(out.throughput.empty());
 }
@@ -885,7 +885,7 @@ TEST(AtomicsReport, FiguresHaveStableIdsUnitsAndInstructions) {
   EXPECT_EQ(cas.instruction, "ATOMS.CAS");
   ASSERT_TRUE(cas.value);
   EXPECT_DOUBLE_EQ(cas.value->median, 60);
-  EXPECT_EQ(by_id.at("atomics.host.pingpong").status.status, "unsupported");
+  EXPECT_EQ(by_id.at("atomics.host.pingpong").status.name(), "unsupported");
   EXPECT_FALSE(by_id.at("atomics.host.pingpong").value);
   const Figure& add = by_id.at("atomics.global.add_i32.distinct");
   EXPECT_EQ(add.unit, "GOP/s");
@@ -970,8 +970,8 @@ TEST(AtomicsMatrixPlacements, CellsAreMeansAndSummariesKept) {
   EXPECT_NEAR(m.summary.all.median, 352, 1.01);
   EXPECT_NEAR(m.seconds, 0.02, 1e-12);
   SmMatrix bad = make(300);
-  bad.status = {"error", "SMs 0 and 1: lost hand-over"};
-  EXPECT_EQ(average_placements({make(300), bad}).status.status, "error");
+  bad.status = {StatusCode::error, "SMs 0 and 1: lost hand-over"};
+  EXPECT_EQ(average_placements({make(300), bad}).status.name(), "error");
   // JSON keeps the placements.
   const nlohmann::json j = m;
   EXPECT_EQ(j.get<SmMatrix>().placements, 2);

@@ -157,7 +157,7 @@ TEST(BandwidthJson, RoundTrip) {
   RunResult r;
   r.device.backend = "cuda";
   BandwidthProbeResult b;
-  b.status = {"interrupted", "stopped"};
+  b.status = {StatusCode::interrupted, "stopped"};
   b.wall_seconds = 12.5;
   b.clock_mhz_measured = 1980;
   b.peak_gbps_api = 4814.3;
@@ -173,7 +173,7 @@ TEST(BandwidthJson, RoundTrip) {
   assign_bandwidth_levels(c, 1, 60u << 20);
   b.footprint["read"] = c;
   b.scaling["l2"].x_unit = "active_sms";
-  b.host["h2d_pinned"].status = {"unsupported", "why"};
+  b.host["h2d_pinned"].status = {StatusCode::unsupported, "why"};
   BandwidthFigure f;
   f.name = "L1 read";
   f.gbps = Summary{31000, 30900, 31100, 30000, 32000, 5};

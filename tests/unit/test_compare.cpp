@@ -40,7 +40,7 @@ Figure failed(const std::string& id, const std::string& unit) {
   f.id = id;
   f.label = id;
   f.unit = unit;
-  f.status = {"error", "the kernel's check failed"};
+  f.status = {StatusCode::error, "the kernel's check failed"};
   return f;
 }
 
@@ -112,7 +112,7 @@ TEST(Compare, MatchesFiguresAcrossInputsWithMissingOnes) {
   // x.d failed in C: present, status kept, no value and no ratio.
   const CompareRow& d = *row(c, "x.d");
   EXPECT_TRUE(d.cells[2].present);
-  EXPECT_EQ(d.cells[2].status.status, "error");
+  EXPECT_EQ(d.cells[2].status.name(), "error");
   EXPECT_FALSE(d.cells[2].value);
   EXPECT_FALSE(d.cells[2].ratio);
   EXPECT_FALSE(d.cells[1].present);
@@ -416,7 +416,7 @@ TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
   // A run with no figures, or with every id renamed, fails on every figure the baseline had.
   int base_ok = 0;
   for (const Figure& f : h.figures)
-    base_ok += (f.status.ok() || f.status.status == "unstable") && (f.value || f.per_sm_per_clk);
+    base_ok += (f.status.ok() || f.status.code == StatusCode::unstable) && (f.value || f.per_sm_per_clk);
   CompareInput none = h;
   none.figures.clear();
   EXPECT_EQ(compare_baseline(h, none, 0.05, false, true).regressions(), base_ok);
@@ -777,7 +777,7 @@ TEST(Baseline, AnUnstableFigureIsJudgedByItsMedian) {
     if (f.id == "bandwidth.dram.read") dram = &f;
   ASSERT_NE(dram, nullptr);
   ASSERT_TRUE(dram->status.ok());
-  dram->status = {"unstable", "relative spread (IQR over median) 12 %"};
+  dram->status = {StatusCode::unstable, "relative spread (IQR over median) 12 %"};
   BaselineReport r = compare_baseline(h, noisy, 0.03);
   EXPECT_EQ(r.regressions(), 0);
   for (const BaselineItem& it : r.items)
@@ -796,7 +796,7 @@ TEST(Baseline, ASkippedFigureCountsAsMissingWithAllowMissing) {
                                   {fig("links.p2p.latency.chase.best_sm", 800, "ns"),
                                    fig("bandwidth.dram.read", 3000, "GB/s")});
   CompareInput quick = base;
-  quick.figures[0].status = {"skipped", "not measured (links.chase_sms = 0, as with quick)"};
+  quick.figures[0].status = {StatusCode::skipped, "not measured (links.chase_sms = 0, as with quick)"};
   quick.figures[0].value.reset();
   const BaselineReport partial = compare_baseline(base, quick, 0.03, /*allow_missing=*/true);
   EXPECT_EQ(partial.regressions(), 0);

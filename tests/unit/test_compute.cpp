@@ -135,7 +135,7 @@ TEST(ComputeSass, FindsTheLoopAndCountsOpcodes) {
 
 TEST(ComputeJson, RoundTrip) {
   gd::ComputeProbeResult r;
-  r.status = {"interrupted", "stopped"};
+  r.status = {gd::StatusCode::interrupted, "stopped"};
   r.language = "cuda";
   r.sms = 132;
   r.clock_mhz = 1980;
@@ -158,13 +158,13 @@ TEST(ComputeJson, RoundTrip) {
   f.mix_ops_per_clk_sm = gd::Summary{44, 44, 44, 44, 44, 3};
   r.mixed.push_back(f);
   f.missing_instruction = true;
-  f.status = {"error", "no FFMA"};
+  f.status = {gd::StatusCode::error, "no FFMA"};
   f.implied_latency = 4.5;
   r.sweep.push_back(f);
   const nlohmann::json j = r;
   const auto back = j.get<gd::ComputeProbeResult>();
   EXPECT_EQ(nlohmann::json(back), j);
-  EXPECT_EQ(back.status.status, "interrupted");
+  EXPECT_EQ(back.status.name(), "interrupted");
   EXPECT_EQ(back.table.at(0).ops_per_clk_sm->median, 127);
   EXPECT_TRUE(back.sweep.at(0).missing_instruction);
   EXPECT_EQ(back.mixed.at(0).mix, "int32.mad");
@@ -302,7 +302,7 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   folded.peak_per_clk_sm = 64;
   folded.fraction_of_peak = 1.80;
   gd::withhold_impossible(folded);
-  EXPECT_EQ(folded.status.status, "error");
+  EXPECT_EQ(folded.status.name(), "error");
   EXPECT_NE(folded.status.reason.find("180%"), std::string::npos) << folded.status.reason;
   EXPECT_FALSE(folded.fraction_of_peak);
   EXPECT_FALSE(folded.ops_per_s);
@@ -310,7 +310,7 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   gd::ComputeFigure no_latency;
   no_latency.latency_cycles = gd::Summary{2e-6, 0, 0, 0, 0, 3};
   gd::withhold_impossible(no_latency);
-  EXPECT_EQ(no_latency.status.status, "error");
+  EXPECT_EQ(no_latency.status.name(), "error");
 
   gd::ComputeFigure read;
   read.opcodes = {"F2I.TRUNC.NTZ x128", "I2FP.F32.S32 x128"};
@@ -338,7 +338,7 @@ TEST(ComputeWithhold, ImpossibleFiguresAreNotReported) {
   EXPECT_NE(split.note.find("IMAD.IADD"), std::string::npos);
   split.fraction_of_peak = 2.5;  // past two pipes: folded after all
   gd::withhold_impossible(split);
-  EXPECT_EQ(split.status.status, "error");
+  EXPECT_EQ(split.status.name(), "error");
 
   gd::ComputeFigure fine;
   fine.fraction_of_peak = 0.99;

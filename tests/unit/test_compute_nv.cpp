@@ -349,7 +349,7 @@ TEST(ComputeOpenCLNv, PtxWithoutTheInstructionIsNotItsFigure) {
   NvOpenCLCompute k;
   k.ptx_only_missing = true;
   const gd::ComputeFigure f = nv_fma(k);
-  EXPECT_EQ(f.status.status, "error");
+  EXPECT_EQ(f.status.name(), "error");
   EXPECT_NE(f.status.reason.find("holds no fma.rn.f32"), std::string::npos) << f.status.reason;
   EXPECT_FALSE(f.ops_per_clk_sm);
 }

@@ -162,9 +162,9 @@ TEST(Fleet, TwoGpusJudgeEachOther) {
 TEST(Fleet, FailedRankAndFailedFigure) {
   std::vector<FleetRank> ranks;
   for (int k = 0; k < 4; ++k) ranks.push_back(gpu(k, 1000));
-  ranks[2].status = {"timeout", "killed after the per-rank timeout"};
+  ranks[2].status = {StatusCode::timeout, "killed after the per-rank timeout"};
   ranks[2].figures.clear();
-  ranks[3].figures[1].status = {"error", "chase ended on the wrong line"};
+  ranks[3].figures[1].status = {StatusCode::error, "chase ended on the wrong line"};
   ranks[3].figures[1].value.reset();
   const FleetReport rep = analyse_fleet(ranks, {});
   EXPECT_EQ(rep.exit_code(), 3);
@@ -260,7 +260,7 @@ TEST(Fleet, NodeLinksPerNode) {
   a.wall_seconds = 31.5;
   a.figures = {fig("links.p2p.ce.read", 389.5), fig("links.nccl.all_reduce.busbw", 331.0)};
   NodeLinks b;
-  b.status = {"timeout", "killed after the per-rank timeout of 300 s"};
+  b.status = {StatusCode::timeout, "killed after the per-rank timeout of 300 s"};
   ranks[0].node_links = a;  // node0 (ranks 0-3)
   ranks[2].node_links = b;  // node1 (ranks 4-7)
   const FleetRank back = nlohmann::json(ranks[0]).get<FleetRank>();

@@ -156,7 +156,7 @@ TEST(Prometheus, RunFile) {
   g.started_unix = 86400;
   g.figures = {figure("bandwidth.dram.read", 3000, "GB/s"), figure("x.y", 2, "ns")};
   Figure failed = figure("compute.fp32.fma", 1, "TFLOP/s");
-  failed.status = {"error", "boom"};
+  failed.status = {StatusCode::error, "boom"};
   g.figures.push_back(failed);
   const std::string t = prometheus_text({g});
   EXPECT_NE(t.find("# TYPE gpudissect_bandwidth_dram_read gauge\n"), std::string::npos) << t;

@@ -300,7 +300,7 @@ FrontendProbeResult populated() {
   r.launch_round_trip_us = summarize({8.0, 8.7});
   r.launch_round_trip_samples_us = {8.0, 8.7};
   r.rate_status["plain"] = {};
-  r.rate_status["graph"] = {"unsupported", "no"};
+  r.rate_status["graph"] = {StatusCode::unsupported, "no"};
   r.rate_kernels_per_s["plain"] = summarize({400000.0});
   r.rate_gpu_kernels_per_s["plain"] = 450000;
   r.dispatch_blocks = 4;
@@ -335,7 +335,7 @@ TEST(FrontendJson, RoundTrip) {
   const auto back = j.get<FrontendProbeResult>();
   EXPECT_EQ(nlohmann::json(back), j);
   EXPECT_EQ(back.icache.at(0).code_bytes, 1027u * 16);
-  EXPECT_EQ(back.rate_status.at("graph").status, "unsupported");
+  EXPECT_EQ(back.rate_status.at("graph").name(), "unsupported");
   EXPECT_EQ(back.dispatch_trace.at(1).warp_slot, 4u);
   EXPECT_FALSE(j["icache"]["levels"][1].contains("capacity_bytes"));  // absent, never null
 }
@@ -460,7 +460,7 @@ TEST(FrontendProbe, NoKernelsIsUnsupported) {
   std::atomic<bool> stop{false};
   FrontendProbeResult out;
   run_frontend(dev, small(), pr, stop, out);
-  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_EQ(out.status.name(), "unsupported");
   EXPECT_NE(out.status.reason.find("fake"), std::string::npos);
 }
 
@@ -475,8 +475,8 @@ TEST(FrontendProbe, EveryPartUnsupportedIsNotAnError) {
   EXPECT_TRUE(out.status.ok());
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
                           &out.dispatch_status, &out.occupancy_status})
-    EXPECT_EQ(s->status, "unsupported");
-  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
+    EXPECT_EQ(s->name(), "unsupported");
+  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
 }
 
 TEST(FrontendProbe, FailingKernelFailsLoudly) {
@@ -487,7 +487,7 @@ TEST(FrontendProbe, FailingKernelFailsLoudly) {
   std::atomic<bool> stop{false};
   FrontendProbeResult out;
   EXPECT_THROW(run_frontend(dev, small(), pr, stop, out), BackendError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("fake kernel crashed"), std::string::npos);
   // What did run is kept.
   EXPECT_TRUE(out.launch_round_trip_us);
@@ -521,7 +521,7 @@ TEST(FrontendProbe, WorkingBackend) {
   ASSERT_TRUE(out.launch_completion_us);  // 9000 - 5000 - 100 ns
   EXPECT_NEAR(out.launch_completion_us->median, 3.9, 0.01);
   EXPECT_TRUE(out.rate_kernels_per_s.count("plain"));
-  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
+  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
   ASSERT_TRUE(out.dispatch_blocks_per_us);
   EXPECT_NEAR(out.dispatch_blocks_per_us->median, 100.0, 1e-6);  // one block per 10 ns
   ASSERT_TRUE(out.max_blocks_per_sm);
@@ -541,7 +541,7 @@ TEST(FrontendProbe, StopInterrupts) {
   std::atomic<bool> stop{true};
   FrontendProbeResult out;
   run_frontend(dev, small(), pr, stop, out);
-  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(out.status.name(), "interrupted");
 }
 
 // The head start (Probe::ahead) compiles exactly what the probe's own turn then asks for, and

@@ -199,7 +199,7 @@ TEST(GpuState, RunResultJsonMarksSuspectFiguresAndOldFilesStillRead) {
   ASSERT_EQ(r.figures.size(), before_ids.size());
   for (std::size_t i = 0; i < r.figures.size(); ++i) {
     EXPECT_EQ(r.figures[i].id, before_ids[i].id);  // ids and statuses as they were
-    EXPECT_EQ(r.figures[i].status.status, before_ids[i].status.status);
+    EXPECT_EQ(r.figures[i].status.name(), before_ids[i].status.name());
     EXPECT_NE(r.figures[i].suspect.find("shared"), std::string::npos);
   }
   const json j = to_json(r, probe_registry());
@@ -285,7 +285,7 @@ TEST(GpuStateFleet, SickWinsOverBusy) {
   EXPECT_EQ(rep.exit_code(), 3);
   // A rank refused by run --require-idle (status "busy") is busy, not failed.
   ranks = {fleet_gpu(0, 3000), fleet_gpu(1, 3001), fleet_gpu(2, 3002)};
-  ranks[1].status = {"busy", "not measured (--require-idle): other processes on the GPU"};
+  ranks[1].status = {StatusCode::busy, "not measured (--require-idle): other processes on the GPU"};
   ranks[1].figures.clear();
   rep = analyse_fleet(ranks, {});
   EXPECT_EQ(rep.busy(), 1);
@@ -379,7 +379,7 @@ TEST(HierarchyCheck, TimeSlicedCurveIsNotAResult) {
   LatencyProbeResult& p = r.put<LatencyProbeResult>();
   CurveResult& curve = p.paths["global"] = as_curve(c);
   assign_levels(curve, "cache", 1, 50ull << 20);
-  EXPECT_EQ(curve.status.status, kInconsistentStatus);
+  EXPECT_EQ(curve.status.code, kInconsistentStatus);
   EXPECT_NE(curve.status.reason.find("not a consistent hierarchy"), std::string::npos);
   EXPECT_TRUE(curve.levels.empty());
   EXPECT_NE(curve.note.find("not published"), std::string::npos) << curve.note;

@@ -463,7 +463,7 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   EXPECT_EQ(out.nccl.environment.at("NCCL_NVLS_ENABLE"), "0");
   // 8 B, 128 B, 2 KiB, 32 KiB, 512 KiB, 1 MiB for each of 5 collectives.
   EXPECT_EQ(dev.links.collectives, 5 * 6);
-  for (const Figure& f : figs) EXPECT_EQ(f.status.status, "ok") << f.id << " " << f.status.reason;
+  for (const Figure& f : figs) EXPECT_EQ(f.status.name(), "ok") << f.id << " " << f.status.reason;
 }
 
 TEST(LinksProbe, MatrixAndTerminalSummary) {
@@ -515,7 +515,7 @@ TEST(LinksProbe, OneGpuHasNoPeerAndLeavesTheHostToTheBandwidthProbe) {
   LinksProbeResult out;
   run_links(dev, small_options(), progress, stop, out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.host.status.status, "skipped");
+  EXPECT_EQ(out.host.status.name(), "skipped");
   EXPECT_NE(out.host.status.reason.find("bandwidth.host"), std::string::npos);
   EXPECT_TRUE(out.host.all.empty());
 }
@@ -533,9 +533,9 @@ TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHostWhenAsked) {
                                                {"parts", "p2p,latency,host,nccl"}};
   run_links(dev, parse_links_options(kv), progress, stop, out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.status, "unsupported");
+  EXPECT_EQ(out.p2p.name(), "unsupported");
   EXPECT_EQ(out.p2p.reason, "one GPU: no peer");
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   EXPECT_EQ(out.nccl.status.reason, "needs 2 GPUs");
   EXPECT_TRUE(out.host.status.ok());
   EXPECT_TRUE(out.host.single.empty());  // "all" is that GPU alone
@@ -555,14 +555,14 @@ TEST(LinksProbe, NoPeerAccessAndNoNcclAreUnsupportedWithTheirReasons) {
   LinksProbeResult out;
   run_links(dev, small_options(), progress, stop, out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.status, "unsupported");
+  EXPECT_EQ(out.p2p.name(), "unsupported");
   EXPECT_NE(out.p2p.reason.find("cudaDeviceCanAccessPeer says no"), std::string::npos);
-  EXPECT_EQ(out.pairs.at(0).status.status, "unsupported");
+  EXPECT_EQ(out.pairs.at(0).status.name(), "unsupported");
   EXPECT_EQ(dev.links.peer_copies, 0);
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   EXPECT_NE(out.nccl.status.reason.find("libnccl.so.2"), std::string::npos);
   EXPECT_EQ(dev.links.collectives, 0);
-  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.status, "unsupported");
+  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.name(), "unsupported");
 }
 
 TEST(LinksProbe, ABackendWithoutKernelsIsUnsupported) {
@@ -571,11 +571,11 @@ TEST(LinksProbe, ABackendWithoutKernelsIsUnsupported) {
   std::atomic<bool> stop{false};
   LinksProbeResult out;
   run_links(dev, small_options(), progress, stop, out);
-  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_EQ(out.status.name(), "unsupported");
   EXPECT_NE(out.status.reason.find("opencl backend has no links kernels"), std::string::npos);
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   for (const Figure& f : links_figures(out)) {
-    EXPECT_EQ(f.status.status, "unsupported") << f.id;
+    EXPECT_EQ(f.status.name(), "unsupported") << f.id;
     EXPECT_FALSE(f.value) << f.id;
   }
 }
@@ -587,10 +587,10 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   std::atomic<bool> stop{false};
   LinksProbeResult out;
   EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("loads summed"), std::string::npos);
   const BandwidthCurve& c = out.pairs[0].curves.at("sm.read");
-  EXPECT_EQ(c.status.status, "error");
+  EXPECT_EQ(c.status.name(), "error");
   EXPECT_EQ(c.points[0].status, "error");
   EXPECT_FALSE(c.points[0].gbps);
   // The other curves and parts still stand.
@@ -598,7 +598,7 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_TRUE(out.nccl.status.ok());
   const auto figs = links_figures(out);
   EXPECT_FALSE(find(figs, "links.p2p.sm.read")->value);
-  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.name(), "error");
   EXPECT_TRUE(find(figs, "links.p2p.ce.read")->value);
 }
 
@@ -609,12 +609,12 @@ TEST(LinksProbe, AChaseFromOneSmThatEndsWrongIsThePairsChaseError) {
   std::atomic<bool> stop{false};
   LinksProbeResult out;
   EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
   EXPECT_NE(out.pairs[0].chase.status.reason.find("from SM 3 ended on line"), std::string::npos)
       << out.pairs[0].chase.status.reason;
   EXPECT_TRUE(out.pairs[0].chase.by_sm.empty());  // no partial range is shown as a result
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase.best_sm")->value);
 }
 
@@ -632,13 +632,13 @@ TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {
   std::atomic<bool> stop{false};
   LinksProbeResult out;
   EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("timed out"), std::string::npos);
   EXPECT_NE(out.status.reason.find("and 1 more"), std::string::npos);  // both pairs
-  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
   EXPECT_TRUE(out.pairs[0].ping_pong.status.ok());
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
   EXPECT_NE(find(figs, "links.p2p.latency.chase")->status.reason.find("timed out"),
             std::string::npos);
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase")->value);

@@ -13,6 +13,7 @@
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/progress.hpp"
+#include "gpudissect/json_fields.hpp"
 #include "probe_report.hpp"
 #include "registry.hpp"
 #include "report.hpp"
@@ -34,10 +35,10 @@ struct EchoResult {
   std::vector<double> values;
 };
 void to_json(nlohmann::json& j, const EchoResult& r) {
-  j = {{"status", r.status.status}, {"wall_seconds", r.wall_seconds}, {"values", r.values}};
+  j = {{"status", r.status.name()}, {"wall_seconds", r.wall_seconds}, {"values", r.values}};
 }
 void from_json(const nlohmann::json& j, EchoResult& r) {
-  j.at("status").get_to(r.status.status);
+  gd::json_fields::Reader<gd::StatusCode>::read(j.at("status"), r.status.code);
   j.at("wall_seconds").get_to(r.wall_seconds);
   j.at("values").get_to(r.values);
 }
@@ -211,14 +212,14 @@ TEST(HostMemoryProbe, MeasuresAndChecksSmallFootprints) {
   host.run(dev, host.parse_options({{"max_footprint", "256K"}, {"repeats", "2"}, {"threads", "1"}}),
            r, progress, stop, result);
   const auto& h = std::any_cast<const HostMemoryResult&>(result);
-  EXPECT_EQ(h.status.status, "ok") << h.status.reason;
+  EXPECT_EQ(h.status.name(), "ok") << h.status.reason;
   EXPECT_EQ(h.threads, 1);
   for (const char* op : {"read", "write", "write_streaming", "copy"}) {
     ASSERT_TRUE(h.curves.count(op)) << op;
     const BandwidthCurve& c = h.curves.at(op);
 #if !defined(__x86_64__)
     if (std::string(op) == "write_streaming") {
-      EXPECT_EQ(c.status.status, "unsupported");
+      EXPECT_EQ(c.status.name(), "unsupported");
       continue;
     }
 #endif

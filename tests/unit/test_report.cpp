@@ -110,7 +110,7 @@ TEST(ReportFixture, LoadsAsDescribed) {
   EXPECT_GE(p.paths.at("global").points.size(), 25u);
   ASSERT_EQ(p.paths.at("global").levels.size(), 3u);
   EXPECT_EQ(p.paths.at("global").levels[2].name, "device memory");
-  EXPECT_EQ(p.paths.at("texture").status.status, "unsupported");
+  EXPECT_EQ(p.paths.at("texture").status.name(), "unsupported");
   EXPECT_TRUE(p.paths.at("texture").points.empty());
   ASSERT_EQ(p.tlb.count("stride_2097152"), 1u);
   EXPECT_EQ(p.tlb.at("stride_2097152").levels.size(), 2u);

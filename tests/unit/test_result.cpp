@@ -65,7 +65,7 @@ gd::RunResult sample_result() {
   lat.telemetry_after = after;  // no throttle reasons, no temperature, no power
 
   gd::CurveResult constant;
-  constant.status.status = "unsupported";
+  constant.status.code = gd::StatusCode::unsupported;
   constant.status.reason = "constant bank is 64 KiB; no chase on this backend";
   lat.paths["constant"] = constant;
 
@@ -185,7 +185,7 @@ TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
   EXPECT_FALSE(lat.telemetry_after->power_w.has_value());
 
   const auto& c = lat.paths.at("constant");
-  EXPECT_EQ(c.status.status, "unsupported");
+  EXPECT_EQ(c.status.name(), "unsupported");
   EXPECT_FALSE(c.status.ok());
   EXPECT_NE(c.status.reason.find("constant bank"), std::string::npos);
 

@@ -130,8 +130,9 @@ TEST(Format, MedianSpreadShowsHalfTheIqrAndUnstable) {
 
 TEST(Format, StatusTextIsOkOrStatusAndReason) {
   EXPECT_EQ(status_text(gd::Status{}), "ok");
-  EXPECT_EQ(status_text(gd::Status{"unsupported", ""}), "unsupported");
-  EXPECT_EQ(status_text(gd::Status{"error", "out of memory"}), "error: out of memory");
+  EXPECT_EQ(status_text(gd::Status{gd::StatusCode::unsupported, ""}), "unsupported");
+  EXPECT_EQ(status_text(gd::Status{gd::StatusCode::error, "out of memory"}),
+            "error: out of memory");
 }
 
 TEST(Output, WritesWholeFilesAndReplacesRegularOnes) {

@@ -14,7 +14,7 @@ gd::Figure fig(const std::string& id, std::optional<double> v, bool higher_is_be
   f.id = id;
   f.unit = higher_is_better ? "GB/s" : "ns";
   f.higher_is_better = higher_is_better;
-  f.status = {status, status == "ok" ? "" : "why"};
+  f.status = {gd::parse_status(status), status == "ok" ? "" : "why"};
   if (v) f.value = gd::single_value(*v);
   return f;
 }

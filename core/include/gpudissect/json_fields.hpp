@@ -51,6 +51,22 @@ struct Reader<std::map<std::string, T>> {
   }
 };
 
+// A status word read from a file: a word StatusCode names, else an error at this key (a
+// word this tool never writes is not carried along into reports and comparisons).
+template <>
+struct Reader<StatusCode> {
+  static void read(const nlohmann::json& j, StatusCode& v) {
+    if (!j.is_string()) throw JsonReadError("", "expected a string, got " + json_kind(j));
+    const std::string& w = j.get_ref<const std::string&>();
+    auto c = status_code_from(w);
+    if (!c)
+      throw JsonReadError("", "not a status: \"" + w.substr(0, 64) +
+                                  "\" (ok, unsupported, skipped, error, interrupted, unstable, "
+                                  "timeout, busy or missing)");
+    v = *c;
+  }
+};
+
 // The value of a required key; a JsonReadError naming the key where it is absent or wrong.
 template <class T>
 void need(const nlohmann::json& j, const char* key, T& v) {
@@ -94,13 +110,13 @@ void get(const nlohmann::json& j, const char* key, T& v) {
 }
 
 inline void put_status(nlohmann::json& j, const Status& s) {
-  j["status"] = s.status;
+  j["status"] = s.name();
   if (!s.reason.empty()) j["reason"] = s.reason;
 }
 
 inline Status get_status(const nlohmann::json& j) {
   Status s;
-  get(j, "status", s.status);
+  get(j, "status", s.code);
   get(j, "reason", s.reason);
   return s;
 }

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "gpudissect/levels.hpp"
+#include "gpudissect/status.hpp"
 
 namespace gd {
 
 // The status of a curve whose hierarchy failed the check: the word figures already use for a
 // measurement too noisy to be a result (Status, status.hpp), with the check's reason.
-inline constexpr const char* kInconsistentStatus = "unstable";
+inline constexpr StatusCode kInconsistentStatus = StatusCode::unstable;
 
 struct HierarchyCheckOptions {
   // A point's repeats disagree when their relative spread (IQR/median) is over this: the

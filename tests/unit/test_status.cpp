@@ -1,0 +1,90 @@
+// Status codes (issue 24): each code's JSON word reads back as the same code, and a reader
+// refuses a word that names no code, with the key path, instead of carrying it along.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "gpudissect/figure.hpp"
+#include "gpudissect/json_fields.hpp"
+#include "gpudissect/json_read.hpp"
+#include "gpudissect/status.hpp"
+
+using nlohmann::json;
+using namespace gd;
+
+TEST(StatusCode, EveryCodeRoundTripsThroughItsWord) {
+  std::set<std::string> words;
+  for (StatusCode c : kAllStatusCodes) {
+    const std::string w = to_string(c);
+    EXPECT_TRUE(words.insert(w).second) << "two codes share the word " << w;
+    ASSERT_TRUE(status_code_from(w).has_value()) << w;
+    EXPECT_EQ(*status_code_from(w), c) << w;
+    EXPECT_EQ(parse_status(w), c) << w;
+  }
+  EXPECT_EQ(words.size(), 9u);
+}
+
+TEST(StatusCode, TheWordsAreTheFileFormat) {
+  // These strings are in every result file written so far: they never change.
+  EXPECT_STREQ(to_string(StatusCode::ok), "ok");
+  EXPECT_STREQ(to_string(StatusCode::unsupported), "unsupported");
+  EXPECT_STREQ(to_string(StatusCode::skipped), "skipped");
+  EXPECT_STREQ(to_string(StatusCode::error), "error");
+  EXPECT_STREQ(to_string(StatusCode::interrupted), "interrupted");
+  EXPECT_STREQ(to_string(StatusCode::unstable), "unstable");
+  EXPECT_STREQ(to_string(StatusCode::timeout), "timeout");
+  EXPECT_STREQ(to_string(StatusCode::busy), "busy");
+  EXPECT_STREQ(to_string(StatusCode::missing), "missing");
+  EXPECT_EQ((Status{StatusCode::busy, "x"}.name()), "busy");
+  EXPECT_TRUE(Status{}.ok());
+  EXPECT_FALSE((Status{StatusCode::unstable, ""}.ok()));
+}
+
+TEST(StatusCode, UnknownWordsNameNoCode) {
+  for (const char* w : {"", "OK", "Error", "ok ", "fine", "unknown"}) {
+    EXPECT_FALSE(status_code_from(w).has_value()) << w;
+    EXPECT_THROW(parse_status(w), std::invalid_argument) << w;
+  }
+}
+
+TEST(StatusJson, WritesTheWordAndReadsItBack) {
+  json j;
+  json_fields::put_status(j, Status{StatusCode::timeout, "killed"});
+  EXPECT_EQ(j.at("status"), "timeout");
+  EXPECT_EQ(j.at("reason"), "killed");
+  const Status s = json_fields::get_status(j);
+  EXPECT_EQ(s.code, StatusCode::timeout);
+  EXPECT_EQ(s.reason, "killed");
+  json ok;
+  json_fields::put_status(ok, Status{});
+  EXPECT_EQ(ok, (json{{"status", "ok"}}));  // no reason key when there is none
+  EXPECT_TRUE(json_fields::get_status(json::object()).ok());  // absent: ok, as before
+}
+
+TEST(StatusJson, AnUnknownWordIsAnErrorAtItsKey) {
+  try {
+    json_fields::get_status(json{{"status", "fine"}, {"reason", "x"}});
+    FAIL() << "an unknown status word was accepted";
+  } catch (const JsonReadError& e) {
+    EXPECT_EQ(e.path(), "status");
+    EXPECT_NE(e.detail().find("\"fine\""), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(json_fields::get_status(json{{"status", 3}}), JsonReadError);
+}
+
+TEST(StatusJson, AFigureWithAnUnknownStatusIsRefusedWithItsPath) {
+  json f = {{"id", "bandwidth.dram.read"}, {"label", "x"}, {"unit", "GB/s"},
+            {"status", "<b>fine</b>"}};
+  std::string path;
+  try {
+    read_at("figures", [&] {
+      read_at(index_segment(2), [&] { (void)f.get<Figure>(); });
+    });
+  } catch (const JsonReadError& e) {
+    path = e.path();
+  }
+  EXPECT_EQ(path, "figures[2].status");
+}
