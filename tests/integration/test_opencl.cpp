@@ -14,6 +14,7 @@
 #include "gpudissect/device.hpp"
 #include "latency/run.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_first_device.hpp"
 
 namespace {
 
@@ -29,32 +30,6 @@ using gd::test::kStride;
 using gd::test::kWarmup;
 using gd::test::median;
 using gd::test::request;
-
-// The first device, opened once for the whole program; null with the reason when none.
-gd::Device* first_device(std::string* why) {
-  static std::string reason;
-  static std::unique_ptr<gd::Device> dev = [] {
-    std::unique_ptr<gd::Device> d;
-    const auto entries = gd::opencl::enumerate(&reason);
-    if (entries.empty()) {
-      if (reason.empty()) reason = "no OpenCL device";
-      return d;
-    }
-    try {
-      d = gd::opencl::open(0, 0);
-    } catch (const std::exception& e) {
-      reason = std::string("cannot open opencl:0.0: ") + e.what();
-    }
-    return d;
-  }();
-  *why = reason;
-  return dev.get();
-}
-
-#define GD_REQUIRE_DEVICE(dev)           \
-  std::string why_;                      \
-  gd::Device* dev = first_device(&why_); \
-  if (!dev) GTEST_SKIP() << "no OpenCL device: " << why_;
 
 void expect_sane(const ChaseTiming& t, const char* what, int repeats = kRepeats) {
   ASSERT_EQ(t.ns_per_hop.size(), static_cast<std::size_t>(repeats)) << what;
@@ -133,49 +108,19 @@ TEST(OpenCLDevice, CudaOnlyPathsRefused) {
 
 TEST(OpenCLChase, EverySupportedPathWalksTheChain) {
   GD_REQUIRE_DEVICE(dev);
-  const auto next = gd::sattolo_cycle(16 * 1024 / kStride);
-  int ran = 0;
-  for (MemPath p : gd::all_mem_paths()) {
-    if (!dev->supports(p).ok) continue;
-    ASSERT_GE(dev->max_footprint(p), 16u * 1024) << gd::to_string(p);
-    const auto req = request(p, next);
-    const ChaseTiming t = dev->chase(req);
-    expect_sane(t, gd::to_string(p).c_str());
-    EXPECT_EQ(t.end_line, expected_end(next, req)) << gd::to_string(p);
-    EXPECT_EQ(t.hops_walked, expected_hops(req)) << gd::to_string(p);
-    ++ran;
-  }
+  const int ran = gd::test::walk_every_supported_path(
+      *dev, [](const ChaseTiming& t, const std::string& p) { expect_sane(t, p.c_str()); });
   EXPECT_GE(ran, 3);  // global, constant, local at least
 }
 
-// Buffers are reused: a smaller chain after a larger one on the same path, in a buffer that
-// still holds the larger chain's data beyond the new footprint.
 TEST(OpenCLChase, ReusedBufferGivesTheRightEnd) {
   GD_REQUIRE_DEVICE(dev);
-  const auto big = gd::sattolo_cycle(64 * 1024 / kStride, 1);
-  const auto small = gd::sattolo_cycle(8 * 1024 / kStride, 2);
-  for (MemPath p : gd::all_mem_paths()) {
-    if (!dev->supports(p).ok || dev->max_footprint(p) < 64 * 1024) continue;
-    const auto rb = request(p, big, 1000);
-    EXPECT_EQ(dev->chase(rb).end_line, expected_end(big, rb)) << gd::to_string(p);
-    const auto rs = request(p, small, 1000);
-    EXPECT_EQ(dev->chase(rs).end_line, expected_end(small, rs)) << gd::to_string(p);
-  }
+  gd::test::expect_reused_buffer_gives_the_right_end(*dev);
 }
 
-// The end line tells a chase of the wrong chain, or a wrong hop count, from the right one.
 TEST(OpenCLChase, EndLineDetectsAWrongWalk) {
   GD_REQUIRE_DEVICE(dev);
-  const auto a = gd::sattolo_cycle(256, 11);
-  const auto b = gd::sattolo_cycle(256, 12);
-  const auto req = request(MemPath::global, a);
-  const uint64_t total = req.warmup_hops + req.repeats * req.hops_per_repeat * 3;
-  const auto t = dev->chase(req);
-  EXPECT_EQ(t.hops_walked, total);
-  EXPECT_EQ(t.end_line, gd::walk(a, 0, total));
-  EXPECT_NE(t.end_line, gd::walk(b, 0, total));
-  EXPECT_NE(t.end_line, gd::walk(a, 0, total - 1));
-  EXPECT_NE(t.end_line, gd::walk(a, 0, total + 1));
+  gd::test::expect_end_line_detects_a_wrong_walk(*dev);
 }
 
 // Medians of 9 repeats, not 3: the 16 KiB chase's N-hop launches take tens of microseconds,
@@ -215,13 +160,7 @@ TEST(OpenCLChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
 
 TEST(OpenCLChase, RejectsABadRequest) {
   GD_REQUIRE_DEVICE(dev);
-  const auto next = gd::sattolo_cycle(64);
-  auto r = request(MemPath::global, next);
-  r.stride_bytes = 6;
-  EXPECT_THROW(dev->chase(r), std::invalid_argument);
-  r = request(MemPath::global, next);
-  r.next = nullptr;
-  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+  gd::test::expect_a_bad_request_rejected(*dev);
 }
 
 // The latency probe on this backend, over a small range: every point measured, and the

@@ -11,19 +11,13 @@
 #include "../unit/figure_ids_check.hpp"
 #include "atomics/run.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_first_device.hpp"
 
 namespace gd {
 namespace {
 
-std::unique_ptr<Device> first_device() {
-  std::string why;
-  if (opencl::enumerate(&why).empty()) return nullptr;
-  return opencl::open(0, 0);
-}
-
 TEST(OpenCLAtomics, ThroughputIsCheckedAndSane) {
-  auto dev = first_device();
-  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<AtomicsKernels>();
   ASSERT_NE(k, nullptr);
   EXPECT_FALSE(k->has_clock());
@@ -80,7 +74,7 @@ void expect_checked(AtomicsKernels& k, ThroughputRequest r) {
   EXPECT_GT(t.seconds[0], 0) << key;
 }
 
-// Whether device 0 of platform 0 (what first_device opens) lists the extension.
+// Whether device 0 of platform 0 (what open_opencl_device opens) lists the extension.
 bool first_device_has(const std::string& extension) {
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
@@ -99,8 +93,7 @@ bool first_device_has(const std::string& extension) {
 // OpenCL C 2.0 or 3.0; float adds only with cl_ext_float_atomics; each one the device cannot
 // do names the extension or limit that stops it.
 TEST(OpenCLAtomics, MinMaxInt64ScopeAndFloatAreCheckedOrNameTheirLimit) {
-  auto dev = first_device();
-  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<AtomicsKernels>();
   ASSERT_NE(k, nullptr);
   for (AtomicOp op : {AtomicOp::min, AtomicOp::max})
@@ -157,8 +150,7 @@ TEST(OpenCLAtomics, MinMaxInt64ScopeAndFloatAreCheckedOrNameTheirLimit) {
 }
 
 TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
-  auto dev = first_device();
-  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<AtomicsKernels>();
   ASSERT_NE(k, nullptr);
   ASSERT_TRUE(k->supports(PingPong::global_cas).ok);
@@ -187,8 +179,7 @@ TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
 }
 
 TEST(OpenCLAtomics, LocalPingPongUnsupportedOnCpuWithReason) {
-  auto dev = first_device();
-  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<AtomicsKernels>();
   ASSERT_NE(k, nullptr);
   const Support s = k->supports(PingPong::shared_cas);
@@ -206,8 +197,7 @@ TEST(OpenCLAtomics, LocalPingPongUnsupportedOnCpuWithReason) {
 }
 
 TEST(OpenCLAtomics, RealProbeQuick) {
-  auto dev = first_device();
-  if (!dev) GTEST_SKIP() << "no OpenCL device";
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   AtomicsProbeResult out;

@@ -11,6 +11,7 @@
 #include "../unit/figure_ids_check.hpp"
 #include "bandwidth/run.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_first_device.hpp"
 
 namespace gd {
 namespace {
@@ -32,10 +33,7 @@ void expect_sane(const BandwidthCurve& c, const std::string& name) {
 // The probe's own planner on the real device: a budget of 2 s for every footprint sweep
 // skips the larger points of each curve, with the estimate as the reason, and holds the time.
 TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   BandwidthProbeResult out;
@@ -54,10 +52,7 @@ TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
 }
 
 TEST(OpenCLBandwidth, RealProbeSmallSizes) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   BandwidthProbeResult out;
@@ -158,10 +153,7 @@ namespace {
 // that edge the device-memory figure. A CPU (PoCL) never takes the map's word (its chase
 // steps where the TLB's reach ends): there the source is the API or a curve's own plateau.
 TEST(OpenCLBandwidth, LatencyMapOverridesTheApiCacheOnAGpuOnly) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   if (!dev->info().l2_bytes || *dev->info().l2_bytes <= (2u << 20))
     GTEST_SKIP() << "the device reports no cache over 2 MiB";
   const auto type = dev->info().extra.find("device_type");

@@ -9,15 +9,13 @@
 #include "../unit/figure_ids_check.hpp"
 #include "compute/run.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_first_device.hpp"
 
 namespace gd {
 namespace {
 
 TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   ComputeProbeResult out;
@@ -75,10 +73,7 @@ TEST(OpenCLCompute, ProbeMeasuresAFewOps) {
 // the FP64 fma forms match the host's replay), or is unsupported naming the extension the
 // device lacks; ops OpenCL C cannot state name the limit, never "yet".
 TEST(OpenCLCompute, EveryOpenCLOpIsMeasuredOrNamesItsLimit) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   ComputeProbeResult out;
@@ -126,10 +121,7 @@ TEST(OpenCLCompute, EveryOpenCLOpIsMeasuredOrNamesItsLimit) {
 // The ops outside the table: the __local pointer chase (for mixed pairs) and the work-group
 // barrier run, and every work-group folds the same words.
 TEST(OpenCLCompute, SharedChaseAndBarrierRun) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<ComputeKernels>();
   ASSERT_TRUE(k);
   for (int ilp : {1, 8}) {

@@ -9,16 +9,14 @@
 #include "../unit/figure_ids_check.hpp"
 #include "frontend/run.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_first_device.hpp"
 #include "registry.hpp"
 
 namespace gd {
 namespace {
 
 TEST(OpenCLFrontend, SmallSweepAndLaunches) {
-  std::string why;
-  auto list = opencl::enumerate(&why);
-  if (list.empty()) GTEST_SKIP() << "no OpenCL device: " << why;
-  auto dev = opencl::open(0, 0);
+  GD_OPEN_OPENCL_DEVICE(dev);
   NullProgress progress;
   std::atomic<bool> stop{false};
   FrontendProbeResult out;

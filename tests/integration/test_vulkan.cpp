@@ -178,44 +178,19 @@ TEST(VulkanDevice, PathsVulkanLacksAreRefusedWithAReason) {
 
 TEST(VulkanChase, EverySupportedPathWalksTheChain) {
   GD_REQUIRE_DEVICE(dev);
-  const auto next = gd::sattolo_cycle(16 * 1024 / kStride);
-  int ran = 0;
-  for (MemPath p : gd::all_mem_paths()) {
-    if (!dev->supports(p).ok) continue;
-    ASSERT_GE(dev->max_footprint(p), 16u * 1024) << gd::to_string(p);
-    const auto req = request(p, next);
-    const ChaseTiming t = dev->chase(req);
-    expect_sane(*dev, t, gd::to_string(p));
-    EXPECT_EQ(t.end_line, expected_end(next, req)) << gd::to_string(p);
-    EXPECT_EQ(t.hops_walked, expected_hops(req)) << gd::to_string(p);
-    ++ran;
-  }
+  const int ran = gd::test::walk_every_supported_path(
+      *dev, [&](const ChaseTiming& t, const std::string& p) { expect_sane(*dev, t, p); });
   EXPECT_GE(ran, 3);  // global, constant, shared at least
 }
 
 TEST(VulkanChase, ReusedBufferGivesTheRightEnd) {
   GD_REQUIRE_DEVICE(dev);
-  const auto big = gd::sattolo_cycle(64 * 1024 / kStride, 1);
-  const auto small = gd::sattolo_cycle(8 * 1024 / kStride, 2);
-  for (MemPath p : gd::all_mem_paths()) {
-    if (!dev->supports(p).ok || dev->max_footprint(p) < 64 * 1024) continue;
-    const auto rb = request(p, big, 1000);
-    EXPECT_EQ(dev->chase(rb).end_line, expected_end(big, rb)) << gd::to_string(p);
-    const auto rs = request(p, small, 1000);
-    EXPECT_EQ(dev->chase(rs).end_line, expected_end(small, rs)) << gd::to_string(p);
-  }
+  gd::test::expect_reused_buffer_gives_the_right_end(*dev);
 }
 
 TEST(VulkanChase, EndLineDetectsAWrongWalk) {
   GD_REQUIRE_DEVICE(dev);
-  const auto a = gd::sattolo_cycle(256, 11);
-  const auto b = gd::sattolo_cycle(256, 12);
-  const auto req = request(MemPath::global, a);
-  const uint64_t total = expected_hops(req);
-  const auto t = dev->chase(req);
-  EXPECT_EQ(t.end_line, gd::walk(a, 0, total));
-  EXPECT_NE(t.end_line, gd::walk(b, 0, total));
-  EXPECT_NE(t.end_line, gd::walk(a, 0, total - 1));
+  gd::test::expect_end_line_detects_a_wrong_walk(*dev);
 }
 
 TEST(VulkanChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
@@ -233,13 +208,7 @@ TEST(VulkanChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
 
 TEST(VulkanChase, RejectsABadRequest) {
   GD_REQUIRE_DEVICE(dev);
-  const auto next = gd::sattolo_cycle(64);
-  auto r = request(MemPath::global, next);
-  r.stride_bytes = 6;
-  EXPECT_THROW(dev->chase(r), std::invalid_argument);
-  r = request(MemPath::global, next);
-  r.next = nullptr;
-  EXPECT_THROW(dev->chase(r), std::invalid_argument);
+  gd::test::expect_a_bad_request_rejected(*dev);
 }
 
 // What is wrong with the global curve's levels for the test below; empty when nothing is.
