@@ -8,15 +8,8 @@
 set -uo pipefail
 gd=${1:?usage: test_fleet_page.sh GPUDISSECT RESULT.json}
 json=${2:?usage: test_fleet_page.sh GPUDISSECT RESULT.json}
-browser=""
-for b in "${CHROMIUM:-}" chromium chromium-browser google-chrome-stable google-chrome; do
-  [[ -n $b ]] && command -v "$b" >/dev/null 2>&1 && { browser=$(command -v "$b"); break; }
-done
-if [[ -z $browser ]]; then
-  [[ ${GD_REQUIRE_BROWSER:-0} == 1 ]] && { echo "FAIL: no chromium binary"; exit 1; }
-  echo "SKIPPED: no chromium binary"
-  exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+find_chromium
 out=$(mktemp -d /tmp/gd-fleet-browser.XXXXXX)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }

@@ -15,18 +15,8 @@ set -uo pipefail
 gd=${1:?usage: test_report_page.sh GPUDISSECT RESULT.json}
 json=${2:?usage: test_report_page.sh GPUDISSECT RESULT.json}
 
-browser=""
-for b in "${CHROMIUM:-}" chromium chromium-browser google-chrome-stable google-chrome; do
-  [[ -n $b ]] && command -v "$b" >/dev/null 2>&1 && { browser=$(command -v "$b"); break; }
-done
-if [[ -z $browser ]]; then
-  if [[ ${GD_REQUIRE_BROWSER:-0} == 1 ]]; then  # CI: a browser silently missing is a failure
-    echo "FAIL: no chromium binary and GD_REQUIRE_BROWSER=1 (scripts/install-deps.sh installs it)"
-    exit 1
-  fi
-  echo "SKIPPED: no chromium binary (apt-get install chromium; scripts/install-deps.sh does)"
-  exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/../cli/lib.sh"
+find_chromium
 for t in pdfinfo pdftoppm pdftotext python3; do
   if ! command -v $t >/dev/null 2>&1; then
     echo "SKIPPED: $t not found (poppler-utils, python3; scripts/install-deps.sh installs them)"

@@ -7,68 +7,13 @@
 # exits 1 when any check failed.
 set -uo pipefail
 
-GD=${1:?usage: test_cli.sh path/to/gpudissect}
-[[ $GD == */* ]] && GD=$(cd "$(dirname "$GD")" && pwd)/$(basename "$GD")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FIX=${GD_FIXTURES:-$(dirname "${BASH_SOURCE[0]}")/../fixtures}
 [[ -d $FIX ]] && FIX=$(cd "$FIX" && pwd)
 SAMPLE=$FIX/h200_latency_sample.json
 T=120  # no command may take longer than this
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gd-cli.XXXXXX")
-bg_pid=""
-cleanup() {
-  [[ -n $bg_pid ]] && kill -KILL "$bg_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-cd "$tmp" || exit 1  # anything written to a default folder lands in the temp dir
-
-passed=0 failed=0 skipped=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-# not_ok NAME [DETAIL...]: details are printed indented, then the last command's output.
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do echo "#   $l"; done
-  if [[ -n ${last_cmd:-} ]]; then
-    echo "#   command: $last_cmd"
-    echo "#   exit code: $rc"
-    sed -n '1,15s/^/#   stdout: /p' "$tmp/out" 2>/dev/null
-    sed -n '1,15s/^/#   stderr: /p' "$tmp/err" 2>/dev/null
-  fi
-  failed=$((failed + 1))
-}
-skip() { echo "ok - $1 # SKIP $2"; skipped=$((skipped + 1)); }
-
-# gd ARGS...: runs gpudissect (stdin closed, time-limited); sets rc, stdout in $tmp/out,
-# stderr in $tmp/err.
-gd() {
-  last_cmd="gpudissect $*"
-  timeout "$T" "$GD" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  rc=$?
-  [[ $rc == 124 ]] && echo "# (timed out after $T s: gpudissect $*)"
-  return 0
-}
-# has PATTERN: the last command's stdout or stderr contains PATTERN (fixed string).
-has() { grep -qF -- "$1" "$tmp/out" "$tmp/err"; }
-out_has() { grep -qF -- "$1" "$tmp/out"; }
-err_has() { grep -qF -- "$1" "$tmp/err"; }
-
-# check NAME WANT_RC PATTERN... -- ARGS...: runs gpudissect ARGS, expects exit code WANT_RC
-# and every PATTERN somewhere in its stdout or stderr.
-check() {
-  local name=$1 want=$2
-  shift 2
-  local pats=()
-  while [[ $1 != -- ]]; do pats+=("$1"); shift; done
-  shift
-  gd "$@"
-  local why=() p
-  [[ $rc == "$want" ]] || why+=("expected exit code $want, got $rc")
-  for p in "${pats[@]}"; do has "$p" || why+=("expected output to contain '$p'"); done
-  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
-}
+gd_setup test_cli.sh gd-cli "${1:-}"
 
 if [[ ! -x $GD ]]; then
   echo "not ok - gpudissect binary exists: $GD"
@@ -550,22 +495,7 @@ else
     sleep 0.2
   done
   why=()
-  if kill -0 "$bg_pid" 2>/dev/null; then
-    kill -INT "$bg_pid"
-    for _ in $(seq 1 $((T * 10))); do
-      kill -0 "$bg_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$bg_pid" 2>/dev/null; then
-      kill -KILL "$bg_pid" 2>/dev/null
-      why+=("still running $T s after SIGINT (killed)")
-    fi
-  else
-    why+=("the run ended before SIGINT could be sent (too fast, or it failed)")
-  fi
-  wait "$bg_pid"
-  rc=$?
-  bg_pid=""
+  stop_bg INT
   [[ $rc == 130 ]] || why+=("expected exit code 130, got $rc")
   if ((${#why[@]} == 0)); then ok "Ctrl-C: exit 130"; else not_ok "Ctrl-C: exit 130" "${why[@]}"; fi
   if [[ -s $int_dir/latency.json ]]; then
@@ -594,22 +524,7 @@ else
     sleep 0.2
   done
   why=()
-  if kill -0 "$bg_pid" 2>/dev/null; then
-    kill -TERM "$bg_pid"
-    for _ in $(seq 1 $((T * 10))); do
-      kill -0 "$bg_pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$bg_pid" 2>/dev/null; then
-      kill -KILL "$bg_pid" 2>/dev/null
-      why+=("still running $T s after SIGTERM (killed)")
-    fi
-  else
-    why+=("the run ended before SIGTERM could be sent (too fast, or it failed)")
-  fi
-  wait "$bg_pid"
-  rc=$?
-  bg_pid=""
+  stop_bg TERM
   [[ $rc == 143 ]] || why+=("expected exit code 143, got $rc")
   json=$term_dir/latency+bandwidth.json
   if [[ -s $json ]]; then
@@ -768,6 +683,4 @@ PY
   fi
 fi
 
-((skipped)) && echo "# $skipped skipped"
-echo "$passed passed, $failed failed"
-((failed == 0))
+gd_finish

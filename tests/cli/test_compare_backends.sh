@@ -8,50 +8,11 @@
 # any check failed.
 set -uo pipefail
 
-GD=${1:?usage: test_compare_backends.sh path/to/gpudissect}
-[[ $GD == */* ]] && GD=$(cd "$(dirname "$GD")" && pwd)/$(basename "$GD")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FX=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures/backends" && pwd)
 T=60
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gd-xbackend.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-
-passed=0 failed=0 rc=0 last_cmd=""
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do echo "#   $l"; done
-  echo "#   command: $last_cmd"
-  echo "#   exit code: $rc"
-  sed -n '1,12s/^/#   stdout: /p' "$tmp/out"
-  sed -n '1,12s/^/#   stderr: /p' "$tmp/err"
-  failed=$((failed + 1))
-}
-# check NAME WANT_RC PATTERN... -- ARGS...: exit code WANT_RC and every PATTERN (fixed text)
-# in stdout or stderr. A PATTERN starting with "!" must be absent.
-check() {
-  local name=$1 want=$2
-  shift 2
-  local pats=()
-  while [[ $1 != -- ]]; do pats+=("$1"); shift; done
-  shift
-  last_cmd="gpudissect $*"
-  timeout "$T" "$GD" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  rc=$?
-  local why=() p
-  [[ $rc == "$want" ]] || why+=("expected exit code $want, got $rc")
-  for p in "${pats[@]}"; do
-    if [[ $p == !* ]]; then
-      grep -qF -- "${p:1}" "$tmp/out" "$tmp/err" && why+=("did not expect '${p:1}'")
-    else
-      grep -qF -- "$p" "$tmp/out" "$tmp/err" || why+=("expected '$p'")
-    fi
-  done
-  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
-}
+gd_setup test_compare_backends.sh gd-xbackend "${1:-}"
 
 C100=$FX/h100-cuda.json
 O100=$FX/h100-opencl.json
@@ -148,5 +109,4 @@ check "--parity with --baseline, exit 2" 2 "cannot be combined with --baseline" 
 check "--help says how cross-backend mode is chosen" 0 "Cross-backend mode is chosen on its own" \
   "--cross-backend" "--side-by-side" "--parity" "--markdown" -- compare --help
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+gd_finish

@@ -8,45 +8,16 @@
 # any check failed.
 set -uo pipefail
 
-GD=${1:?usage: test_input.sh path/to/gpudissect}
-[[ $GD == */* ]] && GD=$(cd "$(dirname "$GD")" && pwd)/$(basename "$GD")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 H200=$REPO/results/nvidia-h200/nvidia-h200.json
 T=60
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gd-input.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do echo "#   $l"; done
-  echo "#   command: $last_cmd"
-  echo "#   exit code: $rc"
-  sed -n '1,12s/^/#   stdout: /p' "$tmp/out"
-  sed -n '1,12s/^/#   stderr: /p' "$tmp/err"
-  failed=$((failed + 1))
-}
-# check NAME WANT_RC PATTERN... -- ARGS...: exit code WANT_RC, every PATTERN in the output,
-# and never the JSON library's own text.
-check() {
-  local name=$1 want=$2
-  shift 2
-  local pats=()
-  while [[ $1 != -- ]]; do pats+=("$1"); shift; done
-  shift
-  last_cmd="gpudissect $*"
-  timeout "$T" "$GD" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  rc=$?
-  local why=() p
-  [[ $rc == "$want" ]] || why+=("expected exit code $want, got $rc")
-  for p in "${pats[@]}"; do grep -qF -- "$p" "$tmp/out" "$tmp/err" || why+=("expected '$p'"); done
+gd_setup test_input.sh gd-input "${1:-}"
+# Every check: never the JSON library's own text.
+check_also() {
   grep -qF "json.exception" "$tmp/out" "$tmp/err" && why+=("the JSON library's raw text")
-  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
+  return 0
 }
 # doctor OUT EDIT: a copy of the H200 result (schema 2, with its figures list) with EDIT
 # applied (python; d = the document).
@@ -155,5 +126,4 @@ check "compare --include-host without --baseline: exit 2" 2 "--include-host need
 check "compare --help: --include-host and the baseline's spread explained" 0 "--include-host" \
   "IQR over median" -- compare --help
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+gd_finish

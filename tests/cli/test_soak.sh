@@ -8,48 +8,9 @@
 # Prints "ok - NAME" or "not ok - NAME" per check; exits 1 when any check failed.
 set -uo pipefail
 
-GD=${1:?usage: test_soak.sh path/to/gpudissect}
-[[ $GD == */* ]] && GD=$(cd "$(dirname "$GD")" && pwd)/$(basename "$GD")
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 T=180
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gd-soak.XXXXXX")
-bg_pid=""
-cleanup() {
-  [[ -n $bg_pid ]] && kill -KILL "$bg_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-cd "$tmp" || exit 1
-
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do echo "#   $l"; done
-  echo "#   command: ${last_cmd:-}"
-  echo "#   exit code: ${rc:-}"
-  sed -n '1,20s/^/#   stdout: /p' "$tmp/out" 2>/dev/null
-  sed -n '1,20s/^/#   stderr: /p' "$tmp/err" 2>/dev/null
-  failed=$((failed + 1))
-}
-gd() {
-  last_cmd="gpudissect $*"
-  timeout "$T" "$GD" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-  rc=$?
-}
-# check NAME WANT_RC PATTERN... -- ARGS...
-check() {
-  local name=$1 want=$2
-  shift 2
-  local pats=() why=() p
-  while [[ $1 != -- ]]; do pats+=("$1"); shift; done
-  shift
-  gd "$@"
-  [[ $rc == "$want" ]] || why+=("expected exit code $want, got $rc")
-  for p in "${pats[@]}"; do grep -qF -- "$p" "$tmp/out" "$tmp/err" || why+=("expected '$p'"); done
-  if ((${#why[@]} == 0)); then ok "$name"; else not_ok "$name" "${why[@]}"; fi
-}
+gd_setup test_soak.sh gd-soak "${1:-}"
 # py NAME FILE EXPR...: each Python expression over the JSON `j` must be true.
 py() {
   local name=$1 file=$2
@@ -85,8 +46,7 @@ check "--help documents --duration and --deadline" 0 "--duration" "--deadline" \
 gd list
 if [[ $rc != 0 ]] || ! grep -q "opencl:0.0" "$tmp/out"; then
   echo "ok - PoCL runs # SKIP no OpenCL device"
-  echo "$passed passed, $failed failed"
-  ((failed == 0))
+  gd_finish
   exit
 fi
 
@@ -184,5 +144,4 @@ if ((took <= 15)); then ok "hard deadline: ended in ${took}s"; else not_ok "hard
 py "hard deadline: the JSON says the probe was skipped for the deadline" "$tmp/hard/latency.json" \
   "j['probes']['latency']['status'] == 'skipped' and j['probes']['latency']['reason'] == 'deadline'"
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+gd_finish
