@@ -13,6 +13,7 @@
 #include "latency/latency.hpp"
 #include "latency/run.hpp"
 #include "registry.hpp"
+#include "run_probe.hpp"
 
 namespace {
 
@@ -111,10 +112,8 @@ const Level* level(const CurveResult& c, const std::string& name) {
 
 TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
   FakeDevice dev;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
-  run_latency(dev, small({MemPath::global}), progress, stop, out);
+  fakes::run_probe(run_latency, dev, small({MemPath::global}), out);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   const CurveResult& c = out.paths.at("global");
   ASSERT_EQ(c.levels.size(), 4u);
@@ -174,10 +173,8 @@ TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
 TEST(LatencyProbe, ThePathThatSkipsL1StartsAtL2) {
   FakeDevice dev;
   dev.latency = [](uint64_t fp) { return fp <= 64 * KiB ? 200.0 : staircase(fp); };
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
-  run_latency(dev, small({MemPath::l2}), progress, stop, out);
+  fakes::run_probe(run_latency, dev, small({MemPath::l2}), out);
   const CurveResult& c = out.paths.at("l2");
   ASSERT_EQ(c.levels.size(), 3u);
   EXPECT_EQ(c.levels[0].name, "L2 near");
@@ -186,11 +183,9 @@ TEST(LatencyProbe, ThePathThatSkipsL1StartsAtL2) {
 
 TEST(LatencyProbe, UnsupportedPathSaysWhyAndTheRunGoesOn) {
   FakeDevice dev;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
-  run_latency(dev, small({MemPath::texture, MemPath::shared}), progress, stop, out);
-  EXPECT_EQ(out.paths.at("texture").status.name(), "unsupported");
+  fakes::run_probe(run_latency, dev, small({MemPath::texture, MemPath::shared}), out);
+  EXPECT_EQ(out.paths.at("texture").status.status, "unsupported");
   EXPECT_EQ(out.paths.at("texture").status.reason, "no textures on the fake");
   EXPECT_TRUE(out.paths.at("texture").points.empty());
   const CurveResult& shared = out.paths.at("shared");
@@ -204,10 +199,8 @@ TEST(LatencyProbe, UnsupportedPathSaysWhyAndTheRunGoesOn) {
 TEST(LatencyProbe, PointsThatCannotBeAllocatedAreSkippedWithTheReason) {
   FakeDevice dev;
   dev.alloc_limit = 16 * MiB;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
-  run_latency(dev, small({MemPath::global}), progress, stop, out);
+  fakes::run_probe(run_latency, dev, small({MemPath::global}), out);
   const CurveResult& c = out.paths.at("global");
   int skipped = 0;
   for (const auto& p : c.points) {
@@ -227,11 +220,9 @@ TEST(LatencyProbe, PointsThatCannotBeAllocatedAreSkippedWithTheReason) {
 TEST(LatencyProbe, BackendErrorNamesProbePathAndPointAndKeepsWhatWasMeasured) {
   FakeDevice dev;
   dev.fail_at_chase = 5;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   try {
-    run_latency(dev, small({MemPath::global, MemPath::l2}), progress, stop, out);
+    fakes::run_probe(run_latency, dev, small({MemPath::global, MemPath::l2}), out);
     FAIL() << "expected a ProbeError";
   } catch (const ProbeError& e) {
     const std::string what = e.what();
@@ -240,21 +231,19 @@ TEST(LatencyProbe, BackendErrorNamesProbePathAndPointAndKeepsWhatWasMeasured) {
     EXPECT_NE(what.find("point 5"), std::string::npos) << what;
     EXPECT_NE(what.find("illegal address"), std::string::npos) << what;
   }
-  EXPECT_EQ(out.status.name(), "error");
+  EXPECT_EQ(out.status.status, "error");
   EXPECT_EQ(dev.releases, 1);  // also after an error
-  EXPECT_EQ(out.paths.at("global").status.name(), "error");
+  EXPECT_EQ(out.paths.at("global").status.status, "error");
   EXPECT_EQ(out.paths.at("global").points.size(), 4u);
 }
 
 TEST(LatencyProbe, LostLoadsMarkThePointInError) {
   FakeDevice dev;
   dev.lose_loads = true;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({MemPath::global});
   o.max_footprint = 64 * KiB;
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   const CurveResult& c = out.paths.at("global");
   ASSERT_FALSE(c.points.empty());
   for (const auto& p : c.points) {
@@ -273,25 +262,23 @@ TEST(LatencyProbe, StopKeepsWhatWasMeasuredAndSaysInterrupted) {
   NullProgress progress;
   LatencyProbeResult out;
   run_latency(dev, small({MemPath::global, MemPath::l2}), progress, stop, out);
-  EXPECT_EQ(out.status.name(), "interrupted");
-  EXPECT_EQ(out.paths.at("global").status.name(), "interrupted");
+  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(out.paths.at("global").status.status, "interrupted");
   EXPECT_EQ(out.paths.at("global").points.size(), 6u);
-  EXPECT_EQ(out.paths.at("l2").status.name(), "skipped");
+  EXPECT_EQ(out.paths.at("l2").status.status, "skipped");
 }
 
 TEST(LatencyProbe, TlbSweepFindsReachAndMissCost) {
   FakeDevice dev;
   // 300 cycles while the pages fit a 1 GiB reach, 360 beyond.
   dev.latency = [](uint64_t fp) { return fp <= 1 * GiB ? 300.0 : 360.0; };
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({});
   o.paths = {MemPath::shared};
   o.tlb = true;
   o.tlb_strides = {2 * MiB};
   o.tlb_max_footprint = 8 * GiB;
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   const CurveResult& t = out.tlb.at("stride_2097152");
   ASSERT_EQ(t.levels.size(), 2u);
   EXPECT_EQ(t.levels[0].name, "L1 TLB");
@@ -351,13 +338,11 @@ TEST(LatencyProbeCpu, GroupedChainsShowTheCachesAloneAndTlbLevelsApart) {
   FakeDevice dev;
   dev.make_cpu(1 * MiB);
   dev.latency_of = cpu_latency;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({MemPath::global});
   o.max_footprint = 8 * MiB;
   o.tlb.reset();  // the CPU default: on
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   const CurveResult& c = out.paths.at("global");
   ASSERT_EQ(c.levels.size(), 3u);
@@ -398,13 +383,11 @@ TEST(LatencyProbeCpu, FullyRandomChainsEndTheL2PlateauAtTheTlbReach) {
   FakeDevice dev;
   dev.make_cpu(1 * MiB);
   dev.latency_of = cpu_latency;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({MemPath::global});
   o.max_footprint = 8 * MiB;
   o.page_bytes = 0;
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   const CurveResult& c = out.paths.at("global");
   ASSERT_GE(c.levels.size(), 3u);
   ASSERT_TRUE(c.levels[1].capacity_lo_bytes);
@@ -425,13 +408,11 @@ TEST(LatencyProbeCpu, GpusKeepFullyRandomChainsAndTheirTlbStrides) {
     }
     return staircase(r.footprint_bytes());
   };
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({MemPath::global});
   o.tlb.reset();
   o.tlb_max_footprint = 64 * MiB;
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   EXPECT_FALSE(grouped);
   EXPECT_EQ(out.tlb.size(), 4u);
   EXPECT_TRUE(out.tlb.count("stride_2097152"));
@@ -440,14 +421,12 @@ TEST(LatencyProbeCpu, GpusKeepFullyRandomChainsAndTheirTlbStrides) {
 TEST(LatencyProbe, FlatTlbCurveSaysTheReachExceedsTheSweep) {
   FakeDevice dev;
   dev.latency = [](uint64_t) { return 300.0; };
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LatencyProbeResult out;
   auto o = small({MemPath::shared});
   o.tlb = true;
   o.tlb_strides = {2 * MiB};
   o.tlb_max_footprint = 4 * GiB;
-  run_latency(dev, o, progress, stop, out);
+  fakes::run_probe(run_latency, dev, o, out);
   const CurveResult& t = out.tlb.at("stride_2097152");
   ASSERT_EQ(t.levels.size(), 1u);
   EXPECT_EQ(t.levels[0].name, "TLB hit");

@@ -9,16 +9,17 @@
 #include <fstream>
 #include <sstream>
 
-#include "figure_ids_check.hpp"
 #include "bandwidth/bandwidth.hpp"
 #include "fake_device.hpp"
-#include "links/links.hpp"
-#include "gpudissect/result.hpp"
+#include "figure_ids_check.hpp"
 #include "gpudissect/probe.hpp"  // ProbeError
-#include "links/run.hpp"
-#include "links/report.hpp"
 #include "gpudissect/progress.hpp"
+#include "gpudissect/result.hpp"
+#include "links/links.hpp"
+#include "links/report.hpp"
+#include "links/run.hpp"
 #include "registry.hpp"
+#include "run_probe.hpp"
 
 namespace gd {
 namespace {
@@ -396,10 +397,8 @@ TEST(LinksProbe, OptionsAreValidated) {
 
 TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   FakeDevice dev(true);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  run_links(dev, small_options(), progress, stop, out);
+  fakes::run_probe(run_links, dev, small_options(), out);
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_EQ(out.gpus, 2);
   ASSERT_EQ(out.pairs.size(), 2u);
@@ -463,15 +462,13 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   EXPECT_EQ(out.nccl.environment.at("NCCL_NVLS_ENABLE"), "0");
   // 8 B, 128 B, 2 KiB, 32 KiB, 512 KiB, 1 MiB for each of 5 collectives.
   EXPECT_EQ(dev.links.collectives, 5 * 6);
-  for (const Figure& f : figs) EXPECT_EQ(f.status.name(), "ok") << f.id << " " << f.status.reason;
+  for (const Figure& f : figs) EXPECT_EQ(f.status.status, "ok") << f.id << " " << f.status.reason;
 }
 
 TEST(LinksProbe, MatrixAndTerminalSummary) {
   FakeDevice dev(true);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  run_links(dev, small_options(), progress, stop, out);
+  fakes::run_probe(run_links, dev, small_options(), out);
   const auto m = links_matrix(out, "ce.write");
   ASSERT_EQ(m.size(), 4u);
   EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[3]));
@@ -510,12 +507,10 @@ TEST(LinksProbe, MatrixAndTerminalSummary) {
 TEST(LinksProbe, OneGpuHasNoPeerAndLeavesTheHostToTheBandwidthProbe) {
   FakeDevice dev(true);
   dev.links.n = 1;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  run_links(dev, small_options(), progress, stop, out);
+  fakes::run_probe(run_links, dev, small_options(), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.host.status.name(), "skipped");
+  EXPECT_EQ(out.host.status.status, "skipped");
   EXPECT_NE(out.host.status.reason.find("bandwidth.host"), std::string::npos);
   EXPECT_TRUE(out.host.all.empty());
 }
@@ -523,19 +518,17 @@ TEST(LinksProbe, OneGpuHasNoPeerAndLeavesTheHostToTheBandwidthProbe) {
 TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHostWhenAsked) {
   FakeDevice dev(true);
   dev.links.n = 1;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
   auto kv = std::map<std::string, std::string>{{"host_min", "1M"},
                                                {"host_max", "4M"},
                                                {"nccl_max", "1M"},
                                                {"repeats", "3"},
                                                {"parts", "p2p,latency,host,nccl"}};
-  run_links(dev, parse_links_options(kv), progress, stop, out);
+  fakes::run_probe(run_links, dev, parse_links_options(kv), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.name(), "unsupported");
+  EXPECT_EQ(out.p2p.status, "unsupported");
   EXPECT_EQ(out.p2p.reason, "one GPU: no peer");
-  EXPECT_EQ(out.nccl.status.name(), "unsupported");
+  EXPECT_EQ(out.nccl.status.status, "unsupported");
   EXPECT_EQ(out.nccl.status.reason, "needs 2 GPUs");
   EXPECT_TRUE(out.host.status.ok());
   EXPECT_TRUE(out.host.single.empty());  // "all" is that GPU alone
@@ -550,32 +543,28 @@ TEST(LinksProbe, NoPeerAccessAndNoNcclAreUnsupportedWithTheirReasons) {
   FakeDevice dev(true);
   dev.links.peer = false;
   dev.links.nccl = false;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  run_links(dev, small_options(), progress, stop, out);
+  fakes::run_probe(run_links, dev, small_options(), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.name(), "unsupported");
+  EXPECT_EQ(out.p2p.status, "unsupported");
   EXPECT_NE(out.p2p.reason.find("cudaDeviceCanAccessPeer says no"), std::string::npos);
-  EXPECT_EQ(out.pairs.at(0).status.name(), "unsupported");
+  EXPECT_EQ(out.pairs.at(0).status.status, "unsupported");
   EXPECT_EQ(dev.links.peer_copies, 0);
-  EXPECT_EQ(out.nccl.status.name(), "unsupported");
+  EXPECT_EQ(out.nccl.status.status, "unsupported");
   EXPECT_NE(out.nccl.status.reason.find("libnccl.so.2"), std::string::npos);
   EXPECT_EQ(dev.links.collectives, 0);
-  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.name(), "unsupported");
+  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.status, "unsupported");
 }
 
 TEST(LinksProbe, ABackendWithoutKernelsIsUnsupported) {
   FakeDevice dev(false);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  run_links(dev, small_options(), progress, stop, out);
-  EXPECT_EQ(out.status.name(), "unsupported");
+  fakes::run_probe(run_links, dev, small_options(), out);
+  EXPECT_EQ(out.status.status, "unsupported");
   EXPECT_NE(out.status.reason.find("opencl backend has no links kernels"), std::string::npos);
-  EXPECT_EQ(out.nccl.status.name(), "unsupported");
+  EXPECT_EQ(out.nccl.status.status, "unsupported");
   for (const Figure& f : links_figures(out)) {
-    EXPECT_EQ(f.status.name(), "unsupported") << f.id;
+    EXPECT_EQ(f.status.status, "unsupported") << f.id;
     EXPECT_FALSE(f.value) << f.id;
   }
 }
@@ -583,14 +572,12 @@ TEST(LinksProbe, ABackendWithoutKernelsIsUnsupported) {
 TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   FakeDevice dev(true);
   dev.links.break_sm_read_check = true;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.status.name(), "error");
+  EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
+  EXPECT_EQ(out.status.status, "error");
   EXPECT_NE(out.status.reason.find("loads summed"), std::string::npos);
   const BandwidthCurve& c = out.pairs[0].curves.at("sm.read");
-  EXPECT_EQ(c.status.name(), "error");
+  EXPECT_EQ(c.status.status, "error");
   EXPECT_EQ(c.points[0].status, "error");
   EXPECT_FALSE(c.points[0].gbps);
   // The other curves and parts still stand.
@@ -598,23 +585,21 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_TRUE(out.nccl.status.ok());
   const auto figs = links_figures(out);
   EXPECT_FALSE(find(figs, "links.p2p.sm.read")->value);
-  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.name(), "error");
+  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.status, "error");
   EXPECT_TRUE(find(figs, "links.p2p.ce.read")->value);
 }
 
 TEST(LinksProbe, AChaseFromOneSmThatEndsWrongIsThePairsChaseError) {
   FakeDevice dev(true);
   dev.links.wrong_end_on_sm = 3;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
+  EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
+  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
   EXPECT_NE(out.pairs[0].chase.status.reason.find("from SM 3 ended on line"), std::string::npos)
       << out.pairs[0].chase.status.reason;
   EXPECT_TRUE(out.pairs[0].chase.by_sm.empty());  // no partial range is shown as a result
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase.best_sm")->value);
 }
 
@@ -628,17 +613,15 @@ TEST(LinksProbe, QuickChasesFromOneBlockOnly) {
 TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {
   FakeDevice dev(true);
   dev.links.chase_times_out = true;
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   LinksProbeResult out;
-  EXPECT_THROW(run_links(dev, small_options(), progress, stop, out), ProbeError);
-  EXPECT_EQ(out.status.name(), "error");
+  EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
+  EXPECT_EQ(out.status.status, "error");
   EXPECT_NE(out.status.reason.find("timed out"), std::string::npos);
   EXPECT_NE(out.status.reason.find("and 1 more"), std::string::npos);  // both pairs
-  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
+  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
   EXPECT_TRUE(out.pairs[0].ping_pong.status.ok());
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
   EXPECT_NE(find(figs, "links.p2p.latency.chase")->status.reason.find("timed out"),
             std::string::npos);
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase")->value);
@@ -647,12 +630,10 @@ TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {
 
 TEST(LinksProbe, JsonRoundTripThroughTheRegistry) {
   FakeDevice dev(true);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   RunResult r;
   r.device = dev.info();
   LinksProbeResult& out = r.put<LinksProbeResult>();
-  run_links(dev, small_options(), progress, stop, out);
+  fakes::run_probe(run_links, dev, small_options(), out);
   r.figures = collect_figures(r, probe_registry());
   EXPECT_GT(expect_figure_ids_declared(r), 0);
   const nlohmann::json j = to_json(r, probe_registry());

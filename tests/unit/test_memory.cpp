@@ -27,6 +27,7 @@
 #include "probe_report.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "run_probe.hpp"
 #include "sections.hpp"
 
 namespace gd {
@@ -429,18 +430,29 @@ MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {},
                            DeviceInfo info = h100_like()) {
   k.l2_bytes = info.l2_bytes.value_or(k.l2_bytes);
   FakeDevice dev(&k, info);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   MemoryProbeResult out;
-  run_memory(dev, opt, progress, stop, out);
+  fakes::run_probe(run_memory, dev, opt, out);
+  return out;
+}
+
+// The carve-outs part alone (no partitions, granularity or constant cache).
+MemoryOptions carveouts_only() {
+  MemoryOptions o;
+  o.partition = o.granularity = o.constant = false;
+  return o;
+}
+
+// The carve-outs part alone on `k`, which must fail loudly: the probe throws ProbeError.
+MemoryProbeResult run_carveouts_expecting_error(FakeMemory& k) {
+  FakeDevice dev(&k);
+  MemoryProbeResult out;
+  EXPECT_THROW(fakes::run_probe(run_memory, dev, carveouts_only(), out), ProbeError);
   return out;
 }
 
 TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
   FakeMemory k;
-  MemoryOptions opt;
-  opt.partition = opt.granularity = opt.constant = false;
-  const auto out = run_fake(k, opt);
+  const auto out = run_fake(k, carveouts_only());
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   EXPECT_TRUE(out.carveout_status.ok()) << out.carveout_status.reason;
   if (std::getenv("GD_SHOW")) {
@@ -696,7 +708,7 @@ TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   k2.no_chunks = true;
   const auto out2 = run_fake(k2, opt);
   ASSERT_EQ(out2.tlb.size(), 2u);
-  EXPECT_EQ(out2.tlb[0].status.name(), "unsupported");
+  EXPECT_EQ(out2.tlb[0].status.status, "unsupported");
   EXPECT_NE(out2.tlb[0].status.reason.find("virtual-memory"), std::string::npos);
   EXPECT_TRUE(out2.tlb[1].status.ok());
 }
@@ -871,9 +883,9 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   q.carveout = q.partition = q.granularity = q.constant = false;
   FakeMemory k;
   auto out = run_fake(k, q);
-  EXPECT_EQ(out.l2_line.status.name(), "skipped");
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
   EXPECT_EQ(out.l2_line.status.reason, "memory.l2_line=0");
-  EXPECT_EQ(out.l2_ways.status.name(), "skipped");
+  EXPECT_EQ(out.l2_ways.status.status, "skipped");
   EXPECT_TRUE(out.l2_line.by_stride.empty());
   EXPECT_EQ(k.launches, 0);
   // Quick with the part asked for by name: it runs.
@@ -887,7 +899,7 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   o.carveout = o.partition = o.granularity = o.constant = o.tlb = false;
   FakeMemory k1;
   out = run_fake(k1, o);
-  EXPECT_EQ(out.l2_line.status.name(), "skipped");
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
   EXPECT_TRUE(out.l2_line.by_stride.empty());
   EXPECT_EQ(out.l2_ways.by_stride.size(), 2u);
   RunResult rr;
@@ -899,25 +911,23 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   FakeMemory k2;
   k2.no_l2 = true;
   out = run_fake(k2, l2_only());
-  EXPECT_EQ(out.l2_line.status.name(), "unsupported");
+  EXPECT_EQ(out.l2_line.status.status, "unsupported");
   EXPECT_EQ(out.l2_line.status.reason, "no L1-bypassing load here");
-  EXPECT_EQ(out.l2_ways.status.name(), "unsupported");
+  EXPECT_EQ(out.l2_ways.status.status, "unsupported");
   EXPECT_EQ(k2.launches, 0);
   // No L2 size from the API: nothing to plan the sweep from.
   FakeMemory k3;
   DeviceInfo no_l2 = h100_like();
   no_l2.l2_bytes.reset();
   out = run_fake(k3, l2_only(), no_l2);
-  EXPECT_EQ(out.l2_line.status.name(), "skipped");
+  EXPECT_EQ(out.l2_line.status.status, "skipped");
   EXPECT_NE(out.l2_line.status.reason.find("no L2 size"), std::string::npos);
   // A backend with no memory kernels at all: both say why.
   FakeDevice none(nullptr);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   MemoryProbeResult r;
-  run_memory(none, MemoryOptions{}, progress, stop, r);
-  EXPECT_EQ(r.l2_line.status.name(), "unsupported");
-  EXPECT_EQ(r.l2_ways.status.name(), "unsupported");
+  fakes::run_probe(run_memory, none, MemoryOptions{}, r);
+  EXPECT_EQ(r.l2_line.status.status, "unsupported");
+  EXPECT_EQ(r.l2_ways.status.status, "unsupported");
 }
 
 // The L2 parts on an H200-sized L2 (60 MiB; near half to 27.6 MiB at 280 cycles, far half to
@@ -1015,15 +1025,9 @@ TEST(MemoryProbe, CarveoutFiguresAndJson) {
 TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
   FakeMemory k;
   k.corrupt = true;
-  MemoryOptions opt;
-  opt.partition = opt.granularity = opt.constant = false;
-  FakeDevice dev(&k);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
-  MemoryProbeResult out;
-  EXPECT_THROW(run_memory(dev, opt, progress, stop, out), ProbeError);
-  EXPECT_EQ(out.status.name(), "error");
-  EXPECT_EQ(out.carveout_status.name(), "error");
+  const auto out = run_carveouts_expecting_error(k);
+  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.carveout_status.status, "error");
   ASSERT_FALSE(out.carveouts.empty());
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
 }
@@ -1031,9 +1035,7 @@ TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
 TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
   FakeMemory k;
   k.ignore_preference = true;
-  MemoryOptions opt;
-  opt.partition = opt.granularity = opt.constant = false;
-  const auto out = run_fake(k, opt);
+  const auto out = run_fake(k, carveouts_only());
   for (const auto& c : out.carveouts) {
     if (c.point.shared_kib <= 32) continue;
     SCOPED_TRACE(c.curve.key);
@@ -1049,14 +1051,14 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
   std::map<std::string, Figure> by_id;
   for (const auto& f : probe_registry().find("memory")->figures(rr)) by_id[f.id] = f;
   const Figure& hint = by_id.at("memory.carveout.64.hint.l1_capacity");
-  EXPECT_EQ(hint.status.name(), "unsupported");
+  EXPECT_EQ(hint.status.status, "unsupported");
   EXPECT_FALSE(hint.value.has_value());
   EXPECT_EQ(hint.status.reason.rfind("the driver did not apply the split asked for (64 KiB "
                                      "shared, preference only): the L1 implies a 32 KiB split",
                                      0),
             0u)
       << hint.status.reason;
-  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.name(), "unsupported");
+  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.status, "unsupported");
   EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").status.ok());
   EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").value.has_value());
   EXPECT_TRUE(by_id.at("memory.carveout.default.l1_capacity").status.ok());
@@ -1065,14 +1067,8 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
 TEST(MemoryProbe, CarveoutLaunchThatDoesNotWalkFails) {
   FakeMemory k;
   k.corrupt_all = true;
-  MemoryOptions opt;
-  opt.partition = opt.granularity = opt.constant = false;
-  FakeDevice dev(&k);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
-  MemoryProbeResult out;
-  EXPECT_THROW(run_memory(dev, opt, progress, stop, out), ProbeError);
-  EXPECT_EQ(out.carveout_status.name(), "error");
+  const auto out = run_carveouts_expecting_error(k);
+  EXPECT_EQ(out.carveout_status.status, "error");
   ASSERT_EQ(out.carveouts.size(), 1u);
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("did not walk"), std::string::npos);
 }
@@ -1085,18 +1081,16 @@ TEST(MemoryProbe, UnsupportedPathsAndBackends) {
   opt.max_warps = 2;
   const auto out = run_fake(k, opt);
   ASSERT_EQ(out.partitions.size(), 3u);
-  EXPECT_EQ(out.partitions[1].status.name(), "unsupported");
+  EXPECT_EQ(out.partitions[1].status.status, "unsupported");
   EXPECT_TRUE(out.partitions[2].status.ok());
   EXPECT_EQ(out.partitions[2].by_warps.size(), 2u);
-  EXPECT_EQ(out.granularity_status.name(), "skipped");
+  EXPECT_EQ(out.granularity_status.status, "skipped");
 
   FakeDevice none(nullptr);
-  NullProgress progress;
-  std::atomic<bool> stop{false};
   MemoryProbeResult r;
-  run_memory(none, MemoryOptions{}, progress, stop, r);
-  EXPECT_EQ(r.status.name(), "unsupported");
-  EXPECT_EQ(r.constant_status.name(), "unsupported");
+  fakes::run_probe(run_memory, none, MemoryOptions{}, r);
+  EXPECT_EQ(r.status.status, "unsupported");
+  EXPECT_EQ(r.constant_status.status, "unsupported");
   RunResult rr;
   rr.put(r);
   EXPECT_TRUE(probe_registry().find("memory")->figures(rr).empty());
@@ -1109,7 +1103,7 @@ TEST(MemoryProbe, StopInterrupts) {
   std::atomic<bool> stop{true};
   MemoryProbeResult out;
   run_memory(dev, MemoryOptions{}, progress, stop, out);
-  EXPECT_EQ(out.status.name(), "interrupted");
+  EXPECT_EQ(out.status.status, "interrupted");
   EXPECT_EQ(k.launches, 0);
 }
 
