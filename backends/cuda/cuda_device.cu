@@ -14,11 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "latency/cuda_chase.cuh"
 #include "cuda_backend.hpp"
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
+#include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
+#include "latency/cuda_chase.cuh"
 #include "nvml.hpp"
 
 namespace gd::cuda {
@@ -290,12 +291,7 @@ class CudaDevice final : public Device {
   }
 
   KernelSet* kernel_set(const std::string& probe) override {
-    auto have = kernel_sets_.find(probe);
-    if (have != kernel_sets_.end()) return have->second.get();
-    const auto& factories = kernel_factories();
-    auto f = factories.find(probe);
-    if (f == factories.end()) return nullptr;
-    return (kernel_sets_[probe] = f->second(index_, stream_, info_)).get();
+    return kernel_set_of(kernel_sets_, kernel_factories(), probe, index_, stream_, info_);
   }
 
   void release_memory() override {

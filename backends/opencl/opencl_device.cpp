@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compute/ptx_sass.hpp"
+#include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_internal.hpp"
@@ -84,12 +85,7 @@ class OpenCLDevice final : public Device {
   void release_memory() override { buffers_.clear(); }
 
   KernelSet* kernel_set(const std::string& probe) override {
-    auto have = kernel_sets_.find(probe);
-    if (have != kernel_sets_.end()) return have->second.get();
-    const auto& factories = kernel_factories();
-    auto f = factories.find(probe);
-    if (f == factories.end()) return nullptr;
-    return (kernel_sets_[probe] = f->second(handles(), info_)).get();
+    return kernel_set_of(kernel_sets_, kernel_factories(), probe, handles(), info_);
   }
 
   const DeviceInfo& info() const override { return info_; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu_clock.hpp"
+#include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_context.hpp"
@@ -83,12 +84,7 @@ class VulkanDevice final : public Device {
   void release_memory() override { buffers_.clear(); }
 
   KernelSet* kernel_set(const std::string& probe) override {
-    auto have = kernel_sets_.find(probe);
-    if (have != kernel_sets_.end()) return have->second.get();
-    const auto& factories = kernel_factories();
-    auto f = factories.find(probe);
-    if (f == factories.end()) return nullptr;
-    return (kernel_sets_[probe] = f->second(ctx_, info_)).get();
+    return kernel_set_of(kernel_sets_, kernel_factories(), probe, ctx_, info_);
   }
 
   std::optional<std::string> timed_instruction(MemPath p) override {
