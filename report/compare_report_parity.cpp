@@ -16,9 +16,7 @@ namespace gd::report {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using compare_page::pad_cell;
-using compare_page::percent_text;
-using compare_page::terminal_text;
+using namespace compare_page;
 using detail::csv_field;
 
 namespace {
