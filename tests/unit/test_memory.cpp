@@ -435,6 +435,19 @@ MemoryProbeResult run_fake(FakeMemory& k, const MemoryOptions& opt = {},
   return out;
 }
 
+// The memory probe's figures of `out` on the H100-like device, by id; every id well formed.
+std::map<std::string, Figure> figures_by_id(const MemoryProbeResult& out) {
+  RunResult rr;
+  rr.device = h100_like();
+  rr.put(out);
+  std::map<std::string, Figure> by_id;
+  for (const auto& f : probe_registry().find("memory")->figures(rr)) {
+    EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
+    by_id[f.id] = f;
+  }
+  return by_id;
+}
+
 // The carve-outs part alone (no partitions, granularity or constant cache).
 MemoryOptions carveouts_only() {
   MemoryOptions o;
@@ -478,14 +491,7 @@ TEST(MemoryProbe, CarveoutsReadBackAndAgree) {
   }
   EXPECT_EQ(out.carveouts[0].curve.key, "carveout.default");
   {
-    RunResult rr;
-    rr.device = h100_like();
-    rr.put(out);
-    std::set<std::string> ids;
-    for (const auto& f : probe_registry().find("memory")->figures(rr)) {
-      ids.insert(f.id);
-      EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
-    }
+    const auto ids = figures_by_id(out);
     for (const char* id :
          {"memory.carveout.228.hint.l1_capacity", "memory.carveout.228.l1_capacity",
           "memory.carveout.8.hint.l1_latency", "memory.carveout.default.shared_bytes"})
@@ -1004,16 +1010,9 @@ TEST(MemoryProbe, CarveoutFiguresAndJson) {
   opt.points_per_doubling = 2;
   const auto out = run_fake(k, opt);
   ASSERT_EQ(out.carveouts.size(), 4u);  // default, 0, the middle, 228 KiB
-  RunResult rr;
-  rr.device = h100_like();
-  rr.put(out);
-  std::set<std::string> ids;
-  for (const auto& f : probe_registry().find("memory")->figures(rr)) {
-    ids.insert(f.id);
-    EXPECT_TRUE(well_formed_figure_id(f.id)) << f.id;
-    if (f.id == "memory.carveout.default.shared_bytes") EXPECT_EQ(f.value->median, 32 * 1024);
-  }
-  EXPECT_TRUE(ids.count("memory.carveout.default.shared_bytes"));
+  const auto ids = figures_by_id(out);
+  ASSERT_TRUE(ids.count("memory.carveout.default.shared_bytes"));
+  EXPECT_EQ(ids.at("memory.carveout.default.shared_bytes").value->median, 32 * 1024);
   for (const char* id : {"memory.carveout.default.l1_capacity", "memory.carveout.0.l1_latency",
                          "memory.carveout.228.l1_capacity"})
     EXPECT_TRUE(ids.count(id)) << id;
@@ -1045,11 +1044,7 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
       EXPECT_EQ(c.agreement, "agrees");
   }
   // Their figures say the split was not applied (no value); the forced rows stay ok.
-  RunResult rr;
-  rr.device = h100_like();
-  rr.put(out);
-  std::map<std::string, Figure> by_id;
-  for (const auto& f : probe_registry().find("memory")->figures(rr)) by_id[f.id] = f;
+  const auto by_id = figures_by_id(out);
   const Figure& hint = by_id.at("memory.carveout.64.hint.l1_capacity");
   EXPECT_EQ(hint.status.status, "unsupported");
   EXPECT_FALSE(hint.value.has_value());
