@@ -104,6 +104,17 @@ LatencyOptions small(std::vector<MemPath> paths) {
   return o;
 }
 
+// The shared path, then the TLB sweep at a 2 MiB stride up to `max_footprint`.
+LatencyProbeResult run_tlb_sweep(FakeDevice& dev, uint64_t max_footprint) {
+  auto o = small({MemPath::shared});
+  o.tlb = true;
+  o.tlb_strides = {2 * MiB};
+  o.tlb_max_footprint = max_footprint;
+  LatencyProbeResult out;
+  fakes::run_probe(run_latency, dev, o, out);
+  return out;
+}
+
 const Level* level(const CurveResult& c, const std::string& name) {
   for (const auto& l : c.levels)
     if (l.name == name) return &l;
@@ -272,13 +283,7 @@ TEST(LatencyProbe, TlbSweepFindsReachAndMissCost) {
   FakeDevice dev;
   // 300 cycles while the pages fit a 1 GiB reach, 360 beyond.
   dev.latency = [](uint64_t fp) { return fp <= 1 * GiB ? 300.0 : 360.0; };
-  LatencyProbeResult out;
-  auto o = small({});
-  o.paths = {MemPath::shared};
-  o.tlb = true;
-  o.tlb_strides = {2 * MiB};
-  o.tlb_max_footprint = 8 * GiB;
-  fakes::run_probe(run_latency, dev, o, out);
+  const LatencyProbeResult out = run_tlb_sweep(dev, 8 * GiB);
   const CurveResult& t = out.tlb.at("stride_2097152");
   ASSERT_EQ(t.levels.size(), 2u);
   EXPECT_EQ(t.levels[0].name, "L1 TLB");
@@ -421,12 +426,7 @@ TEST(LatencyProbeCpu, GpusKeepFullyRandomChainsAndTheirTlbStrides) {
 TEST(LatencyProbe, FlatTlbCurveSaysTheReachExceedsTheSweep) {
   FakeDevice dev;
   dev.latency = [](uint64_t) { return 300.0; };
-  LatencyProbeResult out;
-  auto o = small({MemPath::shared});
-  o.tlb = true;
-  o.tlb_strides = {2 * MiB};
-  o.tlb_max_footprint = 4 * GiB;
-  fakes::run_probe(run_latency, dev, o, out);
+  const LatencyProbeResult out = run_tlb_sweep(dev, 4 * GiB);
   const CurveResult& t = out.tlb.at("stride_2097152");
   ASSERT_EQ(t.levels.size(), 1u);
   EXPECT_EQ(t.levels[0].name, "TLB hit");
