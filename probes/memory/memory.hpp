@@ -63,6 +63,9 @@ struct MemChaseTiming {
   std::optional<int> attr_carveout_percent;    // cudaFuncAttributes::preferredShmemCarveout
   std::optional<uint64_t> reserved_per_block;  // cudaDevAttrReservedSharedMemoryPerBlock
   std::string instruction;                     // the timed load in the kernel's SASS
+  // What cycles_per_hop counts: "cycles", or "ns" where the backend has no cycle counter
+  // (Vulkan without VK_KHR_shader_clock): the curves and latency figures then say ns.
+  std::string unit = "cycles";
 };
 
 // Blocks of this much dynamic shared memory (+1 KiB reserved on sm_8x/sm_90) count the shared
@@ -241,6 +244,7 @@ struct MemCurve {
   uint64_t stride_bytes = 128;  // of the capacity curves (granularity: per point)
   std::string instruction;
   std::optional<double> clock_mhz;
+  std::string unit = "cycles";  // of the points' latencies (MemChaseTiming::unit)
   std::vector<MemPoint> points;
   CapacityEstimate capacity;
 };

@@ -71,6 +71,7 @@ void to_json(nlohmann::json& j, const MemCurve& c) {
   jf::put_status(j, c.status);
   if (!c.instruction.empty()) j["instruction"] = c.instruction;
   jf::put(j, "clock_mhz", c.clock_mhz);
+  if (c.unit != "cycles") j["unit"] = c.unit;  // absent: cycles (every CUDA run)
 }
 
 void from_json(const nlohmann::json& j, MemCurve& c) {
@@ -83,6 +84,7 @@ void from_json(const nlohmann::json& j, MemCurve& c) {
   c.status = jf::get_status(j);
   jf::get(j, "instruction", c.instruction);
   jf::get(j, "clock_mhz", c.clock_mhz);
+  jf::get(j, "unit", c.unit);
 }
 
 namespace {
