@@ -29,6 +29,7 @@ MemPoint measure(Ctx& c, MemChaseRequest req, const std::vector<uint32_t>& next,
     if (!curve.clock_mhz) curve.clock_mhz = t.clock_mhz;
   }
   if (curve.instruction.empty()) curve.instruction = t.instruction;
+  curve.unit = t.unit;
   if (t.cycles_per_hop.size() != static_cast<std::size_t>(req.warps) ||
       t.end_lines.size() != static_cast<std::size_t>(req.warps))
     throw BackendError("the chase returned " + std::to_string(t.cycles_per_hop.size()) +
