@@ -72,7 +72,7 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
     }
     if (c.curve.capacity.plateau_cycles)
       f.push_back(make(id + ".l1_latency", "L1 latency, " + c.point.label(),
-                       *c.curve.capacity.plateau_cycles, "cycles", c.curve.instruction, where,
+                       *c.curve.capacity.plateau_cycles, c.curve.unit, c.curve.instruction, where,
                        c.curve.clock_mhz, false));
     // A split the driver did not apply (the L1 found implies another one): the row measured
     // some other split's L1, so it is not a figure of the split it names.
@@ -123,31 +123,32 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                      m.l2_line.by_stride.front().clock_mhz, true));
   if (m.constant) {
     const MemCurve& c = *m.constant;
+    // CUDA's chase spans its own __constant__ bank and then the kernel's parameters; another
+    // API's, one constant (uniform) buffer as large as the API allows.
+    const std::string bank =
+        device.backend == "cuda" || !m.constant_bank_bytes
+            ? "64 KiB __constant__ bank, then 31 KiB of kernel parameters"
+            : "one " + format_bytes(double(*m.constant_bank_bytes)) + " constant buffer";
     if (c.capacity.capacity_bytes) {
       f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
                        static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
+                       bank, c.clock_mhz, true));
       f.back().resolution = edge_step(c.capacity);
     }
     const CapacityEstimate n = next_level(c.points, c.capacity);
     if (n.capacity_bytes) {
       f.push_back(make("memory.constant.L1_5.capacity", "constant L1.5 capacity",
-                       static_cast<double>(*n.capacity_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
+                       static_cast<double>(*n.capacity_bytes), "bytes", c.instruction, bank,
+                       c.clock_mhz, true));
       f.back().resolution = edge_step(n);
     } else if (n.plateau_cycles && !c.points.empty())
       f.push_back(make("memory.constant.L1_5.capacity_min",
                        "constant L1.5 capacity, lower bound (no step up to the bank's end)",
                        static_cast<double>(c.points.back().footprint_bytes), "bytes", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       true));
+                       bank, c.clock_mhz, true));
     if (n.plateau_cycles)
       f.push_back(make("memory.constant.L1_5.latency", "constant L1.5 latency", *n.plateau_cycles,
-                       "cycles", c.instruction,
-                       "64 KiB __constant__ bank, then 31 KiB of kernel parameters", c.clock_mhz,
-                       false));
+                       c.unit, c.instruction, bank, c.clock_mhz, false));
   }
   // TLB levels behind chunk-mapped memory: the reach of each (where it ends) and the cost of
   // missing it (the next level's step). The last level is past every TLB (page walks).
@@ -167,7 +168,7 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
       if (t.levels[i + 1].step_cycles)
         f.push_back(make(id + ".miss_cycles",
                          "L" + std::to_string(i + 1) + " TLB miss cost (cycles added)",
-                         *t.levels[i + 1].step_cycles, "cycles", t.curve.instruction, where,
+                         *t.levels[i + 1].step_cycles, t.curve.unit, t.curve.instruction, where,
                          t.curve.clock_mhz, false));
     }
   }
