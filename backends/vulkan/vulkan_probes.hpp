@@ -9,8 +9,9 @@
 #include "atomics/atomics.hpp"
 #include "bandwidth/bandwidth.hpp"
 #include "compute/compute.hpp"
-#include "gpudissect/device.hpp"
 #include "frontend/frontend.hpp"
+#include "gpudissect/device.hpp"
+#include "memory/memory.hpp"
 #include "vulkan_context.hpp"
 
 namespace gd::vulkan {
@@ -20,6 +21,7 @@ std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const Dev
 std::unique_ptr<ComputeKernels> make_compute_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<FrontendKernels> make_frontend_kernels(Context& ctx, const DeviceInfo& info);
+std::unique_ptr<MemoryKernels> make_memory_kernels(Context& ctx, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(Context& ctx, const DeviceInfo& info);
