@@ -468,7 +468,8 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
                "2 MiB per entry, or misses for less than " +
                format_fixed(100 * kTlbMinStep, 0) + " % of a hit";
       if (hi > 0)
-        t.note += "; every hop " + format_fixed(lo, 0) + " to " + format_fixed(hi, 0) + " cycles";
+        t.note += "; every hop " + format_fixed(lo, 0) + " to " + format_fixed(hi, 0) + " " +
+                  t.curve.unit;
     }
     out.tlb.push_back(t);
   }
