@@ -48,7 +48,8 @@ layout(set = 0, binding = 0) uniform usamplerBuffer chain;
 #error "one GD_LOAD_* must be defined"
 #endif
 
-// pos[w]: where walker w starts, then where it ended. pos[walkers]: the prefetch's sum.
+// pos[w]: where walker w starts, then where it ended; pos[walkers + lane]: the prefetch's
+// sum over each invocation's loads.
 layout(std430, set = 0, binding = 1) buffer State { uint pos[]; } state;
 // Per walker: [0] its whole run's first and last clock, then one (before, after) per repeat.
 layout(std430, set = 0, binding = 2) writeonly buffer Clocks { uvec4 t[]; } clocks;
@@ -62,11 +63,12 @@ void main() {
   const bool walker = lane == 0u;
   const uvec2 start = gd_clock();
   if (params.prefetch_words > 0u && w == 0u) {
-    // One load per 32-byte sector, the subgroup's invocations side by side; the sum is
-    // stored and checked, so no load is dropped.
+    // One load per 32-byte sector, the subgroup's invocations side by side; each one's sum
+    // is stored and the host checks their total, so no load is dropped. No atomic: the state
+    // may live in host memory, where a device atomic is not a given.
     uint sum = 0u;
     for (uint i = lane * 8u; i < params.prefetch_words; i += kSubgroup * 8u) sum += whole.words[i];
-    sum = atomicAdd(state.pos[walkers], sum);
+    state.pos[walkers + lane] = sum;
   }
   barrier();
   uint idx = 0u;

@@ -235,7 +235,7 @@ std::string VulkanMemory::instruction(MemLoad l, int warps) {
 void VulkanMemory::reset_state(const MemChaseRequest& r, const Prepared& c) {
   auto* pos = static_cast<uint32_t*>(state_.mapped());
   for (int w = 0; w < r.warps; ++w) pos[w] = static_cast<uint32_t>(r.starts[w] * c.words_per_line);
-  pos[r.warps] = 0;  // the prefetch's sum
+  std::fill(pos + r.warps, pos + r.warps + subgroup_, 0u);  // the prefetch's sums
 }
 
 std::vector<uint32_t> VulkanMemory::read_ends(const MemChaseRequest& r, const Prepared& c) {
@@ -286,7 +286,8 @@ MemChaseTiming VulkanMemory::chase(const MemChaseRequest& r) {
   started_ = true;
   const Prepared c = prepare(r);
   const Pipeline& p = pipeline(r.load, r.warps);
-  grow(state_, 4 * (r.warps + 1), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::host);
+  grow(state_, 4 * (r.warps + subgroup_), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+       Context::Memory::host);
   grow(clocks_, 16ull * r.warps * (r.repeats + 1), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
        Context::Memory::host);
   const auto limit = ctx_.facts().loop_iteration_limit;
@@ -296,7 +297,9 @@ MemChaseTiming VulkanMemory::chase(const MemChaseRequest& r) {
   if (limit && c.prefetch_words / (8 * subgroup_) + 64 > *limit / 2) prefetch = 0;
   auto check_prefetch = [&] {
     if (!prefetch) return;
-    const uint32_t got = static_cast<const uint32_t*>(state_.mapped())[r.warps];
+    const auto* sums = static_cast<const uint32_t*>(state_.mapped()) + r.warps;
+    uint32_t got = 0;
+    for (uint32_t i = 0; i < subgroup_; ++i) got += sums[i];
     if (got != c.prefetch_sum)
       throw BackendError("memory chase: the L2 prefetch read a sum of " + std::to_string(got) +
                          ", the chain's words add up to " + std::to_string(c.prefetch_sum));
