@@ -220,8 +220,9 @@ class OpenCLDevice final : public Device {
 
   cl_int build_chase(const std::string& options) {
     cl_int err = CL_SUCCESS;
-    const char* src = kernels::chase;
-    program_ = Program(clCreateProgramWithSource(ctx_.get(), 1, &src, nullptr, &err));
+    // The clock prologue first: the chase's GD_CLOCK_* use its counters.
+    const char* src[] = {kernels::nv_clock, kernels::chase};
+    program_ = Program(clCreateProgramWithSource(ctx_.get(), 2, src, nullptr, &err));
     check(err, "clCreateProgramWithSource");
     return clBuildProgram(program_.get(), 1, &device_, options.c_str(), nullptr, nullptr);
   }

@@ -14,20 +14,20 @@
 // Built with -DGD_NV_CLOCK=1 on NVIDIA's platform, whose compiler takes inline PTX: the
 // chasing work-item also writes the loop's %clock64 cycles and %globaltimer ns as ulongs 1
 // and 2 of `out` (bytes 8 and 16), for latencies in cycles and the clock they ran at. The
-// PTX serves the measurement only; the loads are portable OpenCL C.
+// counters are nv_clock.cl's, which the host puts before this file.
 
 #if defined(GD_NV_CLOCK) && GD_NV_CLOCK
-#define GD_CLOCK_START                                                      \
-  ulong gd_c0, gd_t0;                                                       \
-  __asm__ volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t0)::"memory");   \
-  __asm__ volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c0)::"memory");
-#define GD_CLOCK_END(out)                                                   \
-  {                                                                         \
-    ulong gd_c1, gd_t1;                                                     \
-    __asm__ volatile("mov.u64 %0, %%clock64;" : "=l"(gd_c1)::"memory");     \
-    __asm__ volatile("mov.u64 %0, %%globaltimer;" : "=l"(gd_t1)::"memory"); \
-    ((__global ulong*)(out))[1] = gd_c1 - gd_c0;                            \
-    ((__global ulong*)(out))[2] = gd_t1 - gd_t0;                            \
+#define GD_CLOCK_START \
+  ulong gd_c0, gd_t0;  \
+  GD_GLOBALTIMER(gd_t0); \
+  GD_CLOCK64(gd_c0);
+#define GD_CLOCK_END(out)                      \
+  {                                            \
+    ulong gd_c1, gd_t1;                        \
+    GD_CLOCK64(gd_c1);                         \
+    GD_GLOBALTIMER(gd_t1);                     \
+    ((__global ulong*)(out))[1] = gd_c1 - gd_c0; \
+    ((__global ulong*)(out))[2] = gd_t1 - gd_t0; \
   }
 #else
 #define GD_CLOCK_START
