@@ -43,6 +43,15 @@ std::optional<double> edge_step(const CapacityEstimate& c) {
   return double(*c.next_bytes) / double(*c.capacity_bytes) - 1;
 }
 
+// Where the constant chase ran: CUDA's own bank and then the kernel parameters; elsewhere one
+// constant buffer of the API's largest size.
+std::string constant_where(const MemoryProbeResult& m, const DeviceInfo& device) {
+  if (device.backend == "cuda" || !m.constant_bank_bytes)
+    return "64 KiB __constant__ bank, then 31 KiB of kernel parameters";
+  return "one constant buffer of up to " + format_bytes(double(*m.constant_bank_bytes)) +
+         " (the API's limit)";
+}
+
 }  // namespace
 
 // One short block per figure family (carve-outs, partitions, granularity, constant, TLB).
@@ -123,12 +132,7 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
                      m.l2_line.by_stride.front().clock_mhz, true));
   if (m.constant) {
     const MemCurve& c = *m.constant;
-    // CUDA's chase spans its own __constant__ bank and then the kernel's parameters; another
-    // API's, one constant (uniform) buffer as large as the API allows.
-    const std::string bank =
-        device.backend == "cuda" || !m.constant_bank_bytes
-            ? "64 KiB __constant__ bank, then 31 KiB of kernel parameters"
-            : "one " + format_bytes(double(*m.constant_bank_bytes)) + " constant buffer";
+    const std::string bank = constant_where(m, device);
     if (c.capacity.capacity_bytes) {
       f.push_back(make("memory.constant.L1.capacity", "constant L1 capacity",
                        static_cast<double>(*c.capacity.capacity_bytes), "bytes", c.instruction,
@@ -165,7 +169,8 @@ std::vector<Figure> memory_figures(const MemoryProbeResult& m, const DeviceInfo&
         if (l.reach_hi_bytes && *l.reach_lo_bytes > 0)
           f.back().resolution = double(*l.reach_hi_bytes) / double(*l.reach_lo_bytes) - 1;
       }
-      if (t.levels[i + 1].step_cycles)
+      // The id says cycles: a curve timed in ns (no cycle counter) gives no miss cost here.
+      if (t.levels[i + 1].step_cycles && t.curve.unit == "cycles")
         f.push_back(make(id + ".miss_cycles",
                          "L" + std::to_string(i + 1) + " TLB miss cost (cycles added)",
                          *t.levels[i + 1].step_cycles, t.curve.unit, t.curve.instruction, where,

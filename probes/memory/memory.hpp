@@ -54,17 +54,17 @@ struct MemChaseRequest {
 };
 
 struct MemChaseTiming {
-  std::vector<std::vector<double>> cycles_per_hop;  // [warp][repeat]
-  std::vector<uint32_t> end_lines;                  // per warp, checked against a host walk
-  std::optional<double> clock_mhz;                  // cycles / %globaltimer ns over the launch
+  std::vector<std::vector<double>> cycles_per_hop;  // [warp][repeat], in `unit`
+  std::vector<uint32_t> end_lines;  // per warp, checked against a host walk
+  std::optional<double> clock_mhz;  // cycles / %globaltimer ns over the launch
   // The carve-out as the API reports it after it was set: blocks of kCarveoutProbeBlockBytes
   // (dynamic) + the per-block reservation that the occupancy calculator puts on one SM.
   std::optional<int> api_probe_blocks;
   std::optional<int> attr_carveout_percent;    // cudaFuncAttributes::preferredShmemCarveout
   std::optional<uint64_t> reserved_per_block;  // cudaDevAttrReservedSharedMemoryPerBlock
   std::string instruction;                     // the timed load in the kernel's SASS
-  // What cycles_per_hop counts: "cycles", or "ns" where the backend has no cycle counter
-  // (Vulkan without VK_KHR_shader_clock): the curves and latency figures then say ns.
+  // What cycles_per_hop counts: "cycles", or "ns" where the kernel can read no cycle counter
+  // (OpenCL off NVIDIA, Vulkan without VK_KHR_shader_clock): curves and latencies then say ns.
   std::string unit = "cycles";
 };
 
