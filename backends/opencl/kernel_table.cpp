@@ -7,7 +7,7 @@ namespace gd::opencl {
 const std::map<std::string, KernelFactory>& kernel_factories() {
   static const auto table =
       kernel_table<KernelFactory, make_bandwidth_kernels, make_compute_kernels,
-                   make_atomics_kernels, make_frontend_kernels>();
+                   make_atomics_kernels, make_frontend_kernels, make_memory_kernels>();
   return table;
 }
 

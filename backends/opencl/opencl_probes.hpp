@@ -13,6 +13,7 @@
 #include "compute/compute.hpp"
 #include "frontend/frontend.hpp"
 #include "gpudissect/device.hpp"
+#include "memory/memory.hpp"
 #include "opencl_check.hpp"
 
 namespace gd::opencl {
@@ -29,6 +30,7 @@ std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(const Handles& h, const
 std::unique_ptr<ComputeKernels> make_compute_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(const Handles& h, const DeviceInfo& info);
 std::unique_ptr<FrontendKernels> make_frontend_kernels(const Handles& h, const DeviceInfo& info);
+std::unique_ptr<MemoryKernels> make_memory_kernels(const Handles& h, const DeviceInfo& info);
 
 // Probe name -> factory of its kernel set: the one table a new probe's kernels join.
 using KernelFactory = std::unique_ptr<KernelSet> (*)(const Handles& h, const DeviceInfo& info);
