@@ -9,6 +9,8 @@
 // (nv_clock.cl), so hops are in cycles as CUDA's. Elsewhere OpenCL has no cycle counter:
 // launch k walks the warm-up and k segments, and a segment's ns per hop is the difference of
 // launches k and k - 1 (the launch overhead and the warm-up cancel), the latency probe's way.
+// Every warp gets that launch's time per hop. A CPU runs a group's work-items one after
+// another, so there n walkers' hops read n times one's: the levels scale, the edges do not.
 #include <CL/cl.h>
 
 #include <algorithm>
