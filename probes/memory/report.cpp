@@ -140,7 +140,10 @@ std::string chart(SectionContext& ctx, const std::string& name, const std::strin
     }
     g << ")\n";
   }
-  g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel 'cycles per load'\n"
+  // The unit of the first curve's hops (every curve of one chart comes from one backend).
+  const std::string unit = curves.empty() ? "cycles" : curves.front().second->unit;
+  g << "set xlabel " << detail::gnuplot_quote(xlabel) << "\nset ylabel "
+    << detail::gnuplot_quote(unit + " per load") << "\n"
     << "set logscale x 2\nset grid\nset key top left box opaque noenhanced\nset yrange [0:*]\n";
   if (!same) keys = labels;  // the keys name each curve's instruction
   g << "plot ";
@@ -348,14 +351,16 @@ void constant_html(std::ostringstream& h, const MemoryProbeResult& m, SectionCon
   if (m.constant) {
     const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
     h << " Constant L1 " << html_escape(capacity_text(m.constant->capacity)) << " at "
-      << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; the next level "
+      << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " "
+      << html_escape(m.constant->unit) << "; the next level "
       << html_escape(n.capacity_bytes ? capacity_text(n)
                      : n.plateau_cycles
                          ? "holds at least " +
                                detail::opt_bytes(m.constant->points.back().footprint_bytes) +
                                " (no step to the bank's end)"
                          : std::string("-"))
-      << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles.</p>\n";
+      << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " " << html_escape(m.constant->unit)
+      << ".</p>\n";
     h << chart(ctx, "memory_constant", "Constant-bank chase", "footprint (bytes)",
                {{"LDC", &*m.constant}});
   } else {
@@ -410,7 +415,7 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
       os << detail::status_text(g.status);
     else if (g.estimate.bytes)
       os << *g.estimate.bytes << " B (" << detail::opt_fixed(g.estimate.hit_cycles, 1) << " -> "
-         << detail::opt_fixed(g.estimate.miss_cycles, 1) << " cycles)";
+         << detail::opt_fixed(g.estimate.miss_cycles, 1) << " " << g.curve.unit << ")";
     else
       os << "undetermined: " << g.estimate.note;
     os << "\n";
@@ -438,11 +443,12 @@ void print_memory_summary(std::ostream& os, const MemoryProbeResult& m) {
   if (m.constant) {
     const CapacityEstimate n = next_level(m.constant->points, m.constant->capacity);
     os << "  constant: L1 " << capacity_text(m.constant->capacity) << " at "
-       << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " cycles; next level "
+       << detail::opt_fixed(m.constant->capacity.plateau_cycles, 1) << " " << m.constant->unit
+       << "; next level "
        << (n.capacity_bytes   ? capacity_text(n)
            : n.plateau_cycles ? ">= " + detail::opt_bytes(m.constant->points.back().footprint_bytes)
                               : std::string("-"))
-       << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " cycles\n";
+       << " at " << detail::opt_fixed(n.plateau_cycles, 1) << " " << m.constant->unit << "\n";
   } else if (!m.constant_status.ok()) {
     os << "  constant: " << detail::status_text(m.constant_status) << "\n";
   }
