@@ -460,7 +460,7 @@ MemChaseTiming OpenCLMemory::chase(const MemChaseRequest& r) {
   } else {
     // Launch k walks the warm-up and k segments; each launch's ends are checked against the
     // host's walk, the last one's returned (it walked what the probe checks).
-    t.time_unit = "ns";
+    t.unit = "ns";
     t.cycles_per_hop.assign(r.warps, {});
     std::vector<uint32_t> at(r.starts.begin(), r.starts.end());
     for (int w = 0; w < r.warps; ++w) at[w] = walk(*r.next, at[w], r.warmup_hops);

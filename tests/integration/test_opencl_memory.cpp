@@ -69,7 +69,7 @@ TEST(OpenCLMemory, EveryChaseKernelWalksItsChains) {
       for (double c : t.cycles_per_hop[w]) EXPECT_GT(c, 0) << to_string(load);
     }
     // A CPU has no cycle counter the kernel can read: its hops are timed in ns.
-    if (is_cpu(*dev)) EXPECT_EQ(t.time_unit, "ns");
+    if (is_cpu(*dev)) EXPECT_EQ(t.unit, "ns");
   }
   // A chunk-mapped chain cannot be had through OpenCL.
   MemChaseRequest r;
