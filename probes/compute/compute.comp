@@ -70,8 +70,11 @@
 #define GD_FOLD(i) acc ^= a##i;
 
 #elif defined(GD_OP_int32_mul)
-#define GD_DECL(i) uint a##i = pc.ub + 7u * uint(i);
-#define GD_STEP(i, j) a##i = a##i * (a##j | 1u);
+// Odd seeds keep every product odd (never 0), so the step is the multiply alone (the OpenCL
+// form; at ILP 1 a square, as CUDA's): an `| 1u` in the step put a LOP3 before each IMAD in
+// the dependent chain and doubled the latency.
+#define GD_DECL(i) uint a##i = (pc.ub + 7u * uint(i)) | 1u;
+#define GD_STEP(i, j) a##i = a##i * a##j;
 #define GD_FOLD(i) acc ^= a##i;
 
 #elif defined(GD_OP_int32_mad)

@@ -11,8 +11,10 @@
 
 #if defined(GD_OP_fp32_max)
 // max(-a, b): a plain max(a, b) chain is folded (max(max(a, b), b) is max(a, b)); negating
-// an operand is a source modifier of the max instruction on GPUs.
-#define GD_DECL(i) precise float a##i = GD_FSEED(i);
+// an operand is a source modifier of the max instruction on GPUs. Not `precise`: a max has
+// nothing to contract, and NoContraction on the negation may keep a driver from folding it
+// into the max (a second instruction in the dependent chain).
+#define GD_DECL(i) float a##i = GD_FSEED(i);
 #define GD_STEP(i, j) a##i = max(-a##i, pc.fb);
 #define GD_FOLD(i) acc ^= floatBitsToUint(a##i);
 
@@ -96,12 +98,18 @@
 
 #elif defined(GD_OP_int64_add) || defined(GD_OP_int64_mul)
 // Needs shaderInt64. The add is the INT32 one's Fibonacci step (a loop-invariant addend
-// would become one multiply).
+// would become one multiply); the multiply is its product form (the OpenCL one): odd seeds
+// keep every product odd, so no `| 1` sits in the dependent chain beside the multiply.
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#if defined(GD_OP_int64_add)
+#define GD_ODD 0ul
+#else
+#define GD_ODD 1ul
+#endif
 #define GD_DECL(i)                                                                    \
-  uint64_t a##i = (uint64_t(pc.ub) << 32 | uint64_t(pc.uc)) + uint64_t(i) +          \
-                  0x01000193ul * uint64_t(GD_LANE),                                  \
-           p##i = uint64_t(pc.uc ^ uint(i));
+  uint64_t a##i = ((uint64_t(pc.ub) << 32 | uint64_t(pc.uc)) + uint64_t(i) +         \
+                   0x01000193ul * uint64_t(GD_LANE)) | GD_ODD,                       \
+           p##i = uint64_t(pc.uc ^ uint(i)) | GD_ODD;
 #if defined(GD_OP_int64_add)
 #define GD_STEP(i, j)        \
   {                          \
@@ -110,7 +118,12 @@
     p##i = t;                \
   }
 #else
-#define GD_STEP(i, j) a##i = a##i * (a##j | 1ul);
+#define GD_STEP(i, j)        \
+  {                          \
+    const uint64_t t = a##i; \
+    a##i *= p##i;            \
+    p##i = t;                \
+  }
 #endif
 #define GD_FOLD(i) acc ^= uint(a##i) ^ uint(a##i >> 32);
 

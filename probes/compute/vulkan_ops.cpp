@@ -121,7 +121,7 @@ uint32_t int32_step(const std::string& op, std::vector<uint32_t>& a, std::vector
                     int i, const ComputeSeeds& z) {
   const int ilp = static_cast<int>(a.size());
   const uint32_t v = a[i], sl = (z.uc & 31u) | 1u;
-  if (op == "int32.mul") return v * (a[(i + 1) % ilp] | 1u);
+  if (op == "int32.mul") return v * a[(i + 1) % ilp];
   if (op == "int32.mad") return v * z.ub + z.uc;
   if (op == "int32.mulhi") return static_cast<uint32_t>((uint64_t(v) * z.ub) >> 32);
   if (op == "int32.lop3") {
@@ -150,6 +150,7 @@ std::optional<uint32_t> int32_checksum(const std::string& op, int ilp, uint64_t 
   for (int i = 0; i < ilp; ++i) {
     const uint32_t u = static_cast<uint32_t>(i);
     a[i] = z.ub + 7u * u;
+    if (op == "int32.mul") a[i] |= 1u;  // odd seeds: the step is the multiply alone
     p[i] = z.uc ^ u;
   }
   for (uint64_t n = 0; n < steps; ++n)
@@ -170,19 +171,16 @@ std::optional<uint32_t> int32_checksum(const std::string& op, int ilp, uint64_t 
 std::optional<uint32_t> int64_checksum(const std::string& op, int ilp, uint64_t steps,
                                        const ComputeSeeds& z) {
   std::vector<uint64_t> a(ilp), p(ilp);
+  const uint64_t odd = op == "int64.add" ? 0u : 1u;  // the product's seeds are odd
   for (int i = 0; i < ilp; ++i) {
-    a[i] = ((uint64_t(z.ub) << 32) | z.uc) + uint64_t(i);
-    p[i] = z.uc ^ static_cast<uint32_t>(i);
+    a[i] = (((uint64_t(z.ub) << 32) | z.uc) + uint64_t(i)) | odd;
+    p[i] = (z.uc ^ static_cast<uint32_t>(i)) | odd;
   }
   for (uint64_t n = 0; n < steps; ++n)
-    for (int i = 0; i < ilp; ++i) {
-      if (op == "int64.add") {
-        const uint64_t t = a[i];
-        a[i] += p[i];
-        p[i] = t;
-      } else {
-        a[i] = a[i] * (a[(i + 1) % ilp] | 1u);
-      }
+    for (int i = 0; i < ilp; ++i) {  // a Fibonacci step, or its product form
+      const uint64_t t = a[i];
+      a[i] = op == "int64.add" ? a[i] + p[i] : a[i] * p[i];
+      p[i] = t;
     }
   uint32_t acc = 0;
   for (int i = 0; i < ilp; ++i)
