@@ -133,7 +133,13 @@
 // GLSL's builtins, whose Vulkan precision is the special-function units' (the compiler
 // picks the instruction). Each chain stays finite: 1/(x + c) oscillates near 1, rsqrt and
 // sqrt go to 1, 2^-x to 0.64, log2(|x| + 1) to 1, sin to 0, cos to 0.74.
+// ex2's chain is not `precise`, as fp32.max's: its negation is a source modifier of the
+// special-function instruction, and an exponential has nothing to contract.
+#if defined(GD_OP_sfu_ex2)
+#define GD_DECL(i) float a##i = GD_FSEED(i);
+#else
 #define GD_DECL(i) precise float a##i = GD_FSEED(i);
+#endif
 #define GD_FOLD(i) acc ^= floatBitsToUint(a##i);
 #if defined(GD_OP_sfu_rcp)
 // rcp(rcp(x)) is x: the add keeps pairs from folding, as in the CUDA table.
