@@ -84,7 +84,7 @@ TEST(VulkanMemory, PartsThatLoadsCanStateRunAndTheOthersSayWhy) {
   ASSERT_EQ(out.partitions[0].by_warps.size(), 2u);
   for (const MemCurve& c : out.partitions[0].by_warps) expect_measured(c, unit);
   EXPECT_EQ(out.partitions[0].by_warps[1].warps, 2);
-  EXPECT_EQ(out.partitions[1].status.status, "unsupported");
+  EXPECT_EQ(out.partitions[1].status.name(), "unsupported");
   EXPECT_NE(out.partitions[1].status.reason.find("read-only"), std::string::npos);
   if (k->supports("partition.texture").ok)
     for (const MemCurve& c : out.partitions[2].by_warps) expect_measured(c, unit);
@@ -102,7 +102,7 @@ TEST(VulkanMemory, PartsThatLoadsCanStateRunAndTheOthersSayWhy) {
   for (const MemCurve& c : out.l1_line.by_stride) expect_measured(c, unit);
   EXPECT_EQ(out.l1_ways.by_stride.size(), 2u);
 
-  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_EQ(out.l2_line.status.name(), "skipped");
   EXPECT_NE(out.l2_line.status.reason.find("L2 size"), std::string::npos);
 
   EXPECT_TRUE(out.constant_status.ok()) << out.constant_status.reason;
@@ -114,7 +114,7 @@ TEST(VulkanMemory, PartsThatLoadsCanStateRunAndTheOthersSayWhy) {
 
   EXPECT_TRUE(out.tlb_status.ok()) << out.tlb_status.reason;
   ASSERT_EQ(out.tlb.size(), 2u);
-  EXPECT_EQ(out.tlb[0].status.status, "unsupported");
+  EXPECT_EQ(out.tlb[0].status.name(), "unsupported");
   EXPECT_NE(out.tlb[0].status.reason.find("2 MiB"), std::string::npos);
   expect_measured(out.tlb[1].curve, unit);
 

@@ -196,7 +196,7 @@ TEST(LatencyProbe, UnsupportedPathSaysWhyAndTheRunGoesOn) {
   FakeDevice dev;
   LatencyProbeResult out;
   fakes::run_probe(run_latency, dev, small({MemPath::texture, MemPath::shared}), out);
-  EXPECT_EQ(out.paths.at("texture").status.status, "unsupported");
+  EXPECT_EQ(out.paths.at("texture").status.name(), "unsupported");
   EXPECT_EQ(out.paths.at("texture").status.reason, "no textures on the fake");
   EXPECT_TRUE(out.paths.at("texture").points.empty());
   const CurveResult& shared = out.paths.at("shared");
@@ -242,9 +242,9 @@ TEST(LatencyProbe, BackendErrorNamesProbePathAndPointAndKeepsWhatWasMeasured) {
     EXPECT_NE(what.find("point 5"), std::string::npos) << what;
     EXPECT_NE(what.find("illegal address"), std::string::npos) << what;
   }
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_EQ(dev.releases, 1);  // also after an error
-  EXPECT_EQ(out.paths.at("global").status.status, "error");
+  EXPECT_EQ(out.paths.at("global").status.name(), "error");
   EXPECT_EQ(out.paths.at("global").points.size(), 4u);
 }
 
@@ -273,10 +273,10 @@ TEST(LatencyProbe, StopKeepsWhatWasMeasuredAndSaysInterrupted) {
   NullProgress progress;
   LatencyProbeResult out;
   run_latency(dev, small({MemPath::global, MemPath::l2}), progress, stop, out);
-  EXPECT_EQ(out.status.status, "interrupted");
-  EXPECT_EQ(out.paths.at("global").status.status, "interrupted");
+  EXPECT_EQ(out.status.name(), "interrupted");
+  EXPECT_EQ(out.paths.at("global").status.name(), "interrupted");
   EXPECT_EQ(out.paths.at("global").points.size(), 6u);
-  EXPECT_EQ(out.paths.at("l2").status.status, "skipped");
+  EXPECT_EQ(out.paths.at("l2").status.name(), "skipped");
 }
 
 TEST(LatencyProbe, TlbSweepFindsReachAndMissCost) {

@@ -462,7 +462,7 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   EXPECT_EQ(out.nccl.environment.at("NCCL_NVLS_ENABLE"), "0");
   // 8 B, 128 B, 2 KiB, 32 KiB, 512 KiB, 1 MiB for each of 5 collectives.
   EXPECT_EQ(dev.links.collectives, 5 * 6);
-  for (const Figure& f : figs) EXPECT_EQ(f.status.status, "ok") << f.id << " " << f.status.reason;
+  for (const Figure& f : figs) EXPECT_EQ(f.status.name(), "ok") << f.id << " " << f.status.reason;
 }
 
 TEST(LinksProbe, MatrixAndTerminalSummary) {
@@ -510,7 +510,7 @@ TEST(LinksProbe, OneGpuHasNoPeerAndLeavesTheHostToTheBandwidthProbe) {
   LinksProbeResult out;
   fakes::run_probe(run_links, dev, small_options(), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.host.status.status, "skipped");
+  EXPECT_EQ(out.host.status.name(), "skipped");
   EXPECT_NE(out.host.status.reason.find("bandwidth.host"), std::string::npos);
   EXPECT_TRUE(out.host.all.empty());
 }
@@ -528,7 +528,7 @@ TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHostWhenAsked) {
   EXPECT_TRUE(out.status.ok());
   EXPECT_EQ(out.p2p.status, "unsupported");
   EXPECT_EQ(out.p2p.reason, "one GPU: no peer");
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   EXPECT_EQ(out.nccl.status.reason, "needs 2 GPUs");
   EXPECT_TRUE(out.host.status.ok());
   EXPECT_TRUE(out.host.single.empty());  // "all" is that GPU alone
@@ -548,23 +548,23 @@ TEST(LinksProbe, NoPeerAccessAndNoNcclAreUnsupportedWithTheirReasons) {
   EXPECT_TRUE(out.status.ok());
   EXPECT_EQ(out.p2p.status, "unsupported");
   EXPECT_NE(out.p2p.reason.find("cudaDeviceCanAccessPeer says no"), std::string::npos);
-  EXPECT_EQ(out.pairs.at(0).status.status, "unsupported");
+  EXPECT_EQ(out.pairs.at(0).status.name(), "unsupported");
   EXPECT_EQ(dev.links.peer_copies, 0);
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   EXPECT_NE(out.nccl.status.reason.find("libnccl.so.2"), std::string::npos);
   EXPECT_EQ(dev.links.collectives, 0);
-  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.status, "unsupported");
+  EXPECT_EQ(find(links_figures(out), "links.nccl.broadcast.busbw")->status.name(), "unsupported");
 }
 
 TEST(LinksProbe, ABackendWithoutKernelsIsUnsupported) {
   FakeDevice dev(false);
   LinksProbeResult out;
   fakes::run_probe(run_links, dev, small_options(), out);
-  EXPECT_EQ(out.status.status, "unsupported");
+  EXPECT_EQ(out.status.name(), "unsupported");
   EXPECT_NE(out.status.reason.find("opencl backend has no links kernels"), std::string::npos);
-  EXPECT_EQ(out.nccl.status.status, "unsupported");
+  EXPECT_EQ(out.nccl.status.name(), "unsupported");
   for (const Figure& f : links_figures(out)) {
-    EXPECT_EQ(f.status.status, "unsupported") << f.id;
+    EXPECT_EQ(f.status.name(), "unsupported") << f.id;
     EXPECT_FALSE(f.value) << f.id;
   }
 }
@@ -574,10 +574,10 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   dev.links.break_sm_read_check = true;
   LinksProbeResult out;
   EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("loads summed"), std::string::npos);
   const BandwidthCurve& c = out.pairs[0].curves.at("sm.read");
-  EXPECT_EQ(c.status.status, "error");
+  EXPECT_EQ(c.status.name(), "error");
   EXPECT_EQ(c.points[0].status, "error");
   EXPECT_FALSE(c.points[0].gbps);
   // The other curves and parts still stand.
@@ -585,7 +585,7 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_TRUE(out.nccl.status.ok());
   const auto figs = links_figures(out);
   EXPECT_FALSE(find(figs, "links.p2p.sm.read")->value);
-  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.sm.read")->status.name(), "error");
   EXPECT_TRUE(find(figs, "links.p2p.ce.read")->value);
 }
 
@@ -594,12 +594,12 @@ TEST(LinksProbe, AChaseFromOneSmThatEndsWrongIsThePairsChaseError) {
   dev.links.wrong_end_on_sm = 3;
   LinksProbeResult out;
   EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
-  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
   EXPECT_NE(out.pairs[0].chase.status.reason.find("from SM 3 ended on line"), std::string::npos)
       << out.pairs[0].chase.status.reason;
   EXPECT_TRUE(out.pairs[0].chase.by_sm.empty());  // no partial range is shown as a result
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase.best_sm")->value);
 }
 
@@ -615,13 +615,13 @@ TEST(LinksProbe, ATimeoutIsAnErrorOfItsFigureNotAHang) {
   dev.links.chase_times_out = true;
   LinksProbeResult out;
   EXPECT_THROW(fakes::run_probe(run_links, dev, small_options(), out), ProbeError);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_NE(out.status.reason.find("timed out"), std::string::npos);
   EXPECT_NE(out.status.reason.find("and 1 more"), std::string::npos);  // both pairs
-  EXPECT_EQ(out.pairs[0].chase.status.status, "error");
+  EXPECT_EQ(out.pairs[0].chase.status.name(), "error");
   EXPECT_TRUE(out.pairs[0].ping_pong.status.ok());
   const auto figs = links_figures(out);
-  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.status, "error");
+  EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
   EXPECT_NE(find(figs, "links.p2p.latency.chase")->status.reason.find("timed out"),
             std::string::npos);
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase")->value);

@@ -714,7 +714,7 @@ TEST(MemoryProbe, TlbReachAndMissCostBehindChunkMappedMemory) {
   k2.no_chunks = true;
   const auto out2 = run_fake(k2, opt);
   ASSERT_EQ(out2.tlb.size(), 2u);
-  EXPECT_EQ(out2.tlb[0].status.status, "unsupported");
+  EXPECT_EQ(out2.tlb[0].status.name(), "unsupported");
   EXPECT_NE(out2.tlb[0].status.reason.find("virtual-memory"), std::string::npos);
   EXPECT_TRUE(out2.tlb[1].status.ok());
 }
@@ -889,9 +889,9 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   q.carveout = q.partition = q.granularity = q.constant = false;
   FakeMemory k;
   auto out = run_fake(k, q);
-  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_EQ(out.l2_line.status.name(), "skipped");
   EXPECT_EQ(out.l2_line.status.reason, "memory.l2_line=0");
-  EXPECT_EQ(out.l2_ways.status.status, "skipped");
+  EXPECT_EQ(out.l2_ways.status.name(), "skipped");
   EXPECT_TRUE(out.l2_line.by_stride.empty());
   EXPECT_EQ(k.launches, 0);
   // Quick with the part asked for by name: it runs.
@@ -905,7 +905,7 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   o.carveout = o.partition = o.granularity = o.constant = o.tlb = false;
   FakeMemory k1;
   out = run_fake(k1, o);
-  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_EQ(out.l2_line.status.name(), "skipped");
   EXPECT_TRUE(out.l2_line.by_stride.empty());
   EXPECT_EQ(out.l2_ways.by_stride.size(), 2u);
   RunResult rr;
@@ -917,23 +917,23 @@ TEST(MemoryProbe, L2PartsOffWithQuickByOptionAndWithoutSupport) {
   FakeMemory k2;
   k2.no_l2 = true;
   out = run_fake(k2, l2_only());
-  EXPECT_EQ(out.l2_line.status.status, "unsupported");
+  EXPECT_EQ(out.l2_line.status.name(), "unsupported");
   EXPECT_EQ(out.l2_line.status.reason, "no L1-bypassing load here");
-  EXPECT_EQ(out.l2_ways.status.status, "unsupported");
+  EXPECT_EQ(out.l2_ways.status.name(), "unsupported");
   EXPECT_EQ(k2.launches, 0);
   // No L2 size from the API: nothing to plan the sweep from.
   FakeMemory k3;
   DeviceInfo no_l2 = h100_like();
   no_l2.l2_bytes.reset();
   out = run_fake(k3, l2_only(), no_l2);
-  EXPECT_EQ(out.l2_line.status.status, "skipped");
+  EXPECT_EQ(out.l2_line.status.name(), "skipped");
   EXPECT_NE(out.l2_line.status.reason.find("no L2 size"), std::string::npos);
   // A backend with no memory kernels at all: both say why.
   FakeDevice none(nullptr);
   MemoryProbeResult r;
   fakes::run_probe(run_memory, none, MemoryOptions{}, r);
-  EXPECT_EQ(r.l2_line.status.status, "unsupported");
-  EXPECT_EQ(r.l2_ways.status.status, "unsupported");
+  EXPECT_EQ(r.l2_line.status.name(), "unsupported");
+  EXPECT_EQ(r.l2_ways.status.name(), "unsupported");
 }
 
 // The L2 parts on an H200-sized L2 (60 MiB; near half to 27.6 MiB at 280 cycles, far half to
@@ -1025,7 +1025,7 @@ TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
   FakeMemory k;
   k.corrupt = true;
   const auto out = run_carveouts_expecting_error(k);
-  EXPECT_EQ(out.status.status, "error");
+  EXPECT_EQ(out.status.name(), "error");
   EXPECT_EQ(out.carveout_status.status, "error");
   ASSERT_FALSE(out.carveouts.empty());
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
@@ -1046,14 +1046,14 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
   // Their figures say the split was not applied (no value); the forced rows stay ok.
   const auto by_id = figures_by_id(out);
   const Figure& hint = by_id.at("memory.carveout.64.hint.l1_capacity");
-  EXPECT_EQ(hint.status.status, "unsupported");
+  EXPECT_EQ(hint.status.name(), "unsupported");
   EXPECT_FALSE(hint.value.has_value());
   EXPECT_EQ(hint.status.reason.rfind("the driver did not apply the split asked for (64 KiB "
                                      "shared, preference only): the L1 implies a 32 KiB split",
                                      0),
             0u)
       << hint.status.reason;
-  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.status, "unsupported");
+  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.name(), "unsupported");
   EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").status.ok());
   EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").value.has_value());
   EXPECT_TRUE(by_id.at("memory.carveout.default.l1_capacity").status.ok());
@@ -1076,7 +1076,7 @@ TEST(MemoryProbe, UnsupportedPathsAndBackends) {
   opt.max_warps = 2;
   const auto out = run_fake(k, opt);
   ASSERT_EQ(out.partitions.size(), 3u);
-  EXPECT_EQ(out.partitions[1].status.status, "unsupported");
+  EXPECT_EQ(out.partitions[1].status.name(), "unsupported");
   EXPECT_TRUE(out.partitions[2].status.ok());
   EXPECT_EQ(out.partitions[2].by_warps.size(), 2u);
   EXPECT_EQ(out.granularity_status.status, "skipped");
@@ -1084,7 +1084,7 @@ TEST(MemoryProbe, UnsupportedPathsAndBackends) {
   FakeDevice none(nullptr);
   MemoryProbeResult r;
   fakes::run_probe(run_memory, none, MemoryOptions{}, r);
-  EXPECT_EQ(r.status.status, "unsupported");
+  EXPECT_EQ(r.status.name(), "unsupported");
   EXPECT_EQ(r.constant_status.status, "unsupported");
   RunResult rr;
   rr.put(r);
@@ -1098,7 +1098,7 @@ TEST(MemoryProbe, StopInterrupts) {
   std::atomic<bool> stop{true};
   MemoryProbeResult out;
   run_memory(dev, MemoryOptions{}, progress, stop, out);
-  EXPECT_EQ(out.status.status, "interrupted");
+  EXPECT_EQ(out.status.name(), "interrupted");
   EXPECT_EQ(k.launches, 0);
 }
 
