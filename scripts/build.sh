@@ -10,6 +10,10 @@
 #   GD_CUDA_ARCH=NN  the GPU architecture to build CUDA kernels for (default 90: Hopper)
 #   GD_BUILD_TESTS=ON  also build the test suite (scripts/test.sh sets it; the main job
 #                      does not need it, so a plain build skips it)
+#   GD_UNITY=OFF     compile each C++ file on its own (default ON: a unity build joins up to
+#                      16 files of a library into one translation unit, which parses the
+#                      shared headers once per group and more than halves a fresh build; OFF
+#                      suits editing, where a change recompiles one file, not its group)
 # Both backends are built when their toolkits are found: CUDA for sm_90 when nvcc is on PATH
 # or at /usr/local/cuda/bin/nvcc, OpenCL when the ICD loader and headers are installed.
 # An existing build folder keeps its configuration (delete it to reconfigure from scratch).
@@ -40,7 +44,8 @@ die() {
 
 if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
   args=(-S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=${GD_CUDA_ARCH:-90}
-    -DGD_BUILD_TESTS="$GD_BUILD_TESTS")
+    -DGD_BUILD_TESTS="$GD_BUILD_TESTS"
+    -DCMAKE_UNITY_BUILD="${GD_UNITY:-ON}" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
   [[ -n $nvcc ]] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
   read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
   args+=("${extra[@]}")
