@@ -364,7 +364,9 @@ class CudaFrontend final : public FrontendKernels {
       throw BackendError("a block of " + std::to_string(req.block_threads) + " threads with " +
                          std::to_string(dynamic + attr.sharedSizeBytes) +
                          " bytes of shared memory does not fit an SM");
-    const int per_sm = req.blocks_per_sm > 0 ? req.blocks_per_sm : 2 * std::max(1, api) + 2;
+    const int per_sm = req.waves > 0           ? req.waves * std::max(1, api)
+                       : req.blocks_per_sm > 0 ? req.blocks_per_sm
+                                               : 2 * std::max(1, api) + 2;
     const int blocks = std::max(1, info_.compute_units) * per_sm;
     auto* rec = static_cast<unsigned long long*>(rec_.get(
         static_cast<std::size_t>(blocks) * 4 * sizeof(unsigned long long), "occupancy records"));

@@ -145,6 +145,37 @@ void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
   }
 }
 
+// Refill after the first wave: how soon a freed block slot takes the next block, and the
+// rate each SM starts blocks at once its first wave is resident.
+void refill_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
+  const std::string where = std::to_string(p.refill_blocks) + " blocks of " +
+                            std::to_string(p.refill_block_threads) + " threads (" +
+                            std::to_string(p.refill_waves) + " waves), each on its SM " +
+                            std::to_string(static_cast<int>(p.refill_spin_us)) + " us";
+  auto add = [&](const std::string& id, const std::string& label, const std::string& unit,
+                 const Summary& v, bool higher) {
+    Figure f;
+    f.id = id;
+    f.label = label;
+    f.unit = unit;
+    f.value = v;
+    f.instruction = "%smid + %globaltimer at block start and end";
+    f.where = where;
+    f.higher_is_better = higher;
+    f.status = p.refill_status;
+    out.push_back(f);
+  };
+  if (p.refill_latency_us)
+    add("frontend.refill.latency", "block end to the next block's start on the freed slot", "us",
+        *p.refill_latency_us, false);
+  if (p.refill_sm_rate)
+    add("frontend.refill.sm_blocks_per_us", "blocks started per SM after the first wave",
+        "blocks/us", *p.refill_sm_rate, true);
+  if (p.refill_blocks_per_us)
+    add("frontend.refill.blocks_per_us", "blocks started after the first wave, GPU-wide",
+        "blocks/us", single_value(*p.refill_blocks_per_us), true);
+}
+
 // Resident warps and blocks per SM, measured, and the register staircase.
 void occupancy_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
   auto count = [&](const std::string& id, const std::string& label, std::optional<int> v,
@@ -192,6 +223,9 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         {"launch", "1", "launch latency and launch rate (plain, streams, graph)"},
         {"dispatch", "1", "block dispatch rate and per-SM start skew"},
         {"occupancy", "1", "resident blocks and warps by block size, registers, shared memory"},
+        {"refill", "1", "refill of freed block slots after the first wave"},
+        {"refill_waves", "8", "refill grid: this many times the resident blocks of every SM"},
+        {"refill_spin_us", "5", "refill: each block's time on its SM, us"},
         {"min_instructions", "1024", "smallest loop body of the sweep, instructions"},
         {"max_instructions", "", "largest loop body (CUDA 131072 = 2 MiB; OpenCL 4096)"},
         {"points_per_doubling", "2", "sizes per doubling of the sweep"},
@@ -226,6 +260,7 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
     icache_figures(*p, out);
     launch_figures(*p, out);
     dispatch_figures(*p, out);
+    refill_figures(*p, out);
     occupancy_figures(*p, out);
     return out;
   }
@@ -243,7 +278,10 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
             "frontend.occupancy.warps_per_sm",
             "frontend.occupancy.blocks_per_sm",
             "frontend.occupancy.warps_per_partition",
-            "frontend.occupancy.max_regs_full"};
+            "frontend.occupancy.max_regs_full",
+            "frontend.refill.latency",
+            "frontend.refill.sm_blocks_per_us",
+            "frontend.refill.blocks_per_us"};
   }
 };
 

@@ -139,6 +139,35 @@ struct DispatchStats {
 };
 std::optional<DispatchStats> dispatch_stats(const std::vector<BlockRecord>& blocks);
 
+// Refill after the first wave: a grid of several waves of blocks that each spin a fixed time,
+// recorded like the occupancy part's blocks. Per SM, with R the most blocks resident at once
+// there (max_resident_blocks), the k-th start in time order (k >= R, from 0) needed a slot
+// that the (k-R)-th end freed: its refill latency is start[k] - end[k-R] (never negative
+// with R counted from the same records, [start, end) intervals). The SM's refill rate is its
+// starts after the R-th over the time from the R-th start (the first wave resident) to its
+// last start. Latencies are means: a gap is the difference of two reads of a timer that
+// steps by 32 ns on Hopper, so a median could only be a multiple of the step, while the mean
+// of many gaps, at random phases to the step, is not.
+struct RefillSm {
+  uint32_t sm = 0;
+  int resident = 0;  // R
+  int refills = 0;   // starts after the first wave
+  double latency_mean_us = 0;
+  double blocks_per_us = 0;
+};
+struct RefillStats {
+  std::vector<RefillSm> per_sm;  // SMs with at least one refill, by SM id
+  int resident_median = 0;       // R, median over those SMs
+  int refills = 0;               // all SMs
+  double latency_mean_us = 0;    // every refill of every SM
+  double latency_median_us = 0, latency_p10_us = 0, latency_p90_us = 0;
+  double sm_rate_median = 0, sm_rate_min = 0, sm_rate_max = 0;  // blocks/us per SM
+  double blocks_per_us = 0;                                     // the SMs' rates summed: GPU-wide
+  double block_us_median = 0;                                   // one block's own start to end
+};
+// nullopt: no SM started a block after its first wave.
+std::optional<RefillStats> refill_stats(const std::vector<BlockRecord>& blocks);
+
 // Warps per SM the register file allows: floor(regs_per_sm / (ceil(regs*32 / gran) * gran))
 // capped at max_warps (documented for sm_90: 64K registers, allocation per warp in units of
 // 256, 64 warps). The prediction the measured staircase is drawn against.
@@ -209,6 +238,7 @@ struct OccupancyRequest {
   int regs = 0;               // 0: the plain kernel; else a kernel built with maxrregcount = regs
   uint64_t shared_bytes = 0;  // dynamic shared memory per block
   int blocks_per_sm = 0;      // grid = SMs x this (0: backend picks 2 x the API's occupancy + 2)
+  int waves = 0;              // > 0: grid = SMs x waves x the API's occupancy (over blocks_per_sm)
   double spin_us = 30;
 };
 struct OccupancyTrace {
@@ -337,6 +367,17 @@ struct FrontendProbeResult {
   std::optional<Summary> dispatch_blocks_per_us;
   std::optional<double> dispatch_first_wave_us, dispatch_sm_skew_median_us, dispatch_sm_skew_max_us;
   std::vector<BlockRecord> dispatch_trace;  // one launch, for the timeline chart
+
+  // Refill after the first wave (occupancy's spin kernel, several waves of small blocks).
+  Status refill_status;
+  int refill_blocks = 0, refill_block_threads = 0, refill_waves = 0;
+  double refill_spin_us = 0;
+  int refill_resident_per_sm = 0;
+  std::optional<Summary> refill_latency_us;    // mean refill latency, per repeat
+  std::optional<Summary> refill_sm_rate;       // median SM's blocks/us, per repeat
+  std::optional<double> refill_blocks_per_us;  // GPU-wide, median over repeats
+  std::optional<double> refill_latency_p10_us, refill_latency_p90_us, refill_block_us;
+  std::vector<RefillSm> refill_per_sm;  // the last repeat
 
   Status occupancy_status;
   std::vector<FrontendOccupancyPoint> occupancy;

@@ -374,6 +374,77 @@ std::optional<DispatchStats> dispatch_stats(const std::vector<BlockRecord>& bloc
   return d;
 }
 
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// One SM's refills: gaps (us) from each freed slot to the start that took it, and the rate.
+std::optional<RefillSm> refill_sm(uint32_t sm, const std::vector<BlockRecord>& blocks, int resident,
+                                  std::vector<double>& gaps_us) {
+  std::vector<uint64_t> starts, ends;
+  for (const auto& b : blocks) {
+    starts.push_back(b.start_ns);
+    ends.push_back(b.end_ns);
+  }
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  const std::size_t r = static_cast<std::size_t>(std::max(1, resident));
+  if (starts.size() <= r) return std::nullopt;
+  std::vector<double> mine;
+  for (std::size_t k = r; k < starts.size(); ++k)
+    mine.push_back(static_cast<double>(starts[k] - std::min(starts[k], ends[k - r])) / 1000.0);
+  RefillSm s;
+  s.sm = sm;
+  s.resident = static_cast<int>(r);
+  s.refills = static_cast<int>(mine.size());
+  s.latency_mean_us = mean(mine);
+  const double window_us = static_cast<double>(starts.back() - starts[r - 1]) / 1000.0;
+  s.blocks_per_us = window_us > 0 ? static_cast<double>(mine.size()) / window_us : 0;
+  gaps_us.insert(gaps_us.end(), mine.begin(), mine.end());
+  return s;
+}
+
+}  // namespace
+
+std::optional<RefillStats> refill_stats(const std::vector<BlockRecord>& blocks) {
+  std::map<uint32_t, std::vector<BlockRecord>> by_sm;
+  std::vector<BlockRecord> valid;  // a record that ends before it starts is not a block
+  std::vector<double> durations;
+  for (const auto& b : blocks) {
+    if (b.end_ns < b.start_ns) continue;
+    by_sm[b.sm].push_back(b);
+    valid.push_back(b);
+    durations.push_back(static_cast<double>(b.end_ns - b.start_ns) / 1000.0);
+  }
+  const auto resident = max_resident_blocks(valid);
+  RefillStats st;
+  std::vector<double> gaps, rates, r_counts;
+  for (const auto& [sm, list] : by_sm) {
+    auto s = refill_sm(sm, list, resident.at(sm), gaps);
+    if (!s) continue;
+    st.per_sm.push_back(*s);
+    st.refills += s->refills;
+    if (s->blocks_per_us > 0) rates.push_back(s->blocks_per_us);
+    r_counts.push_back(s->resident);
+  }
+  if (gaps.empty() || rates.empty()) return std::nullopt;
+  st.resident_median = static_cast<int>(std::lround(median(r_counts)));
+  st.latency_mean_us = mean(gaps);
+  st.latency_median_us = median(gaps);
+  st.latency_p10_us = quantile(gaps, 0.1);
+  st.latency_p90_us = quantile(gaps, 0.9);
+  st.sm_rate_median = median(rates);
+  st.sm_rate_min = *std::min_element(rates.begin(), rates.end());
+  st.sm_rate_max = *std::max_element(rates.begin(), rates.end());
+  for (double v : rates) st.blocks_per_us += v;
+  st.block_us_median = median(durations);
+  return st;
+}
+
 int predicted_warps_by_registers(int regs_per_thread, int block_threads, int regs_per_sm, int unit,
                                  int max_warps, int max_blocks) {
   const int warps_per_block = std::max(1, (block_threads + 31) / 32);

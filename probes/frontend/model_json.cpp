@@ -134,6 +134,32 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   di["trace"] = r.dispatch_trace;
   j["dispatch"] = di;
 
+  // Only where the part ran or was turned away: older files and fixtures have no "refill".
+  if (r.refill_blocks > 0 || !r.refill_status.ok()) {
+    nlohmann::json rf;
+    rf["status"] = status_json(r.refill_status);
+    rf["blocks"] = r.refill_blocks;
+    rf["block_threads"] = r.refill_block_threads;
+    rf["waves"] = r.refill_waves;
+    rf["spin_us"] = r.refill_spin_us;
+    rf["resident_per_sm"] = r.refill_resident_per_sm;
+    put(rf, "latency_us", r.refill_latency_us);
+    put(rf, "latency_p10_us", r.refill_latency_p10_us);
+    put(rf, "latency_p90_us", r.refill_latency_p90_us);
+    put(rf, "sm_blocks_per_us", r.refill_sm_rate);
+    put(rf, "blocks_per_us", r.refill_blocks_per_us);
+    put(rf, "block_us", r.refill_block_us);
+    nlohmann::json per = nlohmann::json::array();
+    for (const auto& s : r.refill_per_sm)
+      per.push_back({{"sm", s.sm},
+                     {"resident", s.resident},
+                     {"refills", s.refills},
+                     {"latency_mean_us", s.latency_mean_us},
+                     {"blocks_per_us", s.blocks_per_us}});
+    rf["per_sm"] = per;
+    j["refill"] = rf;
+  }
+
   nlohmann::json oc;
   oc["status"] = status_json(r.occupancy_status);
   put(oc, "max_warps_per_sm", r.max_warps_per_sm);
@@ -259,6 +285,30 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     get(di, "sm_skew_median_us", r.dispatch_sm_skew_median_us);
     get(di, "sm_skew_max_us", r.dispatch_sm_skew_max_us);
     get(di, "trace", r.dispatch_trace);
+  }
+  if (auto it = j.find("refill"); it != j.end()) {
+    const auto& rf = *it;
+    if (rf.contains("status")) r.refill_status = json_fields::get_status(rf["status"]);
+    get(rf, "blocks", r.refill_blocks);
+    get(rf, "block_threads", r.refill_block_threads);
+    get(rf, "waves", r.refill_waves);
+    get(rf, "spin_us", r.refill_spin_us);
+    get(rf, "resident_per_sm", r.refill_resident_per_sm);
+    get(rf, "latency_us", r.refill_latency_us);
+    get(rf, "latency_p10_us", r.refill_latency_p10_us);
+    get(rf, "latency_p90_us", r.refill_latency_p90_us);
+    get(rf, "sm_blocks_per_us", r.refill_sm_rate);
+    get(rf, "blocks_per_us", r.refill_blocks_per_us);
+    get(rf, "block_us", r.refill_block_us);
+    for (const auto& e : rf.value("per_sm", nlohmann::json::array())) {
+      RefillSm s;
+      get(e, "sm", s.sm);
+      get(e, "resident", s.resident);
+      get(e, "refills", s.refills);
+      get(e, "latency_mean_us", s.latency_mean_us);
+      get(e, "blocks_per_us", s.blocks_per_us);
+      r.refill_per_sm.push_back(s);
+    }
   }
   if (auto it = j.find("occupancy"); it != j.end()) {
     const auto& oc = *it;

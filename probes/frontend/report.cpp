@@ -186,6 +186,36 @@ void launch_html(std::ostringstream& h, const FrontendProbeResult& p, SectionCon
   }
 }
 
+// Whether the refill part ran or was turned away (files before it have neither).
+bool has_refill(const FrontendProbeResult& p) {
+  return p.refill_blocks > 0 || !p.refill_status.ok();
+}
+
+// One line (text) or paragraph (HTML) on refill after the first wave: the figures, then what
+// they rest on (resident blocks, block time, the spread of the gaps).
+std::string refill_sentence(const FrontendProbeResult& p, const char* us) {
+  std::ostringstream os;
+  os << p.refill_blocks << " blocks of " << p.refill_block_threads << " threads (" << p.refill_waves
+     << " waves), each " << format_fixed(p.refill_spin_us, 0) << " " << us << " on its SM";
+  if (p.refill_latency_us)
+    os << ": a freed slot took the next block after "
+       << detail::median_spread(p.refill_latency_us, 3) << " " << us << " on average (p10 "
+       << format_fixed(p.refill_latency_p10_us.value_or(0), 3) << ", p90 "
+       << format_fixed(p.refill_latency_p90_us.value_or(0), 3) << ")";
+  if (p.refill_sm_rate)
+    os << "; " << detail::median_spread(p.refill_sm_rate, 2) << " blocks/" << us << " per SM ("
+       << format_fixed(p.refill_blocks_per_us.value_or(0), 0) << " GPU-wide) with "
+       << p.refill_resident_per_sm << " resident per SM and blocks of "
+       << format_fixed(p.refill_block_us.value_or(0), 2) << " " << us;
+  return os.str();
+}
+
+void refill_html(std::ostringstream& h, const FrontendProbeResult& p) {
+  if (!has_refill(p)) return;
+  h << "<h3>Refill after the first wave</h3>\n<p>" << detail::html_escape(refill_sentence(p, "µs"))
+    << ". Status: " << detail::html_escape(detail::status_text(p.refill_status)) << ".</p>\n";
+}
+
 // The block dispatch rate, and when each SM started its blocks.
 void dispatch_html(std::ostringstream& h, const FrontendProbeResult& p, SectionContext& ctx) {
   h << "<h3>Block dispatch</h3>\n<p>" << p.dispatch_blocks << " blocks of "
@@ -350,6 +380,9 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
     os << ", every SM started after " << format_fixed(*p->dispatch_first_wave_us, 2)
        << " us (median SM " << format_fixed(p->dispatch_sm_skew_median_us.value_or(0), 2) << " us)";
   os << "\n";
+  if (has_refill(*p))
+    os << "Refill (" << detail::status_text(p->refill_status) << "): " << refill_sentence(*p, "us")
+       << "\n";
   os << "Occupancy (" << detail::status_text(p->occupancy_status) << ")";
   if (p->max_warps_per_sm) os << ": " << *p->max_warps_per_sm << " warps/SM";
   if (p->max_blocks_per_sm) os << ", " << *p->max_blocks_per_sm << " blocks/SM";
@@ -412,6 +445,16 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     o.commit();
     files.push_back(f);
   }
+  if (!p->refill_per_sm.empty()) {
+    const auto f = dir / "frontend_refill.csv";
+    OutputFile o(f);
+    o << "sm,resident,refills,latency_mean_us,blocks_per_us\n";
+    for (const auto& e : p->refill_per_sm)
+      o << e.sm << "," << e.resident << "," << e.refills << ","
+        << format_fixed(e.latency_mean_us, 4) << "," << format_fixed(e.blocks_per_us, 4) << "\n";
+    o.commit();
+    files.push_back(f);
+  }
   if (!p->occupancy.empty()) {
     const auto f = dir / "frontend_occupancy.csv";
     OutputFile o(f);
@@ -449,6 +492,7 @@ std::string frontend_html_section(const RunResult& r, SectionContext& ctx) {
   partitions_html(h, *p);
   launch_html(h, *p, ctx);
   dispatch_html(h, *p, ctx);
+  refill_html(h, *p);
   occupancy_html(h, *p, ctx);
   return h.str();
 }

@@ -17,6 +17,7 @@ using frontend_run::dispatch_part;
 using frontend_run::guarded;
 using frontend_run::launch_part;
 using frontend_run::occupancy_part;
+using frontend_run::refill_part;
 
 namespace {
 
@@ -328,6 +329,12 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
       o.launch_batches = options::integer(p, k, v, 1, 1000);
     else if (k == "rate_kernels")
       o.rate_kernels = options::integer(p, k, v, 10, 1000000);
+    else if (k == "refill")
+      o.refill = options::flag(p, k, v);
+    else if (k == "refill_waves")
+      o.refill_waves = options::integer(p, k, v, 2, 64);
+    else if (k == "refill_spin_us")
+      o.refill_spin_us = options::integer(p, k, v, 1, 1000);
     else
       options::unknown_key(p, k, specs);
   }
@@ -481,6 +488,13 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   wall();
   if (interrupted()) return;
 
+  if (opt.refill)
+    refill_part(*k, opt, progress, out);
+  else
+    out.refill_status = {"skipped", "frontend.refill=0"};
+  wall();
+  if (interrupted()) return;
+
   if (opt.occupancy)
     occupancy_part(*k, info, opt, progress, stop, out);
   else
@@ -490,9 +504,9 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
 
   // The probe fails loudly when a part that ran failed (the CLI exits 1 with the reason).
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
-                          &out.dispatch_status, &out.occupancy_status})
-    if (s->code == StatusCode::error) {
-      out.status = {StatusCode::error, s->reason};
+                          &out.dispatch_status, &out.refill_status, &out.occupancy_status})
+    if (s->status == "error") {
+      out.status = {"error", s->reason};
       break;
     }
   for (const auto& p : out.icache)

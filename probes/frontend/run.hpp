@@ -26,6 +26,9 @@ struct FrontendOptions {
   int launches = 200;       // launch-latency samples per batch
   int launch_batches = 10;  // batches: a launch figure is the median of the batches' medians
   int rate_kernels = 2000;
+  bool refill = true;      // refill after the first wave
+  int refill_waves = 8;    // grid: this many times the resident blocks, every SM
+  int refill_spin_us = 5;  // each block's time on its SM
 };
 
 // `--option frontend.KEY=VALUE`; throws std::invalid_argument naming the key.

@@ -28,6 +28,8 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
                  const std::atomic<bool>& stop, FrontendProbeResult& out);
 void dispatch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
                    FrontendProbeResult& out);
+void refill_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
+                 FrontendProbeResult& out);
 void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptions& opt,
                     Progress& progress, const std::atomic<bool>& stop, FrontendProbeResult& out);
 

@@ -158,6 +158,56 @@ void dispatch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& pro
   }
 }
 
+// Refill after the first wave: `refill_waves` waves of 64-thread blocks (the resident limit
+// per SM, from the occupancy API, times the waves), each spinning `refill_spin_us` from its own
+// start, so that every SM's slots are full before the first block ends and every later start
+// is a freed slot refilled.
+void refill_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progress,
+                 FrontendProbeResult& out) {
+  const Support s = k.supports("occupancy");
+  if (!s.ok) {
+    out.refill_status = {"unsupported", s.reason};
+    return;
+  }
+  out.refill_block_threads = 64;
+  out.refill_waves = opt.refill_waves;
+  out.refill_spin_us = opt.refill_spin_us;
+  std::vector<double> latency, sm_rate, gpu_rate, p10, p90, block_us;
+  guarded(out.refill_status, [&] {
+    const int repeats = std::max(3, opt.repeats);
+    for (int r = 0; r < repeats; ++r) {
+      progress.step("frontend", "refill", r + 1, repeats,
+                    std::to_string(opt.refill_waves) + " waves");
+      OccupancyRequest req;
+      req.block_threads = out.refill_block_threads;
+      req.waves = opt.refill_waves;
+      req.spin_us = opt.refill_spin_us;
+      const OccupancyTrace t = k.occupancy(req);
+      if (!t.check_ok) throw BackendError("refill: host check failed: " + t.check);
+      out.refill_blocks = static_cast<int>(t.blocks.size());
+      const auto st = refill_stats(t.blocks);
+      if (!st)
+        throw BackendError("refill: no SM started a block after its first wave (" +
+                           std::to_string(t.blocks.size()) + " blocks)");
+      latency.push_back(st->latency_mean_us);
+      p10.push_back(st->latency_p10_us);
+      p90.push_back(st->latency_p90_us);
+      sm_rate.push_back(st->sm_rate_median);
+      gpu_rate.push_back(st->blocks_per_us);
+      block_us.push_back(st->block_us_median);
+      out.refill_resident_per_sm = st->resident_median;
+      out.refill_per_sm = st->per_sm;
+    }
+  });
+  if (latency.empty()) return;
+  out.refill_latency_us = summarize(latency);
+  out.refill_latency_p10_us = median(p10);
+  out.refill_latency_p90_us = median(p90);
+  out.refill_sm_rate = summarize(sm_rate);
+  out.refill_blocks_per_us = median(gpu_rate);
+  out.refill_block_us = median(block_us);
+}
+
 void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptions& opt,
                     Progress& progress, const std::atomic<bool>& stop, FrontendProbeResult& out) {
   const Support s = k.supports("occupancy");

@@ -9,16 +9,19 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
-#include "figure_ids_check.hpp"
 #include "fake_device.hpp"
-#include "frontend/run.hpp"
+#include "figure_ids_check.hpp"
 #include "frontend/frontend.hpp"
-#include "gpudissect/result.hpp"
+#include "frontend/run.hpp"
 #include "gpudissect/progress.hpp"
+#include "gpudissect/result.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 
 namespace gd {
 namespace {
@@ -261,6 +264,69 @@ TEST(FrontendOptions, QuickStopsTheCudaIcacheSweepAt32K) {
       65536);
 }
 
+// Refill: each later start on an SM is matched with the end that freed its slot (the
+// (k - R)-th end for the k-th start, R resident), whatever order the blocks ended in.
+TEST(FrontendRefill, MatchesEachStartWithTheFreedSlot) {
+  // SM 5, two slots: A [0,100) and B [10,300) first; C takes A's slot 30 ns after A ended,
+  // D takes B's 20 ns after B ended (C ends after B: the slots are matched by time, not id).
+  const std::vector<BlockRecord> b = {
+      {5, 0, 0, 100}, {5, 2, 10, 300}, {5, 0, 130, 400}, {5, 2, 320, 500}};
+  const auto st = refill_stats(b);
+  ASSERT_TRUE(st);
+  ASSERT_EQ(st->per_sm.size(), 1u);
+  EXPECT_EQ(st->per_sm[0].sm, 5u);
+  EXPECT_EQ(st->per_sm[0].resident, 2);
+  EXPECT_EQ(st->per_sm[0].refills, 2);
+  EXPECT_NEAR(st->per_sm[0].latency_mean_us, 0.025, 1e-12);
+  EXPECT_NEAR(st->latency_mean_us, 0.025, 1e-12);
+  // Two refills from the first wave resident (10 ns) to the last start (320 ns).
+  EXPECT_NEAR(st->per_sm[0].blocks_per_us, 2 / 0.31, 1e-9);
+  EXPECT_NEAR(st->block_us_median, (180 + 270) / 2.0 / 1000, 1e-12);  // of 100, 290, 270, 180
+}
+
+TEST(FrontendRefill, WavesOnTwoSms) {
+  // Four slots per SM, blocks of 1000 ns, 6 waves; SM 0 refills a slot 50 ns after it frees,
+  // SM 1 150 ns after. Slots start 10 ns apart within a wave.
+  std::vector<BlockRecord> b;
+  for (uint32_t sm = 0; sm < 2; ++sm) {
+    const uint64_t gap = sm == 0 ? 50 : 150;
+    for (uint64_t slot = 0; slot < 4; ++slot)
+      for (uint64_t w = 0; w < 6; ++w) {
+        const uint64_t start = 10 * slot + w * (1000 + gap);
+        b.push_back({sm, static_cast<uint32_t>(slot), start, start + 1000});
+      }
+  }
+  // A record that ends before it starts is dropped, not counted as a block.
+  b.push_back({0, 0, 5000, 10});
+  const auto st = refill_stats(b);
+  ASSERT_TRUE(st);
+  ASSERT_EQ(st->per_sm.size(), 2u);
+  EXPECT_EQ(st->resident_median, 4);
+  EXPECT_EQ(st->refills, 2 * 20);
+  EXPECT_NEAR(st->per_sm[0].latency_mean_us, 0.05, 1e-12);
+  EXPECT_NEAR(st->per_sm[1].latency_mean_us, 0.15, 1e-12);
+  EXPECT_NEAR(st->latency_p10_us, 0.05, 1e-12);
+  EXPECT_NEAR(st->latency_p90_us, 0.15, 1e-12);
+  // 20 refills from the 4th start (30 ns) to the last (30 + 5 periods).
+  EXPECT_NEAR(st->per_sm[0].blocks_per_us, 20 / (5 * 1.05), 1e-9);
+  EXPECT_NEAR(st->per_sm[1].blocks_per_us, 20 / (5 * 1.15), 1e-9);
+  EXPECT_NEAR(st->sm_rate_min, 20 / (5 * 1.15), 1e-9);
+  EXPECT_NEAR(st->sm_rate_max, 20 / (5 * 1.05), 1e-9);
+  EXPECT_NEAR(st->blocks_per_us, 20 / 5.25 + 20 / 5.75, 1e-9);
+  EXPECT_NEAR(st->block_us_median, 1.0, 1e-12);
+}
+
+TEST(FrontendRefill, OneWaveHasNoRefill) {
+  EXPECT_FALSE(refill_stats({}));
+  EXPECT_FALSE(refill_stats({{0, 0, 0, 100}, {0, 1, 5, 100}, {1, 0, 0, 100}}));
+  // Back-to-back blocks on one slot: R = 1, each start 0 ns after the end before it.
+  const auto st = refill_stats({{0, 0, 0, 100}, {0, 0, 100, 200}, {0, 0, 200, 300}});
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->resident_median, 1);
+  EXPECT_DOUBLE_EQ(st->latency_mean_us, 0);
+  EXPECT_NEAR(st->sm_rate_median, 2 / 0.2, 1e-9);
+}
+
 TEST(FrontendOptions, ParseAndReject) {
   const Probe* p = probe_registry().find("frontend");
   ASSERT_TRUE(p);
@@ -274,6 +340,14 @@ TEST(FrontendOptions, ParseAndReject) {
       parse_frontend_options({{"min_instructions", "4096"}, {"max_instructions", "1024"}}, specs),
       std::invalid_argument);
   EXPECT_NO_THROW(p->parse_options({{"quick", "1"}}));
+  const auto r = parse_frontend_options(
+      {{"refill", "0"}, {"refill_waves", "16"}, {"refill_spin_us", "20"}}, specs);
+  EXPECT_FALSE(r.refill);
+  EXPECT_EQ(r.refill_waves, 16);
+  EXPECT_EQ(r.refill_spin_us, 20);
+  EXPECT_TRUE(parse_frontend_options({}, specs).refill);
+  EXPECT_THROW(parse_frontend_options({{"refill_waves", "1"}}, specs), std::invalid_argument);
+  EXPECT_THROW(parse_frontend_options({{"refill_spin_us", "0"}}, specs), std::invalid_argument);
 }
 
 FrontendProbeResult populated() {
@@ -326,6 +400,18 @@ FrontendProbeResult populated() {
   r.occupancy.push_back(o);
   r.max_warps_per_sm = 64;
   r.max_blocks_per_sm = 16;
+  r.refill_blocks = 33792;
+  r.refill_block_threads = 64;
+  r.refill_waves = 8;
+  r.refill_spin_us = 5;
+  r.refill_resident_per_sm = 32;
+  r.refill_latency_us = summarize({0.3, 0.32, 0.31});
+  r.refill_latency_p10_us = 0.2;
+  r.refill_latency_p90_us = 0.5;
+  r.refill_sm_rate = summarize({6.0, 6.1});
+  r.refill_blocks_per_us = 800;
+  r.refill_block_us = 5.05;
+  r.refill_per_sm = {{0, 32, 224, 0.31, 6.05}, {2, 32, 224, 0.29, 6.1}};
   return r;
 }
 
@@ -338,6 +424,15 @@ TEST(FrontendJson, RoundTrip) {
   EXPECT_EQ(back.rate_status.at("graph").name(), "unsupported");
   EXPECT_EQ(back.dispatch_trace.at(1).warp_slot, 4u);
   EXPECT_FALSE(j["icache"]["levels"][1].contains("capacity_bytes"));  // absent, never null
+  ASSERT_EQ(back.refill_per_sm.size(), 2u);
+  EXPECT_EQ(back.refill_per_sm[1].sm, 2u);
+  EXPECT_DOUBLE_EQ(back.refill_latency_us->median, 0.31);
+  // A result without the part (an older file) writes no "refill" object.
+  FrontendProbeResult old;
+  EXPECT_FALSE(nlohmann::json(old).contains("refill"));
+  old.refill_status = {"skipped", "frontend.refill=0"};
+  const auto skipped = nlohmann::json(old).get<FrontendProbeResult>();
+  EXPECT_EQ(skipped.refill_status.status, "skipped");
 }
 
 TEST(FrontendFigures, IdsFromAResult) {
@@ -352,12 +447,52 @@ TEST(FrontendFigures, IdsFromAResult) {
         "frontend.launch.rate.plain", "frontend.dispatch.blocks_per_us",
         "frontend.dispatch.first_wave", "frontend.occupancy.warps_per_sm",
         "frontend.occupancy.blocks_per_sm", "frontend.occupancy.warps_per_partition",
-        "frontend.occupancy.max_regs_full"})
+        "frontend.occupancy.max_regs_full", "frontend.refill.latency",
+        "frontend.refill.sm_blocks_per_us", "frontend.refill.blocks_per_us"})
     EXPECT_TRUE(ids.count(id)) << id;
   EXPECT_FALSE(ids.count("frontend.icache.L2.capacity"));
   for (const auto& f : figs)
     if (f.id == "frontend.occupancy.max_regs_full") EXPECT_EQ(f.value->median, 32);
   EXPECT_FALSE(ids.count("frontend.launch.rate.graph"));
+}
+
+TEST(FrontendReport, RefillLineAndCsvOnlyWhereItRan) {
+  RunResult rr;
+  rr.put(populated());
+  std::ostringstream os;
+  report::print_summary(os, rr, probe_registry());
+  EXPECT_NE(os.str().find("Refill (ok): 33792 blocks of 64 threads (8 waves), each 5 us on its "
+                          "SM: a freed slot took the next block after 0.310"),
+            std::string::npos)
+      << os.str();
+  EXPECT_NE(os.str().find("with 32 resident per SM and blocks of 5.05 us"), std::string::npos);
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("gd-refill-csv-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  bool found = false;
+  for (const auto& f : report::write_csv(dir, rr, probe_registry()))
+    if (f.filename() == "frontend_refill.csv") {
+      std::ifstream in(f);
+      std::string header, row;
+      std::getline(in, header);
+      std::getline(in, row);
+      EXPECT_EQ(header, "sm,resident,refills,latency_mean_us,blocks_per_us");
+      EXPECT_EQ(row, "0,32,224,0.3100,6.0500");
+      found = true;
+    }
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(found);
+  // A result from before the part (no refill in its JSON) prints no refill line.
+  FrontendProbeResult old = populated();
+  old.refill_blocks = 0;
+  old.refill_status = {};
+  RunResult r2;
+  r2.put(old);
+  std::ostringstream os2;
+  report::print_summary(os2, r2, probe_registry());
+  EXPECT_EQ(os2.str().find("Refill"), std::string::npos);
 }
 
 // ---- fake devices ----
@@ -436,6 +571,14 @@ class FakeKernels : public FrontendKernels {
     OccupancyTrace t;
     t.regs_per_thread = r.regs ? r.regs : 16;
     t.dynamic_shared_bytes = r.shared_bytes;
+    if (r.waves > 0) {  // refill: two slots per SM, blocks of 100 ns, each slot refilled 10 ns on
+      for (uint32_t sm = 0; sm < 2; ++sm)
+        for (uint64_t i = 0; i < 2ull * r.waves; ++i) {
+          const uint64_t start = (i / 2) * 110 + (i % 2) * 5;
+          t.blocks.push_back({sm, static_cast<uint32_t>(i % 2), start, start + 100});
+        }
+      return t;
+    }
     for (int b = 0; b < 8; ++b)  // two blocks at a time on each of two SMs
       t.blocks.push_back(
           {static_cast<uint32_t>(b % 2), 0, 100ull * (b / 4), 100ull * (b / 4) + 100});
@@ -474,9 +617,10 @@ TEST(FrontendProbe, EveryPartUnsupportedIsNotAnError) {
   EXPECT_NO_THROW(run_frontend(dev, small(), pr, stop, out));
   EXPECT_TRUE(out.status.ok());
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
-                          &out.dispatch_status, &out.occupancy_status})
-    EXPECT_EQ(s->name(), "unsupported");
-  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
+                          &out.dispatch_status, &out.refill_status, &out.occupancy_status})
+    EXPECT_EQ(s->status, "unsupported");
+  EXPECT_NE(out.refill_status.reason.find("lacks occupancy"), std::string::npos);
+  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
 }
 
 TEST(FrontendProbe, FailingKernelFailsLoudly) {
@@ -526,6 +670,12 @@ TEST(FrontendProbe, WorkingBackend) {
   EXPECT_NEAR(out.dispatch_blocks_per_us->median, 100.0, 1e-6);  // one block per 10 ns
   ASSERT_TRUE(out.max_blocks_per_sm);
   EXPECT_EQ(*out.max_blocks_per_sm, 2);
+  ASSERT_TRUE(out.refill_latency_us) << out.refill_status.reason;
+  EXPECT_NEAR(out.refill_latency_us->median, 0.01, 1e-9);
+  EXPECT_EQ(out.refill_resident_per_sm, 2);
+  EXPECT_EQ(out.refill_blocks, 2 * 2 * 8);
+  EXPECT_NEAR(out.refill_sm_rate->median, 2 / 0.11, 1e-6);
+  EXPECT_NEAR(*out.refill_blocks_per_us, 4 / 0.11, 1e-6);
   ASSERT_TRUE(out.clock_mhz);
   EXPECT_EQ(out.clock_source, "measured");
   EXPECT_EQ(out.partitions.size(), 7u);
