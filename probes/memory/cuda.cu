@@ -7,14 +7,16 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "latency/cuda_chase.cuh"
 #include "cuda_probes.hpp"
 #include "cuda_util.hpp"
 #include "device_clock.cuh"
+#include "latency/cuda_chase.cuh"
 #include "memory/memory.hpp"
 
 namespace gd::cuda {
@@ -63,11 +65,21 @@ struct HopCg {
     return v;
   }
 };
+// A byte offset into the __constant__ bank: one LDC c[0x3][R] a hop, nothing else on the
+// chain (the latency probe's constant chase): a footprint within the bank is timed with it.
+struct HopConst1 {
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long off) const {
+    return *reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(c_mem) +
+                                              static_cast<uint32_t>(off));
+  }
+};
 struct HopConst {
   // A byte offset into the two banks laid end to end: below 64 KiB the __constant__ bank,
-  // above it the parameters. Each hop is ISETP + a predicated LDC c[0x3][R] or
-  // LDC c[0x0][R+base] (the same few cycles at every footprint, so the curve's steps are the
-  // caches').
+  // above it the parameters. The bank test is on the chain (sm_90 SASS, ptxas stall counts):
+  // LOP3.LUT P0 (13 cycles to the predicate's use), @P0 VIADD (4), @P0 LDC c[0x0][R+0x250]
+  // (8), then @!P0 LDC c[0x3][R]: 25 cycles a hop before the load in the bank, 17 in the
+  // parameters (whose LDC issues 8 earlier). They are measured (constant_overheads) and taken
+  // off, so that the curve is the load's latency, the latency probe's quantity.
   const ParamBank* bank;
   __device__ __forceinline__ unsigned long long operator()(unsigned long long off) const {
     const uint32_t o = static_cast<uint32_t>(off);
@@ -141,6 +153,7 @@ __global__ void mem_chase_const(MemArgs a, cudaTextureObject_t,
                                 const __grid_constant__ ParamBank bank) {
   chase_warp(a, HopConst{&bank});
 }
+__global__ void mem_chase_const1(MemArgs a, cudaTextureObject_t) { chase_warp(a, HopConst1{}); }
 __global__ void mem_chase_tex(MemArgs a, cudaTextureObject_t t) { chase_warp(a, HopTex{t}); }
 
 const void* kernel_of(MemLoad l) {
@@ -330,11 +343,21 @@ class CudaMemory final : public MemoryKernels {
         if (*t) cudaDestroyTextureObject(*t);
       }
     } tex_guard{&tex};
+    double hop_overhead = 0;  // cycles of the two-bank hop's bank test, taken off each hop
     if (r.load == MemLoad::constant) {
       if (lines * r.stride_bytes > kConstBytes + kParamBytes || r.stride_bytes % 4 != 0)
         throw BackendError("constant chase: " + std::to_string(lines * r.stride_bytes) +
                            " bytes at stride " + std::to_string(r.stride_bytes) +
                            " does not fit the 64 KiB bank and the parameters");
+      if (lines * r.stride_bytes <= kConstBytes) {
+        fn = reinterpret_cast<const void*>(&mem_chase_const1);
+      } else {
+        // Each line is visited once a round: the hops in each bank in proportion to its lines.
+        const auto [in_bank, in_params] = constant_overheads();
+        const uint64_t bank_lines = (kConstBytes + r.stride_bytes - 1) / r.stride_bytes;
+        hop_overhead =
+            (double(bank_lines) * in_bank + double(lines - bank_lines) * in_params) / double(lines);
+      }
       std::vector<uint32_t> image((kConstBytes + kParamBytes) / 4, 0);
       for (uint64_t i = 0; i < lines; ++i)
         image[i * r.stride_bytes / 4] = static_cast<uint32_t>((*r.next)[i] * r.stride_bytes);
@@ -443,7 +466,9 @@ class CudaMemory final : public MemoryKernels {
       const unsigned long long* o = host.data() + w * per_warp;
       std::vector<double> v;
       for (int k = 0; k < r.repeats; ++k) {
-        v.push_back(r.hops_per_repeat ? static_cast<double>(o[2 * k]) / r.hops_per_repeat : 0);
+        v.push_back(r.hops_per_repeat
+                        ? static_cast<double>(o[2 * k]) / r.hops_per_repeat - hop_overhead
+                        : 0);
         if (w == 0) {
           cyc += static_cast<double>(o[2 * k]);
           ns += static_cast<double>(o[2 * k + 1]);
@@ -465,6 +490,60 @@ class CudaMemory final : public MemoryKernels {
   }
 
  private:
+  // Cycles per hop of one warp chasing from `start` (a byte offset) through `fn`, on the chain
+  // constant_overheads lays out: 64 warm-up hops, the median of 3 repeats of 2048.
+  double constant_hop_cycles(const void* fn, unsigned long long start) {
+    constexpr int kRepeats = 3;
+    constexpr unsigned long long kHops = 2048;
+    auto* st = static_cast<unsigned long long*>(starts_.get(8, "chase starts"));
+    auto* out = static_cast<unsigned long long*>(out_.get((2 * kRepeats + 1) * 8, "chase out"));
+    check(cudaMemcpyAsync(st, &start, 8, cudaMemcpyHostToDevice, stream_), "copying the start");
+    MemArgs a{st, out, 64, kHops, kRepeats, 0, 0};
+    cudaTextureObject_t tex = 0;
+    void* args[] = {&a, &tex, &params_};
+    check(cudaLaunchKernel(fn, dim3(1), dim3(32), args, 0, stream_),
+          "launching the constant calibration chase");
+    unsigned long long host[2 * kRepeats + 1] = {};
+    check(cudaMemcpyAsync(host, out, sizeof host, cudaMemcpyDeviceToHost, stream_),
+          "reading the constant calibration chase");
+    check(cudaStreamSynchronize(stream_), "running the constant calibration chase");
+    std::vector<double> v;
+    for (int k = 0; k < kRepeats; ++k) v.push_back(double(host[2 * k]) / double(kHops));
+    std::sort(v.begin(), v.end());
+    return v[kRepeats / 2];
+  }
+
+  // The two-bank hop's cycles over the plain LDC's, in the bank and in the parameters: 16
+  // lines 64 B apart (1 KiB, inside the constant L1) chased by the plain kernel in the bank,
+  // by the two-bank kernel in the bank and in the parameters (the two banks' LDCs taken to
+  // hit in the same time). Measured once; the point's own chain is uploaded after.
+  std::pair<double, double> constant_overheads() {
+    if (overheads_) return *overheads_;
+    constexpr uint32_t kLines = 16, kStride = 64;
+    std::vector<uint32_t> bank(kLines * kStride / 4, 0);
+    for (uint32_t i = 0; i < kLines; ++i) {
+      bank[i * kStride / 4] = ((i + 1) % kLines) * kStride;
+      params_.w[i * kStride / 4] =
+          static_cast<uint32_t>(kConstBytes) + ((i + 1) % kLines) * kStride;
+    }
+    check(cudaMemcpyToSymbolAsync(c_mem, bank.data(), bank.size() * 4, 0, cudaMemcpyHostToDevice,
+                                  stream_),
+          "uploading the constant calibration chain");
+    const auto* plain = reinterpret_cast<const void*>(&mem_chase_const1);
+    const auto* two = reinterpret_cast<const void*>(&mem_chase_const);
+    const double ldc = constant_hop_cycles(plain, 0);
+    const std::pair<double, double> o{constant_hop_cycles(two, 0) - ldc,
+                                      constant_hop_cycles(two, kConstBytes) - ldc};
+    // The SASS predicts 25 and 17; a negative or outsized difference is not the bank test.
+    for (double d : {o.first, o.second})
+      if (!(d > -2 && d < 64))
+        throw BackendError("constant chase: the two-bank hop differs from the plain LDC by " +
+                           std::to_string(d) + " cycles (" + std::to_string(ldc) +
+                           " cycles a plain hop)");
+    overheads_ = o;
+    return o;
+  }
+
   static std::string instruction(MemLoad l) {
     const std::map<std::string, KernelMemoryOps>& ops = own_memory_ops();
     const std::string frag = fragment_of(l);
@@ -482,6 +561,7 @@ class CudaMemory final : public MemoryKernels {
   DeviceBuffer chain_, next_, starts_, out_, flush_;
   ChunkedBuffer chunked_;  // the TLB part's chunk-mapped chain
   ParamBank params_{};     // the constant chase's second bank, passed by value at launch
+  std::optional<std::pair<double, double>> overheads_;  // constant_overheads, once measured
 };
 
 }  // namespace
