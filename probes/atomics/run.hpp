@@ -17,7 +17,7 @@
 namespace gd {
 
 struct AtomicsOptions {
-  bool quick = false;                // fewer figures, a 16-SM matrix, fewer round trips (CI)
+  bool quick = false;                // fewer figures, a 16-SM matrix, 3 repeats (CI)
   int repeats = 5;                   // timed repeats (launches) per figure
   uint32_t round_trips = 2000;       // per timed ping-pong repeat
   bool matrix = true;                // the SM-to-SM latency matrix

@@ -37,7 +37,7 @@ constexpr double kApiCacheShare = 8;
 // grid's ramp-up and tail): at 32 TB/s from L1, 1 GiB per launch (40 us) read 16 % low in
 // --quick runs, so points inside the caches move 8 GiB (~270 us) in every mode;
 // they are cheap on a GPU, and the budget planner trims them on a slow device. Device-memory
-// points: 4 GiB (~0.9 ms); 1 GiB with --quick (~0.23 ms, under 3 % of fixed cost).
+// points: 4 GiB (~0.9 ms), --quick too; 1 GiB with --quick on a slow device.
 constexpr uint64_t kInCacheTargetBytes = 8ull << 30;
 constexpr uint64_t kMemoryTargetBytes = 4ull << 30;
 constexpr uint64_t kQuickMemoryTargetBytes = 1ull << 30;
