@@ -1,0 +1,95 @@
+// A --quick run gated against a full run of the same H200 (tests/fixtures/quick_gate, both cut
+// from one call's two runs): what the gate flags there, and why. Every GPU figure it moved
+// past the tolerance was one the quick profile measured another way (a mean over fewer flag
+// locations or target placements, DRAM at 1 GiB a launch), or a link figure; the host-side
+// ones are left out. The quick profile now measures those atomics and DRAM figures as a full
+// run does (test_atomics.cpp checks the options).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "gpudissect/compare.hpp"
+#include "gpudissect/result.hpp"
+#include "registry.hpp"
+
+namespace gd {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kDir = fs::path(GD_FIXTURES) / "quick_gate";
+
+CompareInput load(const std::string& name) {
+  std::ifstream in(kDir / (name + ".json"));
+  EXPECT_TRUE(in) << kDir / (name + ".json");
+  return input_from_result(run_result_from_json(nlohmann::json::parse(in), probe_registry()), name);
+}
+
+std::map<std::string, std::string> where_by_id(const CompareInput& in) {
+  std::map<std::string, std::string> m;
+  for (const Figure& f : in.figures) m[f.id] = f.where;
+  return m;
+}
+
+TEST(QuickGate, OnlyFiguresMeasuredAnotherWayMoved) {
+  const CompareInput full = load("full"), quick = load("quick");
+  ASSERT_GT(full.figures.size(), 30u);
+  const auto full_where = where_by_id(full), quick_where = where_by_id(quick);
+  const BaselineReport r = compare_baseline(full, quick, 0.03, true);
+  std::set<std::string> moved, host;
+  for (const BaselineItem& it : r.items) {
+    if (it.verdict == Verdict::not_gated) host.insert(it.id);
+    if (it.verdict != Verdict::regressed && it.verdict != Verdict::improved) continue;
+    moved.insert(it.id);
+    if (it.id.rfind("links.", 0) == 0) continue;  // another probe's links, noisy by nature
+    // Anything else the gate moved was measured another way by the quick profile.
+    EXPECT_NE(full_where.at(it.id), quick_where.at(it.id)) << it.id;
+  }
+  // The atomics means over 16 flag locations (quick: 8) and 4 placements (quick: 2).
+  for (const char* id : {"atomics.global.cas_pingpong", "atomics.global.exch_pingpong",
+                         "atomics.global.add_i32.distinct"})
+    EXPECT_TRUE(moved.count(id)) << id;
+  EXPECT_NE(full_where.at("atomics.global.cas_pingpong").find("16 flag locations"),
+            std::string::npos);
+  EXPECT_NE(quick_where.at("atomics.global.cas_pingpong").find("8 flag locations"),
+            std::string::npos);
+  // Measured alike, within the tolerance: the L1 latency, the FP32 rate, block dispatch.
+  for (const char* id :
+       {"latency.global.L1", "compute.fp32.fma", "frontend.dispatch.blocks_per_us"}) {
+    EXPECT_FALSE(moved.count(id)) << id;
+    EXPECT_EQ(full_where.at(id), quick_where.at(id)) << id;
+  }
+  // Host memory, pageable copies and launches are not a GPU gate's business.
+  for (const char* id : {"host.memory.copy", "bandwidth.host.h2d_pageable", "frontend.launch.api"})
+    EXPECT_TRUE(host.count(id)) << id;
+}
+
+// The full run against itself with the quick run's host-side figures (host memory -14 to
+// -20 %, pageable copies, launches): no regression, as a quick run that measured every GPU
+// figure as the full one did; one GPU figure 5 % worse is one regression.
+TEST(QuickGate, HostNoiseAloneDoesNotFire) {
+  const CompareInput full = load("full"), quick = load("quick");
+  std::map<std::string, Figure> quick_by_id;
+  for (const Figure& f : quick.figures) quick_by_id[f.id] = f;
+  CompareInput noisy = full;
+  int host = 0;
+  for (Figure& f : noisy.figures)
+    if (is_host_figure(f.id) && quick_by_id.count(f.id)) {
+      f = quick_by_id.at(f.id);
+      ++host;
+    }
+  ASSERT_GE(host, 8);
+  EXPECT_EQ(compare_baseline(full, noisy, 0.03, true).regressions(), 0);
+  for (Figure& f : noisy.figures)
+    if (f.id == "compute.fp32.fma") f.value->median *= 0.95;
+  const BaselineReport r = compare_baseline(full, noisy, 0.03, true);
+  ASSERT_EQ(r.regressions(), 1);
+  for (const BaselineItem& it : r.items)
+    if (is_regression(it.verdict)) EXPECT_EQ(it.id, "compute.fp32.fma");
+}
+
+}  // namespace
+}  // namespace gd
