@@ -1,5 +1,7 @@
 // The atomics probe's headline figures (GPU-free, part of the core library): the ids
 // figure_ids() declares, and the text their `where` shares with the report.
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "atomics/atomics.hpp"
@@ -19,6 +21,21 @@ std::string placement_spread_text(const std::optional<PlacementSpread>& s, const
   return "over " + std::to_string(s->values.size()) + " " + what + " " + fixed(s->min, decimals) +
          " to " + fixed(s->max, decimals) + " " + unit + " (repeats within " +
          fixed(100 * s->repeat_spread, 1) + " %)";
+}
+
+// How far a mean over placements moves from one process to the next, relative: twice its
+// standard error (the placements' spread over the square root of their count). Where the
+// flag or target lands (which L2 slices) is drawn anew by every process, so two runs of one
+// GPU differ by about this much (5 % between two full H200 runs of the CAS ping-pong, whose
+// 16 locations spread 14.5 %); as Figure::resolution, compare --baseline takes the
+// baseline's as the band it cannot tell apart from noise.
+std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
+  if (!s || s->values.size() < 2 || s->mean == 0) return std::nullopt;
+  double ss = 0;
+  for (double v : s->values) ss += (v - s->mean) * (v - s->mean);
+  const double n = static_cast<double>(s->values.size());
+  const double step = 2 * std::sqrt(ss / (n - 1)) / std::fabs(s->mean) / std::sqrt(n);
+  return std::isfinite(step) && step > 0 ? std::optional<double>(step) : std::nullopt;
 }
 
 std::string describe(const AtomicThroughput& t) {
@@ -54,12 +71,14 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
       f.where += ", mean over " + std::to_string(l.locations) + " flag locations";
     f.unit = "ns";
     f.value = l.ns;
-    if (!l.ns && f.status.ok()) f.status = {StatusCode::error, "no value"};
+    f.resolution = placement_step(l.placement_ns);
+    if (!l.ns && f.status.ok()) f.status = {"error", "no value"};
     if (l.cycles) {
       Figure c = f;
       c.id += ".cycles";
       c.unit = "cycles";
       c.value = l.cycles;
+      c.resolution = placement_step(l.placement_cycles);
       out.push_back(std::move(f));
       out.push_back(std::move(c));
     } else {
@@ -105,7 +124,8 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
               std::to_string(t.sms) + " SMs";
     if (!t.note.empty()) f.where += "; " + t.note;
     if (const std::string sp = gops_spread(t); !sp.empty()) f.where += "; " + sp;
-    if (f.status.ok() && !f.value) f.status = {StatusCode::error, "no value"};
+    f.resolution = placement_step(t.placement_gops);
+    if (f.status.ok() && !f.value) f.status = {"error", "no value"};
     out.push_back(std::move(f));
   }
   return out;
@@ -114,10 +134,14 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
 std::vector<std::string> atomics_figure_ids() {
   // Latency keys: <space>.<kind>_pingpong, host.pingpong; throughput keys:
   // <space>.<op>_<type>.<contention>[.<scope>] (AtomicThroughput::key).
-  return {"atomics.{space}.{kind}_pingpong",       "atomics.{space}.{kind}_pingpong.cycles",
-          "atomics.host.pingpong",                 "atomics.host.pingpong.cycles",
-          "atomics.sm_matrix.{stat}",              "atomics.sm_matrix.{stat}.cycles",
-          "atomics.{space}.{op}.{contention}",     "atomics.{space}.{op}.{contention}.{scope}"};
+  return {"atomics.{space}.{kind}_pingpong",
+          "atomics.{space}.{kind}_pingpong.cycles",
+          "atomics.host.pingpong",
+          "atomics.host.pingpong.cycles",
+          "atomics.sm_matrix.{stat}",
+          "atomics.sm_matrix.{stat}.cycles",
+          "atomics.{space}.{op}.{contention}",
+          "atomics.{space}.{op}.{contention}.{scope}"};
 }
 
 }  // namespace gd

@@ -6,17 +6,23 @@
 // run does (test_atomics.cpp checks the options).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
 
+#include "atomics/atomics.hpp"
 #include "gpudissect/compare.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 
 namespace gd {
+// probes/atomics/figures.cpp: a mean over placements' step from one process to the next
+// (Figure::resolution), twice its standard error relative to the mean.
+std::optional<double> placement_step(const std::optional<PlacementSpread>& s);
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,6 +95,45 @@ TEST(QuickGate, HostNoiseAloneDoesNotFire) {
   ASSERT_EQ(r.regressions(), 1);
   for (const BaselineItem& it : r.items)
     if (is_regression(it.verdict)) EXPECT_EQ(it.id, "compute.fp32.fma");
+}
+
+// A mean over flag locations or target placements differs between two processes by where
+// they land: its figure carries twice the mean's standard error as its step, and the gate
+// takes the baseline's as noise (the full H200 run's CAS ping-pong: 16 locations spread
+// 14.5 %, a step of 7.2 %; two full runs read 168.1 and 176.8 ns).
+TEST(QuickGate, APlacementMeanIsJudgedByItsOwnSpread) {
+  PlacementSpread s;
+  s.values = {100, 120, 100, 120};
+  s.mean = 110;
+  const auto step = placement_step(s);
+  ASSERT_TRUE(step);
+  EXPECT_NEAR(*step, 2 * std::sqrt(400.0 / 3) / 110 / 2, 1e-12);
+  EXPECT_FALSE(placement_step(std::nullopt));
+  PlacementSpread one;
+  one.values = {100};
+  one.mean = 100;
+  EXPECT_FALSE(placement_step(one));
+
+  AtomicsProbeResult r;
+  AtomicLatency l;
+  l.round_trips = 250;
+  l.locations = 4;
+  l.ns = summarize({110.0, 110.1, 109.9});
+  l.placement_ns = s;
+  r.latency["global.cas_pingpong"] = l;
+  const auto figs = atomics_figures(r, DeviceInfo{});
+  ASSERT_EQ(figs.size(), 1u);
+  ASSERT_TRUE(figs[0].resolution);
+  EXPECT_NEAR(*figs[0].resolution, *step, 1e-12);
+  // 8 % slower: within the baseline's 10.5 % step; 12 % slower: a regression.
+  for (const auto& [factor, regressions] : {std::pair<double, int>{1.08, 0}, {1.12, 1}}) {
+    CompareInput base, now;
+    base.figures = figs;
+    now.figures = figs;
+    now.figures[0].value->median *= factor;
+    now.figures[0].resolution.reset();  // the judged file's own step counts for nothing
+    EXPECT_EQ(compare_baseline(base, now, 0.03).regressions(), regressions) << factor;
+  }
 }
 
 }  // namespace
