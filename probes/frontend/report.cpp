@@ -390,6 +390,19 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
   print_occupancy_rows(os, p->occupancy);
 }
 
+// Per SM: resident blocks, refills, the mean refill latency and the start rate.
+std::filesystem::path write_refill_csv(const std::filesystem::path& dir,
+                                       const FrontendProbeResult& p) {
+  const auto f = dir / "frontend_refill.csv";
+  OutputFile o(f);
+  o << "sm,resident,refills,latency_mean_us,blocks_per_us\n";
+  for (const auto& e : p.refill_per_sm)
+    o << e.sm << "," << e.resident << "," << e.refills << "," << format_fixed(e.latency_mean_us, 4)
+      << "," << format_fixed(e.blocks_per_us, 4) << "\n";
+  o.commit();
+  return f;
+}
+
 std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::path& dir,
                                                       const RunResult& r) {
   std::vector<std::filesystem::path> files;
@@ -445,16 +458,7 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     o.commit();
     files.push_back(f);
   }
-  if (!p->refill_per_sm.empty()) {
-    const auto f = dir / "frontend_refill.csv";
-    OutputFile o(f);
-    o << "sm,resident,refills,latency_mean_us,blocks_per_us\n";
-    for (const auto& e : p->refill_per_sm)
-      o << e.sm << "," << e.resident << "," << e.refills << ","
-        << format_fixed(e.latency_mean_us, 4) << "," << format_fixed(e.blocks_per_us, 4) << "\n";
-    o.commit();
-    files.push_back(f);
-  }
+  if (!p->refill_per_sm.empty()) files.push_back(write_refill_csv(dir, *p));
   if (!p->occupancy.empty()) {
     const auto f = dir / "frontend_occupancy.csv";
     OutputFile o(f);
