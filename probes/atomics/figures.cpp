@@ -72,7 +72,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
     f.unit = "ns";
     f.value = l.ns;
     f.resolution = placement_step(l.placement_ns);
-    if (!l.ns && f.status.ok()) f.status = {"error", "no value"};
+    if (!l.ns && f.status.ok()) f.status = {StatusCode::error, "no value"};
     if (l.cycles) {
       Figure c = f;
       c.id += ".cycles";
@@ -125,7 +125,7 @@ std::vector<Figure> atomics_figures(const AtomicsProbeResult& r, const DeviceInf
     if (!t.note.empty()) f.where += "; " + t.note;
     if (const std::string sp = gops_spread(t); !sp.empty()) f.where += "; " + sp;
     f.resolution = placement_step(t.placement_gops);
-    if (f.status.ok() && !f.value) f.status = {"error", "no value"};
+    if (f.status.ok() && !f.value) f.status = {StatusCode::error, "no value"};
     out.push_back(std::move(f));
   }
   return out;

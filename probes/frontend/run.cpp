@@ -491,7 +491,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   if (opt.refill)
     refill_part(*k, opt, progress, out);
   else
-    out.refill_status = {"skipped", "frontend.refill=0"};
+    out.refill_status = {StatusCode::skipped, "frontend.refill=0"};
   wall();
   if (interrupted()) return;
 
@@ -506,7 +506,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
                           &out.dispatch_status, &out.refill_status, &out.occupancy_status})
     if (s->status == "error") {
-      out.status = {"error", s->reason};
+      out.status = {StatusCode::error, s->reason};
       break;
     }
   for (const auto& p : out.icache)

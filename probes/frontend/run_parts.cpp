@@ -166,7 +166,7 @@ void refill_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
                  FrontendProbeResult& out) {
   const Support s = k.supports("occupancy");
   if (!s.ok) {
-    out.refill_status = {"unsupported", s.reason};
+    out.refill_status = {StatusCode::unsupported, s.reason};
     return;
   }
   out.refill_block_threads = 64;

@@ -66,7 +66,7 @@ class CudaLinks final : public LinksKernels {
   Topology topology() override {
     Topology t;
     std::string why;
-    if (!nvml_load(&why)) t.nvml = {"unsupported", why};
+    if (!nvml_load(&why)) t.nvml = {StatusCode::unsupported, why};
     std::vector<std::optional<NvmlLinks>> links;
     for (auto& g : gpus_) {
       LinkGpu lg;

@@ -430,7 +430,7 @@ TEST(FrontendJson, RoundTrip) {
   // A result without the part (an older file) writes no "refill" object.
   FrontendProbeResult old;
   EXPECT_FALSE(nlohmann::json(old).contains("refill"));
-  old.refill_status = {"skipped", "frontend.refill=0"};
+  old.refill_status = {StatusCode::skipped, "frontend.refill=0"};
   const auto skipped = nlohmann::json(old).get<FrontendProbeResult>();
   EXPECT_EQ(skipped.refill_status.status, "skipped");
 }

@@ -1053,13 +1053,13 @@ TEST(MemoryProbe, APreferenceTheDriverIgnoresIsCaught) {
                                      0),
             0u)
       << hint.status.reason;
-  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.status, "unsupported");
+  EXPECT_EQ(by_id.at("memory.carveout.64.hint.l1_latency").status.name(), "unsupported");
   // Below the default too: the 8 and 16 KiB hints and the 0 KiB row (no block can force a
   // split under the default) ran with the default's L1, so none of them is ok.
   for (const char* id :
        {"memory.carveout.8.hint.l1_capacity", "memory.carveout.16.hint.l1_capacity",
         "memory.carveout.0.l1_capacity", "memory.carveout.0.l1_latency"}) {
-    EXPECT_EQ(by_id.at(id).status.status, "unsupported") << id;
+    EXPECT_EQ(by_id.at(id).status.name(), "unsupported") << id;
     EXPECT_FALSE(by_id.at(id).value.has_value()) << id;
   }
   EXPECT_TRUE(by_id.at("memory.carveout.64.l1_capacity").status.ok());
