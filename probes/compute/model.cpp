@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "compute/ptx_sass.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
 
@@ -175,16 +176,16 @@ std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& 
     for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_decl, i) << "\n";
     if (opt.nv_clock)
       s << "  ulong gd_t0, gd_t1, gd_c0, gd_c1;\n"
-           "  __asm__ volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(gd_t0));\n"
-           "  __asm__ volatile(\"mov.u64 %0, %%clock64;\" : \"=l\"(gd_c0));\n"
-           "#pragma unroll 1\n";
+        << "  " << nv_cl_read_sreg("globaltimer", "gd_t0") << "\n"
+        << "  " << nv_cl_read_sreg("clock64", "gd_c0") << "\n"
+        << "#pragma unroll 1\n";
     s << "  for (int it = 0; it < iters; ++it) {\n";
     for (int u = 0; u < steps; ++u)
       for (int i = 0; i < ilp; ++i) s << "    " << with_index(op.cl_step, i, (i + 1) % ilp) << "\n";
     s << "  }\n";
     if (opt.nv_clock)
-      s << "  __asm__ volatile(\"mov.u64 %0, %%clock64;\" : \"=l\"(gd_c1));\n"
-           "  __asm__ volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(gd_t1));\n";
+      s << "  " << nv_cl_read_sreg("clock64", "gd_c1") << "\n"
+        << "  " << nv_cl_read_sreg("globaltimer", "gd_t1") << "\n";
     s << "  uint acc = 0;\n";
     for (int i = 0; i < ilp; ++i) s << "  " << with_index(op.cl_fold, i) << "\n";
     s << "  out[get_global_id(0)] = acc;\n";
@@ -195,8 +196,8 @@ std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& 
     // One record per work-group, by its first work-item, as CUDA's kernels write per block.
     s << "  if (get_local_id(0) == 0) {\n"
          "    uint gd_sm;\n"
-         "    __asm__ volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(gd_sm));\n"
-         "    const size_t gd_g = get_group_id(0);\n"
+      << "    " << nv_cl_read_sreg("smid", "gd_sm") << "\n"
+      << "    const size_t gd_g = get_group_id(0);\n"
          "    tim[4 * gd_g] = gd_c1 - gd_c0;\n"
          "    tim[4 * gd_g + 1] = gd_t0;\n"
          "    tim[4 * gd_g + 2] = gd_t1;\n"

@@ -20,6 +20,12 @@ bool is_nvidia_opencl(const std::string& platform_name, const std::string& platf
   return has(platform_name) || has(platform_vendor);
 }
 
+std::string nv_cl_read_sreg(const std::string& reg, const std::string& var) {
+  const bool wide = reg == "globaltimer" || reg == "clock64";
+  return std::string("__asm__ volatile(\"mov.") + (wide ? "u64" : "u32") + " %0, %%" + reg +
+         ";\" : \"=" + (wide ? "l" : "r") + "\"(" + var + "));";
+}
+
 void apply_block_clocks(ComputeTiming& t, const std::vector<uint64_t>& tim, std::size_t groups,
                         bool latency) {
   groups = std::min(groups, tim.size() / 4);
