@@ -257,7 +257,8 @@ class FrontendKernels : public KernelSet {
   virtual ~FrontendKernels() = default;
   virtual std::string language() const = 0;  // "cuda" | "opencl" | "vulkan"
   // Which parts this backend measures: "icache", "partitions", "launch", "rate.plain",
-  // "rate.streams", "rate.graph", "dispatch", "occupancy".
+  // "rate.streams", "rate.graph", "dispatch", "occupancy", and each occupancy kind
+  // ("occupancy.block", "occupancy.regs", "occupancy.shared"; a refused kind's points say why).
   virtual Support supports(const std::string& part) = 0;
   // Compiles ahead (in parallel where it can) the kernels these runs need.
   // Stops starting new compiles once `cancel` (optional) is set (likewise below).

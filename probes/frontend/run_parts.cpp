@@ -245,8 +245,10 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
     p.block_threads = req.block_threads;
     p.regs_requested = req.regs;
     p.shared_bytes = req.shared_bytes;
-    Status st;
+    const Support ks = k.supports("occupancy." + p.kind);  // no register cap outside CUDA
+    Status st = ks.ok ? Status{} : Status{"unsupported", ks.reason};
     guarded(st, [&] {
+      if (!ks.ok) return;
       const OccupancyTrace t = k.occupancy(req);
       if (!t.check_ok) throw BackendError("host check failed: " + t.check);
       p.regs_per_thread = t.regs_per_thread;

@@ -518,7 +518,8 @@ class FakeKernels : public FrontendKernels {
  public:
   bool fail = false;
   bool nothing = false;
-  bool beside = false;                                            // compiles_beside_measurements
+  bool no_regs = false;  // no register cap, as OpenCL and Vulkan
+  bool beside = false;   // compiles_beside_measurements
   std::vector<std::vector<std::pair<int, int>>> icache_prepared;  // (instructions, regions)
   std::vector<std::vector<int>> occupancy_prepared;
   bool compiles_beside_measurements() const override { return beside; }
@@ -535,6 +536,7 @@ class FakeKernels : public FrontendKernels {
   Support supports(const std::string& part) override {
     if (nothing) return Support::no("fake backend lacks " + part);
     if (part == "rate.graph") return Support::no("no graphs here");
+    if (part == "occupancy.regs" && no_regs) return Support::no("no register cap here");
     return Support::yes();
   }
   IcacheTiming icache(const IcacheRun& run) override {
@@ -682,6 +684,42 @@ TEST(FrontendProbe, WorkingBackend) {
   RunResult rr;
   rr.put(out);
   EXPECT_GT(expect_figure_ids_declared(rr), 0);
+}
+
+// A backend without a register cap (OpenCL, Vulkan): its register points say why, the block
+// size and shared-memory points are measured, and the part is ok without them.
+TEST(FrontendProbe, OccupancyKindsABackendLacksSayWhy) {
+  FakeKernels k;
+  k.no_regs = true;
+  FakeDevice dev(&k);
+  NullProgress pr;
+  std::atomic<bool> stop{false};
+  FrontendProbeResult out;
+  run_frontend(dev, small(), pr, stop, out);
+  EXPECT_EQ(out.occupancy_status.status, "ok") << out.occupancy_status.reason;
+  int regs = 0, measured = 0;
+  for (const auto& p : out.occupancy) {
+    if (p.kind == "regs") {
+      ++regs;
+      EXPECT_EQ(p.status, "unsupported");
+      EXPECT_EQ(p.reason, "no register cap here");
+      EXPECT_FALSE(p.warps_per_sm);
+    } else {
+      EXPECT_EQ(p.status, "ok") << p.kind << ": " << p.reason;
+      EXPECT_TRUE(p.warps_per_sm) << p.kind;
+      ++measured;
+    }
+  }
+  EXPECT_GT(regs, 0);
+  EXPECT_GT(measured, 0);
+  ASSERT_TRUE(out.max_blocks_per_sm);
+  EXPECT_EQ(*out.max_blocks_per_sm, 2);
+  RunResult rr;
+  rr.put(out);
+  std::set<std::string> ids;
+  for (const auto& f : probe_registry().find("frontend")->figures(rr)) ids.insert(f.id);
+  EXPECT_TRUE(ids.count("frontend.occupancy.warps_per_sm"));
+  EXPECT_FALSE(ids.count("frontend.occupancy.max_regs_full"));  // no register point measured
 }
 
 TEST(FrontendProbe, StopInterrupts) {
