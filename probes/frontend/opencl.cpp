@@ -1,9 +1,10 @@
 // OpenCL kernels of the frontend probe: the generator's instruction-cache loops (built on
 // first use, one program per size), timed with event profiling, their size read from the
 // program binary; launch latency from event profiling (queued to start) and the host
-// clock; back-to-back launch rate on one queue. OpenCL has no SM id or GPU timer inside
-// kernels: dispatch and occupancy are unsupported here, as are graphs and the partition test
-// on a CPU device.
+// clock; back-to-back launch rate on one queue. Block dispatch and occupancy on NVIDIA's
+// OpenCL only, where inline PTX reads %smid and %globaltimer (blocks.hpp's kernel, CUDA's
+// records); OpenCL C itself has no SM id. Graphs, the register staircase and the partition
+// test on a CPU device are unsupported.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "compute/ptx_sass.hpp"
+#include "frontend/blocks.hpp"
 #include "frontend/host_clock.hpp"
 #include "opencl_probes.hpp"
 
@@ -30,13 +33,16 @@ class OpenCLFrontend final : public FrontendKernels {
     cl_device_type type = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
     gpu_ = (type & CL_DEVICE_TYPE_GPU) != 0;
+    nv_ = is_nvidia_opencl(platform_string_or_empty(h.platform, CL_PLATFORM_NAME),
+                           platform_string_or_empty(h.platform, CL_PLATFORM_VENDOR));
+    clGetDeviceInfo(h.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem_, &local_mem_, nullptr);
   }
   ~OpenCLFrontend() override {
     for (auto& [k, p] : programs_) {
       if (p.kernel) clReleaseKernel(p.kernel);
       if (p.program) clReleaseProgram(p.program);
     }
-    for (cl_mem m : {out_, tim_, flag_})
+    for (cl_mem m : {out_, tim_, flag_, rec_})
       if (m) clReleaseMemObject(m);
   }
 
@@ -50,8 +56,17 @@ class OpenCLFrontend final : public FrontendKernels {
     if (part == "rate.streams") return Support::no("several queues are not measured on OpenCL");
     if (part == "rate.graph")
       return Support::no("OpenCL has no graph launch (cl_khr_command_buffer is not used)");
-    if (part == "dispatch" || part == "occupancy")
-      return Support::no("OpenCL kernels can read no SM id and no GPU timer");
+    if (part == "dispatch" || part == "occupancy" || part == "occupancy.block" ||
+        part == "occupancy.shared") {
+      if (nv_) return Support::yes();
+      return Support::no(
+          "OpenCL C has no SM id: only NVIDIA's OpenCL (inline PTX %smid and %globaltimer) lets a "
+          "work-group record which SM ran it and when");
+    }
+    if (part == "occupancy.regs")
+      return Support::no(
+          "OpenCL has no per-kernel register cap (CUDA's --maxrregcount) and reports no "
+          "registers per kernel: the register staircase is CUDA's");
     return Support::no("unknown part " + part);
   }
 
@@ -157,6 +172,45 @@ class OpenCLFrontend final : public FrontendKernels {
     return r;
   }
 
+  // One record per work-group of 64-thread groups, started back to back (spin 0).
+  std::vector<BlockRecord> dispatch(int blocks, int block_threads) override {
+    const Support s = supports("dispatch");
+    if (!s.ok) throw BackendError(s.reason);
+    return run_blocks(blocks, block_threads, 0, sizeof(cl_uint), "dispatch");
+  }
+
+  // Groups of req.block_threads spinning req.spin_us, with req.shared_bytes of dynamic local
+  // memory (at least one word: OpenCL takes no empty local argument), trimmed as CUDA's
+  // request is when the kernel's own local variables would push it past the device's limit.
+  OccupancyTrace occupancy(const OccupancyRequest& req) override {
+    const Support s = supports(req.regs > 0 ? "occupancy.regs" : "occupancy");
+    if (!s.ok) throw BackendError(s.reason);
+    Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
+    OccupancyTrace t;
+    std::size_t dynamic = std::max<std::size_t>(req.shared_bytes, sizeof(cl_uint));
+    check(clSetKernelArg(p.kernel, 2, sizeof(cl_uint), nullptr), "clSetKernelArg (local)");
+    cl_ulong total = 0;
+    std::size_t wg = 0;
+    clGetKernelWorkGroupInfo(p.kernel, h_.device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof total, &total,
+                             nullptr);
+    clGetKernelWorkGroupInfo(p.kernel, h_.device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                             nullptr);
+    t.static_shared_bytes = total > sizeof(cl_uint) ? total - sizeof(cl_uint) : 0;
+    if (local_mem_ && dynamic + t.static_shared_bytes > local_mem_ && dynamic <= local_mem_)
+      dynamic = local_mem_ - std::min<uint64_t>(local_mem_, t.static_shared_bytes);
+    t.dynamic_shared_bytes = dynamic;
+    if (wg && static_cast<std::size_t>(req.block_threads) > wg)
+      throw BackendError("work-groups of " + std::to_string(req.block_threads) +
+                         " work-items exceed the kernel's CL_KERNEL_WORK_GROUP_SIZE " +
+                         std::to_string(wg));
+    const int per_sm =
+        req.blocks_per_sm > 0 ? req.blocks_per_sm : occupancy_blocks_per_sm(req.block_threads);
+    const int blocks = std::max(1, info_.compute_units) * per_sm;
+    t.blocks = run_blocks(blocks, req.block_threads, static_cast<uint64_t>(req.spin_us * 1000),
+                          dynamic, "occupancy");
+    return t;
+  }
+
  private:
   struct Program {
     cl_program program = nullptr;
@@ -196,6 +250,39 @@ class OpenCLFrontend final : public FrontendKernels {
     return programs_[key] = p;
   }
 
+  // One launch of the block-record kernel: `blocks` groups of `threads`, each spinning
+  // spin_ns, with `local_bytes` of dynamic local memory; the records read back and checked.
+  std::vector<BlockRecord> run_blocks(int blocks, int threads, uint64_t spin_ns,
+                                      std::size_t local_bytes, const char* what) {
+    Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
+    const std::size_t words = static_cast<std::size_t>(std::max(1, blocks)) * 4;
+    cl_int err = CL_SUCCESS;
+    if (words > rec_cap_) {
+      if (rec_) clReleaseMemObject(rec_);
+      rec_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, words * sizeof(cl_ulong), nullptr, &err);
+      check(err, "clCreateBuffer (block records)");
+      rec_cap_ = words;
+    }
+    const cl_ulong zero = 0, spin = spin_ns;
+    check(clEnqueueFillBuffer(h_.queue, rec_, &zero, sizeof zero, 0, words * sizeof(cl_ulong), 0,
+                              nullptr, nullptr),
+          "clEnqueueFillBuffer (block records)");
+    check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &rec_), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 1, sizeof spin, &spin), "clSetKernelArg");
+    check(clSetKernelArg(p.kernel, 2, local_bytes, nullptr), "clSetKernelArg (local)");
+    const std::size_t local = static_cast<std::size_t>(std::max(1, threads));
+    const std::size_t global = local * static_cast<std::size_t>(std::max(1, blocks));
+    check(clEnqueueNDRangeKernel(h_.queue, p.kernel, 1, nullptr, &global, &local, 0, nullptr,
+                                 nullptr),
+          std::string("clEnqueueNDRangeKernel (") + what + ")");
+    check(clFinish(h_.queue), std::string("clFinish (") + what + ")");
+    std::vector<uint64_t> h(words);
+    check(clEnqueueReadBuffer(h_.queue, rec_, CL_TRUE, 0, words * sizeof(cl_ulong), h.data(), 0,
+                              nullptr, nullptr),
+          "clEnqueueReadBuffer (block records)");
+    return parse_block_records(h, static_cast<std::size_t>(std::max(1, blocks)), 1.0, what);
+  }
+
   uint32_t reference(const IcacheKernelSpec& spec, int region, uint64_t passes) {
     const std::string key = std::to_string(icache_body_instructions(spec.body_instructions)) + "|" +
                             std::to_string(region) + "|" + std::to_string(passes);
@@ -222,10 +309,14 @@ class OpenCLFrontend final : public FrontendKernels {
   DeviceInfo info_;
   std::size_t max_wg_ = 1;
   bool gpu_ = false;
+  bool nv_ = false;  // NVIDIA's platform: inline PTX for the block records
+  cl_ulong local_mem_ = 0;
   std::map<std::string, Program> programs_;
   std::map<std::string, uint32_t> refs_;
   cl_mem out_ = nullptr, tim_ = nullptr, flag_ = nullptr;
   std::size_t cap_ = 0;
+  cl_mem rec_ = nullptr;
+  std::size_t rec_cap_ = 0;
 };
 
 }  // namespace
