@@ -140,16 +140,8 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = facts_.transfer_queue_family ? 2 : 1;
   dci.pQueueCreateInfos = qci;
-  // The shader clock is a feature to enable, not only an extension to name.
-  VkPhysicalDeviceShaderClockFeaturesKHR clock{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   std::vector<const char*> extensions;
   const void* chain = nullptr;
-  if (facts_.shader_clock) {
-    clock.shaderSubgroupClock = VK_TRUE;
-    chain = &clock;
-    extensions.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
-  }
   // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
   VkPhysicalDeviceShaderFloat16Int8Features f16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
@@ -168,14 +160,21 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     chain = &executables;
     extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
-  // Int64 and float atomics (atomics probe): each extension listed, with the features offered.
+  // Each extension listed, with the features it offers (they are features to enable, not only
+  // extensions to name): the shader clock (subgroup and device scope), the SM builtins
+  // (gl_SMIDNV: the front end's block records), int64 and float atomics (atomics probe).
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  VkPhysicalDeviceShaderSMBuiltinsFeaturesNV sm_builtins{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV};
   VkPhysicalDeviceShaderAtomicInt64Features i64_atomics{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
-  for (auto [name, s] :
-       {std::pair<const char*, void*>{VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
-        {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics}}) {
+  for (auto [name, s] : {std::pair<const char*, void*>{VK_KHR_SHADER_CLOCK_EXTENSION_NAME, &clock},
+                         {VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME, &sm_builtins},
+                         {VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
+                         {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics}}) {
     if (!has_extension(pd, name)) continue;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, s};
     vkGetPhysicalDeviceFeatures2(pd, &f2);

@@ -69,6 +69,11 @@ struct Facts {
   uint32_t subgroup_size = 0;
   uint32_t subgroup_operations = 0;
   bool subgroup_in_compute = false;
+  // VK_NV_shader_sm_builtins' shaderSMBuiltins (gl_SMIDNV in shaders) and VK_KHR_shader_clock's
+  // shaderDeviceClock (clockRealtimeEXT): enabled where offered, for the front end's block
+  // records, which need both.
+  bool sm_builtins = false;
+  bool shader_device_clock = false;
 
   std::string id() const { return "vulkan:" + std::to_string(index); }
   std::string device_type() const;

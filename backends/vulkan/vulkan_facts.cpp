@@ -78,6 +78,15 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     f2.pNext = &clock;
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     f.shader_clock = clock.shaderSubgroupClock == VK_TRUE;
+    f.shader_device_clock = clock.shaderDeviceClock == VK_TRUE;
+  }
+  if (sm_builtins) {
+    VkPhysicalDeviceShaderSMBuiltinsFeaturesNV smf{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &smf;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.sm_builtins = smf.shaderSMBuiltins == VK_TRUE;
   }
   {
     // FP16 arithmetic through the extension only: the instance asks for Vulkan 1.1, so the
