@@ -1,1 +1,2 @@
 gd_vulkan_shader(frontend_empty frontend_empty.comp)
+gd_vulkan_shader(frontend_blocks frontend_blocks.comp)
