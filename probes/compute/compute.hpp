@@ -107,6 +107,11 @@ struct OpenCLSourceOptions {
 // clock: tim is unused (tim[0] = iters keeps the argument).
 std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps,
                                    const OpenCLSourceOptions& opt = {});
+// An OpenCL C statement for NVIDIA's compiler that reads a PTX special register into `var`
+// through inline PTX: "globaltimer" and "clock64" into a ulong, "smid" and "warpid" into a
+// uint. The measurement's machinery only (the clock, where a work-group ran), never the
+// operation a figure times. Shared by every probe's NVIDIA OpenCL kernels.
+std::string nv_cl_read_sreg(const std::string& reg, const std::string& var);
 
 // Steps of each chain per iteration in a mixed pair whose first op is `first` (half the
 // usual body per op, so the loop keeps its size).

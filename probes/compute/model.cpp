@@ -6,7 +6,6 @@
 #include <regex>
 #include <sstream>
 
-#include "compute/ptx_sass.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
 

@@ -15,12 +15,6 @@ namespace gd {
 // id of the measurement) and its program binaries are PTX text.
 bool is_nvidia_opencl(const std::string& platform_name, const std::string& platform_vendor);
 
-// An OpenCL C statement for NVIDIA's compiler that reads a PTX special register into `var`
-// through inline PTX: "globaltimer" and "clock64" into a ulong, "smid" and "warpid" into a
-// uint. The measurement's machinery only (the clock, where a work-group ran), never the
-// operation a figure times. Shared by every probe's NVIDIA OpenCL kernels.
-std::string nv_cl_read_sreg(const std::string& reg, const std::string& var);
-
 // Fills t's clock fields from the 4 words per work-group the clocked kernels write (as
 // CUDA's: loop cycles, %globaltimer before and after, pack_sm_clock(SM id, clock start)):
 // the span from the earliest start to the latest end, the median cycles per group, the clock

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "compute/ptx_sass.hpp"
+#include "compute/compute.hpp"
 #include "frontend/blocks.hpp"
 #include "gpudissect/device.hpp"
 
