@@ -246,7 +246,7 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
     p.regs_requested = req.regs;
     p.shared_bytes = req.shared_bytes;
     const Support ks = k.supports("occupancy." + p.kind);  // no register cap outside CUDA
-    Status st = ks.ok ? Status{} : Status{"unsupported", ks.reason};
+    Status st = ks.ok ? Status{} : Status{StatusCode::unsupported, ks.reason};
     guarded(st, [&] {
       if (!ks.ok) return;
       const OccupancyTrace t = k.occupancy(req);
