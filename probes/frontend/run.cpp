@@ -505,7 +505,7 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   // The probe fails loudly when a part that ran failed (the CLI exits 1 with the reason).
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
                           &out.dispatch_status, &out.refill_status, &out.occupancy_status})
-    if (s->status == "error") {
+    if (s->code == StatusCode::error) {
       out.status = {StatusCode::error, s->reason};
       break;
     }
