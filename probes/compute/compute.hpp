@@ -96,15 +96,32 @@ std::string compute_kernel_name(int ilp);
 // out: one word per thread; tim: per block {cycles, t0_ns, t1_ns, 0}.
 std::string generate_cuda_source(const ComputeOp& op, const std::vector<int>& ilps,
                                  const ComputeOp* mix = nullptr);
+// The in-kernel counter an OpenCL platform's compiler offers (cl_vendor.hpp chooses it).
+enum class OpenCLClock {
+  none,    // no counter: times from event profiling, the clock the driver reports
+  nvidia,  // inline PTX: %clock64, %globaltimer, %smid
+  amd,     // clang amdgcn: s_memtime, s_memrealtime (100 MHz), s_getreg HW_ID
+};
+// The OpenCL C a clocked kernel needs: `defs` once at the top of the program, `start`
+// (declares ulong gd_t0, gd_t1, gd_c0, gd_c1; reads gd_t0 in ns, then gd_c0 in cycles)
+// before the loop, `end` (gd_c1, then gd_t1) after it, `sm` (declares uint gd_sm, the
+// compute unit's id) in the work-group's record. Empty for OpenCLClock::none.
+struct OpenCLClockCode {
+  std::string defs, start, end, sm;
+};
+OpenCLClockCode opencl_clock_code(OpenCLClock clock);
 // What the OpenCL generator adds for a platform.
 struct OpenCLSourceOptions {
   // NVIDIA's OpenCL (its compiler takes inline PTX): %clock64, %globaltimer and %smid read
   // around the loop, each work-group writing CUDA's tim record, the loop kept rolled. The
   // PTX serves the measurement only, never the op under test.
   bool nv_clock = false;
+  // Another vendor's counter (cl_vendor.hpp), read the same way and writing the same
+  // record; nv_clock, where set, wins.
+  OpenCLClock clock = OpenCLClock::none;
 };
-// OpenCL C source, same shape, kernels named like CUDA's. Without nv_clock there is no
-// clock: tim is unused (tim[0] = iters keeps the argument).
+// OpenCL C source, same shape, kernels named like CUDA's. Without a clock tim is unused
+// (tim[0] = iters keeps the argument).
 std::string generate_opencl_source(const ComputeOp& op, const std::vector<int>& ilps,
                                    const OpenCLSourceOptions& opt = {});
 // An OpenCL C statement for NVIDIA's compiler that reads a PTX special register into `var`
@@ -161,6 +178,9 @@ struct ComputeTiming {
   // The highest clock the backend has seen on the device so far, where it tracks one
   // (Vulkan); a figure whose clock_mhz is far below it ran at a low clock and says so.
   std::optional<double> clock_peak_mhz;
+  // What the figure says about the counter that gave clock_mhz, where that counter was not
+  // validated by this project (OpenCL on AMD); empty elsewhere.
+  std::string clock_note;
 };
 
 // One block's record from a CUDA compute kernel: the SM it ran on, its clock64 at the loop's

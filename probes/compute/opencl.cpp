@@ -4,7 +4,9 @@
 // falls back to the driver's reported maximum clock, flagged "reported" on every figure.
 // NVIDIA's OpenCL is the exception: its compiler takes inline PTX, so the kernels read
 // %clock64, %globaltimer and %smid as CUDA's do (clock "measured"), and its program binary
-// is PTX, assembled to SASS where ptxas and cuobjdump are installed.
+// is PTX, assembled to SASS where ptxas and cuobjdump are installed. AMD's ROCm platform
+// gets the same record through clang's amdgcn builtins (cl_vendor.hpp), not validated on
+// AMD hardware by this project: its figures say so.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compute/cl_vendor.hpp"
 #include "compute/compute.hpp"
 #include "compute/ptx_sass.hpp"
 #include "opencl_probes.hpp"
@@ -64,8 +67,10 @@ class OpenCLCompute final : public ComputeKernels {
     cl_device_fp_config fp32 = 0;
     clGetDeviceInfo(h.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, nullptr);
     fp32_ieee_div_sqrt_ = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
-    nv_ = is_nvidia_opencl(platform_string_or_empty(h.platform, CL_PLATFORM_NAME),
-                           platform_string_or_empty(h.platform, CL_PLATFORM_VENDOR));
+    const std::string pname = platform_string_or_empty(h.platform, CL_PLATFORM_NAME),
+                      pvendor = platform_string_or_empty(h.platform, CL_PLATFORM_VENDOR);
+    nv_ = is_nvidia_opencl(pname, pvendor);
+    clock_ = opencl_clock_for(pname, pvendor, gpu_);
     if (nv_) nv_cc_ = nv_compute_capability(h.device);
   }
   ~OpenCLCompute() override {
@@ -151,13 +156,14 @@ class OpenCLCompute final : public ComputeKernels {
           "clEnqueueReadBuffer");
     ComputeTiming t;
     t.span_ns = ns;
-    if (nv_) {
+    if (clock_ != OpenCLClock::none) {
       // Each work-group's clock record, read as CUDA's blocks' are.
       std::vector<uint64_t> tim(groups * 4);
       check(clEnqueueReadBuffer(h_.queue, tim_, CL_TRUE, 0, tim.size() * sizeof(cl_ulong),
                                 tim.data(), 0, nullptr, nullptr),
             "clEnqueueReadBuffer (compute timings)");
       apply_block_clocks(t, tim, groups, l.latency);
+      if (t.clock_mhz) t.clock_note = opencl_clock_note(clock_);
     }
     t.threads = global;
     t.sms = l.latency ? 1 : std::max(1, info_.compute_units);
@@ -267,6 +273,7 @@ class OpenCLCompute final : public ComputeKernels {
     if (it != programs_.end()) return it->second.kernel;
     OpenCLSourceOptions so;
     so.nv_clock = nv_;
+    so.clock = clock_;
     const std::string src = generate_opencl_source(op, {ilp}, so);
     const char* text = src.c_str();
     const std::size_t len = src.size();
@@ -306,7 +313,7 @@ class OpenCLCompute final : public ComputeKernels {
       cap_ = n;
     }
     // Elsewhere the kernels write tim[0] only.
-    groups = nv_ ? std::max<std::size_t>(groups, 1) : 1;
+    groups = clock_ != OpenCLClock::none ? std::max<std::size_t>(groups, 1) : 1;
     if (groups > tim_cap_) {
       if (tim_) clReleaseMemObject(tim_);
       tim_ = nullptr;
@@ -326,6 +333,8 @@ class OpenCLCompute final : public ComputeKernels {
   bool fp32_ieee_div_sqrt_ = false;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
   bool nv_ = false;                  // NVIDIA's platform: clocked kernels, PTX binaries
   std::pair<int, int> nv_cc_{0, 0};  // its compute capability
+  // The kernels' counter: NVIDIA's, AMD's (clocked kernels), or none.
+  OpenCLClock clock_ = OpenCLClock::none;
   std::map<std::string, Program> programs_;
   std::map<std::string, Machine> machines_;
   cl_mem out_ = nullptr, tim_ = nullptr;

@@ -153,6 +153,7 @@ class Runner {
       // Far below the highest clock seen: say so, never a silently slow figure.
       if (const std::string n = low_clock_note(*f.clock_mhz, peak); !n.empty())
         f.note += (f.note.empty() ? "" : "; ") + n;
+      if (!t.clock_note.empty()) f.note += (f.note.empty() ? "" : "; ") + t.clock_note;
     } else if (info_.clock_mhz_reported) {
       // No clock in the kernel (OpenCL): per-clock figures rest on the driver's figure.
       f.clock_mhz = *info_.clock_mhz_reported;
