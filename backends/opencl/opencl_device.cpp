@@ -13,8 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "compute/ptx_sass.hpp"
-#include "gpudissect/kernel_sets.hpp"
+#include "compute/cl_vendor.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_internal.hpp"
@@ -43,13 +42,18 @@ class OpenCLDevice final : public Device {
     std::string options;
     if (at_least(parse_version(facts_.c_version), 1, 2)) options += "-cl-std=CL1.2";
     if (facts_.image_path.ok) options += " -DGD_IMAGES=1";
-    // NVIDIA: the chase also counts its cycles (inline PTX). Should the driver refuse that,
-    // the chase runs as elsewhere, in ns only, and the device's facts say why.
-    nv_clock_ = is_nvidia_opencl(facts_.platform_name, facts_.vendor);
-    if (nv_clock_) {
-      err = build_chase(options + " -DGD_NV_CLOCK=1");
+    // NVIDIA: the chase also counts its cycles (inline PTX); AMD's ROCm platform through
+    // clang's amdgcn builtins (not validated on AMD hardware: the facts say so). Should the
+    // driver refuse that, the chase runs as elsewhere, in ns only, and the facts say why.
+    const OpenCLClock vendor_clock = opencl_clock_for(facts_.platform_name, facts_.vendor,
+                                                      (facts_.type & CL_DEVICE_TYPE_GPU) != 0);
+    if (vendor_clock != OpenCLClock::none) {
+      const bool nv = vendor_clock == OpenCLClock::nvidia;
+      err = build_chase(options + (nv ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1"));
+      const std::string what =
+          nv ? "clock64 (inline PTX)" : "s_memtime (" + opencl_clock_note(vendor_clock) + ")";
       info_.extra["opencl_chase_clock"] =
-          err == CL_SUCCESS ? "clock64 (inline PTX)" : "none: " + describe("clBuildProgram", err);
+          err == CL_SUCCESS ? what : "none: " + describe("clBuildProgram", err);
       nv_clock_ = err == CL_SUCCESS;
     }
     if (!nv_clock_ && (err = build_chase(options)) != CL_SUCCESS) {
@@ -320,7 +324,7 @@ class OpenCLDevice final : public Device {
   Program program_;
   std::map<MemPath, Kernel> kernels_;
   std::size_t local_group_ = 1;
-  bool nv_clock_ = false;  // the chase kernels count cycles (NVIDIA, GD_NV_CLOCK)
+  bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;

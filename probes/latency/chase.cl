@@ -14,7 +14,13 @@
 // Built with -DGD_NV_CLOCK=1 on NVIDIA's platform, whose compiler takes inline PTX: the
 // chasing work-item also writes the loop's %clock64 cycles and %globaltimer ns as ulongs 1
 // and 2 of `out` (bytes 8 and 16), for latencies in cycles and the clock they ran at. The
-// counters are nv_clock.cl's, which the host puts before this file.
+// PTX serves the measurement only; the loads are portable OpenCL C.
+//
+// Built with -DGD_AMD_CLOCK=1 on AMD's ROCm platform (clang for amdgcn): the same two words
+// from s_memtime (cycles) and s_memrealtime (100 MHz, in ns), as the compute probe's AMD
+// kernels read them (probes/compute/model_clvendor.cpp says why those). A target without
+// them (gfx11 and later) fails to build here, and the chase runs in ns only. Compiled for
+// amdgcn in CI; not validated on AMD hardware by this project.
 
 #if defined(GD_NV_CLOCK) && GD_NV_CLOCK
 #define GD_CLOCK_START \
@@ -28,6 +34,23 @@
     GD_GLOBALTIMER(gd_t1);                     \
     ((__global ulong*)(out))[1] = gd_c1 - gd_c0; \
     ((__global ulong*)(out))[2] = gd_t1 - gd_t0; \
+  }
+#elif defined(GD_AMD_CLOCK) && GD_AMD_CLOCK
+#if !defined(__AMDGCN__) || !defined(__has_builtin)
+#error "GD_AMD_CLOCK needs clang's amdgcn target"
+#elif !__has_builtin(__builtin_amdgcn_s_memtime) || !__has_builtin(__builtin_amdgcn_s_memrealtime)
+#error "GD_AMD_CLOCK: this amdgcn target has no s_memtime or s_memrealtime"
+#endif
+#define GD_CLOCK_START                                                      \
+  ulong gd_c0, gd_t0;                                                       \
+  gd_t0 = __builtin_amdgcn_s_memrealtime();                                 \
+  gd_c0 = __builtin_amdgcn_s_memtime();
+#define GD_CLOCK_END(out)                                                   \
+  {                                                                         \
+    const ulong gd_c1 = __builtin_amdgcn_s_memtime();                       \
+    const ulong gd_t1 = __builtin_amdgcn_s_memrealtime();                   \
+    ((__global ulong*)(out))[1] = gd_c1 - gd_c0;                            \
+    ((__global ulong*)(out))[2] = (gd_t1 - gd_t0) * 10UL;                   \
   }
 #else
 #define GD_CLOCK_START
