@@ -23,11 +23,14 @@ set -euo pipefail
 # help2man, dpkg-dev: the man page made from --help at build time, and the .deb's Depends
 # (dpkg-shlibdeps) that cpack writes (cmake/install.cmake). python3-jsonschema: the JSON
 # Schemas' test (tests/schema), run against every committed result.
+# clang-15: the AMD OpenCL kernels are built for amdgcn (gfx90a, gfx1030, gfx1100) by the
+# opencl_amd_compile test; Debian's clang (14) knows no gfx11. PoCL (libpocl2) already
+# depends on clang-15: naming it costs no download, and keeps the test's compiler if PoCL goes.
 PACKAGES=(
   cmake make g++
   libcli11-dev nlohmann-json3-dev libgtest-dev
   opencl-headers opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev
-  pocl-opencl-icd clinfo
+  pocl-opencl-icd clinfo clang-15
   gnuplot-nox python3 python3-prometheus-client
   chromium poppler-utils fonts-dejavu-core
   libopenmpi-dev openmpi-bin
