@@ -14,7 +14,8 @@
 // Built with -DGD_NV_CLOCK=1 on NVIDIA's platform, whose compiler takes inline PTX: the
 // chasing work-item also writes the loop's %clock64 cycles and %globaltimer ns as ulongs 1
 // and 2 of `out` (bytes 8 and 16), for latencies in cycles and the clock they ran at. The
-// PTX serves the measurement only; the loads are portable OpenCL C.
+// PTX serves the measurement only; the loads are portable OpenCL C. The counters are
+// nv_clock.cl's, which the host puts before this file.
 //
 // Built with -DGD_AMD_CLOCK=1 on AMD's ROCm platform (clang for amdgcn): the same two words
 // from s_memtime (cycles) and s_memrealtime (100 MHz, in ns), as the compute probe's AMD
