@@ -42,6 +42,8 @@ add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan
                            PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 target_link_libraries(gpudissect_vulkan PUBLIC gpudissect_core PRIVATE Vulkan::Vulkan)
+# Each probe's Vulkan file keeps file-local names (kStorage, ...): never joined by a unity build.
+set_target_properties(gpudissect_vulkan PROPERTIES UNITY_BUILD OFF)
 # Vulkan structs are written {sType} and the rest zero-filled, as the API intends.
 target_compile_options(gpudissect_vulkan PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra -Wno-missing-field-initializers>)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compute/cl_vendor.hpp"
+#include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_internal.hpp"
