@@ -162,7 +162,7 @@ void judge(BackendItem& item, const Figure& fa, const Figure& fb, double toleran
 
 Status absent_status() {
   Status s;
-  s.code = gd::parse_status("absent");  // the run has no figure with this id
+  s.code = StatusCode::absent;  // the run has no figure with this id
   return s;
 }
 

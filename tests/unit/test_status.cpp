@@ -38,6 +38,7 @@ TEST(StatusCode, TheWordsAreTheFileFormat) {
   EXPECT_STREQ(to_string(StatusCode::timeout), "timeout");
   EXPECT_STREQ(to_string(StatusCode::busy), "busy");
   EXPECT_STREQ(to_string(StatusCode::missing), "missing");
+  EXPECT_STREQ(to_string(StatusCode::absent), "absent");
   EXPECT_EQ((Status{StatusCode::busy, "x"}.name()), "busy");
   EXPECT_TRUE(Status{}.ok());
   EXPECT_FALSE((Status{StatusCode::unstable, ""}.ok()));

@@ -62,7 +62,7 @@ struct Reader<StatusCode> {
     if (!c)
       throw JsonReadError("", "not a status: \"" + w.substr(0, 64) +
                                   "\" (ok, unsupported, skipped, error, interrupted, unstable, "
-                                  "timeout, busy or missing)");
+                                  "timeout, busy, missing or absent)");
     v = *c;
   }
 };

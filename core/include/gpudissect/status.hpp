@@ -21,25 +21,37 @@ enum class StatusCode {
   timeout,      // a fleet rank killed after its time
   busy,         // a fleet rank refused by run --require-idle
   missing,      // a fleet rank that sent no report
+  absent,       // a comparison: the run has no figure with this id
 };
 
 inline constexpr StatusCode kAllStatusCodes[] = {
-    StatusCode::ok,          StatusCode::unsupported, StatusCode::skipped,
-    StatusCode::error,       StatusCode::interrupted, StatusCode::unstable,
-    StatusCode::timeout,     StatusCode::busy,        StatusCode::missing};
+    StatusCode::ok,          StatusCode::unsupported, StatusCode::skipped, StatusCode::error,
+    StatusCode::interrupted, StatusCode::unstable,    StatusCode::timeout, StatusCode::busy,
+    StatusCode::missing,     StatusCode::absent};
 
 // The code's JSON word: "ok", "unsupported" ...
 inline const char* to_string(StatusCode c) {
   switch (c) {
-    case StatusCode::ok: return "ok";
-    case StatusCode::unsupported: return "unsupported";
-    case StatusCode::skipped: return "skipped";
-    case StatusCode::error: return "error";
-    case StatusCode::interrupted: return "interrupted";
-    case StatusCode::unstable: return "unstable";
-    case StatusCode::timeout: return "timeout";
-    case StatusCode::busy: return "busy";
-    case StatusCode::missing: return "missing";
+    case StatusCode::ok:
+      return "ok";
+    case StatusCode::unsupported:
+      return "unsupported";
+    case StatusCode::skipped:
+      return "skipped";
+    case StatusCode::error:
+      return "error";
+    case StatusCode::interrupted:
+      return "interrupted";
+    case StatusCode::unstable:
+      return "unstable";
+    case StatusCode::timeout:
+      return "timeout";
+    case StatusCode::busy:
+      return "busy";
+    case StatusCode::missing:
+      return "missing";
+    case StatusCode::absent:
+      return "absent";
   }
   return "error";  // (not reached: every code has its word above)
 }
