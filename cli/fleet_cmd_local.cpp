@@ -56,7 +56,9 @@ NodeLinks FleetCmd::measure_links(const fs::path& dir, const std::string& device
     if (!r.is_null()) {
       const auto& probes = r.value("probes", nlohmann::json::object());
       if (probes.contains("links")) {
-        n.status.code = gd::parse_status(probes.at("links").value("status", "error"));
+        // A word no status names (a damaged file) counts as an error, never a crash.
+        const auto code = gd::status_code_from(probes.at("links").value("status", "error"));
+        n.status.code = code.value_or(gd::StatusCode::error);
         n.status.reason = probes.at("links").value("reason", "");
       }
       if (r.contains("figures"))
