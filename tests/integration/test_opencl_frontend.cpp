@@ -82,26 +82,26 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   EXPECT_LE(d.p90, d.max);
   ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_kernels_per_s.at("plain").median, 0);
-  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
+  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
   // Block dispatch and occupancy on NVIDIA's OpenCL only (inline PTX %smid, %globaltimer):
   // elsewhere the reason names the missing SM id; there the records fill the model as CUDA's.
   if (dev->kernels<FrontendKernels>()->supports("dispatch").ok) {
-    EXPECT_EQ(out.dispatch_status.status, "ok") << out.dispatch_status.reason;
+    EXPECT_EQ(out.dispatch_status.name(), "ok") << out.dispatch_status.reason;
     ASSERT_TRUE(out.dispatch_blocks_per_us);
     EXPECT_GT(out.dispatch_blocks_per_us->median, 0);
     EXPECT_EQ(out.dispatch_trace.size(), static_cast<std::size_t>(out.dispatch_blocks));
     for (const auto& b : out.dispatch_trace)
       EXPECT_LT(b.sm, static_cast<uint32_t>(std::max(1, dev->info().compute_units)));
-    EXPECT_EQ(out.occupancy_status.status, "ok") << out.occupancy_status.reason;
+    EXPECT_EQ(out.occupancy_status.name(), "ok") << out.occupancy_status.reason;
     ASSERT_TRUE(out.max_warps_per_sm);
     EXPECT_GT(*out.max_warps_per_sm, 0);
   } else {
     const std::string no_sm =
         "OpenCL C has no SM id: only NVIDIA's OpenCL (inline PTX %smid and %globaltimer) lets a "
         "work-group record which SM ran it and when";
-    EXPECT_EQ(out.dispatch_status.status, "unsupported");
+    EXPECT_EQ(out.dispatch_status.name(), "unsupported");
     EXPECT_EQ(out.dispatch_status.reason, no_sm);
-    EXPECT_EQ(out.occupancy_status.status, "unsupported");
+    EXPECT_EQ(out.occupancy_status.name(), "unsupported");
     EXPECT_EQ(out.occupancy_status.reason, no_sm);
     EXPECT_TRUE(out.occupancy.empty());
     EXPECT_THROW(dev->kernels<FrontendKernels>()->dispatch(8, 64), BackendError);

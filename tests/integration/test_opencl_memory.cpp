@@ -33,7 +33,7 @@ bool is_cpu(const Device& d) {
 }
 
 void expect_reason(const Status& s, const std::string& names) {
-  EXPECT_EQ(s.status, "unsupported") << s.reason;
+  EXPECT_EQ(s.name(), "unsupported") << s.reason;
   EXPECT_NE(s.reason.find(names), std::string::npos) << s.reason;
   EXPECT_EQ(s.reason.find("yet"), std::string::npos) << s.reason;
 }

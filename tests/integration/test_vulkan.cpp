@@ -962,19 +962,19 @@ TEST(VulkanFrontend, ProbeRunsTheSubset) {
   EXPECT_EQ(out.language, "vulkan");
   EXPECT_NE(out.launch_api.find("vkQueueSubmit"), std::string::npos) << out.launch_api;
   EXPECT_NE(out.note.find("vkQueueSubmit"), std::string::npos) << out.note;
-  EXPECT_EQ(out.launch_status.status, "ok") << out.launch_status.reason;
+  EXPECT_EQ(out.launch_status.name(), "ok") << out.launch_status.reason;
   ASSERT_TRUE(out.launch_round_trip_us);
   EXPECT_GT(out.launch_round_trip_us->median, 0.0);
   ASSERT_TRUE(out.launch_api_us);
   EXPECT_GT(out.launch_api_us->median, 0.0);
   EXPECT_FALSE(out.launch_start_us);  // no host-synced GPU clock
-  EXPECT_EQ(out.rate_status["plain"].status, "ok") << out.rate_status["plain"].reason;
+  EXPECT_EQ(out.rate_status["plain"].name(), "ok") << out.rate_status["plain"].reason;
   ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_kernels_per_s["plain"].median, 0.0);
   ASSERT_TRUE(out.rate_gpu_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_gpu_kernels_per_s["plain"], 0.0);
   for (const char* mode : {"streams", "graph"}) {
-    EXPECT_EQ(out.rate_status[mode].status, "unsupported") << mode;
+    EXPECT_EQ(out.rate_status[mode].name(), "unsupported") << mode;
     EXPECT_FALSE(out.rate_status[mode].reason.empty()) << mode;
   }
   std::vector<const gd::Status*> refused = {&out.icache_status, &out.partitions_status};
@@ -982,9 +982,9 @@ TEST(VulkanFrontend, ProbeRunsTheSubset) {
     refused.insert(refused.end(), {&out.dispatch_status, &out.occupancy_status});
   else
     for (const gd::Status* s : {&out.dispatch_status, &out.occupancy_status})
-      EXPECT_EQ(s->status, "ok") << s->reason;
+      EXPECT_EQ(s->name(), "ok") << s->reason;
   for (const gd::Status* s : refused) {
-    EXPECT_EQ(s->status, "unsupported");
+    EXPECT_EQ(s->name(), "unsupported");
     EXPECT_FALSE(s->reason.empty());
   }
 }

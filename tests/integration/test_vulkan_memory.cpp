@@ -74,7 +74,7 @@ TEST(VulkanMemory, PartsThatLoadsCanStateRunAndTheOthersSayWhy) {
   const bool clock = dev->info().extra.at("shader_clock").rfind("no ", 0) != 0;
   EXPECT_EQ(unit, clock ? "cycles" : "ns");
 
-  EXPECT_EQ(out.carveout_status.status, "unsupported");
+  EXPECT_EQ(out.carveout_status.name(), "unsupported");
   EXPECT_NE(out.carveout_status.reason.find("carve-out"), std::string::npos);
   EXPECT_TRUE(out.carveouts.empty());
 

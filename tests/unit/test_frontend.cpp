@@ -432,7 +432,7 @@ TEST(FrontendJson, RoundTrip) {
   EXPECT_FALSE(nlohmann::json(old).contains("refill"));
   old.refill_status = {StatusCode::skipped, "frontend.refill=0"};
   const auto skipped = nlohmann::json(old).get<FrontendProbeResult>();
-  EXPECT_EQ(skipped.refill_status.status, "skipped");
+  EXPECT_EQ(skipped.refill_status.name(), "skipped");
 }
 
 TEST(FrontendFigures, IdsFromAResult) {
@@ -620,9 +620,9 @@ TEST(FrontendProbe, EveryPartUnsupportedIsNotAnError) {
   EXPECT_TRUE(out.status.ok());
   for (const Status* s : {&out.icache_status, &out.partitions_status, &out.launch_status,
                           &out.dispatch_status, &out.refill_status, &out.occupancy_status})
-    EXPECT_EQ(s->status, "unsupported");
+    EXPECT_EQ(s->name(), "unsupported");
   EXPECT_NE(out.refill_status.reason.find("lacks occupancy"), std::string::npos);
-  EXPECT_EQ(out.rate_status.at("graph").status, "unsupported");
+  EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");
 }
 
 TEST(FrontendProbe, FailingKernelFailsLoudly) {
@@ -696,7 +696,7 @@ TEST(FrontendProbe, OccupancyKindsABackendLacksSayWhy) {
   std::atomic<bool> stop{false};
   FrontendProbeResult out;
   run_frontend(dev, small(), pr, stop, out);
-  EXPECT_EQ(out.occupancy_status.status, "ok") << out.occupancy_status.reason;
+  EXPECT_EQ(out.occupancy_status.name(), "ok") << out.occupancy_status.reason;
   int regs = 0, measured = 0;
   for (const auto& p : out.occupancy) {
     if (p.kind == "regs") {

@@ -526,7 +526,7 @@ TEST(LinksProbe, OneGpuHasNoPeerButMeasuresTheHostWhenAsked) {
                                                {"parts", "p2p,latency,host,nccl"}};
   fakes::run_probe(run_links, dev, parse_links_options(kv), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.status, "unsupported");
+  EXPECT_EQ(out.p2p.name(), "unsupported");
   EXPECT_EQ(out.p2p.reason, "one GPU: no peer");
   EXPECT_EQ(out.nccl.status.name(), "unsupported");
   EXPECT_EQ(out.nccl.status.reason, "needs 2 GPUs");
@@ -546,7 +546,7 @@ TEST(LinksProbe, NoPeerAccessAndNoNcclAreUnsupportedWithTheirReasons) {
   LinksProbeResult out;
   fakes::run_probe(run_links, dev, small_options(), out);
   EXPECT_TRUE(out.status.ok());
-  EXPECT_EQ(out.p2p.status, "unsupported");
+  EXPECT_EQ(out.p2p.name(), "unsupported");
   EXPECT_NE(out.p2p.reason.find("cudaDeviceCanAccessPeer says no"), std::string::npos);
   EXPECT_EQ(out.pairs.at(0).status.name(), "unsupported");
   EXPECT_EQ(dev.links.peer_copies, 0);

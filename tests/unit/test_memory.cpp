@@ -1026,7 +1026,7 @@ TEST(MemoryProbe, WrongEndPositionFailsLoudly) {
   k.corrupt = true;
   const auto out = run_carveouts_expecting_error(k);
   EXPECT_EQ(out.status.name(), "error");
-  EXPECT_EQ(out.carveout_status.status, "error");
+  EXPECT_EQ(out.carveout_status.name(), "error");
   ASSERT_FALSE(out.carveouts.empty());
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("ended at line"), std::string::npos);
 }
@@ -1071,7 +1071,7 @@ TEST(MemoryProbe, CarveoutLaunchThatDoesNotWalkFails) {
   FakeMemory k;
   k.corrupt_all = true;
   const auto out = run_carveouts_expecting_error(k);
-  EXPECT_EQ(out.carveout_status.status, "error");
+  EXPECT_EQ(out.carveout_status.name(), "error");
   ASSERT_EQ(out.carveouts.size(), 1u);
   EXPECT_NE(out.carveouts[0].curve.status.reason.find("did not walk"), std::string::npos);
 }
@@ -1087,13 +1087,13 @@ TEST(MemoryProbe, UnsupportedPathsAndBackends) {
   EXPECT_EQ(out.partitions[1].status.name(), "unsupported");
   EXPECT_TRUE(out.partitions[2].status.ok());
   EXPECT_EQ(out.partitions[2].by_warps.size(), 2u);
-  EXPECT_EQ(out.granularity_status.status, "skipped");
+  EXPECT_EQ(out.granularity_status.name(), "skipped");
 
   FakeDevice none(nullptr);
   MemoryProbeResult r;
   fakes::run_probe(run_memory, none, MemoryOptions{}, r);
   EXPECT_EQ(r.status.name(), "unsupported");
-  EXPECT_EQ(r.constant_status.status, "unsupported");
+  EXPECT_EQ(r.constant_status.name(), "unsupported");
   RunResult rr;
   rr.put(r);
   EXPECT_TRUE(probe_registry().find("memory")->figures(rr).empty());
