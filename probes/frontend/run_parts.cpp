@@ -208,6 +208,8 @@ void refill_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
   out.refill_block_us = median(block_us);
 }
 
+// The occupancy points: the plan, then one loop that fills each point's fields in order.
+// shape: a split would only pass the point and the trace between two halves.
 void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOptions& opt,
                     Progress& progress, const std::atomic<bool>& stop, FrontendProbeResult& out) {
   const Support s = k.supports("occupancy");

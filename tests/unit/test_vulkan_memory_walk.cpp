@@ -97,7 +97,7 @@ TEST(MemoryUnit, LatencyFiguresSayTheCurvesUnitAndTheBankTheyWalked) {
   vk.backend = "vulkan";
   bool latency = false;
   for (const Figure& f : memory_figures(m, vk)) {
-    EXPECT_EQ(f.where, "one 64 KiB constant buffer") << f.id;
+    EXPECT_EQ(f.where, "one constant buffer of up to 64 KiB (the API's limit)") << f.id;
     if (f.id == "memory.constant.L1_5.latency") {
       latency = true;
       EXPECT_EQ(f.unit, "ns");
