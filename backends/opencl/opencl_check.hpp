@@ -35,6 +35,9 @@ std::string platform_string_or_empty(cl_platform_id p, cl_platform_info what);
 // An NVIDIA device's compute capability (cl_nv_device_attribute_query), e.g. {9, 0}; {0, 0}
 // where the device does not answer.
 std::pair<int, int> nv_compute_capability(cl_device_id d);
+// A program's build log for `d` as the driver wrote it (its size includes the closing NUL);
+// empty where the query fails.
+std::string program_build_log(cl_program program, cl_device_id d);
 // The binary of a built program for `d` (NVIDIA: PTX text), trailing NULs dropped; empty
 // where the query fails.
 std::string program_binary(cl_program program, cl_device_id d);

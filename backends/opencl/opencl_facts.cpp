@@ -163,6 +163,17 @@ std::pair<int, int> nv_compute_capability(cl_device_id d) {
   return {static_cast<int>(major), static_cast<int>(minor)};
 }
 
+std::string program_build_log(cl_program program, cl_device_id d) {
+  std::size_t n = 0;
+  if (clGetProgramBuildInfo(program, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS)
+    return "";
+  std::string log(n, '\0');
+  if (n &&
+      clGetProgramBuildInfo(program, d, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr) != CL_SUCCESS)
+    return "";
+  return log;
+}
+
 std::string program_binary(cl_program program, cl_device_id d) {
   cl_uint n = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) != CL_SUCCESS ||

@@ -42,10 +42,7 @@ class OpenCLAtomics final : public AtomicsKernels {
     program_ = clCreateProgramWithSource(h.context, 1, &src, nullptr, &err);
     check(err, "clCreateProgramWithSource(atomics)");
     if (clBuildProgram(program_, 1, &h.device, "-cl-std=CL1.2", nullptr, nullptr) != CL_SUCCESS) {
-      std::size_t n = 0;
-      clGetProgramBuildInfo(program_, h.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      std::string log(n, '\0');
-      clGetProgramBuildInfo(program_, h.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      const std::string log = program_build_log(program_, h.device);
       clReleaseProgram(program_);
       program_ = nullptr;
       throw BackendError("building the atomics kernels: " + log);

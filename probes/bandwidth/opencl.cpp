@@ -325,10 +325,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_program p = clCreateProgramWithSource(h_.context, 1, &src, nullptr, &err);
     if (err != CL_SUCCESS) return;
     if (clBuildProgram(p, 1, &h_.device, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
-      std::size_t n = 0;
-      clGetProgramBuildInfo(p, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      log_.assign(n, '\0');
-      clGetProgramBuildInfo(p, h_.device, CL_PROGRAM_BUILD_LOG, n, log_.data(), nullptr);
+      log_ = program_build_log(p, h_.device);
       clReleaseProgram(p);
       return;
     }

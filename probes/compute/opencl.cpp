@@ -284,11 +284,7 @@ class OpenCLCompute final : public ComputeKernels {
     // No fast-math: native_* are the approximate ops under test; the rest stays IEEE.
     err = clBuildProgram(p.program, 1, &h_.device, op.cl_options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      std::size_t n = 0;
-      clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      std::string log(n, '\0');
-      if (n)
-        clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      const std::string log = program_build_log(p.program, h_.device);
       clReleaseProgram(p.program);
       throw BackendError("building the OpenCL kernel of " + op.name + " failed (" +
                          std::to_string(err) + "): " + log.substr(0, 600));

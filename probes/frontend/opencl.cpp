@@ -229,11 +229,7 @@ class OpenCLFrontend final : public FrontendKernels {
     check(err, "clCreateProgramWithSource (frontend)");
     err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      std::size_t n = 0;
-      clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      std::string log(n, '\0');
-      if (n)
-        clGetProgramBuildInfo(p.program, h_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      const std::string log = program_build_log(p.program, h_.device);
       clReleaseProgram(p.program);
       throw BackendError("building the OpenCL frontend kernel " + key + " failed (" +
                          std::to_string(err) + "): " + log.substr(0, 600));

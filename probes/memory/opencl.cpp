@@ -82,14 +82,6 @@ const char* kernel_name(MemLoad l) {
   return "";
 }
 
-std::string build_log(cl_program p, cl_device_id d) {
-  std::size_t n = 0;
-  clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-  std::string log(n, '\0');
-  if (n) clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-  return log.substr(0, 600);
-}
-
 class OpenCLMemory final : public MemoryKernels {
  public:
   OpenCLMemory(const Handles& h, const DeviceInfo& info) : h_(h), info_(info) {
@@ -118,7 +110,8 @@ class OpenCLMemory final : public MemoryKernels {
     // NVIDIA: clocked kernels; should its compiler refuse the inline PTX, the ns path.
     clocked_ = nv_ && build(options + " -DGD_NV_CLOCK=1") == CL_SUCCESS;
     if (!clocked_ && build(options) != CL_SUCCESS)
-      throw BackendError("building the memory kernels failed: " + build_log(program_, h.device));
+      throw BackendError("building the memory kernels failed: " +
+                         program_build_log(program_, h.device).substr(0, 600));
     cl_int err = CL_SUCCESS;
     for (const char* n :
          {"mem_chase_ca", "mem_chase_cg", "mem_chase_nc", "mem_chase_const", "mem_fill"}) {
