@@ -28,9 +28,9 @@ class LinksProbe final : public TypedProbe<LinksOptions, LinksProbeResult> {
   std::vector<std::string> figure_ids() const override {
     return {"links.p2p.{engine}.{dir}",          "links.p2p.latency.{method}",
             "links.p2p.latency.{method}.cycles", "links.p2p.latency.chase.best_sm",
-            "links.host.{dir}.all",              "links.host.{dir}.single",
-            "links.nccl.{collective}.busbw",     "links.nccl.{collective}.algbw",
-            "links.nccl.{collective}.latency"};
+            "links.p2p.latency.chase.mean_sm",   "links.host.{dir}.all",
+            "links.host.{dir}.single",           "links.nccl.{collective}.busbw",
+            "links.nccl.{collective}.algbw",     "links.nccl.{collective}.latency"};
   }
 
  protected:

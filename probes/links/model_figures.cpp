@@ -121,7 +121,8 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
     if (!worst) {
       Status why = r.p2p;
       for (const LinkPair& p : r.pairs)
-        if (const LinkLatency& l = chase ? p.chase : p.ping_pong; l.status.code == StatusCode::error) {
+        if (const LinkLatency& l = chase ? p.chase : p.ping_pong;
+            l.status.code == StatusCode::error) {
           why = l.status;  // every pair failed: the first one's reason
           break;
         }
@@ -176,8 +177,9 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
   }
   if (!worst) {
     // Why: no peer at all, a pair's chase that failed, or not asked for.
-    Status why =
-        r.p2p.ok() ? Status{StatusCode::skipped, "not measured (links.chase_sms = 0, as with quick)"} : r.p2p;
+    Status why = r.p2p.ok() ? Status{StatusCode::skipped,
+                                     "not measured (links.chase_sms = 0, as with quick)"}
+                            : r.p2p;
     for (const LinkPair& p : r.pairs)
       if (p.chase.status.code == StatusCode::error) {
         why = p.chase.status;
@@ -207,6 +209,56 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
             "; over " + std::to_string(worst->chase.by_sm.size()) + " SMs " +
             format_fixed(worst_best->ns, 0) + " to " + format_fixed(hi, 0) + " ns (SM " +
             std::to_string(hi_sm) + ")";
+  out.push_back(f);
+}
+
+// The chase's mean over the reading SMs, nvbandwidth's definition of peer latency (its
+// device_to_device_latency_sm: a 2 MiB chain chased once from each SM, the times summed over
+// the hops): comparable with that tool where chase_sms covers every SM, which the default does.
+// The highest pair, as above.
+void chase_mean_sm_figure(const LinksProbeResult& r, std::vector<Figure>& out) {
+  const std::string id = "links.p2p.latency.chase.mean_sm";
+  const std::string label = "P2P load latency, mean over the reader's SMs";
+  const LinkPair* worst = nullptr;
+  double worst_mean = 0;
+  std::string pairs;
+  for (const LinkPair& p : r.pairs) {
+    if (!p.chase.status.ok() || p.chase.by_sm.empty()) continue;
+    double sum = 0;
+    for (const LinkLatency::BySm& s : p.chase.by_sm) sum += s.ns;
+    const double mean = sum / double(p.chase.by_sm.size());
+    pairs += (pairs.empty() ? "" : ", ") + std::to_string(p.dst) + " reading " +
+             std::to_string(p.src) + " " + format_fixed(mean, 0);
+    if (!worst || mean > worst_mean) {
+      worst = &p;
+      worst_mean = mean;
+    }
+  }
+  if (!worst) {
+    // The same reasons as the best SM's figure, which was built just before from the same data.
+    const auto best = std::find_if(out.begin(), out.end(), [](const Figure& f) {
+      return f.id == "links.p2p.latency.chase.best_sm";
+    });
+    const Status why =
+        best != out.end() ? best->status : Status{StatusCode::skipped, "no chase by SM"};
+    out.push_back(not_ok(id, label, "ns", false, why));
+    return;
+  }
+  const int sms = worst->dst < int(r.topology.gpus.size()) ? r.topology.gpus[worst->dst].sms : 0;
+  const int n = int(worst->chase.by_sm.size());
+  Figure f;
+  f.id = id;
+  f.label = label;
+  f.value = Summary{};
+  f.value->median = f.value->q1 = f.value->q3 = f.value->min = f.value->max = worst_mean;
+  f.value->n = 1;
+  f.unit = "ns";
+  f.higher_is_better = false;
+  f.clock_mhz = worst->chase.clock_mhz;
+  f.where = "highest pair: GPU " + std::to_string(worst->dst) + " reading GPU " +
+            std::to_string(worst->src) + "'s memory, mean over " + std::to_string(n) +
+            (n == sms ? " SMs (every SM)" : " of " + std::to_string(sms) + " SMs") + ", " +
+            format_bytes(double(worst->chase.footprint_bytes)) + " chain; by pair " + pairs + " ns";
   out.push_back(f);
 }
 
@@ -331,6 +383,7 @@ std::vector<Figure> links_figures(const LinksProbeResult& r) {
   std::vector<Figure> out;
   p2p_bandwidth_figures(r, out);
   p2p_latency_figures(r, out);
+  chase_mean_sm_figure(r, out);
   host_figures(r, out);
   nccl_figures(r, out);
   return out;

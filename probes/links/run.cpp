@@ -1,17 +1,17 @@
 // The links probe's measurement, against the LinksKernels contract
 // (probes/links/links.hpp); the CUDA kernels are probes/links/cuda.cu.
-#include "bandwidth/bandwidth.hpp"
 #include "links/run.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/options.hpp"
+#include "gpudissect/probe.hpp"  // ProbeError
 #include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
-#include "gpudissect/probe.hpp"  // ProbeError
 #include "links/run_internal.hpp"
 
 namespace gd {
@@ -205,6 +205,9 @@ void chase_by_sm(Ctx& c, LinkPair& pair, const std::vector<uint32_t>& next,
     PeerChaseRequest r = base;
     r.sm = int(int64_t(k) * sms / n);
     r.repeats = std::min(3, base.repeats);
+    // The chain is already in the peer's L2 from the one-block chase: the warm-up only has to
+    // bring its page into this SM's translation caches.
+    r.warmup_hops = std::min<uint64_t>(base.warmup_hops, 256);
     try {
       const ChaseTiming t = c.k.peer_chase(r);
       if (const std::string bad = chase_end_error(t, r, next); !bad.empty())
@@ -318,10 +321,12 @@ void p2p_part(Ctx& c) {
                         std::to_string(src) + "<->" + std::to_string(dst));
         p2p_latency(c, pair);
       } else if (!lat) {
-        pair.chase.status = pair.ping_pong.status = {StatusCode::skipped, "not asked for (links.parts)"};
+        pair.chase.status =
+            pair.ping_pong.status = {StatusCode::skipped, "not asked for (links.parts)"};
       }
     }
-  out.p2p = ok_pairs ? Status{} : Status{StatusCode::unsupported, "no pair has peer access: " + no_peer};
+  out.p2p =
+      ok_pairs ? Status{} : Status{StatusCode::unsupported, "no pair has peer access: " + no_peer};
 }
 
 }  // namespace
@@ -359,9 +364,9 @@ std::vector<OptionSpec> links_option_specs() {
       {"nccl_max", "1G", "largest collective"},
       {"nccl_step", "2", "factor between collective sizes"},
       {"chase_footprint", "2M", "the peer chain's footprint"},
-      {"chase_sms", "16",
-       "reading SMs, spread over the GPU, that chase the peer's memory each in turn (0: none; "
-       "0 with quick)"},
+      {"chase_sms", "1024",
+       "reading SMs, spread over the GPU and capped at its count (so by default every SM), that "
+       "chase the peer's memory each in turn (0: none; 0 with quick)"},
       {"round_trips", "1000", "ping-pong round trips per repeat"},
       {"timeout", "10", "seconds one operation may take before it is an error"},
   };
@@ -438,9 +443,10 @@ void run_links(Device& dev, const LinksOptions& opt, Progress& progress,
   out.status = {};
   LinksKernels* k = dev.kernels<LinksKernels>();
   if (!k) {
-    const Status no{StatusCode::unsupported, "the " + dev.info().backend +
-                                       " backend has no links kernels (peer transfers, host "
-                                       "links and NCCL are measured through CUDA)"};
+    const Status no{StatusCode::unsupported,
+                    "the " + dev.info().backend +
+                        " backend has no links kernels (peer transfers, host "
+                        "links and NCCL are measured through CUDA)"};
     out.status = out.p2p = out.host.status = out.nccl.status = no;
     progress.note("links: " + no.reason);
     out.wall_seconds = seconds_since(t0);
@@ -460,9 +466,10 @@ void run_links(Device& dev, const LinksOptions& opt, Progress& progress,
     return;
   }
   if (c.errors) {
-    out.status = {StatusCode::error, c.first_error + (c.errors > 1 ? " (and " + std::to_string(c.errors - 1) +
-                                                               " more points failed)"
-                                                         : "")};
+    out.status = {
+        StatusCode::error,
+        c.first_error +
+            (c.errors > 1 ? " (and " + std::to_string(c.errors - 1) + " more points failed)" : "")};
     throw ProbeError("links: " + out.status.reason);
   }
 }

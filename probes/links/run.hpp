@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
-#include "links/links.hpp"
 #include "gpudissect/probe.hpp"
 #include "gpudissect/progress.hpp"
+#include "links/links.hpp"
 
 namespace gd {
 
@@ -28,7 +28,9 @@ struct LinksOptions {
   uint64_t nccl_min = 8, nccl_max = 1ull << 30;
   int nccl_step = 2;
   uint64_t chase_footprint = 2ull << 20;  // the peer's chain (fits its L2)
-  int chase_sms = 16;  // reading SMs the chase is repeated from (0: none; none with quick)
+  // Reading SMs the chase is repeated from, spread over the GPU and capped at its count: by
+  // default every SM, whose mean is nvbandwidth's latency figure (0: none; none with quick).
+  int chase_sms = 1024;
   uint64_t chase_stride = 256;
   uint32_t round_trips = 1000;  // ping-pong, per repeat
   double timeout_s = 10;        // one operation's wait before it is an error

@@ -436,7 +436,7 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   ASSERT_TRUE(chase && chase->value);
   EXPECT_DOUBLE_EQ(chase->value->median, 810);
   EXPECT_FALSE(chase->higher_is_better);
-  // Again from each of the reader's 8 SMs (chase_sms 16, capped at the 8 there are), per pair.
+  // Again from each of the reader's 8 SMs (chase_sms 1024, capped at the 8 there are), per pair.
   EXPECT_EQ(dev.links.chase_sms,
             (std::vector<int>{-1, 0, 1, 2, 3, 4, 5, 6, 7, -1, 0, 1, 2, 3, 4, 5, 6, 7}));
   ASSERT_EQ(out.pairs[0].chase.by_sm.size(), 8u);
@@ -446,6 +446,14 @@ TEST(LinksProbe, TwoGpusEveryPartAndItsFigures) {
   EXPECT_DOUBLE_EQ(best_sm->value->median, 700);
   EXPECT_NE(best_sm->where.find("from SM 0; over 8 SMs 700 to 770 ns (SM 7)"), std::string::npos)
       << best_sm->where;
+  // nvbandwidth's definition: the mean over every SM, 700 + 10 x 3.5.
+  const Figure* mean_sm = find(figs, "links.p2p.latency.chase.mean_sm");
+  ASSERT_TRUE(mean_sm && mean_sm->value);
+  EXPECT_DOUBLE_EQ(mean_sm->value->median, 735);
+  EXPECT_FALSE(mean_sm->higher_is_better);
+  EXPECT_NE(mean_sm->where.find("mean over 8 SMs (every SM)"), std::string::npos) << mean_sm->where;
+  EXPECT_NE(mean_sm->where.find("by pair 1 reading 0 735, 0 reading 1 735 ns"), std::string::npos)
+      << mean_sm->where;
   ASSERT_TRUE(find(figs, "links.p2p.latency.chase.cycles")->value);
   EXPECT_DOUBLE_EQ(find(figs, "links.p2p.latency.pingpong")->value->median, 1501);
   // Host: all together 80 GB/s, each alone 50.
@@ -601,10 +609,14 @@ TEST(LinksProbe, AChaseFromOneSmThatEndsWrongIsThePairsChaseError) {
   const auto figs = links_figures(out);
   EXPECT_EQ(find(figs, "links.p2p.latency.chase")->status.name(), "error");
   EXPECT_FALSE(find(figs, "links.p2p.latency.chase.best_sm")->value);
+  const Figure* mean_sm = find(figs, "links.p2p.latency.chase.mean_sm");
+  ASSERT_TRUE(mean_sm);
+  EXPECT_FALSE(mean_sm->value);
+  EXPECT_EQ(mean_sm->status.name(), "error");
 }
 
 TEST(LinksProbe, QuickChasesFromOneBlockOnly) {
-  EXPECT_EQ(parse_links_options({}).chase_sms, 16);
+  EXPECT_EQ(parse_links_options({}).chase_sms, 1024);
   EXPECT_EQ(parse_links_options({{"quick", "1"}}).chase_sms, 0);
   EXPECT_EQ(parse_links_options({{"quick", "1"}, {"chase_sms", "4"}}).chase_sms, 4);
   EXPECT_THROW(parse_links_options({{"chase_sms", "-1"}}), std::invalid_argument);
