@@ -43,5 +43,10 @@ std::optional<double> ns_per_tick(double ticks_short, double ns_short, double ti
 // cudaOccupancyMaxActiveBlocksPerMultiprocessor's answer plus two, so every SM stays full for
 // a whole spin.
 int occupancy_blocks_per_sm(int block_threads, int max_warps = 64, int max_blocks = 32);
+// The grid per SM an occupancy request asks for where no API predicts residency: its own
+// blocks_per_sm, else `waves` times the most the same limits allow (the refill grid, as CUDA
+// sizes it from the occupancy API), else occupancy_blocks_per_sm.
+int occupancy_grid_per_sm(int blocks_per_sm, int waves, int block_threads, int max_warps = 64,
+                          int max_blocks = 32);
 
 }  // namespace gd

@@ -99,4 +99,12 @@ int occupancy_blocks_per_sm(int block_threads, int max_warps, int max_blocks) {
   return 2 * fit + 2;
 }
 
+int occupancy_grid_per_sm(int blocks_per_sm, int waves, int block_threads, int max_warps,
+                          int max_blocks) {
+  if (blocks_per_sm > 0) return blocks_per_sm;
+  if (waves <= 0) return occupancy_blocks_per_sm(block_threads, max_warps, max_blocks);
+  const int warps = std::max(1, (block_threads + 31) / 32);
+  return waves * std::clamp(max_warps / warps, 1, std::max(1, max_blocks));
+}
+
 }  // namespace gd

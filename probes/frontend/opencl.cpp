@@ -203,8 +203,7 @@ class OpenCLFrontend final : public FrontendKernels {
       throw BackendError("work-groups of " + std::to_string(req.block_threads) +
                          " work-items exceed the kernel's CL_KERNEL_WORK_GROUP_SIZE " +
                          std::to_string(wg));
-    const int per_sm =
-        req.blocks_per_sm > 0 ? req.blocks_per_sm : occupancy_blocks_per_sm(req.block_threads);
+    const int per_sm = occupancy_grid_per_sm(req.blocks_per_sm, req.waves, req.block_threads);
     const int blocks = std::max(1, info_.compute_units) * per_sm;
     t.blocks = run_blocks(blocks, req.block_threads, static_cast<uint64_t>(req.spin_us * 1000),
                           dynamic, "occupancy");

@@ -126,8 +126,7 @@ class VulkanFrontend final : public FrontendKernels {
     t.dynamic_shared_bytes = uint64_t(words) * 4;
     const double k = ns_per_tick();
     const double ticks = std::min(req.spin_us * 1000 / k, 4.0e9);
-    const int per_sm =
-        req.blocks_per_sm > 0 ? req.blocks_per_sm : occupancy_blocks_per_sm(req.block_threads);
+    const int per_sm = occupancy_grid_per_sm(req.blocks_per_sm, req.waves, req.block_threads);
     const Launch l =
         run_blocks(std::max(1, static_cast<int>(ctx_.facts().sm_count.value_or(1))) * per_sm,
                    req.block_threads, static_cast<uint32_t>(ticks), words);

@@ -145,5 +145,15 @@ TEST(FrontendBlocks, OccupancyLaunchKeepsEverySmFull) {
   EXPECT_EQ(occupancy_blocks_per_sm(128, 48, 16), 26);  // sm_86: 48 warps, 16 blocks
 }
 
+// The refill grid: `waves` times the resident limit, as CUDA sizes it from the occupancy API
+// (8 waves of 64-thread blocks on sm_90: 8 x 32 per SM); an explicit grid wins.
+TEST(FrontendBlocks, RefillGridIsWavesTimesTheResidentLimit) {
+  EXPECT_EQ(occupancy_grid_per_sm(0, 8, 64), 256);
+  EXPECT_EQ(occupancy_grid_per_sm(0, 8, 256), 64);  // 64 warps / 8
+  EXPECT_EQ(occupancy_grid_per_sm(0, 2, 128, 48, 16), 24);
+  EXPECT_EQ(occupancy_grid_per_sm(5, 8, 64), 5);
+  EXPECT_EQ(occupancy_grid_per_sm(0, 0, 64), occupancy_blocks_per_sm(64));
+}
+
 }  // namespace
 }  // namespace gd
