@@ -71,9 +71,11 @@ int BaselineReport::not_gated() const {
 }
 
 bool is_host_figure(const std::string& id) {
-  // Launch figures are timed by the host's clock around driver calls: the host CPU's speed
-  // and load move them as much as the GPU does.
+  // Launch figures are timed by the host's clock around driver calls, and the host ping-pong
+  // waits on a host thread's wake-up: the host CPU's speed and load move them as much as the
+  // GPU does.
   return starts_with(id, "host.") || starts_with(id, "frontend.launch.") ||
+         starts_with(id, "atomics.host.") ||
          (starts_with(id, "bandwidth.host.") && ends_with(id, "_pageable"));
 }
 

@@ -41,6 +41,16 @@ double robust_sigma(const std::vector<double>& v) {
   return 1.4826 * median(dev);
 }
 
+double student_t95(int dof) {
+  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof < 1) dof = 1;
+  if (dof <= 30) return kTable[dof - 1];
+  return 1.96 + 2.4 / dof;
+}
+
 bool StoppingRule::done(const std::vector<double>& samples) const {
   if (samples.size() >= max_samples) return true;
   if (samples.size() < min_samples) return false;

@@ -14,8 +14,8 @@ namespace gd::cuda::at {
 constexpr unsigned kSpinLimit = 1u << 22;
 constexpr int kThreads = 256;
 constexpr int kMaxRepeats = 64;
-constexpr int kMaxPlacements = 8;  // throughput target placements
-constexpr int kMaxLocations = 64;  // ping-pong flag locations
+constexpr int kMaxPlacements = 16;  // throughput target placements
+constexpr int kMaxLocations = 64;   // ping-pong flag locations
 // Placements and locations sit in different 2 MiB regions (different large pages, so the
 // physical address, and with it the L2 slice, changes) and at different offsets inside them.
 constexpr size_t kRegion = size_t(2) << 20;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "atomics/atomics.hpp"
+#include "gpudissect/stats.hpp"
 #include "gpudissect/units.hpp"
 
 namespace gd {
@@ -23,18 +24,21 @@ std::string placement_spread_text(const std::optional<PlacementSpread>& s, const
          fixed(100 * s->repeat_spread, 1) + " %)";
 }
 
-// How far a mean over placements moves from one process to the next, relative: twice its
-// standard error (the placements' spread over the square root of their count). Where the
-// flag or target lands (which L2 slices) is drawn anew by every process, so two runs of one
-// GPU differ by about this much (5 % between two full H200 runs of the CAS ping-pong, whose
-// 16 locations spread 14.5 %); as Figure::resolution, compare --baseline takes the
-// baseline's as the band it cannot tell apart from noise.
+// How far a mean over placements moves from one process to the next, relative: its standard
+// error (the placements' spread over the square root of their count) times Student's t for
+// their count (3.18 for 4 placements, 2.13 for 16: a flat 2 was too narrow for 4, where a
+// quick run's mean over other placements fell 8 % below a full run's on an H200). Where the
+// flag or target lands (which L2 slices) follows the allocations made before it (another
+// plan, another run), so two runs of one GPU differ by about this much (5 % between two full H200
+// runs of the CAS ping-pong, whose 16 locations spread 14.5 %); as Figure::resolution, compare
+// --baseline takes the baseline's as the band it cannot tell apart from noise.
 std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
   if (!s || s->values.size() < 2 || s->mean == 0) return std::nullopt;
   double ss = 0;
   for (double v : s->values) ss += (v - s->mean) * (v - s->mean);
   const double n = static_cast<double>(s->values.size());
-  const double step = 2 * std::sqrt(ss / (n - 1)) / std::fabs(s->mean) / std::sqrt(n);
+  const double step = student_t95(static_cast<int>(n) - 1) * std::sqrt(ss / (n - 1)) /
+                      std::fabs(s->mean) / std::sqrt(n);
   return std::isfinite(step) && step > 0 ? std::optional<double>(step) : std::nullopt;
 }
 

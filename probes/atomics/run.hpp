@@ -17,14 +17,14 @@
 namespace gd {
 
 struct AtomicsOptions {
-  bool quick = false;                // fewer figures, a 16-SM matrix, 3 repeats (CI)
+  bool quick = false;                // fewer figures, 3 repeats (CI)
   int repeats = 5;                   // timed repeats (launches) per figure
   uint32_t round_trips = 2000;       // per timed ping-pong repeat
   bool matrix = true;                // the SM-to-SM latency matrix
   int matrix_max_sms = 0;            // SMs 0..N-1 in the matrix; 0: every SM
   uint32_t matrix_round_trips = 64;  // per segment; 4 segments per pair, median taken
   int locations = 16;                // global ping-pongs: flag locations (mean over them)
-  int placements = 4;                // global throughput: target placements (mean over them)
+  int placements = 16;               // global throughput: target placements (mean over them)
   std::set<std::string> parts = {"latency", "throughput"};  // plus the matrix when `matrix`
 };
 

@@ -12,11 +12,10 @@
 #include <set>
 #include <sstream>
 
-#include "atomics/run.hpp"
-#include "figure_ids_check.hpp"
 #include "atomics/report.hpp"
 #include "atomics/run.hpp"
 #include "fake_device.hpp"
+#include "figure_ids_check.hpp"
 #include "gpudissect/probe.hpp"  // ProbeError
 
 namespace gd {
@@ -658,7 +657,7 @@ TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndAveragesThem) {
   NullProgress progress;
   std::atomic<bool> stop{false};
   AtomicsProbeResult out;
-  AtomicsOptions opt;  // 16 locations, 4 placements, 2000 round trips, 5 repeats
+  AtomicsOptions opt;  // 16 locations, 16 placements, 2000 round trips, 5 repeats
   run_atomics(dev, opt, progress, stop, out);
   EXPECT_TRUE(out.status.ok()) << out.status.reason;
   // Global ping-pongs: 16 locations, 1/8 of the round trips each; shared ones: one.
@@ -682,8 +681,8 @@ TEST(AtomicsPlacements, ProbeAsksForLocationsAndPlacementsAndAveragesThem) {
   const AtomicLatency& sh = out.latency.at("shared.cas_pingpong");
   EXPECT_EQ(sh.locations, 1);
   EXPECT_FALSE(sh.placement_cycles);
-  // Throughput: global requests get 4 placements, shared ones none.
-  EXPECT_EQ(dev.atomics.throughput_requests.at("global.add_i32.distinct").placements, 4);
+  // Throughput: global requests get 16 placements, shared ones none.
+  EXPECT_EQ(dev.atomics.throughput_requests.at("global.add_i32.distinct").placements, 16);
   EXPECT_EQ(dev.atomics.throughput_requests.at("shared.add_i32.distinct").placements, 1);
   const AtomicThroughput& t = out.throughput.at("global.add_i32.distinct");
   ASSERT_TRUE(t.status.ok()) << t.status.reason;

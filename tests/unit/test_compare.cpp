@@ -416,7 +416,8 @@ TEST(Baseline, TheFileJudgedCannotTalkItsWayOut) {
   // A run with no figures, or with every id renamed, fails on every figure the baseline had.
   int base_ok = 0;
   for (const Figure& f : h.figures)
-    base_ok += (f.status.ok() || f.status.code == StatusCode::unstable) && (f.value || f.per_sm_per_clk);
+    base_ok +=
+        (f.status.ok() || f.status.code == StatusCode::unstable) && (f.value || f.per_sm_per_clk);
   CompareInput none = h;
   none.figures.clear();
   EXPECT_EQ(compare_baseline(h, none, 0.05, false, true).regressions(), base_ok);
@@ -533,7 +534,9 @@ TEST(Baseline, HostFiguresAreNotGatedUnlessAskedFor) {
   EXPECT_TRUE(is_host_figure("bandwidth.host.d2h_pageable"));
   EXPECT_FALSE(is_host_figure("bandwidth.host.h2d_pinned"));
   EXPECT_FALSE(is_host_figure("links.host.h2d.all"));
-  EXPECT_FALSE(is_host_figure("atomics.host.pingpong"));
+  EXPECT_TRUE(is_host_figure("atomics.host.pingpong"));
+  EXPECT_TRUE(is_host_figure("atomics.host.pingpong.cycles"));
+  EXPECT_FALSE(is_host_figure("atomics.global.cas_pingpong"));
   EXPECT_FALSE(is_host_figure("bandwidth.dram.read"));
   EXPECT_FALSE(is_host_figure("hostile.memory.read"));
   EXPECT_TRUE(is_host_figure("frontend.launch.round_trip"));
@@ -796,7 +799,8 @@ TEST(Baseline, ASkippedFigureCountsAsMissingWithAllowMissing) {
                                   {fig("links.p2p.latency.chase.best_sm", 800, "ns"),
                                    fig("bandwidth.dram.read", 3000, "GB/s")});
   CompareInput quick = base;
-  quick.figures[0].status = {StatusCode::skipped, "not measured (links.chase_sms = 0, as with quick)"};
+  quick.figures[0].status = {StatusCode::skipped,
+                             "not measured (links.chase_sms = 0, as with quick)"};
   quick.figures[0].value.reset();
   const BaselineReport partial = compare_baseline(base, quick, 0.03, /*allow_missing=*/true);
   EXPECT_EQ(partial.regressions(), 0);

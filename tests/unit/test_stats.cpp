@@ -194,3 +194,21 @@ TEST(StatsStoppingRule, TargetIsInclusiveBoundary) {
   rule.target_relative_spread = 0.19;
   EXPECT_FALSE(rule.done({80, 90, 100, 110, 120}));
 }
+
+namespace gd {
+namespace {
+// Student's t at 0.975: the table's ends and the formula past it, against published values
+// (NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
+TEST(StatsStudentT, KnownQuantiles) {
+  EXPECT_DOUBLE_EQ(student_t95(1), 12.706);
+  EXPECT_DOUBLE_EQ(student_t95(3), 3.182);
+  EXPECT_DOUBLE_EQ(student_t95(15), 2.131);
+  EXPECT_DOUBLE_EQ(student_t95(30), 2.042);
+  EXPECT_NEAR(student_t95(40), 2.021, 0.002);
+  EXPECT_NEAR(student_t95(60), 2.000, 0.002);
+  EXPECT_NEAR(student_t95(100), 1.984, 0.002);
+  EXPECT_DOUBLE_EQ(student_t95(0), student_t95(1));
+  for (int d = 1; d < 200; ++d) EXPECT_GT(student_t95(d), student_t95(d + 1)) << d;
+}
+}  // namespace
+}  // namespace gd
