@@ -1,13 +1,13 @@
-#include "compute/compute.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <regex>
 #include <sstream>
 
+#include "compute/compute.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/sass.hpp"
 
 namespace gd {
 
@@ -260,49 +260,24 @@ int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect) {
 
 std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
   std::map<std::string, LoopSass> out;
-  static const std::regex kFunction(R"(Function : (\S+))");
-  static const std::regex kInst(
-      R"(/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\s*([^;]*);)");
-  std::string fn;
-  std::vector<std::pair<unsigned long, std::string>> insts;
-  auto flush = [&] {
-    if (fn.empty()) return;
-    LoopSass ls;
+  for (const auto& [fn, insts] : sass_functions(sass)) {
+    LoopSass& ls = out[fn];
     ls.read = true;
-    unsigned long best_lo = 0, best_hi = 0;
-    for (const auto& [addr, text] : insts) {
-      if (text.rfind("BRA", 0) != 0) continue;
-      std::smatch m;
-      static const std::regex kTarget(R"(0x([0-9a-f]+))");
-      if (!std::regex_search(text, m, kTarget)) continue;
-      const unsigned long target = std::stoul(m[1].str(), nullptr, 16);
-      if (target < addr && addr - target > best_hi - best_lo) {
-        best_lo = target;
-        best_hi = addr;
+    // The timed loop: the longest backward branch.
+    uint64_t best_lo = 0, best_hi = 0;
+    for (const SassInstruction& in : insts)
+      if (const auto target = in.backward_target();
+          target && in.addr - *target > best_hi - best_lo) {
+        best_lo = *target;
+        best_hi = in.addr;
       }
-    }
     if (best_hi > best_lo)
-      for (const auto& [addr, text] : insts) {
-        if (addr < best_lo || addr > best_hi) continue;
-        const std::string opc = text.substr(0, text.find(' '));
-        ++ls.opcodes[opc];
+      for (const SassInstruction& in : insts) {
+        if (in.addr < best_lo || in.addr > best_hi) continue;
+        ++ls.opcodes[in.opcode];
         ++ls.loop_instructions;
       }
-    out[fn] = std::move(ls);
-    insts.clear();
-  };
-  std::istringstream in(sass);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, kFunction)) {
-      flush();
-      fn = m[1];
-    } else if (std::regex_search(line, m, kInst)) {
-      insts.emplace_back(std::stoul(m[1].str(), nullptr, 16), m[2].str() + " " + m[3].str());
-    }
   }
-  flush();
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "frontend/frontend.hpp"
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
+#include "gpudissect/sass.hpp"
 
 namespace gd {
 
@@ -215,30 +216,15 @@ std::string generate_occupancy_cuda(int regs) {
 
 std::map<std::string, std::vector<SassLoop>> parse_sass_all_loops(const std::string& sass) {
   std::map<std::string, std::vector<SassLoop>> out;
-  static const std::regex kFunction(R"(Function : (\S+))");
-  // "/*0a30*/  @!P0 BRA 0x...;": address, optional predicate, opcode with modifiers, operands.
-  static const std::regex kInst(
-      R"(/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\s*([^;]*);)");
-  static const std::regex kTarget(R"(0x([0-9a-f]+))");
-  std::string fn;
-  struct Inst {
-    uint64_t addr;
-    std::string opcode, operands;
-  };
-  std::vector<Inst> insts;
-  auto flush = [&] {
-    if (fn.empty()) return;
-    std::vector<SassLoop> loops;
-    for (const auto& in : insts) {
-      if (in.opcode.rfind("BRA", 0) != 0) continue;
-      std::smatch m;
-      if (!std::regex_search(in.operands, m, kTarget)) continue;
-      const uint64_t target = std::stoull(m[1].str(), nullptr, 16);
-      if (target >= in.addr) continue;
+  for (const auto& [fn, insts] : sass_functions(sass)) {
+    std::vector<SassLoop>& loops = out[fn];
+    for (const SassInstruction& in : insts) {
+      const auto target = in.backward_target();
+      if (!target) continue;
       SassLoop l;
-      l.begin = target;
+      l.begin = *target;
       l.end = in.addr;
-      for (const auto& x : insts)
+      for (const SassInstruction& x : insts)
         if (x.addr >= l.begin && x.addr <= l.end) {
           ++l.instructions;
           ++l.opcodes[x.opcode];
@@ -247,21 +233,7 @@ std::map<std::string, std::vector<SassLoop>> parse_sass_all_loops(const std::str
     }
     std::sort(loops.begin(), loops.end(),
               [](const SassLoop& a, const SassLoop& b) { return a.begin < b.begin; });
-    out[fn] = std::move(loops);
-    insts.clear();
-  };
-  std::istringstream in(sass);
-  std::string line;
-  std::smatch m;
-  while (std::getline(in, line)) {
-    if (std::regex_search(line, m, kFunction)) {
-      flush();
-      fn = m[1];
-    } else if (std::regex_search(line, m, kInst)) {
-      insts.push_back({std::stoull(m[1].str(), nullptr, 16), m[2].str(), m[3].str()});
-    }
   }
-  flush();
   return out;
 }
 
