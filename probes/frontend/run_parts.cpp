@@ -6,6 +6,7 @@
 
 #include "frontend/run.hpp"
 #include "frontend/run_internal.hpp"
+#include "gpudissect/head_start.hpp"
 #include "gpudissect/options.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/stopwatch.hpp"
@@ -89,6 +90,9 @@ void launch_part(FrontendKernels& k, const FrontendOptions& opt, Progress& progr
   out.launch_api = out.language == "cuda"     ? "cudaLaunchKernel"
                    : out.language == "vulkan" ? "vkQueueSubmit (one vkCmdDispatch)"
                                               : "clEnqueueNDRangeKernel";
+  // Timed by the host's clock: the run's background compiles must not share the CPU with it
+  // (a `run frontend` starts with this part, while they still run).
+  HeadStart::wait_for_current();
   if (!k.supports("launch").ok) {
     out.launch_status = {StatusCode::unsupported, k.supports("launch").reason};
   } else {
