@@ -5,6 +5,7 @@
 
 #include "gpudissect/options.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/sweep.hpp"
 #include "gpudissect/units.hpp"
 #include "latency/latency.hpp"  // path_order
 #include "latency/run.hpp"
@@ -169,9 +170,14 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
           f.unit = "bytes";
           f.value = single_value(double(*l.capacity_bytes));
           f.higher_is_better = true;
-          // The edge lies between the last point on the plateau and the first past it.
+          // The edge lies between the last point on the plateau and the first past it. Refined,
+          // that bracket is narrower than the grid's step, but a cache's edge is soft (address
+          // hashing and replacement make the last points partly miss), so two runs put it a
+          // grid step apart (the far L2 of one H200: 58.7 MiB in a full run, 53.8 with
+          // --quick): never less than one step.
           if (l.capacity_lo_bytes && l.capacity_hi_bytes && *l.capacity_lo_bytes > 0)
-            f.resolution = double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1;
+            f.resolution = std::max(double(*l.capacity_hi_bytes) / double(*l.capacity_lo_bytes) - 1,
+                                    kCapacityResolution - 1);
           out.push_back(f);
         }
       }
