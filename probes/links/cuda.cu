@@ -193,8 +193,8 @@ class CudaLinks final : public LinksKernels {
     for (const auto& [name, o] : ops)
       if (name.find(r.write ? "links_sm_write" : "links_sm_read") != std::string::npos)
         t.instruction = r.write ? o.store : o.load;
-    if (r.loads_per_thread != 4 && r.loads_per_thread != 8)
-      throw BackendError("peer SM transfer: loads per thread must be 4 or 8");
+    if (r.loads_per_thread != 4 && r.loads_per_thread != 8 && r.loads_per_thread != 12)
+      throw BackendError("peer SM transfer: loads per thread must be 4, 8 or 12");
     if (r.blocks_per_sm < 1 || r.blocks_per_sm > 4)
       throw BackendError("peer SM transfer: 1 to 4 blocks of 512 threads per SM");
     const int threads = 512, per_thread = r.loads_per_thread;
@@ -216,7 +216,10 @@ class CudaLinks final : public LinksKernels {
                         "SM read " + two(r.src, r.dst), [&](int rep) {
                           const int n = rep < 0 ? 1 : r.iterations;
                           for (int i = 0; i < n; ++i, ++launches)
-                            if (per_thread == 8)
+                            if (per_thread == 12)
+                              links_sm_read<12><<<blocks, threads, 0, d.stream[0]>>>(
+                                  static_cast<const uint4*>(src), n16, sum);
+                            else if (per_thread == 8)
                               links_sm_read<8><<<blocks, threads, 0, d.stream[0]>>>(
                                   static_cast<const uint4*>(src), n16, sum);
                             else
@@ -265,12 +268,16 @@ class CudaLinks final : public LinksKernels {
     if (2 * uint64_t(r.repeats) + 2 > kResultWords)
       throw BackendError("peer chase: too many repeats");
     if (r.sm >= exec.sms) throw BackendError("peer chase: no SM " + std::to_string(r.sm));
+    if (r.stride_bytes < 8 || r.stride_bytes % 8 != 0)
+      throw BackendError("peer chase: the stride must be a multiple of 8 bytes");
     const uint64_t lines = r.next->size();
     const uint64_t bytes = lines * r.stride_bytes;
-    const uint32_t stride_words = uint32_t(r.stride_bytes / 4);
-    std::vector<uint32_t> image(bytes / 4, 0);
-    for (uint64_t i = 0; i < lines; ++i) image[i * stride_words] = (*r.next)[i];
     void* chain = owner.scratch.get(std::max<uint64_t>(bytes, 64 << 10), "peer chase chain");
+    // Each line holds the address of the next (one address space for every GPU).
+    const uint64_t base = reinterpret_cast<uintptr_t>(chain);
+    std::vector<uint64_t> image(bytes / 8, 0);
+    for (uint64_t i = 0; i < lines; ++i)
+      image[i * (r.stride_bytes / 8)] = base + uint64_t((*r.next)[i]) * r.stride_bytes;
     {
       OnDevice on(owner.index);
       check(cudaMemcpy(chain, image.data(), bytes, cudaMemcpyHostToDevice), "copying the chain");
@@ -286,9 +293,9 @@ class CudaLinks final : public LinksKernels {
             "cudaMemsetAsync");
       // To run on a chosen SM, four blocks per SM, of which the first on that SM chases.
       const int blocks = r.sm >= 0 ? 4 * exec.sms : 1;
-      links_chase<<<blocks, 32, 0, exec.stream[0]>>>(static_cast<const uint32_t*>(chain),
-                                                     stride_words, r.warmup_hops, r.hops_per_repeat,
-                                                     r.repeats, out, r.sm, claim);
+      links_chase<<<blocks, 32, 0, exec.stream[0]>>>(
+          static_cast<const unsigned long long*>(chain), uint32_t(r.stride_bytes), r.warmup_hops,
+          r.hops_per_repeat, r.repeats, out, r.sm, claim);
       check(cudaGetLastError(), "launching links_chase");
     }
     wait(exec.stream[0], r.timeout_s, "peer chase " + two(r.executor, r.owner));

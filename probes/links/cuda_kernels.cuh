@@ -24,8 +24,8 @@ __global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
 
 // One pass of 16-byte loads over the peer's buffer (.cg: no L1), every word summed; the
 // block's sum is added to *sum. Each thread keeps LOADS loads in flight per step, a grid
-// stride apart (LOADS = 4 or 8: the probe tries both, as the link's best needs enough bytes
-// in flight without too many blocks contending for it).
+// stride apart (LOADS = 4, 8 or 12, nvbandwidth's unroll: the probe tries each, as the link's
+// best needs enough bytes in flight without too many blocks contending for it).
 template <int LOADS>
 __global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, unsigned long long* sum) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
@@ -56,31 +56,37 @@ __global__ void links_sm_write(uint4* __restrict__ p, uint64_t n16, uint32_t see
 }
 
 // One thread chases the chain in the peer's memory: out[r] cycles and out[R + r] ns of
-// repeat r, out[2R] the line reached, out[2R + 1] the SM that chased, plus one. The store of
-// the line into shared memory makes the warp wait for the last load before it reads the
-// clocks (in-order issue). With want_sm >= 0 many blocks are launched and only the first to
-// find itself on that SM (and to claim *claim) chases; the rest leave at once.
-__global__ void links_chase(const uint32_t* chain, uint32_t stride_words, uint64_t warmup,
+// repeat r, out[2R] the line reached, out[2R + 1] the SM that chased, plus one. Each line
+// holds the address of the next, so a hop is one 64-bit load and nothing else (as the
+// latency probe's chases and nvbandwidth's; an index times a stride added an integer
+// multiply-add to every hop). The store of the address into shared memory makes the warp wait
+// for the last load before it reads the clocks (in-order issue). With want_sm >= 0 many
+// blocks are launched and only the first to find itself on that SM (and to claim *claim)
+// chases; the rest leave at once.
+__global__ void links_chase(const unsigned long long* chain, uint32_t stride_bytes, uint64_t warmup,
                             uint64_t hops, int repeats, unsigned long long* out, int want_sm,
                             int* claim) {
-  __shared__ volatile uint32_t sink;
+  __shared__ volatile unsigned long long sink;
   if (threadIdx.x != 0) return;
   uint32_t sm;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
   if (want_sm >= 0 && (int(sm) != want_sm || atomicCAS(claim, 0, 1) != 0)) return;
   out[2 * repeats + 1] = sm + 1ull;
-  uint32_t cur = 0;
-  for (uint64_t h = 0; h < warmup; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
-  sink = cur;
+  const unsigned long long* cur = chain;
+  for (uint64_t h = 0; h < warmup; ++h)
+    cur = reinterpret_cast<const unsigned long long*>(__ldcg(cur));
+  sink = reinterpret_cast<unsigned long long>(cur);
   for (int r = 0; r < repeats; ++r) {
     const uint64_t c0 = clock64(), t0 = globaltimer_ns();
-    for (uint64_t h = 0; h < hops; ++h) cur = __ldcg(chain + uint64_t(cur) * stride_words);
-    sink = cur;
+    for (uint64_t h = 0; h < hops; ++h)
+      cur = reinterpret_cast<const unsigned long long*>(__ldcg(cur));
+    sink = reinterpret_cast<unsigned long long>(cur);
     const uint64_t c1 = clock64(), t1 = globaltimer_ns();
     out[r] = c1 - c0;
     out[repeats + r] = t1 - t0;
   }
-  out[2 * repeats] = sink;
+  out[2 * repeats] =
+      (sink - reinterpret_cast<unsigned long long>(chain)) / (stride_bytes ? stride_bytes : 1);
 }
 
 // Ping-pong player. The starter writes 2k+1 into the other's flag and waits for 2k+2 in its

@@ -54,7 +54,7 @@ void best_sm_shape(Ctx& c, LinkPair& pair, const std::string& key, BandwidthCurv
   const bool write = key == "sm.write";
   const std::vector<std::pair<int, int>> shapes =
       write ? std::vector<std::pair<int, int>>{{1, 4}, {2, 4}}
-            : std::vector<std::pair<int, int>>{{1, 8}, {2, 8}, {4, 8}, {2, 4}};
+            : std::vector<std::pair<int, int>>{{1, 8}, {2, 8}, {4, 8}, {2, 4}, {1, 12}};
   BandwidthPoint& best = curve.points.back();
   const uint64_t bytes = uint64_t(best.x);
   std::string tried = "largest size, blocks of 512 threads per SM x 16 B " +
