@@ -215,16 +215,14 @@ class CudaLinks final : public LinksKernels {
       t.seconds = timed(d, d.stream[0], nullptr, r.repeats, r.timeout_s,
                         "SM read " + two(r.src, r.dst), [&](int rep) {
                           const int n = rep < 0 ? 1 : r.iterations;
-                          for (int i = 0; i < n; ++i, ++launches)
-                            if (per_thread == 12)
-                              links_sm_read<12><<<blocks, threads, 0, d.stream[0]>>>(
-                                  static_cast<const uint4*>(src), n16, sum);
-                            else if (per_thread == 8)
-                              links_sm_read<8><<<blocks, threads, 0, d.stream[0]>>>(
-                                  static_cast<const uint4*>(src), n16, sum);
-                            else
-                              links_sm_read<4><<<blocks, threads, 0, d.stream[0]>>>(
-                                  static_cast<const uint4*>(src), n16, sum);
+                          const auto* q = static_cast<const uint4*>(src);
+                          launches += uint64_t(n);
+                          if (per_thread == 12)
+                            links_sm_read<12><<<blocks, threads, 0, d.stream[0]>>>(q, n16, n, sum);
+                          else if (per_thread == 8)
+                            links_sm_read<8><<<blocks, threads, 0, d.stream[0]>>>(q, n16, n, sum);
+                          else
+                            links_sm_read<4><<<blocks, threads, 0, d.stream[0]>>>(q, n16, n, sum);
                           check(cudaGetLastError(), "launching links_sm_read");
                         });
       unsigned long long got = 0;

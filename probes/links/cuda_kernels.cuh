@@ -27,20 +27,23 @@ __global__ void links_fill(uint32_t* p, uint64_t words, uint32_t seed) {
 // stride apart (LOADS = 4, 8 or 12, nvbandwidth's unroll: the probe tries each, as the link's
 // best needs enough bytes in flight without too many blocks contending for it).
 template <int LOADS>
-__global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, unsigned long long* sum) {
+__global__ void links_sm_read(const uint4* __restrict__ p, uint64_t n16, int passes,
+                              unsigned long long* sum) {
   const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-  uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
   unsigned long long acc = 0;
-  for (; i + (LOADS - 1) * stride < n16; i += LOADS * stride) {
-    uint4 v[LOADS];
+  for (int pass = 0; pass < passes; ++pass) {
+    uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+    for (; i + (LOADS - 1) * stride < n16; i += LOADS * stride) {
+      uint4 v[LOADS];
 #pragma unroll
-    for (int k = 0; k < LOADS; ++k) v[k] = __ldcg(p + i + k * stride);
+      for (int k = 0; k < LOADS; ++k) v[k] = __ldcg(p + i + k * stride);
 #pragma unroll
-    for (int k = 0; k < LOADS; ++k) acc += (unsigned long long)v[k].x + v[k].y + v[k].z + v[k].w;
-  }
-  for (; i < n16; i += stride) {
-    const uint4 a = __ldcg(p + i);
-    acc += (unsigned long long)a.x + a.y + a.z + a.w;
+      for (int k = 0; k < LOADS; ++k) acc += (unsigned long long)v[k].x + v[k].y + v[k].z + v[k].w;
+    }
+    for (; i < n16; i += stride) {
+      const uint4 a = __ldcg(p + i);
+      acc += (unsigned long long)a.x + a.y + a.z + a.w;
+    }
   }
   for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
   if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);

@@ -163,9 +163,11 @@ struct PeerSmRequest {
   bool write = false;
   uint64_t bytes = 0;
   // The kernel's shape: blocks of 512 threads per SM, and 16-byte accesses each thread keeps
-  // in flight per loop step (4 or 8). The probe tries a few at the largest size.
+  // in flight per loop step (4, 8 or 12). The probe tries a few at the largest size.
   int blocks_per_sm = 4;
   int loads_per_thread = 4;
+  // Passes over the buffer per timed repeat; a read makes them in one launch (no launch gap
+  // or ramp between passes), a write one launch each.
   int iterations = 1;
   int repeats = 5;
   double timeout_s = 10;
