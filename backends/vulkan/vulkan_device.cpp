@@ -1,7 +1,7 @@
 // The Vulkan backend: device discovery and the pointer chase through a storage buffer
-// (global), a uniform buffer (constant), workgroup memory (shared) and a uniform texel
-// buffer (image), timed with timestamp queries; cycles from VK_KHR_shader_clock where the
-// device has it, none otherwise.
+// (global), a coherent storage buffer (l2), a uniform buffer (constant), workgroup memory (shared)
+// and a uniform texel buffer (image), timed with timestamp queries; cycles from VK_KHR_shader_clock
+// where the device has it, none otherwise.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -92,6 +92,8 @@ class VulkanDevice final : public Device {
     switch (p) {
       case MemPath::global:
         return "SPIR-V OpLoad (StorageBuffer)";
+      case MemPath::l2:
+        return "SPIR-V OpLoad (StorageBuffer, Coherent)";
       case MemPath::constant:
         return "SPIR-V OpLoad (Uniform)";
       case MemPath::shared:
@@ -193,8 +195,9 @@ class VulkanDevice final : public Device {
   // The chain of a path lives in a buffer that grows to the largest footprint seen. The
   // uniform buffer is always the whole 64 KiB block chase_uniform.comp declares (or the
   // device's limit), so the shader's block is backed by memory throughout.
+  // The l2 path's chain is a storage buffer like the global path's: they share it.
   Buffer& buffer_for(MemPath p, uint64_t bytes) {
-    Buffer& b = buffers_[p];
+    Buffer& b = buffers_[p == MemPath::l2 ? MemPath::global : p];
     if (b && b.size() >= bytes) return b;
     b.reset();
     switch (p) {
@@ -224,6 +227,9 @@ class VulkanDevice final : public Device {
     switch (p) {
       case MemPath::global:
         shader = "chase_global";
+        break;
+      case MemPath::l2:
+        shader = "chase_l2";
         break;
       case MemPath::constant:
         shader = "chase_uniform";

@@ -23,8 +23,8 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
 namespace {
 
 const char* kCudaOnly =
-    "CUDA-only path; Vulkan has global (storage buffer), constant (uniform buffer), shared "
-    "(workgroup memory) and image (uniform texel buffer)";
+    "CUDA-only path; Vulkan has global (storage buffer), l2 (coherent storage buffer), "
+    "constant (uniform buffer), shared (workgroup memory) and image (uniform texel buffer)";
 
 }  // namespace
 
@@ -183,6 +183,7 @@ Support Facts::timing() const {
 Support Facts::supports(MemPath p) const {
   switch (p) {
     case MemPath::global:
+    case MemPath::l2:  // a coherent storage buffer (chase_global.comp, GD_COHERENT)
     case MemPath::constant:
     case MemPath::shared:
       break;
@@ -192,7 +193,6 @@ Support Facts::supports(MemPath p) const {
       break;
     case MemPath::local:
       return Support::no("OpenCL-only name; Vulkan's workgroup memory is the shared path");
-    case MemPath::l2:
     case MemPath::readonly:
     case MemPath::texture:
       return Support::no(kCudaOnly);
@@ -203,7 +203,8 @@ Support Facts::supports(MemPath p) const {
 uint64_t Facts::max_footprint(MemPath p) const {
   const uint64_t alloc = max_allocation_bytes ? max_allocation_bytes : UINT64_MAX;
   switch (p) {
-    case MemPath::global: {
+    case MemPath::global:
+    case MemPath::l2: {
       uint64_t limit = std::min<uint64_t>(props.limits.maxStorageBufferRange, alloc);
       if (device_local_bytes) limit = std::min(limit, device_local_bytes / 2);
       return limit;

@@ -8,12 +8,20 @@
 // optimised away and the host checks where the walk ended.
 //
 // Built twice: with GD_CLOCK (VK_KHR_shader_clock: the loop is also timed in shader clock
-// ticks) and without, for devices that lack the extension.
+// ticks) and without, for devices that lack the extension. With GD_COHERENT it is the l2
+// path: a `coherent` buffer promises device-scope coherence between workgroups, which an
+// SM-private L1 cannot keep, so a GPU driver serves its loads from L2 (as CUDA's
+// ld.global.cg). A CPU driver keeps that promise with the host's coherent caches, L1
+// included: the probe checks the path's first plateau against the global path's L1.
 #extension GL_GOOGLE_include_directive : require
 #include "chase_common.glsl"
 
 layout(local_size_x = 1) in;
+#ifdef GD_COHERENT
+layout(std430, set = 0, binding = 0) coherent readonly buffer Chain { uint words[]; } chain;
+#else
 layout(std430, set = 0, binding = 0) readonly buffer Chain { uint words[]; } chain;
+#endif
 
 void main() {
   uint idx = params.start;

@@ -293,14 +293,72 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
   out.wall_seconds = seconds_since(t0);
 }
 
+// The l2 path's loads must skip L1 for its levels to start at L2. CUDA's ld.global.cg is
+// defined to cache in L2 only; other backends' l2 path is a coherent load, a memory-model
+// promise a driver may keep with a coherent L1 (a CPU driver does: lavapipe's coherent
+// loads hit the host's L1). So there the path's smallest footprint is timed against the
+// global path's at the same footprint (one more point when the run has none): unless it
+// is kL2OverL1 times slower (an H200: ~6x), its levels are numbered from L1, and say why.
+constexpr double kL2OverL1 = 1.5;
+
+// The least disturbed repeat of a point (preemption only adds time), in cycles or ns.
+std::optional<double> fastest(const LatencyPoint& p, bool cycles) {
+  const std::optional<Summary>& s = cycles ? p.cycles : p.ns;
+  if (p.status != "ok" || !s || !(s->min > 0)) return std::nullopt;
+  return s->min;
+}
+
+void check_l1_bypass(Device& dev, const LatencyOptions& opt, LatencyProbeResult& out,
+                     CurveResult& l2, const std::optional<uint64_t>& largest_cache) {
+  if (is_cuda(dev.info()) || l2.levels.empty() || !l2.status.ok()) return;
+  auto first = std::find_if(l2.points.begin(), l2.points.end(),
+                            [](const LatencyPoint& p) { return fastest(p, false).has_value(); });
+  if (first == l2.points.end()) return;
+  const uint64_t fp = first->footprint_bytes;
+  std::optional<LatencyPoint> ref;
+  auto global = out.paths.find(to_string(MemPath::global));
+  if (global != out.paths.end() && global->second.stride_bytes == l2.stride_bytes)
+    for (const LatencyPoint& p : global->second.points)
+      if (p.footprint_bytes == fp && fastest(p, false)) ref = p;
+  if (!ref) {
+    CurveResult scratch;
+    try {
+      CurveSweep(dev, MemPath::global, l2.stride_bytes, opt.budget, scratch,
+                 opt.page_bytes.value_or(0))
+          .measure(fp);
+    } catch (const std::exception&) {
+      scratch.points.clear();
+    }
+    if (!scratch.points.empty() && fastest(scratch.points.front(), false))
+      ref = scratch.points.front();
+  }
+  if (!ref) {  // without the check the names could be wrong: none then
+    l2.status = {StatusCode::error, "the global path could not be timed at " +
+                                        format_bytes(double(fp)) +
+                                        " to check that this path's loads skip L1"};
+    l2.levels.clear();
+    return;
+  }
+  const bool cycles = first->cycles && ref->cycles;
+  const double got = *fastest(*first, cycles), l1 = *fastest(*ref, cycles);
+  if (got >= kL2OverL1 * l1) return;
+  const std::string unit = cycles ? " cycles" : " ns";
+  assign_levels(l2, "cache", 1, largest_cache, "on-chip", !is_cpu(dev.info()));
+  l2.note = (l2.note.empty() ? "" : l2.note + "; ") + "at " + format_bytes(double(fp)) +
+            " this path's loads take " + format_fixed(got, 1) + unit + " against " +
+            format_fixed(l1, 1) + unit +
+            " through the global path: they do not skip L1 on this device, so its levels are "
+            "numbered from L1";
+}
+
 }  // namespace
 
 std::vector<MemPath> default_paths(const DeviceInfo& info) {
   if (is_cuda(info))
     return {MemPath::global,  MemPath::l2,       MemPath::readonly,
             MemPath::texture, MemPath::constant, MemPath::shared};
-  if (info.backend == "vulkan")  // workgroup memory is GLSL's `shared`
-    return {MemPath::global, MemPath::constant, MemPath::shared, MemPath::image};
+  if (info.backend == "vulkan")  // workgroup memory is GLSL's `shared`; l2: a coherent buffer
+    return {MemPath::global, MemPath::l2, MemPath::constant, MemPath::shared, MemPath::image};
   return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
 }
 
@@ -345,7 +403,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
           largest_cache.value_or(0), opt.default_floor, UINT64_MAX, opt.cache_multiple));
       hi = std::min(hi, path_max);
       if (hi < std::max(stride, opt.min_footprint)) {
-        curve.status = {StatusCode::unsupported, "the path holds only " + format_bytes(double(path_max))};
+        curve.status = {StatusCode::unsupported,
+                        "the path holds only " + format_bytes(double(path_max))};
         continue;
       }
       const auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
@@ -357,6 +416,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       if (!o.page_bytes) o.page_bytes = default_page_bytes(info);
       sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress, stop,
                   curve);
+      if (path == MemPath::l2 && !stop) check_l1_bypass(dev, o, out, curve, largest_cache);
       std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
                          " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
                          (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") +
@@ -411,7 +471,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
     finish();
     throw;
   }
-  if (stop) out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
+  if (stop)
+    out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
   finish();
 }
 

@@ -124,7 +124,7 @@ TEST(VulkanEnumerate, ListsDevicesWithPathsAndReasons) {
   EXPECT_FALSE(entries[0].summary.empty());
   ASSERT_EQ(entries[0].paths.size(), gd::all_mem_paths().size());
   for (const auto& [path, support] : entries[0].paths) {
-    if (path == MemPath::l2 || path == MemPath::readonly || path == MemPath::texture) {
+    if (path == MemPath::readonly || path == MemPath::texture) {
       EXPECT_FALSE(support.ok) << gd::to_string(path);
       EXPECT_NE(support.reason.find("CUDA-only"), std::string::npos) << support.reason;
     }
@@ -168,7 +168,7 @@ TEST(VulkanDevice, InfoIsSane) {
 TEST(VulkanDevice, PathsVulkanLacksAreRefusedWithAReason) {
   GD_REQUIRE_DEVICE(dev);
   const auto next = gd::sattolo_cycle(16);
-  for (MemPath p : {MemPath::l2, MemPath::readonly, MemPath::texture, MemPath::local}) {
+  for (MemPath p : {MemPath::readonly, MemPath::texture, MemPath::local}) {
     const auto s = dev->supports(p);
     EXPECT_FALSE(s.ok) << gd::to_string(p);
     EXPECT_FALSE(s.reason.empty()) << gd::to_string(p);

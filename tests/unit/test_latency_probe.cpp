@@ -56,6 +56,11 @@ class FakeDevice final : public Device {
     info_.l1_or_cacheline_bytes = 64;
     info_.l2_bytes = reported_cache;
   }
+  // A GPU through Vulkan, whose l2 path is a coherent load that may or may not skip L1.
+  void make_vulkan() {
+    info_.backend = "vulkan";
+    info_.id = "vulkan:0";
+  }
   const ChaseRequest* last_request = nullptr;  // valid inside latency_of only
 
   ChaseTiming chase(const ChaseRequest& req) override {
@@ -190,6 +195,46 @@ TEST(LatencyProbe, ThePathThatSkipsL1StartsAtL2) {
   ASSERT_EQ(c.levels.size(), 3u);
   EXPECT_EQ(c.levels[0].name, "L2 near");
   EXPECT_EQ(c.levels[2].name, "device memory");
+}
+
+// Vulkan's l2 path (a coherent load) is checked against the global path at its smallest
+// footprint: where it skips L1 its levels start at L2, as CUDA's.
+TEST(LatencyProbe, AnL2PathThatSkipsL1IsCheckedAndStartsAtL2) {
+  FakeDevice dev;
+  dev.make_vulkan();
+  dev.latency_of = [](const ChaseRequest& r) {
+    const uint64_t fp = r.footprint_bytes();
+    return r.path == MemPath::l2 && fp <= 64 * KiB ? 200.0 : staircase(fp);
+  };
+  for (auto paths : {std::vector<MemPath>{MemPath::global, MemPath::l2}, {MemPath::l2}}) {
+    LatencyProbeResult out;
+    fakes::run_probe(run_latency, dev, small(paths), out);
+    const CurveResult& c = out.paths.at("l2");
+    ASSERT_EQ(c.levels.size(), 3u) << paths.size();
+    EXPECT_EQ(c.levels[0].name, "L2 near");
+    EXPECT_EQ(c.note.find("skip L1"), std::string::npos) << c.note;
+  }
+}
+
+// ... and where its loads hit L1 (a CPU driver keeps `coherent` with its coherent L1), its
+// levels are numbered from L1 and the note says why: never an L1 labelled L2. Alone, the
+// path times one global point of its own for the check.
+TEST(LatencyProbe, AnL2PathThatHitsL1IsNumberedFromL1) {
+  FakeDevice dev;
+  dev.make_vulkan();
+  for (auto paths : {std::vector<MemPath>{MemPath::global, MemPath::l2}, {MemPath::l2}}) {
+    dev.chases = 0;
+    LatencyProbeResult out;
+    fakes::run_probe(run_latency, dev, small(paths), out);
+    const CurveResult& c = out.paths.at("l2");
+    EXPECT_TRUE(c.status.ok()) << c.status.reason;
+    ASSERT_EQ(c.levels.size(), 4u) << paths.size();
+    EXPECT_EQ(c.levels[0].name, "L1");
+    EXPECT_EQ(c.levels[1].name, "L2 near");
+    EXPECT_EQ(c.levels[3].name, "device memory");
+    EXPECT_NE(c.note.find("do not skip L1"), std::string::npos) << c.note;
+    EXPECT_NE(c.note.find("30.0 cycles against 30.0 cycles"), std::string::npos) << c.note;
+  }
 }
 
 TEST(LatencyProbe, UnsupportedPathSaysWhyAndTheRunGoesOn) {
