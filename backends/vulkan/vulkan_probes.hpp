@@ -20,6 +20,10 @@ namespace gd::vulkan {
 std::unique_ptr<BandwidthKernels> make_bandwidth_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<ComputeKernels> make_compute_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceInfo& info);
+// One ping-pong game of `kind` by a single invocation taking both players' turns, so no wait
+// ever spins: every mode's shader runs, and is checked (pingpong_check), on a driver that
+// cannot run two waiting players (lavapipe). Throws BackendError for the host kind.
+PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds);
 std::unique_ptr<FrontendKernels> make_frontend_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<MemoryKernels> make_memory_kernels(Context& ctx, const DeviceInfo& info);
 

@@ -1,10 +1,12 @@
 // Vulkan kernels of the atomics probe: atomicAdd and atomicCompSwap throughput on a storage
 // buffer and on workgroup memory, atomicMin / atomicMax, 64-bit integer add
 // (VK_KHR_shader_atomic_int64), float and double add (VK_EXT_shader_atomic_float) and the add
-// at workgroup scope, each where the device offers it; and a CAS ping-pong through a storage
-// buffer (two workgroups) and through workgroup memory (two invocations of one workgroup). No
-// cycles: latencies are in ns only, from the difference of a launch of N and one of 2N round trips
-// (the dispatch overhead cancels). Every kernel's memory is checked exactly on the host
+// at workgroup scope, each where the device offers it; and the CAS and exchange ping-pongs
+// through a storage buffer (two workgroups) and through workgroup memory (two invocations of
+// one workgroup), and the release/acquire one through a storage buffer. A hand-over's
+// latency is the difference of a launch of N and one of 2N round trips (the dispatch overhead
+// cancels), in ns from the timestamps and, with VK_KHR_shader_clock, in cycles from player A's
+// clock around its game. Every kernel's memory is checked exactly on the host
 // (gd::throughput_check, gd::pingpong_check). On a GPU the clock is brought up before the probe's
 // first launch, a throughput launch lasts ~10 ms, and with VK_KHR_shader_clock the clock is read
 // after each figure's launches (gpu_clock.hpp says why).
@@ -40,8 +42,10 @@ struct ThroughputPush {
   uint32_t contention, ways, iterations;
 };
 struct PingPongPush {
-  uint32_t rounds, spin_limit, budget;
+  uint32_t rounds, spin_limit, budget, solo;
 };
+// The flag buffer: flag, abort word and payload, each on its own 128-byte line.
+constexpr uint32_t kFlagWords = 96;
 
 class VulkanAtomics final : public AtomicsKernels {
  public:
@@ -52,10 +56,11 @@ class VulkanAtomics final : public AtomicsKernels {
     wg_ok_ =
         limits.maxComputeWorkGroupSize[0] >= kWg && limits.maxComputeWorkGroupInvocations >= kWg;
     timing_ = ctx.facts().timing();
+    clock_ = ctx.facts().shader_clock;
     query_atomic_features();
   }
 
-  // No cycles of a hand-over or an atomic (a clock read after the launches gives none).
+  // No SM-to-SM matrix here, which is all this answers for (hand-overs have their cycles).
   bool has_clock() const override { return false; }
 
   Support supports(PingPong kind) const override {
@@ -70,8 +75,11 @@ class VulkanAtomics final : public AtomicsKernels {
           "short silently (a game of 4 round trips ended at flag 3 of 8 on lavapipe)");
     switch (kind) {
       case PingPong::global_cas:
+      case PingPong::global_exch:
+      case PingPong::global_release_acquire:
         return Support::yes();
       case PingPong::shared_cas:
+      case PingPong::shared_exch:
         // lavapipe runs a workgroup's subgroups one after the other between barriers: one
         // spinning on another of its own workgroup would never see it move.
         if (cpu_)
@@ -79,9 +87,13 @@ class VulkanAtomics final : public AtomicsKernels {
               "a CPU Vulkan driver (lavapipe) runs a workgroup's subgroups one after the other, "
               "so two of its invocations cannot wait on each other");
         return Support::yes();
-      default:
-        return Support::no("the Vulkan backend measures the CAS ping-pong only");
+      case PingPong::host:
+        break;
     }
+    return Support::no(
+        "Vulkan makes a dispatch's writes visible to the host only at a fence or barrier, not "
+        "while it runs (it has no system scope), so a host thread cannot answer a GPU thread "
+        "within one dispatch");
   }
 
   PingPongTiming ping_pong(const PingPongRequest& r) override {
@@ -89,11 +101,26 @@ class VulkanAtomics final : public AtomicsKernels {
     if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
     ensure_small_buffers();
     prepare_clock();
-    PingPongTiming t = time_pingpong_on_host(
-        r, [&](uint32_t rounds, PingPongOutcome* out) { return play(r.kind, rounds, out); });
+    // Player A's ticks per launch, in launch order: the warm-up, then N and 2N per repeat.
+    std::vector<uint64_t> ticks;
+    PingPongTiming t = time_pingpong_on_host(r, [&](uint32_t rounds, PingPongOutcome* out) {
+      uint64_t tk = 0;
+      const double s = play(r.kind, rounds, out, false, &tk);
+      ticks.push_back(tk);
+      return s;
+    });
+    if (clock_) t.cycles_per_handoff = cycles_per_handoff(ticks, t.ns_per_handoff.size(), r);
     t.clock_mhz = ctx_.clock().read_mhz();
     t.clock_peak_mhz = ctx_.clock().peak_mhz();
     return t;
+  }
+
+  // One game of `rounds` round trips by one invocation taking both players' turns.
+  PingPongOutcome play_solo(PingPong kind, uint32_t rounds) {
+    ensure_small_buffers();
+    PingPongOutcome o;
+    play(kind, rounds, &o, true, nullptr);
+    return o;
   }
 
   Support supports(const ThroughputRequest& r) const override {
@@ -167,9 +194,15 @@ class VulkanAtomics final : public AtomicsKernels {
 
   std::optional<std::string> instruction(const std::string& what) override {
     // SPIR-V, not the machine's ISA.
-    if (what.rfind("pingpong.", 0) == 0)
-      return std::string("SPIR-V OpAtomicCompareExchange (") +
-             (what.find("shared") != std::string::npos ? "Workgroup" : "StorageBuffer") + ")";
+    if (what.rfind("pingpong.", 0) == 0) {
+      const std::string where =
+          what.find("shared") != std::string::npos ? "Workgroup" : "StorageBuffer";
+      if (what.find("release_acquire") != std::string::npos)
+        return "SPIR-V OpAtomicLoad Acquire + OpAtomicStore Release (" + where + ", Device scope)";
+      if (what.find("exch") != std::string::npos)
+        return "SPIR-V OpAtomicLoad + OpAtomicExchange (" + where + ")";
+      return "SPIR-V OpAtomicCompareExchange (" + where + ")";
+    }
     // A throughput key: "<space>.<op>_<type>.<contention>[.<scope>]".
     const std::size_t dot = what.find('.'), us = what.find('_', dot);
     if (dot == std::string::npos || us == std::string::npos) return std::nullopt;
@@ -329,25 +362,51 @@ class VulkanAtomics final : public AtomicsKernels {
 
   void ensure_small_buffers() {
     if (!flag_)
-      flag_ = ctx_.buffer(64 * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+      flag_ =
+          ctx_.buffer(kFlagWords * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
     if (!res_)
       res_ = ctx_.buffer(8 * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
   }
 
+  // The module of a ping-pong kind (with the shader clock where the device has it).
+  std::string pingpong_shader(PingPong kind) const {
+    const bool shared = kind == PingPong::shared_cas || kind == PingPong::shared_exch;
+    std::string n = shared ? "atomics_pingpong_shared" : "atomics_pingpong_global";
+    if (kind == PingPong::shared_exch || kind == PingPong::global_exch) n += "_exch";
+    if (kind == PingPong::global_release_acquire) n += "_ra";
+    return clock_ ? n + "_clock" : n;
+  }
+
+  // Cycles per hand-over from player A's ticks (launch order: warm-up, then N and 2N per
+  // repeat): the difference of a repeat's two games is N round trips, 2N hand-overs. A
+  // difference that is not positive means the clock did not count the game: no cycles at
+  // all then, never a guess.
+  static std::vector<double> cycles_per_handoff(const std::vector<uint64_t>& ticks,
+                                                std::size_t repeats, const PingPongRequest& r) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i < repeats && 2 + 2 * i < ticks.size(); ++i) {
+      const uint64_t one = ticks[1 + 2 * i], two = ticks[2 + 2 * i];
+      if (two <= one) return {};
+      out.push_back(double(two - one) / (2.0 * r.round_trips));
+    }
+    return out;
+  }
+
   // One ping-pong launch of `rounds` round trips from a reset flag; fills `outcome` (when
-  // given) from what the players left, and returns the dispatch's time.
-  double play(PingPong kind, uint32_t rounds, PingPongOutcome* outcome) {
-    const uint32_t zeros[64] = {};
+  // given) from what the players left and `ticks` (when given) with player A's clock ticks
+  // over its game, and returns the dispatch's time. `solo`: one invocation plays both sides.
+  double play(PingPong kind, uint32_t rounds, PingPongOutcome* outcome, bool solo,
+              uint64_t* ticks) {
+    const uint32_t zeros[kFlagWords] = {};
     ctx_.upload(flag_, zeros, sizeof zeros);
     ctx_.upload(res_, zeros, 8 * 4);
-    const bool global = kind == PingPong::global_cas;
+    const bool global = kind != PingPong::shared_cas && kind != PingPong::shared_exch;
     // Global: two workgroups of one invocation; shared: one of 128 (players 0 and 64).
-    Pipeline& p = pipeline(global ? "atomics_pingpong_global" : "atomics_pingpong_shared",
-                           global ? 1 : 128, 0, sizeof(PingPongPush));
+    Pipeline& p = pipeline(pingpong_shader(kind), global ? 1 : 128, 0, sizeof(PingPongPush));
     uint32_t budget = std::numeric_limits<uint32_t>::max();
     if (const auto limit = ctx_.facts().loop_iteration_limit)
       budget = uint32_t(*limit - kLoopHeadroom);
-    const PingPongPush push{rounds, kSpinLimit, budget};
+    const PingPongPush push{rounds, kSpinLimit, budget, solo ? 1u : 0u};
     const double s =
         1e-9 * ctx_.dispatch(p, {{&flag_, 0}, {&res_, 0}}, &push, sizeof push, global ? 2 : 1);
     uint32_t res[8] = {}, flag = 0;
@@ -361,8 +420,9 @@ class VulkanAtomics final : public AtomicsKernels {
       outcome->handoffs_a = res[0];
       outcome->handoffs_b = res[1];
       outcome->timeouts = uint64_t(res[2]) + res[3];
-      outcome->payload_errors = 0;
+      outcome->payload_errors = res[5];
     }
+    if (ticks) *ticks = uint64_t(res[6]) | (uint64_t(res[7]) << 32);
     return s;
   }
 
@@ -370,6 +430,7 @@ class VulkanAtomics final : public AtomicsKernels {
   DeviceInfo info_;
   bool cpu_ = false, wg_ok_ = false;
   bool prepared_ = false;  // the GPU's clock brought up for this probe
+  bool clock_ = false;     // VK_KHR_shader_clock: the ping-pongs count player A's ticks
   uint64_t shared_bytes_ = 0;
   Support timing_;
   // The atomics the device offers beyond 32-bit integers (query_atomic_features).
@@ -383,6 +444,11 @@ class VulkanAtomics final : public AtomicsKernels {
 
 std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceInfo& info) {
   return std::make_unique<VulkanAtomics>(ctx, info);
+}
+
+PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds) {
+  if (kind == PingPong::host) throw BackendError("play_pingpong_solo: no host game on Vulkan");
+  return VulkanAtomics(ctx, DeviceInfo{}).play_solo(kind, rounds);
 }
 
 }  // namespace gd::vulkan

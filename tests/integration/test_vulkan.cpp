@@ -86,14 +86,16 @@ TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
   std::vector<std::string> names;
   for (const auto& m : gd::vulkan::shaders::all) names.push_back(m.name);
   for (const char* want :
-       {"chase_global", "chase_global_clock", "chase_uniform", "chase_uniform_clock",
-        "chase_shared", "chase_shared_clock", "chase_texel", "chase_texel_clock", "stream_read",
-        "stream_write", "stream_copy", "buffer_fill", "buffer_sum", "shared_read_4",
-        "shared_read_8", "shared_read_16"})
+       {"chase_global", "chase_global_clock", "chase_l2", "chase_l2_clock", "chase_uniform",
+        "chase_uniform_clock", "chase_shared", "chase_shared_clock", "chase_texel",
+        "chase_texel_clock", "stream_read", "stream_write", "stream_copy", "buffer_fill",
+        "buffer_sum", "shared_read_4", "shared_read_8", "shared_read_16"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (const char* want :
        {"atomics_global_add", "atomics_global_cas", "atomics_shared_add", "atomics_shared_cas",
-        "atomics_pingpong_global", "atomics_pingpong_shared", "frontend_empty", "frontend_blocks"})
+        "atomics_pingpong_global", "atomics_pingpong_shared", "atomics_pingpong_global_exch",
+        "atomics_pingpong_shared_exch", "atomics_pingpong_global_ra",
+        "atomics_pingpong_global_ra_clock", "frontend_empty", "frontend_blocks"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   // The compute probe's modules: one per op and ILP (cmake/vulkan.cmake).
   for (const char* op :
