@@ -48,7 +48,8 @@ const VkOp kOps[] = {
     {"sfu.lg2", "OpExtInst GLSL.std.450 Log2 (f32) of FAbs + OpFAdd", Need::none, kNoSubgroup},
     {"sfu.sin", "OpExtInst GLSL.std.450 Sin (f32)", Need::none, kNoSubgroup},
     {"sfu.cos", "OpExtInst GLSL.std.450 Cos (f32)", Need::none, kNoSubgroup},
-    {"conv.f32_i32", "OpConvertFToS + OpConvertSToF (f32, i32) + OpFAdd", Need::none, kNoSubgroup},
+    {"conv.f32_i32", "OpConvertFToS + OpBitwiseXor + OpConvertSToF (f32, i32)", Need::none,
+     kNoSubgroup},
     {"conv.f32_f16",
      "OpExtInst GLSL.std.450 PackHalf2x16 + UnpackHalf2x16 (f32, f16) + OpFMul (f32)", Need::none,
      kNoSubgroup},
@@ -81,7 +82,8 @@ float fp32_step(const std::string& op, float a, const ComputeSeeds& z, bool fuse
   if (op == "fp32.add") return a + z.fc;
   if (op == "fp32.mul") return a * z.fb;
   if (op == "fp32.max") return std::fmax(-a, z.fb);
-  if (op == "conv.f32_i32") return static_cast<float>(static_cast<int32_t>(a)) + z.fc;
+  if (op == "conv.f32_i32")  // xor with uc >> 8, 0 at run time (compute_more.glsl)
+    return static_cast<float>(static_cast<int32_t>(a) ^ static_cast<int32_t>(z.uc >> 8));
   if (fused) return std::fma(a, z.fb, z.fc);
   volatile float m = a * z.fb;  // volatile: no contraction into an FMA here
   return m + z.fc;
