@@ -141,13 +141,13 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
   dci.queueCreateInfoCount = facts_.transfer_queue_family ? 2 : 1;
   dci.pQueueCreateInfos = qci;
   std::vector<const char*> extensions;
-  const void* chain = nullptr;
+  void* chain = nullptr;
   // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
   VkPhysicalDeviceShaderFloat16Int8Features f16{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   if (facts_.shader_float16) {
     f16.shaderFloat16 = VK_TRUE;
-    f16.pNext = const_cast<void*>(chain);
+    f16.pNext = chain;
     chain = &f16;
     extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   }
@@ -156,13 +156,12 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (facts_.pipeline_executable_info) {
     executables.pipelineExecutableInfo = VK_TRUE;
-    executables.pNext = const_cast<void*>(chain);
+    executables.pNext = chain;
     chain = &executables;
     extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   }
-  // Each extension listed, with the features it offers (they are features to enable, not only
-  // extensions to name): the shader clock (subgroup and device scope), the SM builtins
-  // (gl_SMIDNV: the front end's block records), int64 and float atomics (atomics probe).
+  // Each extension with every feature it offers (to enable, not only to name): shader clock,
+  // SM builtins (gl_SMIDNV), int64 and float atomics, integer dot product (int32.dp4a).
   VkPhysicalDeviceShaderClockFeaturesKHR clock{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
   VkPhysicalDeviceShaderSMBuiltinsFeaturesNV sm_builtins{
@@ -171,15 +170,17 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR int_dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
   for (auto [name, s] : {std::pair<const char*, void*>{VK_KHR_SHADER_CLOCK_EXTENSION_NAME, &clock},
                          {VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME, &sm_builtins},
                          {VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
-                         {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics}}) {
+                         {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics},
+                         {VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, &int_dot}}) {
     if (!has_extension(pd, name)) continue;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, s};
     vkGetPhysicalDeviceFeatures2(pd, &f2);
-    static_cast<VkBaseOutStructure*>(s)->pNext =
-        static_cast<VkBaseOutStructure*>(const_cast<void*>(chain));
+    static_cast<VkBaseOutStructure*>(s)->pNext = static_cast<VkBaseOutStructure*>(chain);
     chain = s;
     extensions.push_back(name);
   }

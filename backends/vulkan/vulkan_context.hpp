@@ -62,6 +62,8 @@ struct Facts {
   bool shader_float64 = false;  // VkPhysicalDeviceFeatures::shaderFloat64
   bool shader_float16 = false;  // VK_KHR_shader_float16_int8's shaderFloat16
   bool shader_int64 = false;    // VkPhysicalDeviceFeatures::shaderInt64
+  // VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct (core in Vulkan 1.3)
+  bool shader_integer_dot_product = false;
   // VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: enabled where offered, and
   // pipelines are then created capturing their statistics and internal representations.
   bool pipeline_executable_info = false;

@@ -101,6 +101,14 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     f.shader_float16 = f16_ext && f16.shaderFloat16 == VK_TRUE;
     f.shader_int64 = f2.features.shaderInt64 == VK_TRUE;
   }
+  if (has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &dot;
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    f.shader_integer_dot_product = dot.shaderIntegerDotProduct == VK_TRUE;
+  }
   if (has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};

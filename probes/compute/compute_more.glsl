@@ -83,6 +83,20 @@
 #endif
 #define GD_FOLD(i) acc ^= a##i;
 
+#elif defined(GD_OP_int32_dp4a)
+// Needs shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product): SPIR-V's OpUDot on four
+// packed unsigned bytes, which glslang 12 states only through GL_EXT_spirv_intrinsics, then
+// the accumulate, dp4a.u32.u32's (CUDA's chain), which a GPU folds into its dot product (IDP.4A
+// on NVIDIA). The chain's own value is a dot operand: with CUDA's loop-invariant operands the
+// compiler would take the dot out of the loop.
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018],
+                  id = 4451)
+uint gd_udot4x8(uint a, uint b, spirv_literal int packed_format);
+#define GD_DECL(i) uint a##i = GD_USEED(i);
+#define GD_STEP(i, j) a##i = gd_udot4x8(a##i, pc.ub, 0) + a##i;
+#define GD_FOLD(i) acc ^= a##i;
+
 #elif defined(GD_OP_int32_popc) || defined(GD_OP_int32_brev) || defined(GD_OP_int32_clz)
 #define GD_DECL(i) uint a##i = GD_USEED(i);
 #if defined(GD_OP_int32_popc)

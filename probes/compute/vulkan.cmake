@@ -8,7 +8,7 @@ set(GD_VK_COMPUTE_OPS fp32_fma fp32_add fp32_mul fp64_fma fp64_add fp64_mul fp16
     warp_ballot warp_redux fp32_max fp64_fma_rrr fp64_fma_2reg fp64_fma_acc fp16_fma
     int32_mulhi int32_lop3 int32_shl int32_rot int32_popc int32_brev int32_clz int64_add
     int64_mul sfu_rcp sfu_rsqrt sfu_sqrt sfu_ex2 sfu_lg2 sfu_sin sfu_cos conv_f32_i32
-    conv_f32_f16 conv_f64_f32 warp_shfl_up warp_shfl_down lds_chase)
+    conv_f32_f16 conv_f64_f32 warp_shfl_up warp_shfl_down lds_chase int32_dp4a)
 foreach(op IN LISTS GD_VK_COMPUTE_OPS)
   foreach(ilp 1 2 4 8)
     gd_vulkan_shader(compute_${op}_ilp${ilp} compute.comp -DGD_OP_${op} -DGD_ILP=${ilp})

@@ -67,6 +67,9 @@ class VulkanCompute final : public ComputeKernels {
       return Support::no("the device lacks shaderFloat16 (VK_KHR_shader_float16_int8)");
     if (v->need == VkOp::Need::int64 && !f.shader_int64)
       return Support::no("the device lacks shaderInt64");
+    if (v->need == VkOp::Need::int_dot && !f.shader_integer_dot_product)
+      return Support::no(
+          "the device lacks shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product)");
     if (v->subgroup) {
       if (!f.subgroup_in_compute)
         return Support::no("subgroup operations are not supported in compute shaders here");

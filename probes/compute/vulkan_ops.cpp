@@ -38,6 +38,7 @@ const VkOp kOps[] = {
      kNoSubgroup},
     {"int32.popc", "OpBitCount (u32)", Need::none, kNoSubgroup},
     {"int32.brev", "OpBitReverse + OpIAdd (u32)", Need::none, kNoSubgroup},
+    {"int32.dp4a", "OpUDot (4x8-bit packed) + OpIAdd (u32)", Need::int_dot, kNoSubgroup},
     {"int32.clz", "OpExtInst GLSL.std.450 FindUMsb (u32)", Need::none, kNoSubgroup},
     {"int64.add", "OpIAdd (u64)", Need::int64, kNoSubgroup},
     {"int64.mul", "OpIMul (u64)", Need::int64, kNoSubgroup},
@@ -139,6 +140,11 @@ uint32_t int32_step(const std::string& op, std::vector<uint32_t>& a, std::vector
     return n;
   }
   if (op == "int32.brev") return bit_reverse(v) + z.uc;
+  if (op == "int32.dp4a") {  // the four unsigned byte products of v and ub, plus v
+    uint32_t dot = 0;
+    for (int b = 0; b < 32; b += 8) dot += ((v >> b) & 0xFFu) * ((z.ub >> b) & 0xFFu);
+    return dot + v;
+  }
   // int32.clz: findMSB, -1 for 0
   if (v == 0) return 0xFFFFFFFFu;
   int msb = 31;
@@ -220,9 +226,9 @@ std::string no_module_reason(const ComputeOp& op) {
   if (starts(n, "bf16"))
     return "GLSL has no bfloat16 arithmetic in glslang 12 (GL_EXT_bfloat16, for "
            "VK_KHR_shader_bfloat16, is not in it)";
-  if (n == "int32.dp4a" || n == "int32.dp2a")
-    return "integer dot products (VK_KHR_shader_integer_dot_product, SPIR-V OpUDot) have no "
-           "GLSL form in glslang 12 (no GL_EXT_integer_dot_product)";
+  if (n == "int32.dp2a")
+    return "SPIR-V's integer dot products (VK_KHR_shader_integer_dot_product) take four packed "
+           "8-bit or equal-width vectors: GLSL cannot state dp2a's 16-bit by 8-bit pairs";
   if (n == "precise.div")
     return "GLSL division is Vulkan's OpFDiv, 2.5 ULP: no correctly rounded (IEEE) division "
            "to time";

@@ -18,7 +18,7 @@ struct VkOp {
   const char* name;
   const char* spirv;  // the SPIR-V one step of the chain is
   // The device feature the module's capabilities need beyond Vulkan 1.1.
-  enum class Need { none, float64, float16, int64 } need;
+  enum class Need { none, float64, float16, int64, int_dot } need;
   VkSubgroupFeatureFlagBits subgroup;  // 0: not a subgroup op
 };
 

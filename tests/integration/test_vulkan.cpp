@@ -107,7 +107,7 @@ TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
         "int64_mul",    "sfu_rcp",       "sfu_rsqrt",    "sfu_sqrt",       "sfu_ex2",
         "sfu_lg2",      "sfu_sin",       "sfu_cos",      "conv_f32_i32",   "conv_f32_f16",
         "conv_f64_f32", "warp_shfl_idx", "warp_shfl_up", "warp_shfl_down", "warp_shfl_xor",
-        "warp_ballot",  "warp_redux",    "lds_chase"})
+        "warp_ballot",  "warp_redux",    "lds_chase",    "int32_dp4a"})
     for (int ilp : {1, 2, 4, 8}) {
       const std::string want = std::string("compute_") + op + "_ilp" + std::to_string(ilp);
       EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
@@ -518,7 +518,7 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
       "int64.mul",    "sfu.rcp",       "sfu.rsqrt",    "sfu.sqrt",       "sfu.ex2",
       "sfu.lg2",      "sfu.sin",       "sfu.cos",      "conv.f32_i32",   "conv.f32_f16",
       "conv.f64_f32", "warp.shfl_idx", "warp.shfl_up", "warp.shfl_down", "warp.shfl_xor",
-      "warp.ballot",  "warp.redux"};
+      "warp.ballot",  "warp.redux",    "int32.dp4a"};
   int measured = 0, unsupported = 0;
   // Vulkan reports no clock rate; the backend reads the shader clock after each launch where
   // the device has one (lavapipe: none).
@@ -554,9 +554,9 @@ TEST(VulkanCompute, EveryOpIsMeasuredAndChecked) {
       EXPECT_GT(f.latency_cycles->median, 0.5);
     }
   }
-  // bf16, the integer dot products, the IEEE forms, match and syncwarp have no GLSL form; on
-  // lavapipe every op with a module runs.
-  EXPECT_GE(unsupported, 8);
+  // bf16, dp2a, the IEEE forms, match and syncwarp have no GLSL form; on lavapipe every op
+  // with a module runs.
+  EXPECT_GE(unsupported, 7);
   if (dev->info().name.find("llvmpipe") != std::string::npos)
     EXPECT_EQ(measured, static_cast<int>(vulkan_ops.size()));
   else
@@ -603,7 +603,7 @@ TEST(VulkanCompute, EveryNewChainRunsAndMatchesItsReplay) {
   const std::vector<std::string> replayed = {
       "fp32.max",   "fp64.fma_rrr", "fp64.fma_2reg", "fp64.fma_acc", "int32.mul",  "int32.mulhi",
       "int32.lop3", "int32.shl",    "int32.rot",     "int32.popc",   "int32.brev", "int32.clz",
-      "int64.add",  "int64.mul",    "conv.f32_i32",  "lds.chase"};
+      "int64.add",  "int64.mul",    "conv.f32_i32",  "lds.chase",    "int32.dp4a"};
   const std::vector<std::string> checked_only = {
       "fp16.fma", "sfu.rcp", "sfu.rsqrt",    "sfu.sqrt",     "sfu.ex2",      "sfu.lg2",
       "sfu.sin",  "sfu.cos", "conv.f32_f16", "conv.f64_f32", "warp.shfl_up", "warp.shfl_down"};
@@ -665,7 +665,7 @@ TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 4 * 43);
+  EXPECT_GE(checked, 4 * 44);
 }
 
 // Every op of the Vulkan table is an op of the compute table, and every op of the compute
@@ -683,7 +683,7 @@ TEST(VulkanShaders, EveryOpHasAModuleOrAReason) {
     EXPECT_NE(why.find("GLSL"), std::string::npos) << why;
     EXPECT_EQ(why.find("yet"), std::string::npos) << why;
   }
-  EXPECT_EQ(with_module, 43);
+  EXPECT_EQ(with_module, 44);
   for (const char* tensor : {"mma.f16", "mma.s8"})
     EXPECT_NE(gd::vulkan::no_module_reason(*gd::find_compute_op(tensor))
                   .find("VK_KHR_cooperative_matrix"),
