@@ -29,7 +29,7 @@ def load_figures(path):
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, EOFError, UnicodeDecodeError, ValueError) as e:
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise BadInput(f"{path}: cannot read it as JSON: {e}") from e
     if not isinstance(doc, dict):
         raise BadInput(f"{path}: not a gpudissect result (the top level is not an object)")

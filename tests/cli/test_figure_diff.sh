@@ -87,6 +87,8 @@ echo '[1, 2]' >"$t/array.json"
 refused array.json
 printf '\xff\xfe' >"$t/binary.json"
 refused binary.json
+python3 -c 'print("[" * 100000 + "]" * 100000)' >"$t/deep.json"
+refused deep.json
 
 ((fails == 0)) && echo "figure_diff: all passed" || echo "figure_diff: $fails failed"
 ((fails == 0))
