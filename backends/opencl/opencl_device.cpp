@@ -1,5 +1,6 @@
-// The OpenCL backend: device discovery and the pointer chase through global, constant,
-// local and image memory, timed with event profiling (OpenCL has no cycle counter).
+// The OpenCL backend: device discovery and the pointer chase through global, l2 (volatile
+// loads), constant, shared and local (__local) and image memory, timed with event profiling
+// (OpenCL has no cycle counter).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -64,7 +65,9 @@ class OpenCLDevice final : public Device {
 
     kernels_[MemPath::global] = make_kernel("chase_global");
     kernels_[MemPath::constant] = make_kernel("chase_constant");
+    kernels_[MemPath::l2] = make_kernel("chase_l2");
     kernels_[MemPath::local] = make_kernel("chase_local");
+    kernels_[MemPath::shared] = make_kernel("chase_local");  // CUDA's name for __local
     if (facts_.image_path.ok) kernels_[MemPath::image] = make_kernel("chase_image");
 
     // The local kernel copies with a work-group and chases with work-item 0.
@@ -245,7 +248,7 @@ class OpenCLDevice final : public Device {
     const cl_uint start = idx;
     cl_mem out = out_.get();
     std::size_t global = 1, local = 1;
-    if (l.path == MemPath::local) {
+    if (l.path == MemPath::local || l.path == MemPath::shared) {
       cl_mem src = l.pb.buf.get();
       const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
       check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
@@ -312,6 +315,17 @@ class OpenCLDevice final : public Device {
     info_.extra["local_mem_type"] =
         f.local_is_local() ? "local"
                            : "global (local memory is emulated in global memory on this device)";
+    // NVIDIA's global memory cache is not its L2 (opencl_nv_l2.cpp): the CUDA driver's L2 size
+    // of the same GPU sizes the probes, and what OpenCL said stays beside it.
+    if (opencl_clock_for(f.platform_name, f.vendor, (f.type & CL_DEVICE_TYPE_GPU) != 0) ==
+        OpenCLClock::nvidia) {
+      info_.extra["global_mem_cache_bytes"] = std::to_string(f.cache_bytes);
+      const DriverL2 l2 = nvidia_l2_from_cuda_driver(device_);
+      if (l2.bytes) info_.l2_bytes = l2.bytes;
+      info_.extra["l2_bytes"] =
+          l2.bytes ? l2.source
+                   : "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, not the L2 on NVIDIA (" + l2.source + ")";
+    }
   }
 
   Handles handles() const { return {platform_, device_, ctx_.get(), queue_.get()}; }

@@ -5,11 +5,13 @@
 #include <CL/cl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/units.hpp"
 #include "opencl_check.hpp"
 
 namespace gd::opencl::detail {
@@ -79,7 +81,8 @@ T device_value(cl_device_id d, cl_device_info what, const char* call) {
 }
 
 inline constexpr const char* kCudaOnly =
-    "CUDA-only path; OpenCL has global, constant, local, image";
+    "CUDA-only path: OpenCL C has no non-coherent (ld.global.nc) or texture-fetch load; "
+    "OpenCL has global, l2 (volatile loads), constant, shared and local (both __local), image";
 
 // What the API says about one device, read once; enumerate and the device share it.
 struct Facts {
@@ -104,7 +107,13 @@ struct Facts {
     switch (p) {
       case MemPath::global:
       case MemPath::constant:
+      // l2: the global chase through a volatile pointer (chase.cl says why that is L2 on
+      // NVIDIA; the probe names the levels from the curve wherever it is not).
+      case MemPath::l2:
         return Support::yes();
+      // shared: CUDA's name for __local, so that the figure has CUDA's id; the same kernel
+      // as the local path.
+      case MemPath::shared:
       case MemPath::local:
         // A device without dedicated local memory (PoCL on a CPU: CL_GLOBAL) still runs the
         // local path: the user asked for it, and it measures what __local costs there. The
@@ -112,10 +121,8 @@ struct Facts {
         return Support::yes();
       case MemPath::image:
         return image_path;
-      case MemPath::l2:
       case MemPath::readonly:
       case MemPath::texture:
-      case MemPath::shared:
         return Support::no(kCudaOnly);
     }
     return Support::no("unknown memory path");
@@ -124,9 +131,11 @@ struct Facts {
   uint64_t max_footprint(MemPath p) const {
     switch (p) {
       case MemPath::global:
+      case MemPath::l2:
         return std::min<uint64_t>(max_alloc, global_mem / 2);
       case MemPath::constant:
         return constant_mem;
+      case MemPath::shared:
       case MemPath::local:
         return local_mem;
       case MemPath::image:
@@ -147,6 +156,20 @@ struct Facts {
 };
 
 Support decide_image_path(const Facts& f, cl_context ctx);
+
+// ---- the L2 of an NVIDIA GPU (opencl_nv_l2.cpp says why) ----
+
+struct CudaDeviceL2 {
+  int domain = 0, bus = 0, l2_bytes = 0;
+};
+// The L2 of the one device at PCI (domain, bus); none where no device or several match.
+std::optional<uint64_t> l2_at_pci(const std::vector<CudaDeviceL2>& devices, int domain, int bus);
+struct DriverL2 {
+  std::optional<uint64_t> bytes;
+  std::string source;  // where the size came from, or why there is none
+};
+// The CUDA driver's L2 size of the GPU behind an NVIDIA OpenCL device.
+DriverL2 nvidia_l2_from_cuda_driver(cl_device_id d);
 Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context ctx);
 
 }  // namespace gd::opencl::detail

@@ -66,6 +66,21 @@ __kernel void chase_global(__global const uint* buf, uint start, ulong hops, __g
   GD_CLOCK_END(out)
 }
 
+// The L2 path: the same chase through a volatile pointer. NVIDIA's compiler makes a volatile
+// __global load ld.volatile.global, a relaxed load at system scope, which the SM's L1 (not
+// coherent at that scope) does not serve: every hop goes to L2, as CUDA's ld.global.cg (the
+// memory probe's cg walk rests on the same fact). Portable OpenCL C: a device whose volatile
+// loads do hit its L1 (a CPU through PoCL) shows that L1 here, and the probe numbers the
+// levels from what the curve shows, not from the path's name.
+__kernel void chase_l2(__global const volatile uint* buf, uint start, ulong hops,
+                       __global uint* out) {
+  uint idx = start;
+  GD_CLOCK_START
+  for (ulong h = 0; h < hops; ++h) idx = buf[idx];
+  out[0] = idx;
+  GD_CLOCK_END(out)
+}
+
 __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __global uint* out) {
   uint idx = start;
   GD_CLOCK_START

@@ -363,7 +363,10 @@ std::vector<MemPath> default_paths(const DeviceInfo& info) {
             MemPath::texture, MemPath::constant, MemPath::shared};
   if (info.backend == "vulkan")  // workgroup memory is GLSL's `shared`; l2: a coherent buffer
     return {MemPath::global, MemPath::l2, MemPath::constant, MemPath::shared, MemPath::image};
-  return {MemPath::global, MemPath::constant, MemPath::local, MemPath::image};
+  // OpenCL: l2 is a volatile load; shared is the local path under CUDA's name (the same
+  // __local chase), so that the figure has CUDA's id; local keeps its own.
+  return {MemPath::global, MemPath::l2,    MemPath::constant,
+          MemPath::shared, MemPath::local, MemPath::image};
 }
 
 // shape: the probe's paths and TLB sweeps in their order, each guarded with its own status
@@ -435,7 +438,8 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
     const bool cpu = is_cpu(info);
     const bool tlb = opt.tlb.value_or(is_cuda(info) || cpu);
     if (tlb && !stop) {
-      const MemPath path = dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
+      // A CPU's volatile loads (OpenCL's l2 path) hit its caches as plain ones do.
+      const MemPath path = !cpu && dev.supports(MemPath::l2).ok ? MemPath::l2 : MemPath::global;
       const TlbPlan tp = tlb_plan(opt, info);
       // Sized once, before the first stride: the buffer it takes stays allocated and
       // would shrink the free memory seen by the strides after it.

@@ -15,6 +15,8 @@
 #include "latency/run.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_first_device.hpp"
+#include "opencl_internal.hpp"
+#include "registry.hpp"
 
 namespace {
 
@@ -50,11 +52,11 @@ TEST(OpenCLEnumerate, FindsFirstDevice) {
   EXPECT_FALSE(entries[0].summary.empty());
   ASSERT_EQ(entries[0].paths.size(), gd::all_mem_paths().size());
   for (const auto& [path, support] : entries[0].paths) {
-    if (path == MemPath::global || path == MemPath::constant || path == MemPath::local) {
+    if (path == MemPath::global || path == MemPath::l2 || path == MemPath::constant ||
+        path == MemPath::shared || path == MemPath::local) {
       EXPECT_TRUE(support.ok) << gd::to_string(path);
     }
-    if (path == MemPath::l2 || path == MemPath::readonly || path == MemPath::texture ||
-        path == MemPath::shared) {
+    if (path == MemPath::readonly || path == MemPath::texture) {
       EXPECT_FALSE(support.ok) << gd::to_string(path);
       EXPECT_NE(support.reason.find("CUDA-only"), std::string::npos) << support.reason;
     }
@@ -98,7 +100,7 @@ TEST(OpenCLDevice, InfoIsSane) {
 TEST(OpenCLDevice, CudaOnlyPathsRefused) {
   GD_REQUIRE_DEVICE(dev);
   const auto next = gd::sattolo_cycle(16);
-  for (MemPath p : {MemPath::l2, MemPath::readonly, MemPath::texture, MemPath::shared}) {
+  for (MemPath p : {MemPath::readonly, MemPath::texture}) {
     const auto s = dev->supports(p);
     EXPECT_FALSE(s.ok) << gd::to_string(p);
     EXPECT_NE(s.reason.find("CUDA-only"), std::string::npos) << s.reason;
@@ -110,7 +112,7 @@ TEST(OpenCLChase, EverySupportedPathWalksTheChain) {
   GD_REQUIRE_DEVICE(dev);
   const int ran = gd::test::walk_every_supported_path(
       *dev, [](const ChaseTiming& t, const std::string& p) { expect_sane(t, p.c_str()); });
-  EXPECT_GE(ran, 3);  // global, constant, local at least
+  EXPECT_GE(ran, 5);  // global, l2, constant, shared, local at least
 }
 
 TEST(OpenCLChase, ReusedBufferGivesTheRightEnd) {
@@ -193,6 +195,72 @@ TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
     for (const auto& pt : curve.points)
       EXPECT_EQ(pt.status, "ok") << path << " " << pt.footprint_bytes << ": " << pt.reason;
   }
+}
+
+// The paths OpenCL C adds to CUDA's ids: l2 (the volatile chase) and shared (__local under
+// CUDA's name), measured for real. PoCL's volatile loads are plain CPU loads, so the l2
+// curve must read as the global one does, numbered from L1 and saying why: never an "L2"
+// that is the CPU's L1. The shared path's first level is "shared", at a plausible latency.
+TEST(OpenCLProbe, L2AndSharedPathsGiveTheirFigures) {
+  GD_REQUIRE_DEVICE(dev);
+  gd::LatencyOptions opt;
+  opt.paths = {MemPath::global, MemPath::l2, MemPath::shared};
+  opt.min_footprint = 4 * 1024;
+  opt.max_footprint = 8 << 20;
+  opt.default_floor = 8 << 20;
+  opt.points_per_doubling = 1;
+  opt.max_refine_rounds = 0;
+  opt.tlb = false;
+  opt.budget.hops_per_repeat = 4096;
+  opt.budget.repeats = 3;
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::LatencyProbeResult out;
+  gd::run_latency(*dev, opt, progress, stop, out);
+  gd::RunResult run;
+  run.put(out);
+  EXPECT_GT(gd::expect_figure_ids_declared(run), 0);
+  const auto& global = out.paths.at("global");
+  const auto& l2 = out.paths.at("l2");
+  const auto& shared = out.paths.at("shared");
+  for (const auto* c : {&global, &l2, &shared})
+    for (const auto& pt : c->points) EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes;
+  // Same loads on a CPU: the smallest footprint's latency within 3x of the global path's.
+  ASSERT_FALSE(global.points.empty());
+  ASSERT_FALSE(l2.points.empty());
+  ASSERT_TRUE(global.points.front().ns && l2.points.front().ns);
+  const double g = global.points.front().ns->median, v = l2.points.front().ns->median;
+  EXPECT_GT(v, 0.0);
+  EXPECT_LT(v, 3.0 * g) << "l2 " << v << " ns against global " << g << " ns at 4 KiB";
+  if (dev->info().extra.count("device_type") &&
+      dev->info().extra.at("device_type").find("CPU") != std::string::npos) {
+    ASSERT_FALSE(l2.levels.empty()) << l2.note;
+    EXPECT_EQ(l2.levels.front().name, "L1") << l2.note;
+    EXPECT_NE(l2.note.find("numbered from L1"), std::string::npos) << l2.note;
+  }
+  // (PoCL emulates __local in memory: its CPU caches may add levels past the first.)
+  ASSERT_FALSE(shared.levels.empty()) << shared.note;
+  EXPECT_EQ(shared.levels[0].name, "shared");
+  ASSERT_TRUE(shared.levels[0].latency_ns);
+  EXPECT_GT(*shared.levels[0].latency_ns, 0.1);
+  EXPECT_LT(*shared.levels[0].latency_ns, 1000.0);
+  bool shared_figure = false;
+  for (const gd::Probe* p : gd::probe_registry().all())
+    for (const gd::Figure& f : p->figures(run)) shared_figure |= f.id == "latency.shared.shared";
+  EXPECT_TRUE(shared_figure);
+}
+
+// The CUDA driver's L2 is taken for the one device at the OpenCL device's PCI location only.
+TEST(OpenCLNvidiaL2, OneDeviceAtThePciLocation) {
+  using gd::opencl::detail::CudaDeviceL2;
+  using gd::opencl::detail::l2_at_pci;
+  const std::vector<CudaDeviceL2> devs = {{0, 0x18, 62914560}, {0, 0x2a, 52428800}};
+  EXPECT_EQ(l2_at_pci(devs, 0, 0x18), 62914560u);
+  EXPECT_EQ(l2_at_pci(devs, 0, 0x2a), 52428800u);
+  EXPECT_FALSE(l2_at_pci(devs, 1, 0x18));  // another domain
+  EXPECT_FALSE(l2_at_pci(devs, 0, 0x99));
+  EXPECT_FALSE(l2_at_pci({{0, 0x18, 1}, {0, 0x18, 2}}, 0, 0x18));  // ambiguous
+  EXPECT_FALSE(l2_at_pci({{0, 0x18, 0}}, 0, 0x18));                // no size
 }
 
 }  // namespace
