@@ -9,7 +9,7 @@
 // AMD hardware by this project: its figures say so.
 #include <algorithm>
 #include <cstring>
-#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +17,8 @@
 #include "compute/cl_vendor.hpp"
 #include "compute/compute.hpp"
 #include "compute/ptx_sass.hpp"
+#include "gpudissect/build_once.hpp"
+#include "gpudissect/parallel.hpp"
 #include "opencl_probes.hpp"
 
 namespace gd::opencl {
@@ -74,10 +76,6 @@ class OpenCLCompute final : public ComputeKernels {
     if (nv_) nv_cc_ = nv_compute_capability(h.device);
   }
   ~OpenCLCompute() override {
-    for (auto& [k, p] : programs_) {
-      if (p.kernel) clReleaseKernel(p.kernel);
-      if (p.program) clReleaseProgram(p.program);
-    }
     if (out_) clReleaseMemObject(out_);
     if (tim_) clReleaseMemObject(tim_);
   }
@@ -106,6 +104,26 @@ class OpenCLCompute final : public ComputeKernels {
                          " aborts on its own sub-group kernels (undefined "
                          "__pocl_work_group_alloca); not run");
     return Support::yes();
+  }
+
+  // A GPU's driver compiles on the host's cores: every program of the plan (its ILP and the
+  // latency chain's ILP 1) is built, and on NVIDIA assembled to SASS, in parallel here, where
+  // one after the other they took most of the probe (27 s of an H200's OpenCL run). A CPU
+  // device (PoCL) builds each when it runs: its LLVM shares the cores being measured.
+  void prepare(const std::vector<ComputeLaunch>& ls, const std::atomic<bool>* cancel) override {
+    if (!gpu_) return;
+    std::vector<std::pair<const ComputeOp*, int>> keys;
+    auto add = [&](const ComputeOp* op, int ilp) {
+      if (std::find(keys.begin(), keys.end(), std::make_pair(op, ilp)) == keys.end())
+        keys.emplace_back(op, ilp);
+    };
+    for (const auto& l : ls)
+      if (const ComputeOp* op = find_compute_op(l.op); op && l.mix.empty() && supports(*op).ok) {
+        add(op, std::max(1, l.ilp));
+        add(op, 1);
+      }
+    parallel_for(keys.size(), cancel,
+                 [&](std::size_t i) { build(*keys[i].first, keys[i].second); });
   }
 
   // shape: one timed launch: program, arguments, warm-up, events, checksum, in the order they run
@@ -226,24 +244,74 @@ class OpenCLCompute final : public ComputeKernels {
   }
 
  private:
-  struct Program {
-    cl_program program = nullptr;
-    cl_kernel kernel = nullptr;
-  };
-  // What a program's binary says on NVIDIA, read once per (op, ILP).
+  // What a program's binary says on NVIDIA.
   struct Machine {
     std::string ptx, why;
     bool is_ptx = false;
     LoopSass loop;
   };
+  // One (op, ILP) program, built once from any thread (prepare builds them in parallel):
+  // immutable once built. A failed build keeps its error, reported when a launch asks.
+  struct Built {
+    std::shared_ptr<_cl_program> program;
+    std::shared_ptr<_cl_kernel> kernel;
+    std::string error;
+    Machine machine;  // NVIDIA only
+  };
 
-  const Machine& machine(const ComputeOp& op, int ilp) {
-    const std::string key = op.name + "|" + std::to_string(ilp);
-    auto it = machines_.find(key);
-    if (it != machines_.end()) return it->second;
-    kernel(op, ilp);
+  const Machine& machine(const ComputeOp& op, int ilp) { return built(op, ilp).machine; }
+
+  cl_kernel kernel(const ComputeOp& op, int ilp) { return built(op, ilp).kernel.get(); }
+
+  // The program of (op, ILP), built on first use; throws its build error.
+  const Built& built(const ComputeOp& op, int ilp) {
+    const Built& b = build(op, ilp);
+    if (!b.error.empty()) throw BackendError(b.error);
+    return b;
+  }
+
+  // Thread-safe: OpenCL calls on the context only (no queue), and the SASS tools.
+  const Built& build(const ComputeOp& op, int ilp) {
+    return built_.get(op.name + "|" + std::to_string(ilp), [&] {
+      Built b;
+      OpenCLSourceOptions so;
+      so.nv_clock = nv_;
+      so.clock = clock_;
+      const std::string src = generate_opencl_source(op, {ilp}, so);
+      const char* text = src.c_str();
+      const std::size_t len = src.size();
+      cl_int err = CL_SUCCESS;
+      b.program.reset(clCreateProgramWithSource(h_.context, 1, &text, &len, &err),
+                      [](cl_program p) {
+                        if (p) clReleaseProgram(p);
+                      });
+      if (err != CL_SUCCESS) {
+        b.error = describe("clCreateProgramWithSource (compute)", err);
+        return b;
+      }
+      // No fast-math: native_* are the approximate ops under test; the rest stays IEEE.
+      err = clBuildProgram(b.program.get(), 1, &h_.device, op.cl_options.c_str(), nullptr, nullptr);
+      if (err != CL_SUCCESS) {
+        b.error = "building the OpenCL kernel of " + op.name + " failed (" + std::to_string(err) +
+                  "): " + program_build_log(b.program.get(), h_.device).substr(0, 600);
+        return b;
+      }
+      b.kernel.reset(clCreateKernel(b.program.get(), compute_kernel_name(ilp).c_str(), &err),
+                     [](cl_kernel k) {
+                       if (k) clReleaseKernel(k);
+                     });
+      if (err != CL_SUCCESS) {
+        b.error = describe("clCreateKernel (compute)", err);
+        return b;
+      }
+      if (nv_) b.machine = read_machine(op, ilp, b.program.get());
+      return b;
+    });
+  }
+
+  Machine read_machine(const ComputeOp& op, int ilp, cl_program program) const {
     Machine m;
-    m.ptx = program_binary(programs_.at(key).program, h_.device);
+    m.ptx = program_binary(program, h_.device);
     m.is_ptx = m.ptx.find(".entry") != std::string::npos;
     if (!m.is_ptx) {
       m.why = "the program binary is not PTX";
@@ -264,38 +332,7 @@ class OpenCLCompute final : public ComputeKernels {
         }
       }
     }
-    return machines_.emplace(key, std::move(m)).first->second;
-  }
-
-  cl_kernel kernel(const ComputeOp& op, int ilp) {
-    const std::string key = op.name + "|" + std::to_string(ilp);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second.kernel;
-    OpenCLSourceOptions so;
-    so.nv_clock = nv_;
-    so.clock = clock_;
-    const std::string src = generate_opencl_source(op, {ilp}, so);
-    const char* text = src.c_str();
-    const std::size_t len = src.size();
-    cl_int err = CL_SUCCESS;
-    Program p;
-    p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
-    check(err, "clCreateProgramWithSource (compute)");
-    // No fast-math: native_* are the approximate ops under test; the rest stays IEEE.
-    err = clBuildProgram(p.program, 1, &h_.device, op.cl_options.c_str(), nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-      const std::string log = program_build_log(p.program, h_.device);
-      clReleaseProgram(p.program);
-      throw BackendError("building the OpenCL kernel of " + op.name + " failed (" +
-                         std::to_string(err) + "): " + log.substr(0, 600));
-    }
-    p.kernel = clCreateKernel(p.program, compute_kernel_name(ilp).c_str(), &err);
-    if (err != CL_SUCCESS) {
-      clReleaseProgram(p.program);
-      check(err, "clCreateKernel (compute)");
-    }
-    programs_[key] = p;
-    return p.kernel;
+    return m;
   }
 
   // n work-items' results; 4 words of timings per work-group (the clocked kernels').
@@ -331,8 +368,7 @@ class OpenCLCompute final : public ComputeKernels {
   std::pair<int, int> nv_cc_{0, 0};  // its compute capability
   // The kernels' counter: NVIDIA's, AMD's (clocked kernels), or none.
   OpenCLClock clock_ = OpenCLClock::none;
-  std::map<std::string, Program> programs_;
-  std::map<std::string, Machine> machines_;
+  BuildOnce<Built> built_;
   cl_mem out_ = nullptr, tim_ = nullptr;
   std::size_t cap_ = 0, tim_cap_ = 0;
 };

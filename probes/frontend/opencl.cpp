@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "compute/ptx_sass.hpp"
 #include "frontend/blocks.hpp"
 #include "frontend/host_clock.hpp"
+#include "gpudissect/build_once.hpp"
+#include "gpudissect/parallel.hpp"
 #include "opencl_probes.hpp"
 
 namespace gd::opencl {
@@ -38,10 +41,6 @@ class OpenCLFrontend final : public FrontendKernels {
     clGetDeviceInfo(h.device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem_, &local_mem_, nullptr);
   }
   ~OpenCLFrontend() override {
-    for (auto& [k, p] : programs_) {
-      if (p.kernel) clReleaseKernel(p.kernel);
-      if (p.program) clReleaseProgram(p.program);
-    }
     for (cl_mem m : {out_, tim_, flag_, rec_})
       if (m) clReleaseMemObject(m);
   }
@@ -70,15 +69,18 @@ class OpenCLFrontend final : public FrontendKernels {
     return Support::no("unknown part " + part);
   }
 
-  void prepare_icache(const std::vector<IcacheKernelSpec>&, const std::atomic<bool>*) override {
-    // PoCL's LLVM is slow per statement: build only what runs, on first use.
+  // A GPU's driver compiles on the host's cores: the sweep's programs are built in parallel
+  // here, where one after the other they took a third of the probe's time on an H200. PoCL's
+  // LLVM is slow per statement and shares the cores measured: it builds only what runs, on
+  // first use.
+  void prepare_icache(const std::vector<IcacheKernelSpec>& specs,
+                      const std::atomic<bool>* cancel) override {
+    if (!gpu_) return;
+    parallel_for(specs.size(), cancel, [&](std::size_t i) { icache_program(specs[i]); });
   }
 
   IcacheTiming icache(const IcacheRun& run) override {
-    Program& p =
-        program("icache_" + std::to_string(icache_body_instructions(run.spec.body_instructions)) +
-                    "_" + std::to_string(run.spec.regions),
-                generate_icache_opencl(run.spec), icache_kernel_name());
+    const Program& p = icache_program(run.spec);
     const std::size_t items =
         std::min<std::size_t>(static_cast<std::size_t>(std::max(1, run.warps)) * 32, max_wg_);
     ensure(items);
@@ -123,7 +125,7 @@ class OpenCLFrontend final : public FrontendKernels {
   }
 
   LaunchTiming launch_latency(int launches) override {
-    Program& p = program("empty", kEmpty, "gd_fe_empty");
+    const Program& p = program("empty", kEmpty, "gd_fe_empty");
     ensure(32);
     check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &tim_), "clSetKernelArg");
     LaunchTiming out;
@@ -157,7 +159,7 @@ class OpenCLFrontend final : public FrontendKernels {
 
   RateTiming launch_rate(const std::string& mode, int kernels, int) override {
     if (mode != "plain") throw BackendError("launch rate " + mode + " is not measured on OpenCL");
-    Program& p = program("empty", kEmpty, "gd_fe_empty");
+    const Program& p = program("empty", kEmpty, "gd_fe_empty");
     ensure(32);
     check(clSetKernelArg(p.kernel, 0, sizeof(cl_mem), &tim_), "clSetKernelArg");
     const std::size_t one = 1;
@@ -185,7 +187,7 @@ class OpenCLFrontend final : public FrontendKernels {
   OccupancyTrace occupancy(const OccupancyRequest& req) override {
     const Support s = supports(req.regs > 0 ? "occupancy.regs" : "occupancy");
     if (!s.ok) throw BackendError(s.reason);
-    Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
+    const Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
     OccupancyTrace t;
     std::size_t dynamic = std::max<std::size_t>(req.shared_bytes, sizeof(cl_uint));
     check(clSetKernelArg(p.kernel, 2, sizeof(cl_uint), nullptr), "clSetKernelArg (local)");
@@ -211,45 +213,71 @@ class OpenCLFrontend final : public FrontendKernels {
   }
 
  private:
+  // One program, built once from any thread (prepare_icache builds in parallel); a failed
+  // build keeps its error, thrown whenever the program is asked for.
   struct Program {
+    std::shared_ptr<_cl_program> program_owner;
+    std::shared_ptr<_cl_kernel> kernel_owner;
     cl_program program = nullptr;
     cl_kernel kernel = nullptr;
     uint64_t binary_bytes = 0;
+    std::string error;
   };
 
-  Program& program(const std::string& key, const std::string& src, const std::string& name) {
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
-    const char* text = src.c_str();
-    const std::size_t len = src.size();
-    cl_int err = CL_SUCCESS;
-    Program p;
-    p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
-    check(err, "clCreateProgramWithSource (frontend)");
-    err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
-    if (err != CL_SUCCESS) {
-      const std::string log = program_build_log(p.program, h_.device);
-      clReleaseProgram(p.program);
-      throw BackendError("building the OpenCL frontend kernel " + key + " failed (" +
-                         std::to_string(err) + "): " + log.substr(0, 600));
-    }
-    std::size_t sizes[1] = {0};
-    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) ==
-        CL_SUCCESS)
-      p.binary_bytes = sizes[0];
-    p.kernel = clCreateKernel(p.program, name.c_str(), &err);
-    if (err != CL_SUCCESS) {
-      clReleaseProgram(p.program);
-      check(err, "clCreateKernel (frontend)");
-    }
-    return programs_[key] = p;
+  const Program& icache_program(const IcacheKernelSpec& spec) {
+    return build_program(
+        "icache_" + std::to_string(icache_body_instructions(spec.body_instructions)) + "_" +
+            std::to_string(spec.regions),
+        [&] { return generate_icache_opencl(spec); }, icache_kernel_name());
+  }
+  const Program& program(const std::string& key, const std::string& src, const std::string& name) {
+    return build_program(
+        key, [&] { return src; }, name);
+  }
+
+  // Thread-safe: OpenCL calls on the context only (no queue).
+  template <class Source>
+  const Program& build_program(const std::string& key, Source&& source, const std::string& name) {
+    const Program& built = programs_.get(key, [&] {
+      Program p;
+      const std::string src = source();
+      const char* text = src.c_str();
+      const std::size_t len = src.size();
+      cl_int err = CL_SUCCESS;
+      p.program = clCreateProgramWithSource(h_.context, 1, &text, &len, &err);
+      p.program_owner.reset(p.program, [](cl_program q) {
+        if (q) clReleaseProgram(q);
+      });
+      if (err != CL_SUCCESS) {
+        p.error = describe("clCreateProgramWithSource (frontend)", err);
+        return p;
+      }
+      err = clBuildProgram(p.program, 1, &h_.device, "", nullptr, nullptr);
+      if (err != CL_SUCCESS) {
+        p.error = "building the OpenCL frontend kernel " + key + " failed (" + std::to_string(err) +
+                  "): " + program_build_log(p.program, h_.device).substr(0, 600);
+        return p;
+      }
+      std::size_t sizes[1] = {0};
+      if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) ==
+          CL_SUCCESS)
+        p.binary_bytes = sizes[0];
+      p.kernel = clCreateKernel(p.program, name.c_str(), &err);
+      p.kernel_owner.reset(p.kernel, [](cl_kernel k) {
+        if (k) clReleaseKernel(k);
+      });
+      if (err != CL_SUCCESS) p.error = describe("clCreateKernel (frontend)", err);
+      return p;
+    });
+    if (!built.error.empty()) throw BackendError(built.error);
+    return built;
   }
 
   // One launch of the block-record kernel: `blocks` groups of `threads`, each spinning
   // spin_ns, with `local_bytes` of dynamic local memory; the records read back and checked.
   std::vector<BlockRecord> run_blocks(int blocks, int threads, uint64_t spin_ns,
                                       std::size_t local_bytes, const char* what) {
-    Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
+    const Program& p = program("blocks", generate_blocks_opencl(), kBlocksKernel);
     const std::size_t words = static_cast<std::size_t>(std::max(1, blocks)) * 4;
     cl_int err = CL_SUCCESS;
     if (words > rec_cap_) {
@@ -306,7 +334,7 @@ class OpenCLFrontend final : public FrontendKernels {
   bool gpu_ = false;
   bool nv_ = false;  // NVIDIA's platform: inline PTX for the block records
   cl_ulong local_mem_ = 0;
-  std::map<std::string, Program> programs_;
+  BuildOnce<Program> programs_;
   std::map<std::string, uint32_t> refs_;
   cl_mem out_ = nullptr, tim_ = nullptr, flag_ = nullptr;
   std::size_t cap_ = 0;
