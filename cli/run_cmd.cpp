@@ -47,7 +47,8 @@ std::string probe_option_help() {
 void add_latency_options(CLI::App* run, RunArgs& ra) {
   run->add_option("-p,--path", ra.paths,
                   "Memory paths, comma separated (CUDA: global,l2,readonly,texture,constant,"
-                  "shared; OpenCL: global,constant,local,image). Default: all of the device's")
+                  "shared; OpenCL: global,l2,constant,shared,local,image). Default: all of "
+                  "the device's")
       ->delimiter(',');
   run->add_option("--min-footprint", ra.min_fp, "Smallest footprint (default 1K)");
   run->add_option("--max-footprint", ra.max_fp,
