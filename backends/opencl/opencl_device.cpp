@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "compute/cl_vendor.hpp"
+#include "compute/ptx_sass.hpp"
 #include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
+#include "memory/listing.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_internal.hpp"
 #include "opencl_kernels.hpp"
@@ -49,8 +51,9 @@ class OpenCLDevice final : public Device {
     // driver refuse that, the chase runs as elsewhere, in ns only, and the facts say why.
     const OpenCLClock vendor_clock = opencl_clock_for(facts_.platform_name, facts_.vendor,
                                                       (facts_.type & CL_DEVICE_TYPE_GPU) != 0);
+    nv_ = vendor_clock == OpenCLClock::nvidia;
     if (vendor_clock != OpenCLClock::none) {
-      const bool nv = vendor_clock == OpenCLClock::nvidia;
+      const bool nv = nv_;
       err = build_chase(options + (nv ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1"));
       const std::string what =
           nv ? "clock64 (inline PTX)" : "s_memtime (" + opencl_clock_note(vendor_clock) + ")";
@@ -100,6 +103,38 @@ class OpenCLDevice final : public Device {
   Support supports(MemPath p) const override { return facts_.supports(p); }
   uint64_t max_footprint(MemPath p) const override { return facts_.max_footprint(p); }
   std::optional<ClockSample> sample_clock() override { return std::nullopt; }
+
+  // NVIDIA: the chase kernel's load as its program's PTX holds it, and the SASS ptxas makes of
+  // that where CUDA's tools are installed: the evidence of what each path times (the l2
+  // path's volatile load is LDG...STRONG.SYS, which the L1 does not serve).
+  std::optional<std::string> timed_instruction(MemPath p) override {
+    // Not the local chase: its kernel also loads the chain from global memory to copy it,
+    // and the most frequent load need not be the chase's.
+    static const std::map<MemPath, std::string> kKernel = {{MemPath::global, "chase_global"},
+                                                           {MemPath::l2, "chase_l2"},
+                                                           {MemPath::constant, "chase_constant"},
+                                                           {MemPath::image, "chase_image"}};
+    auto k = kKernel.find(p);
+    if (!nv_ || k == kKernel.end()) return std::nullopt;
+    if (!machine_read_) {
+      machine_read_ = true;
+      ptx_ = program_binary(program_.get(), device_);
+      const auto cc = nv_compute_capability(device_);
+      if (ptx_.find(".entry") == std::string::npos)
+        machine_why_ = "the program binary is not PTX";
+      else if (cc.first <= 0)
+        machine_why_ = "the device gives no compute capability";
+      else {
+        const PtxSass ps = ptx_to_sass(ptx_, sm_target(cc.first, cc.second), sass_tools());
+        sass_ = ps.sass;
+        machine_why_ = ps.why;
+      }
+    }
+    if (const std::string s = sass_function_load(sass_, k->second); !s.empty()) return s;
+    const std::string load = ptx_entry_load(ptx_, k->second);
+    if (load.empty()) return std::nullopt;
+    return load + " (" + (machine_why_.empty() ? "no SASS" : machine_why_) + ": PTX only)";
+  }
 
   // Hop accounting: one launch of warmup_hops (skipped when 0), then for each repeat one
   // launch of N = hops_per_repeat hops and one of 2N, each starting where the previous one
@@ -340,6 +375,9 @@ class OpenCLDevice final : public Device {
   std::map<MemPath, Kernel> kernels_;
   std::size_t local_group_ = 1;
   bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
+  bool nv_ = false;        // NVIDIA's platform: the program binary is PTX
+  bool machine_read_ = false;
+  std::string ptx_, sass_, machine_why_;  // the chase program's, read once on NVIDIA
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
