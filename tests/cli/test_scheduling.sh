@@ -7,7 +7,9 @@
 # "- ", starts with "gpudissect " (a trailing "\" joins the next line, a trailing " &" is
 # dropped). Each runs under `bash -u -c` from a scratch folder, with:
 #   - `gpudissect` on the PATH: the binary under test, with `cuda:N` device ids turned into
-#     opencl:0.0 (the line's text is not changed);
+#     opencl:0.0 and, for `run`, short sweeps (a bandwidth budget of 3 s, 2 atomics repeats,
+#     host memory up to 32M) added: every probe still runs and writes its JSON, in a fifth of
+#     the CPU time of the recipes' --quick (the line's text is not changed);
 #   - the variables the recipes use: BASELINE (written by the first line), NODE, RESULTS, i,
 #     TMPDIR (all inside a scratch folder);
 #     a line that uses NODE_NAME runs once per node of two (node-a, node-b), as two pods would.
@@ -30,6 +32,8 @@ for a in "\$@"; do
   [[ \$a =~ ^cuda:[0-9]+\$ ]] && a=opencl:0.0
   args+=("\$a")
 done
+[[ \${1:-} == run ]] && args+=(--option bandwidth.budget=3 --option atomics.repeats=2
+  --option host.max_footprint=32M)
 exec "$BIN" "\${args[@]}"
 EOF
 chmod +x "$T/bin/gpudissect"
