@@ -46,7 +46,11 @@ struct Reader<std::map<std::string, T>> {
   static void read(const nlohmann::json& j, std::map<std::string, T>& v) {
     if (!j.is_object()) throw JsonReadError("", "expected an object, got " + json_kind(j));
     std::map<std::string, T> out;
-    for (const auto& [k, x] : j.items()) read_at(k, [&] { Reader<T>::read(x, out[k]); });
+    // Not a structured binding: clang 15 (the sanitizer build's) lets no lambda capture one.
+    for (const auto& kv : j.items()) {
+      const std::string& k = kv.key();
+      read_at(k, [&] { Reader<T>::read(kv.value(), out[k]); });
+    }
     v = std::move(out);
   }
 };
