@@ -269,7 +269,8 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
       if (!probes.is_object())
         throw JsonReadError("", "expected an object, got " + json_kind(probes));
       for (const auto& [name, pj] : probes.items()) {
-        read_at(name, [&] {
+        // Captured by name: clang 15 lets no lambda capture a structured binding.
+        read_at(name, [&, &name = name, &pj = pj] {
           if (const Probe* p = registry.find(name)) {
             try {
               r.probes[name] = p->from_json(pj);

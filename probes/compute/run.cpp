@@ -479,7 +479,8 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       f.klass = "mixed";
       f.ilp = 8;
       progress.step("compute", "mixed " + f.label, 1, 1, "");
-      guarded(f, [&] {
+      // Copied: clang 15 lets no lambda capture a structured binding.
+      guarded(f, [&, a = a, b = b] {
         ComputeLaunch l{a, b, 8};
         run.read_sass(f, l);
         run.measure(f, l, opt.target_ms, false);

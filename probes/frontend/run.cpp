@@ -242,7 +242,8 @@ void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& p
     p.warps = w;
     p.different = diff;
     Status st;
-    guarded(st, [&] {
+    // Copied: clang 15 lets no lambda capture a structured binding.
+    guarded(st, [&, w = w, diff = diff] {
       IcacheRun run;
       run.spec = spec;
       run.warps = w;
