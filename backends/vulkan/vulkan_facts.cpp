@@ -22,6 +22,17 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
 
 namespace {
 
+// One feature struct (its sType set by the caller's initialiser) filled through
+// vkGetPhysicalDeviceFeatures2, alone in the chain.
+template <typename T>
+T features_of(VkPhysicalDevice pd, T s) {
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &s;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  s.pNext = nullptr;
+  return s;
+}
+
 const char* kCudaOnly =
     "CUDA-only path; Vulkan has global (storage buffer), l2 (coherent storage buffer), "
     "constant (uniform buffer), shared (workgroup memory) and image (uniform texel buffer)";
@@ -72,20 +83,16 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
   if (sm_builtins && sm.shaderSMCount > 0) f.sm_count = sm.shaderSMCount;
 
   if (has_extension(pd, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) {
-    VkPhysicalDeviceShaderClockFeaturesKHR clock{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    f2.pNext = &clock;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    const auto clock =
+        features_of(pd, VkPhysicalDeviceShaderClockFeaturesKHR{
+                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR});
     f.shader_clock = clock.shaderSubgroupClock == VK_TRUE;
     f.shader_device_clock = clock.shaderDeviceClock == VK_TRUE;
   }
   if (sm_builtins) {
-    VkPhysicalDeviceShaderSMBuiltinsFeaturesNV smf{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV};
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    f2.pNext = &smf;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    const auto smf =
+        features_of(pd, VkPhysicalDeviceShaderSMBuiltinsFeaturesNV{
+                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV});
     f.sm_builtins = smf.shaderSMBuiltins == VK_TRUE;
   }
   {
@@ -102,19 +109,15 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     f.shader_int64 = f2.features.shaderInt64 == VK_TRUE;
   }
   if (has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
-    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    f2.pNext = &dot;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    const auto dot = features_of(
+        pd, VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR{
+                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR});
     f.shader_integer_dot_product = dot.shaderIntegerDotProduct == VK_TRUE;
   }
   if (has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
-    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    f2.pNext = &pe;
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    const auto pe = features_of(
+        pd, VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR{
+                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR});
     f.pipeline_executable_info = pe.pipelineExecutableInfo == VK_TRUE;
   }
   // llvmpipe compiles the clock read to a plain call that LLVM may schedule across the
