@@ -102,6 +102,15 @@ void p2p_bandwidth_figures(const LinksProbeResult& r, std::vector<Figure>& out) 
   }
 }
 
+// Why no pair has a chase by SM: no peer at all, a pair's chase that failed, or not asked for.
+Status no_chase_by_sm(const LinksProbeResult& r) {
+  for (const LinkPair& p : r.pairs)
+    if (p.chase.status.code == StatusCode::error) return p.chase.status;
+  return r.p2p.ok()
+             ? Status{StatusCode::skipped, "not measured (links.chase_sms = 0, as with quick)"}
+             : r.p2p;
+}
+
 // shape: the chase and ping-pong figures of every pair, one short block each
 void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
   for (int k = 0; k < 2; ++k) {
@@ -176,16 +185,7 @@ void p2p_latency_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
     }
   }
   if (!worst) {
-    // Why: no peer at all, a pair's chase that failed, or not asked for.
-    Status why = r.p2p.ok() ? Status{StatusCode::skipped,
-                                     "not measured (links.chase_sms = 0, as with quick)"}
-                            : r.p2p;
-    for (const LinkPair& p : r.pairs)
-      if (p.chase.status.code == StatusCode::error) {
-        why = p.chase.status;
-        break;
-      }
-    out.push_back(not_ok(id, label, "ns", false, why));
+    out.push_back(not_ok(id, label, "ns", false, no_chase_by_sm(r)));
     return;
   }
   double hi = 0;
@@ -235,13 +235,7 @@ void chase_mean_sm_figure(const LinksProbeResult& r, std::vector<Figure>& out) {
     }
   }
   if (!worst) {
-    // The same reasons as the best SM's figure, which was built just before from the same data.
-    const auto best = std::find_if(out.begin(), out.end(), [](const Figure& f) {
-      return f.id == "links.p2p.latency.chase.best_sm";
-    });
-    const Status why =
-        best != out.end() ? best->status : Status{StatusCode::skipped, "no chase by SM"};
-    out.push_back(not_ok(id, label, "ns", false, why));
+    out.push_back(not_ok(id, label, "ns", false, no_chase_by_sm(r)));
     return;
   }
   const int sms = worst->dst < int(r.topology.gpus.size()) ? r.topology.gpus[worst->dst].sms : 0;
