@@ -93,18 +93,25 @@ std::optional<double> ns_per_tick(double ticks_short, double ns_short, double ti
   return dns / dt;
 }
 
-int occupancy_blocks_per_sm(int block_threads, int max_warps, int max_blocks) {
+namespace {
+
+// The most blocks of `block_threads` the warp and block limits let one SM hold (at least one).
+int resident_limit(int block_threads, int max_warps, int max_blocks) {
   const int warps = std::max(1, (block_threads + 31) / 32);
-  const int fit = std::clamp(max_warps / warps, 1, std::max(1, max_blocks));
-  return 2 * fit + 2;
+  return std::clamp(max_warps / warps, 1, std::max(1, max_blocks));
+}
+
+}  // namespace
+
+int occupancy_blocks_per_sm(int block_threads, int max_warps, int max_blocks) {
+  return 2 * resident_limit(block_threads, max_warps, max_blocks) + 2;
 }
 
 int occupancy_grid_per_sm(int blocks_per_sm, int waves, int block_threads, int max_warps,
                           int max_blocks) {
   if (blocks_per_sm > 0) return blocks_per_sm;
   if (waves <= 0) return occupancy_blocks_per_sm(block_threads, max_warps, max_blocks);
-  const int warps = std::max(1, (block_threads + 31) / 32);
-  return waves * std::clamp(max_warps / warps, 1, std::max(1, max_blocks));
+  return waves * resident_limit(block_threads, max_warps, max_blocks);
 }
 
 }  // namespace gd
