@@ -13,6 +13,7 @@
 #include "gpudissect/chain.hpp"
 #include "gpudissect/device.hpp"
 #include "latency/run.hpp"
+#include "latency_sweep.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_first_device.hpp"
 #include "opencl_internal.hpp"
@@ -169,20 +170,8 @@ TEST(OpenCLChase, RejectsABadRequest) {
 // probe's own end-line check (from ChaseTiming::hops_walked) passes.
 TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
   GD_REQUIRE_DEVICE(dev);
-  gd::LatencyOptions opt;
-  opt.paths = {MemPath::global, MemPath::local};
-  opt.min_footprint = 4 * 1024;
-  opt.max_footprint = 256 * 1024;
-  opt.default_floor = 256 * 1024;
-  opt.points_per_doubling = 1;
-  opt.max_refine_rounds = 0;
-  opt.tlb = false;
-  opt.budget.hops_per_repeat = 4096;
-  opt.budget.repeats = 3;
-  gd::NullProgress progress;
-  std::atomic<bool> stop{false};
-  gd::LatencyProbeResult out;
-  gd::run_latency(*dev, opt, progress, stop, out);
+  const gd::LatencyProbeResult out = gd::test::run_sweep(
+      *dev, gd::test::short_sweep({MemPath::global, MemPath::local}, 256 * 1024, 1, 3));
   {  // every figure the run gives carries an id its probe declares
     gd::RunResult ids_run;
     ids_run.put(out);
@@ -203,28 +192,16 @@ TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
 // that is the CPU's L1. The shared path gives its "shared" level at a plausible latency.
 TEST(OpenCLProbe, L2AndSharedPathsGiveTheirFigures) {
   GD_REQUIRE_DEVICE(dev);
-  gd::LatencyOptions opt;
-  opt.paths = {MemPath::global, MemPath::l2};
-  opt.min_footprint = 4 * 1024;
-  opt.max_footprint = 8 << 20;
-  opt.default_floor = 8 << 20;
-  opt.points_per_doubling = 1;
-  opt.max_refine_rounds = 0;
-  opt.tlb = false;
-  opt.budget.hops_per_repeat = 4096;
-  opt.budget.repeats = 5;
-  gd::NullProgress progress;
-  std::atomic<bool> stop{false};
-  gd::LatencyProbeResult out;
-  gd::run_latency(*dev, opt, progress, stop, out);
+  const gd::LatencyOptions opt =
+      gd::test::short_sweep({MemPath::global, MemPath::l2}, 8 << 20, 1, 5);
+  gd::LatencyProbeResult out = gd::test::run_sweep(*dev, opt);
   // The shared path inside 16 KiB, which any L1 holds: PoCL emulates __local in memory, so a
   // longer sweep would show its CPU's caches (and, on a busy machine, wander).
   gd::LatencyOptions sopt = opt;
   sopt.paths = {MemPath::shared};
   sopt.max_footprint = 16 * 1024;
   sopt.points_per_doubling = 4;
-  gd::LatencyProbeResult sout;
-  gd::run_latency(*dev, sopt, progress, stop, sout);
+  const gd::LatencyProbeResult sout = gd::test::run_sweep(*dev, sopt);
   out.paths["shared"] = sout.paths.at("shared");
   gd::RunResult run;
   run.put(out);

@@ -10,6 +10,7 @@
 #include "atomics/atomics.hpp"
 #include "gpudissect/device.hpp"
 #include "latency/run.hpp"
+#include "latency_sweep.hpp"
 #include "registry.hpp"
 #include "vulkan_backend.hpp"
 #include "vulkan_context.hpp"
@@ -30,24 +31,14 @@ TEST(VulkanDepth, L2PathIsMeasuredAndNamedForWhatItSees) {
   GD_REQUIRE_DEVICE(dev);
   ASSERT_TRUE(dev->supports(MemPath::l2).ok) << dev->supports(MemPath::l2).reason;
   ASSERT_EQ(*dev->timed_instruction(MemPath::l2), "SPIR-V OpLoad (StorageBuffer, Coherent)");
-  gd::LatencyOptions opt;
-  opt.paths = {MemPath::global, MemPath::l2};
-  opt.min_footprint = 4 * 1024;
-  opt.max_footprint = 1ull << 20;
-  opt.points_per_doubling = 2;
-  opt.max_refine_rounds = 0;
-  opt.tlb = false;
-  opt.budget.hops_per_repeat = 4096;
-  opt.budget.repeats = 3;
-  gd::NullProgress progress;
-  std::atomic<bool> stop{false};
+  const gd::LatencyOptions opt =
+      gd::test::short_sweep({MemPath::global, MemPath::l2}, 1ull << 20, 2, 3);
   gd::LatencyProbeResult out;
   // A short sweep on a CPU that other tests load at the same time can wander without a flat
   // plateau ("no flat plateau found"); that is the host's noise, not the path's: up to three
   // sweeps, the first with levels counts.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    out = gd::LatencyProbeResult{};
-    gd::run_latency(*dev, opt, progress, stop, out);
+    out = gd::test::run_sweep(*dev, opt);
     if (out.paths.count("l2") && !out.paths.at("l2").levels.empty()) break;
   }
   ASSERT_TRUE(out.paths.count("l2"));
