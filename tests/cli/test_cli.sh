@@ -512,10 +512,12 @@ else
 
   # SIGTERM (kill, Slurm, container runtimes) is treated like Ctrl-C, and the JSON is written
   # after every probe: the latency probe that finished is kept whole when the run is
-  # terminated during the bandwidth probe. Exit 143 (128 + SIGTERM).
+  # terminated during the bandwidth probe. Exit 143 (128 + SIGTERM). The sweep reaches 256 KiB:
+  # to 64 KiB a CPU's L1 edge was the curve's last step, and a loaded machine's noise could
+  # leave it without a level (no latency figure to find).
   term_dir=$tmp/term
-  last_cmd="gpudissect run latency bandwidth --device opencl:0.0 --path global --max-footprint 64K --out-dir $term_dir"
-  "$GD" run latency bandwidth --device opencl:0.0 --path global --max-footprint 64K --repeats 3 \
+  last_cmd="gpudissect run latency bandwidth --device opencl:0.0 --path global --max-footprint 256K --out-dir $term_dir"
+  "$GD" run latency bandwidth --device opencl:0.0 --path global --max-footprint 256K --repeats 3 \
     --hops 4096 --option bandwidth.parts=footprint,host --out-dir "$term_dir" >"$tmp/out" 2>"$tmp/err" </dev/null &
   bg_pid=$!
   for _ in $(seq 1 $((T * 5))); do
