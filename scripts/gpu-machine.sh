@@ -23,7 +23,8 @@
 #   --dry-run       print what each step would run; needs no GPU and no build
 #
 # Environment: BUILD_DIR (default build), GD_DEPS_ROOT (where the packages are unpacked,
-# default /opt/devdeps), GD_CUDA_ARCH (default 90).
+# default /opt/devdeps), GD_CUDA_ARCH (default 90), GD_GIT_REVISION (the revision the
+# results name, where the copy's .git is not the tree's own; default: git rev-parse).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2
 

@@ -257,6 +257,27 @@ Compiled nvrtc_compile(const std::string& source, const std::string& arch, bool 
   return c;
 }
 
+const DriverLaunch& driver_launch() {
+  static const DriverLaunch d = [] {
+    DriverLaunch r;
+    void* launch = nullptr;
+    void* sync = nullptr;
+    cudaDriverEntryPointQueryResult q1{}, q2{};
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &launch, 12000, cudaEnableDefault,
+                                         &q1) == cudaSuccess &&
+        q1 == cudaDriverEntryPointSuccess &&
+        cudaGetDriverEntryPointByVersion("cuStreamSynchronize", &sync, 12000, cudaEnableDefault,
+                                         &q2) == cudaSuccess &&
+        q2 == cudaDriverEntryPointSuccess) {
+      r.launch = reinterpret_cast<decltype(r.launch)>(launch);
+      r.synchronize = reinterpret_cast<decltype(r.synchronize)>(sync);
+    }
+    cudaGetLastError();  // a failed query leaves the runtime's launch to the caller
+    return r;
+  }();
+  return d;
+}
+
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ULL;

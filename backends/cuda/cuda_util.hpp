@@ -111,4 +111,16 @@ std::string nvrtc_version();
 // The device's compute capability as major * 10 + minor (90 for sm_90).
 int compute_capability(int device);
 
+// The driver API's launch and stream synchronize, reached through the runtime's entry-point
+// query (no libcuda link): a launch timed as the peers time it, without the runtime's checks
+// around cudaLaunchKernel. Both null where the driver does not give them.
+struct DriverLaunch {
+  int (*launch)(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                unsigned bz, unsigned shared_bytes, void* stream, void** params,
+                void** extra) = nullptr;       // cuLaunchKernel
+  int (*synchronize)(void* stream) = nullptr;  // cuStreamSynchronize
+  explicit operator bool() const { return launch && synchronize; }
+};
+const DriverLaunch& driver_launch();
+
 }  // namespace gd::cuda

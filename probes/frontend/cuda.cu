@@ -137,19 +137,41 @@ class CudaFrontend final : public FrontendKernels {
     return r;
   }
 
-  // The round trip of an empty kernel, apart: fe_stamp's timer writes add to its own. (Warm-up
-  // first: with lazy loading the first launch also loads the module.)
+  // The round trip of an empty kernel, apart: fe_stamp's timer writes add to its own. It is
+  // launched as the peers launch it (clpeak: cuLaunchKernel of a 1x1x1 grid on a stream, then
+  // cuStreamSynchronize), through the driver's entry point, so that the runtime's own checks
+  // around cudaLaunchKernel are not in it; the runtime's call is timed apart ("call"). A few
+  // milliseconds of work first: the stamp launches before leave the GPU idle enough for its
+  // clock to start falling. (Warm-up first: with lazy loading the first launch also loads the
+  // module.)
   std::vector<double> empty_round_trips(int launches) {
+    const DriverLaunch& api = driver_launch();
+    cudaFunction_t fn = nullptr;
+    const bool driver =
+        api && cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&fe_empty)) == cudaSuccess;
+    cudaGetLastError();  // without it, the runtime's launch
+    fe_busy<<<1, 32, 0, stream_>>>(2000000ull);
+    check(cudaGetLastError(), "launching fe_busy");
+    check(cudaStreamSynchronize(stream_), "running fe_busy");
     std::vector<double> ns(static_cast<std::size_t>(launches));
     for (int i = -5; i < launches; ++i) {
+      int launched = 0, done = 0;
       const double t0 = now_ns();
-      fe_empty<<<1, 1, 0, stream_>>>();
-      const cudaError_t done = cudaStreamSynchronize(stream_);
+      if (driver) {
+        launched = api.launch(fn, 1, 1, 1, 1, 1, 1, 0, stream_, nullptr, nullptr);
+        done = api.synchronize(stream_);
+      } else {
+        fe_empty<<<1, 1, 0, stream_>>>();
+        done = static_cast<int>(cudaStreamSynchronize(stream_));
+      }
       const double t1 = now_ns();
+      if (launched != 0 || done != 0)
+        throw BackendError("fe_empty: cuLaunchKernel returned " + std::to_string(launched) +
+                           ", cuStreamSynchronize " + std::to_string(done));
       check(cudaGetLastError(), "launching fe_empty");
-      check(done, "running fe_empty");
       if (i >= 0) ns[static_cast<std::size_t>(i)] = t1 - t0;
     }
+    last_empty_api_ = driver ? "cuLaunchKernel" : "kernel<<<>>>";
     return ns;
   }
 
@@ -206,6 +228,7 @@ class CudaFrontend final : public FrontendKernels {
     }
     const ClockSync after = sync(&after_host);
     out.empty_round_trip_ns = empty_round_trips(launches);
+    out.empty_round_trip_api = last_empty_api_;
     std::vector<unsigned long long> g(static_cast<std::size_t>(launches) * 2);
     check(cudaMemcpy(g.data(), rec, g.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
           "reading launch records");
@@ -546,6 +569,7 @@ class CudaFrontend final : public FrontendKernels {
   cudaStream_t stream_;
   DeviceInfo info_;
   int cc_ = 0;
+  std::string last_empty_api_;
   std::string nvrtc_version_;
   BuildOnce<Built> built_;
   std::map<std::string, Module> modules_;  // the run's thread only

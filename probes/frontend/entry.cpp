@@ -93,8 +93,11 @@ void launch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
                                         : p.launch_start_source) +
          sync + batches);
   us("frontend.launch.round_trip", "launch + synchronize round trip", p.launch_round_trip_us,
-     (p.launch_round_trip_empty_kernel ? "empty kernel (no arguments), host clock"
-                                       : "empty kernel, host clock") +
+     (p.launch_round_trip_empty_kernel
+          ? "empty kernel (no arguments" +
+                (p.launch_round_trip_api.empty() ? std::string() : ", " + p.launch_round_trip_api) +
+                "), host clock"
+          : std::string("empty kernel, host clock")) +
          batches);
   us("frontend.launch.api", "host time in the launch call", p.launch_api_us,
      "empty kernel, host clock" + batches);
@@ -130,6 +133,16 @@ void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
       f.per_sm_per_clk_unit = "blocks/clk (GPU-wide)";
     }
     f.clock_mhz = p.clock_mhz;
+    // Both figures are spans of GPU timer stamps, each end known to one timer step: two runs
+    // of the same front end can differ by two steps (on an H200, 32 ns steps: the first wave
+    // reads 32 or 64 ns, a 1.4 us span of 4224 starts 44 or 46 steps). That is the
+    // measurement's resolution, which a regression gate must not read as a change.
+    const std::optional<double> step_ns =
+        p.timer_resolution_ns ? p.timer_resolution_ns : timer_step_ns(p.dispatch_trace);
+    const double span_us = p.dispatch_blocks > 1 && p.dispatch_blocks_per_us->median > 0
+                               ? (p.dispatch_blocks - 1) / p.dispatch_blocks_per_us->median
+                               : 0;
+    if (step_ns && span_us > 0) f.resolution = 2 * *step_ns / 1000 / span_us;
     out.push_back(f);
     if (p.dispatch_first_wave_us) {
       Figure w;
@@ -140,6 +153,8 @@ void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
       w.instruction = f.instruction;
       w.where = f.where;
       w.higher_is_better = false;
+      if (step_ns && *p.dispatch_first_wave_us > 0)
+        w.resolution = 2 * *step_ns / 1000 / *p.dispatch_first_wave_us;
       out.push_back(w);
     }
   }
@@ -237,6 +252,8 @@ class FrontendProbe final : public TypedProbe<FrontendOptions, FrontendProbeResu
         {"launch_batches", "10",
          "launch-latency batches (a figure: the median of the batches' medians)"},
         {"rate_kernels", "2000", "kernels per launch-rate measurement"},
+        {"launch_pin", "1",
+         "keep the launch-timing thread on one CPU while it times (0: the scheduler's choice)"},
     };
   }
 

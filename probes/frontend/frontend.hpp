@@ -138,6 +138,10 @@ struct DispatchStats {
   int sms_seen = 0;
 };
 std::optional<DispatchStats> dispatch_stats(const std::vector<BlockRecord>& blocks);
+// The GPU timer's step seen in a trace: the smallest gap between two distinct block starts
+// (nullopt with fewer than two). Every start is a multiple of it, so a span of starts is
+// known to within one step at each end.
+std::optional<double> timer_step_ns(const std::vector<BlockRecord>& blocks);
 
 // Refill after the first wave: a grid of several waves of blocks that each spin a fixed time,
 // recorded like the occupancy part's blocks. Per SM, with R the most blocks resident at once
@@ -222,6 +226,7 @@ struct LaunchTiming {
   // trip as the peers define it, where the backend times it apart from `samples` (whose
   // kernel writes the GPU timer); empty: `samples`' round trips are that figure.
   std::vector<double> empty_round_trip_ns;
+  std::string empty_round_trip_api;  // the call that launched it, e.g. "cuLaunchKernel"
   std::optional<ClockSync> sync;
   std::optional<double> timer_resolution_ns;  // smallest step of the GPU timer seen
   std::string start_source;  // "globaltimer synced to steady_clock" | "event profiling"
@@ -358,6 +363,7 @@ struct FrontendProbeResult {
   // "round_trip", "completion". The figures are the batches' medians (launch_batches).
   std::map<std::string, LaunchDistribution> launch_distribution_us;
   int launch_batches = 0;
+  std::string launch_round_trip_api;                  // LaunchTiming::empty_round_trip_api
   bool launch_round_trip_empty_kernel = false;        // round trip from LaunchTiming's empty kernel
   std::map<std::string, Status> rate_status;          // plain | streams | graph
   std::map<std::string, Summary> rate_kernels_per_s;  // host-timed

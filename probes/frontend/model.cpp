@@ -346,6 +346,17 @@ std::optional<DispatchStats> dispatch_stats(const std::vector<BlockRecord>& bloc
   return d;
 }
 
+std::optional<double> timer_step_ns(const std::vector<BlockRecord>& blocks) {
+  std::vector<uint64_t> t;
+  for (const auto& b : blocks) t.push_back(b.start_ns);
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  std::optional<double> step;
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (!step || double(t[i] - t[i - 1]) < *step) step = double(t[i] - t[i - 1]);
+  return step;
+}
+
 namespace {
 
 double mean(const std::vector<double>& v) {

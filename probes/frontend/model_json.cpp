@@ -106,6 +106,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   put(la, "timer_resolution_ns", r.timer_resolution_ns);
   if (r.launch_batches) la["batches"] = r.launch_batches;
   if (r.launch_round_trip_empty_kernel) la["round_trip_empty_kernel"] = true;
+  if (!r.launch_round_trip_api.empty()) la["round_trip_api"] = r.launch_round_trip_api;
   for (const auto& [part, d] : r.launch_distribution_us)
     la["distribution_us"][part] = {{"min", d.min}, {"p10", d.p10}, {"median", d.median},
                                    {"p90", d.p90}, {"max", d.max}, {"n", d.n}};
@@ -253,6 +254,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     get(la, "timer_resolution_ns", r.timer_resolution_ns);
     get(la, "batches", r.launch_batches);
     get(la, "round_trip_empty_kernel", r.launch_round_trip_empty_kernel);
+    get(la, "round_trip_api", r.launch_round_trip_api);
     if (auto d = la.find("distribution_us"); d != la.end() && d->is_object())
       for (const auto& [part, v] : d->items()) {
         LaunchDistribution x;

@@ -328,6 +328,8 @@ FrontendOptions parse_frontend_options(const OptionValues& kv,
       o.launches = options::integer(p, k, v, 10, 100000);
     else if (k == "launch_batches")
       o.launch_batches = options::integer(p, k, v, 1, 1000);
+    else if (k == "launch_pin")
+      o.launch_pin = options::flag(p, k, v);
     else if (k == "rate_kernels")
       o.rate_kernels = options::integer(p, k, v, 10, 1000000);
     else if (k == "refill")
@@ -395,7 +397,8 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   auto wall = [&] { out.wall_seconds = seconds_since(t0); };
   FrontendKernels* k = dev.kernels<FrontendKernels>();
   if (!k) {
-    out.status = {StatusCode::unsupported, "the " + dev.info().backend + " backend has no frontend kernels"};
+    out.status = {StatusCode::unsupported,
+                  "the " + dev.info().backend + " backend has no frontend kernels"};
     return;
   }
   const DeviceInfo& info = dev.info();
@@ -459,8 +462,9 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   if (interrupted()) return;
 
   if (!opt.partitions)
-    out.partitions_status = {StatusCode::skipped, opt.quick ? "off with quick (frontend.partitions=1 runs it)"
-                                                  : "frontend.partitions=0"};
+    out.partitions_status = {
+        StatusCode::skipped,
+        opt.quick ? "off with quick (frontend.partitions=1 runs it)" : "frontend.partitions=0"};
   else if (!do_parts)
     out.partitions_status = {StatusCode::unsupported, k->supports("partitions").reason};
   else
@@ -513,10 +517,11 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   for (const auto& p : out.icache)
     if (out.status.ok() && p.status == "error")
       out.status = {StatusCode::error, "instruction cache at " + std::to_string(p.instructions) +
-                                 " instructions: " + p.reason};
+                                           " instructions: " + p.reason};
   for (const auto& p : out.partitions)
     if (out.status.ok() && p.status == "error")
-      out.status = {StatusCode::error, "partition test, " + std::to_string(p.warps) + " warps: " + p.reason};
+      out.status = {StatusCode::error,
+                    "partition test, " + std::to_string(p.warps) + " warps: " + p.reason};
   wall();
   progress.finish();
   if (out.status.code == StatusCode::error) throw BackendError("frontend: " + out.status.reason);

@@ -24,6 +24,7 @@ struct FrontendOptions {
   int region_instructions = 16384;  // per region of the partition test
   int repeats = 5;
   int launches = 200;       // launch-latency samples per batch
+  bool launch_pin = true;   // the launch-timing thread stays on one CPU while it times
   int launch_batches = 10;  // batches: a launch figure is the median of the batches' medians
   int rate_kernels = 2000;
   bool refill = true;      // refill after the first wave

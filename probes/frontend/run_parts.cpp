@@ -4,6 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 #include "frontend/run.hpp"
 #include "frontend/run_internal.hpp"
 #include "gpudissect/head_start.hpp"
@@ -19,6 +24,37 @@ namespace {
 // The parts of one batch's samples, in microseconds.
 struct LaunchParts {
   std::vector<double> api, start, round_trip, kernel, completion;
+};
+
+// Keeps the calling thread on the CPU it runs on while alive, then gives back its former set.
+// A launch round trip is a few microseconds of host work plus a spin on a completion word; a
+// thread that the scheduler moves between CPUs in the middle pays cold caches in the timing.
+class PinToCurrentCpu {
+ public:
+  explicit PinToCurrentCpu(bool on) {
+#if defined(__linux__)
+    if (!on) return;
+    const int cpu = sched_getcpu();
+    if (cpu < 0 || pthread_getaffinity_np(pthread_self(), sizeof before_, &before_) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned_ = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+#endif
+  }
+  ~PinToCurrentCpu() {
+#if defined(__linux__)
+    if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof before_, &before_);
+#endif
+  }
+  PinToCurrentCpu(const PinToCurrentCpu&) = delete;
+  PinToCurrentCpu& operator=(const PinToCurrentCpu&) = delete;
+
+ private:
+#if defined(__linux__)
+  cpu_set_t before_{};
+#endif
+  bool pinned_ = false;
 };
 
 LaunchParts launch_parts(const LaunchTiming& t) {
@@ -44,6 +80,7 @@ void launch_latency_batches(FrontendKernels& k, const FrontendOptions& opt,
                             const std::atomic<bool>& stop, FrontendProbeResult& out) {
   std::map<std::string, std::vector<double>> medians, all;
   bool empty_kernel = false;
+  const PinToCurrentCpu pin(opt.launch_pin);
   for (int b = 0; b < opt.launch_batches && !(b > 0 && stop); ++b) {
     const LaunchTiming t = k.launch_latency(opt.launches);
     if (b == 0) {
@@ -54,6 +91,7 @@ void launch_latency_batches(FrontendKernels& k, const FrontendOptions& opt,
         (!out.sync_uncertainty_us || t.sync->uncertainty_ns / 1000 > *out.sync_uncertainty_us))
       out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
     empty_kernel = !t.empty_round_trip_ns.empty();
+    if (b == 0) out.launch_round_trip_api = t.empty_round_trip_api;
     const LaunchParts p = launch_parts(t);
     for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>*>{"api", &p.api},
                                   {"start", &p.start},

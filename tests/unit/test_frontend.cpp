@@ -247,6 +247,17 @@ TEST(FrontendDispatch, RateAndSkew) {
   EXPECT_FALSE(dispatch_stats({{0, 0, 5, 6}}));
 }
 
+TEST(FrontendDispatch, TimerStepIsTheSmallestGapBetweenStarts) {
+  // Starts on a 32 ns timer, some blocks sharing a stamp: the step is 32, not 0 or 64.
+  std::vector<BlockRecord> b;
+  for (uint64_t t : {1024, 1024, 1088, 1120, 1120, 1248}) b.push_back({0, 0, t, t + 10});
+  const auto step = timer_step_ns(b);
+  ASSERT_TRUE(step);
+  EXPECT_DOUBLE_EQ(*step, 32);
+  EXPECT_FALSE(timer_step_ns({{0, 0, 5, 6}, {1, 0, 5, 7}}));
+  EXPECT_FALSE(timer_step_ns({}));
+}
+
 TEST(FrontendOptions, QuickStopsTheCudaIcacheSweepAt32K) {
   const auto specs = probe_registry().find("frontend")->options();
   // ... and leaves the partition test out unless asked for.
