@@ -10,6 +10,8 @@
 #   GD_CUDA_ARCH=NN  the GPU architecture to build CUDA kernels for (default 90: Hopper)
 #   GD_BUILD_TESTS=ON  also build the test suite (scripts/test.sh sets it; the main job
 #                      does not need it, so a plain build skips it)
+#   GD_GENERATOR=X   CMake's generator for a new build folder (default: Ninja where ninja is
+#                      installed, else CMake's default, make)
 #   GD_UNITY=OFF     compile each C++ file on its own (default ON: a unity build joins up to
 #                      16 files of a library into one translation unit, which parses the
 #                      shared headers once per group and more than halves a fresh build; OFF
@@ -47,6 +49,12 @@ if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
     -DGD_BUILD_TESTS="$GD_BUILD_TESTS"
     -DCMAKE_UNITY_BUILD="${GD_UNITY:-ON}" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
   [[ -n $nvcc ]] && args+=(-DCMAKE_CUDA_COMPILER="$nvcc")
+  # Ninja starts a target's files while the libraries it links are still compiling; make
+  # waits for each library to be archived first, and builds the targets named on one command
+  # line one after another, so one of two cores idles at every such step.
+  generator=${GD_GENERATOR-}
+  [[ -z $generator ]] && command -v ninja >/dev/null 2>&1 && generator=Ninja
+  [[ -n $generator ]] && args+=(-G "$generator")
   read -r -a extra <<<"${GD_CMAKE_ARGS:-}"
   args+=("${extra[@]}")
   echo "+ cmake ${args[*]}"

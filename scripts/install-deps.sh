@@ -19,7 +19,9 @@ set -euo pipefail
 # driver its tests run on, spirv-val for the compiled shaders, vulkaninfo for CI's log).
 # python3-prometheus-client: tests/cli/test_fleet.sh parses the --prometheus files with it.
 # make: CMake's default generator needs it, and cmake only *recommends* it, so it must be
-# named when installing with --no-install-recommends.
+# named when installing with --no-install-recommends. ninja-build: scripts/build.sh and
+# scripts/test.sh use Ninja where it is installed (it keeps both cores busy where make
+# waits for one library before the next), make where it is not.
 # help2man, dpkg-dev: the man page made from --help at build time, and the .deb's Depends
 # (dpkg-shlibdeps) that cpack writes (cmake/install.cmake). python3-jsonschema: the JSON
 # Schemas' test (tests/schema), run against every committed result.
@@ -27,7 +29,7 @@ set -euo pipefail
 # opencl_amd_compile test; Debian's clang (14) knows no gfx11. PoCL (libpocl2) already
 # depends on clang-15: naming it costs no download, and keeps the test's compiler if PoCL goes.
 PACKAGES=(
-  cmake make g++
+  cmake make ninja-build g++
   libcli11-dev nlohmann-json3-dev libgtest-dev
   opencl-headers opencl-c-headers opencl-clhpp-headers ocl-icd-opencl-dev
   pocl-opencl-icd clinfo clang-15

@@ -31,6 +31,11 @@ if [[ ${GD_SANITIZE:-1} != 0 ]]; then
       [[ -z $cxx ]] || command -v "$cxx" >/dev/null 2>&1 && break
     done
     [[ -n $cxx ]] && extra=(-DCMAKE_CXX_COMPILER="$cxx" "${extra[@]}")
+    # Ninja where installed (as scripts/build.sh): it builds the two targets below side by
+    # side, make one after the other (the command line's whole CLI after the unit tests).
+    generator=${GD_GENERATOR-}
+    [[ -z $generator ]] && command -v ninja >/dev/null 2>&1 && generator=Ninja
+    [[ -n $generator ]] && extra=(-G "$generator" "${extra[@]}")
     # -O0: a third less compile time than -O1 (the build is most of this step's cost);
     # -g1: line numbers in the sanitizers' reports.
     mkdir -p "$SAN_DIR"
