@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backends.hpp"
+#include "gpudissect/json_read.hpp"
 #include "gpudissect/soak.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
@@ -69,8 +70,13 @@ std::string repetition_line(const Soak& soak, double elapsed, double duration, d
 
 std::string ecc_text(const nlohmann::json& e) {
   if (!e.is_object()) return "not available";
-  return std::to_string(e.value("corrected", uint64_t(0))) + " corrected, " +
-         std::to_string(e.value("uncorrected", uint64_t(0))) + " uncorrected";
+  // A count that is absent or not a whole number in range reads as 0.
+  auto count = [&](const char* key) {
+    auto it = e.find(key);
+    return it == e.end() ? uint64_t(0) : gd::json_to_integer<uint64_t>(*it).value_or(0);
+  };
+  return std::to_string(count("corrected")) + " corrected, " +
+         std::to_string(count("uncorrected")) + " uncorrected";
 }
 
 void print_soak(std::ostream& os, const Soak& soak, const nlohmann::json& j) {

@@ -52,7 +52,7 @@ struct Checker {
     if (text_field(j, "format") != "gpudissect-reference")
       e.push_back("\"format\" must be \"gpudissect-reference\"");
     if (!j.contains("format_version") || !j["format_version"].is_number_integer() ||
-        j["format_version"].get<int>() != 1)
+        json_to_integer<int>(j["format_version"]) != 1)
       e.push_back("\"format_version\" must be 1");
     if (text_field(j, "name").empty()) e.push_back("no \"name\"");
     if (j.contains("aliases") &&
@@ -84,7 +84,7 @@ struct Checker {
     if (f.contains("compute_units")) {
       const json& cu = f["compute_units"];
       if (!cu.is_object() || !cu.contains("value") || !cu["value"].is_number_integer() ||
-          cu["value"].get<int>() <= 0 || text_field(cu, "unit_name").empty())
+          json_to_integer<int>(cu["value"]).value_or(0) <= 0 || text_field(cu, "unit_name").empty())
         e.push_back("facts.compute_units needs a positive integer \"value\" and a \"unit_name\"");
       else
         source_of(cu, "facts.compute_units");
@@ -230,7 +230,7 @@ ReferenceGpu reference_from_json(const json& j, const fs::path& file) {
   if (j.contains("facts")) {
     const json& f = j["facts"];
     if (f.contains("compute_units")) {
-      g.compute_units = f["compute_units"]["value"].get<int>();
+      g.compute_units = json_to_integer<int>(f["compute_units"]["value"]).value_or(0);
       g.unit_name = f["compute_units"]["unit_name"].get<std::string>();
       g.compute_units_note = text_field(f["compute_units"], "note");
     }

@@ -123,8 +123,9 @@ void to_json(nlohmann::json& j, const FleetRank& r) {
 }
 
 void from_json(const nlohmann::json& j, FleetRank& r) {
-  r.rank = j.at("rank").get<int>();
-  r.local_rank = j.value("local_rank", 0);
+  gd::json_fields::need(j, "rank", r.rank);
+  r.local_rank = 0;
+  gd::json_fields::get(j, "local_rank", r.local_rank);
   r.host = j.value("host", "");
   r.device_id = j.value("device_id", "");
   r.status.code = StatusCode::error;

@@ -6,6 +6,7 @@
 
 #include "gpudissect/fleet.hpp"
 #include "gpudissect/fleet_units.hpp"
+#include "gpudissect/json_read.hpp"
 
 namespace gd {
 
@@ -59,15 +60,16 @@ FleetSoak fleet_soak(const FleetRank& r) {
   // Throttle events counted over the soak, by reason: a sick or badly cooled GPU slows down.
   if (soak.contains("throttle_events") && soak["throttle_events"].is_object())
     for (const auto& [why, n] : soak["throttle_events"].items())
-      if (n.is_number_integer() && n.get<long long>() > 0 && is_alarming_throttle_reason(why))
+      if (const auto count = json_to_integer<long long>(n);
+          n.is_number_integer() && count && *count > 0 && is_alarming_throttle_reason(why))
         s.alarms.push_back("clocks throttled during the soak: " + why + " in " +
-                           std::to_string(n.get<long long>()) + " repetition(s)");
+                           std::to_string(*count) + " repetition(s)");
   // Uncorrected ECC errors that appeared during the soak.
   auto uncorrected = [&](const char* key) -> std::optional<long long> {
     if (!soak.contains(key) || !soak[key].is_object()) return std::nullopt;
     const nlohmann::json& e = soak[key];
     if (!e.contains("uncorrected") || !e["uncorrected"].is_number_integer()) return std::nullopt;
-    return e["uncorrected"].get<long long>();
+    return json_to_integer<long long>(e["uncorrected"]);
   };
   const auto before = uncorrected("ecc_before"), after = uncorrected("ecc_after");
   if (before && after && *after > *before)

@@ -144,7 +144,7 @@ void to_json(nlohmann::json& j, const GpuProcess& p) {
   put(j, "used_memory_bytes", p.used_memory_bytes);
 }
 void from_json(const nlohmann::json& j, GpuProcess& p) {
-  j.at("pid").get_to(p.pid);
+  json_fields::need(j, "pid", p.pid);
   get(j, "name", p.name);
   get(j, "kind", p.kind);
   get(j, "used_memory_bytes", p.used_memory_bytes);

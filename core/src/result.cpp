@@ -142,8 +142,8 @@ void from_json(const json& j, Level& l) {
   if (auto it = j.find("capacity_interval_bytes");
       it != j.end() && it->is_array() && it->size() == 2) {
     read_at("capacity_interval_bytes", [&] {
-      l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
-      l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+      l.capacity_lo_bytes = json_integer<uint64_t>((*it)[0]);
+      l.capacity_hi_bytes = json_integer<uint64_t>((*it)[1]);
     });
   }
   get(j, "latency_cycles", l.latency_cycles);
@@ -243,11 +243,8 @@ RunResult run_result_from_json(const json& j, const ProbeRegistry& registry) {
     throw std::runtime_error("not a gpudissect result: no integer \"schema_version\"");
   // Compared as the 64-bit number it is: 4294967298 is not version 2.
   const json& sv = j["schema_version"];
-  const bool known =
-      sv.is_number_unsigned()
-          ? sv.get<uint64_t>() >= uint64_t(kOldestSchemaVersion) &&
-                sv.get<uint64_t>() <= uint64_t(kSchemaVersion)
-          : sv.get<int64_t>() >= kOldestSchemaVersion && sv.get<int64_t>() <= kSchemaVersion;
+  const auto version = json_to_integer<int>(sv);
+  const bool known = version && *version >= kOldestSchemaVersion && *version <= kSchemaVersion;
   if (!known)
     throw std::runtime_error(
         "unknown schema_version " + sv.dump() + " (this gpudissect reads versions " +

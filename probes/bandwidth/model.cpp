@@ -255,8 +255,10 @@ void from_json(const json& j, BandwidthLevel& l) {
   get(j, "gbps", l.gbps);
   get(j, "confidence", l.confidence);
   if (auto it = j.find("capacity_interval_bytes"); it != j.end() && it->size() == 2) {
-    l.capacity_lo_bytes = (*it)[0].get<uint64_t>();
-    l.capacity_hi_bytes = (*it)[1].get<uint64_t>();
+    read_at("capacity_interval_bytes", [&] {
+      l.capacity_lo_bytes = json_integer<uint64_t>((*it)[0]);
+      l.capacity_hi_bytes = json_integer<uint64_t>((*it)[1]);
+    });
   }
   get(j, "bytes_per_clk_sm", l.bytes_per_clk_sm);
 }

@@ -363,8 +363,10 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   f.status.code = StatusCode::ok;
   gd::json_fields::get(j, "status", f.status.code);
   f.status.reason = j.value("reason", "");
-  f.ilp = j.value("ilp", 1);
-  f.warps_per_sm = j.value("warps_per_sm", 0);
+  f.ilp = 1;
+  get(j, "ilp", f.ilp);
+  f.warps_per_sm = 0;
+  get(j, "warps_per_sm", f.warps_per_sm);
   f.opcodes = j.value("opcodes", std::vector<std::string>{});
   f.missing_instruction = j.value("missing_instruction", false);
   get(j, "ops_per_clk_sm", f.ops_per_clk_sm);
@@ -401,7 +403,8 @@ void from_json(const nlohmann::json& j, ComputeProbeResult& r) {
   r.status.reason = j.value("reason", "");
   r.wall_seconds = j.value("wall_seconds", 0.0);
   r.language = j.value("language", "");
-  r.sms = j.value("sms", 0);
+  r.sms = 0;
+  get(j, "sms", r.sms);
   r.peak_source = j.value("peak_source", "");
   get(j, "clock_mhz", r.clock_mhz);
   r.clock_source = j.value("clock_source", "");

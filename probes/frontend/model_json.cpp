@@ -21,10 +21,14 @@ void to_json(nlohmann::json& j, const BlockRecord& b) {
   j = nlohmann::json::array({b.sm, b.warp_slot, b.start_ns, b.end_ns});
 }
 void from_json(const nlohmann::json& j, BlockRecord& b) {
-  b.sm = j.at(0).get<uint32_t>();
-  b.warp_slot = j.at(1).get<uint32_t>();
-  b.start_ns = j.at(2).get<uint64_t>();
-  b.end_ns = j.at(3).get<uint64_t>();
+  // [sm, slot, start, end], each range-checked and named by its index in an error.
+  auto field = [&](std::size_t i, auto& x) {
+    read_at(index_segment(i), [&] { x = json_integer<std::decay_t<decltype(x)>>(j.at(i)); });
+  };
+  field(0, b.sm);
+  field(1, b.warp_slot);
+  field(2, b.start_ns);
+  field(3, b.end_ns);
 }
 
 namespace {

@@ -33,7 +33,7 @@ void to_json(nlohmann::json& j, const MemPoint& p) {
 }
 
 void from_json(const nlohmann::json& j, MemPoint& p) {
-  j.at("footprint_bytes").get_to(p.footprint_bytes);
+  jf::need(j, "footprint_bytes", p.footprint_bytes);
   jf::get(j, "status", p.status);
   jf::get(j, "reason", p.reason);
   jf::get(j, "cycles", p.cycles);
@@ -238,8 +238,8 @@ void from_json(const nlohmann::json& j, MemoryProbeResult& r) {
   if (j.contains("carveouts"))
     for (const auto& e : j.at("carveouts")) {
       CarveoutResult c;
-      e.at("shared_kib").get_to(c.point.shared_kib);
-      e.at("percent").get_to(c.point.percent);
+      jf::need(e, "shared_kib", c.point.shared_kib);
+      jf::need(e, "percent", c.point.percent);
       jf::get(e, "preference_only", c.point.preference_only);
       jf::get(e, "dynamic_shared_bytes", c.point.dynamic_shared_bytes);
       jf::get(e, "predicted_l1_bytes", c.point.predicted_l1_bytes);

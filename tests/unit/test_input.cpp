@@ -9,6 +9,7 @@
 
 #include "committed_results.hpp"
 #include "gpudissect/compare.hpp"
+#include "gpudissect/fleet.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
@@ -199,4 +200,68 @@ TEST(ResultReader, ASummaryMayBeASingleNumber) {
   ASSERT_TRUE(r.figures.at(0).value);
   EXPECT_EQ(r.figures.at(0).value->median, 42.5);
   EXPECT_EQ(r.figures.at(0).value->n, 1u);
+}
+
+// A number read into an integer field must be a whole number in the field's range: 4e97 into
+// an unsigned field was undefined behaviour in nlohmann's get<unsigned>() (clang's UBSan
+// float-cast-overflow stopped the fuzz test there) and -1 wrapped to 2^64 - 1.
+TEST(ResultReader, IntegersOutOfRangeAreKeyPathErrors) {
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json::parse("4e97"), "4e+97"}, {-1, "-1"}, {1.5, "1.5"}, {json::parse("1e300"), "1e+300"}};
+  for (const auto& [value, shown] : bad) {
+    json j = small_result();
+    j["probes"]["latency"] = {
+        {"paths", {{"global", {{"points", {{{"footprint_bytes", value}}}}}}}}};
+    std::string m = read_error(j);
+    EXPECT_NE(m.find("probes.latency.paths.global.points[0].footprint_bytes: expected an integer "
+                     "from 0 to 18446744073709551615, got " +
+                     shown),
+              std::string::npos)
+        << m;
+
+    j = small_result();
+    j["figures"][2]["value"]["n"] = value;
+    m = read_error(j);
+    EXPECT_NE(m.find("figures[2].value.n: expected an integer from 0 to"), std::string::npos) << m;
+
+    if (shown == "-1") continue;  // an int field: -1 is in range
+    json rank = {{"rank", value}, {"status", "ok"}};
+    try {
+      (void)rank.get<FleetRank>();
+      ADD_FAILURE() << "rank " << shown << " was read";
+    } catch (const JsonReadError& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "rank: expected an integer from -2147483648 to 2147483647, got " + shown),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  json j = small_result();
+  j["figures"][2]["value"]["n"] = 7.0;  // a whole number written with a point still reads
+  EXPECT_EQ(read_error(j), "");
+}
+
+TEST(JsonInput, IntegersAreCheckedAgainstTheirTypesRange) {
+  EXPECT_EQ(json_to_integer<uint32_t>(json(4294967295u)), 4294967295u);
+  EXPECT_FALSE(json_to_integer<uint32_t>(json(4294967296ull)));
+  EXPECT_FALSE(json_to_integer<uint32_t>(json(-1)));
+  EXPECT_EQ(json_to_integer<uint64_t>(json(18446744073709551615ull)), 18446744073709551615ull);
+  EXPECT_FALSE(json_to_integer<uint64_t>(json(18446744073709551616.0)));                // 2^64
+  EXPECT_EQ(json_to_integer<uint64_t>(json(9007199254740992.0)), 9007199254740992ull);  // 2^53
+  EXPECT_EQ(json_to_integer<int64_t>(json(-9223372036854775807ll - 1)), INT64_MIN);
+  EXPECT_EQ(json_to_integer<int64_t>(json(-9223372036854775808.0)), INT64_MIN);
+  EXPECT_FALSE(json_to_integer<int64_t>(json(9223372036854775808.0)));  // 2^63
+  EXPECT_EQ(json_to_integer<int>(json(-3.0)), -3);
+  EXPECT_FALSE(json_to_integer<int>(json(0.5)));
+  EXPECT_FALSE(json_to_integer<int>(json(std::numeric_limits<double>::infinity())));
+  EXPECT_FALSE(json_to_integer<int>(json(std::nan(""))));
+  EXPECT_FALSE(json_to_integer<int>(json("3")));
+  EXPECT_FALSE(json_to_integer<int>(json(true)));
+  EXPECT_THROW(json_integer<int>(json("3")), JsonReadError);
+  try {
+    (void)json_integer<uint16_t>(json(70000));
+    ADD_FAILURE();
+  } catch (const JsonReadError& e) {
+    EXPECT_EQ(std::string(e.what()), "expected an integer from 0 to 65535, got 70000");
+  }
 }

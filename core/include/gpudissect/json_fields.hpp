@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpudissect/json_read.hpp"
@@ -24,7 +25,12 @@ void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
 // library's own conversions for the containers.
 template <class T>
 struct Reader {
-  static void read(const nlohmann::json& j, T& v) { v = j.get<T>(); }
+  static void read(const nlohmann::json& j, T& v) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      v = json_integer<T>(j);  // range-checked: never get<T>()'s unchecked cast
+    else
+      v = j.get<T>();
+  }
 };
 template <class T>
 struct Reader<std::vector<T>> {

@@ -4,12 +4,17 @@
 // string"), never the JSON library's own text.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 namespace gd {
 
@@ -47,6 +52,40 @@ nlohmann::json parse_json_text(std::string_view text);
 // Reads and parses a file with the same bounds (a *.gz file through `gzip -dc`); errors
 // name no file (the caller adds it).
 nlohmann::json read_json_file(const std::filesystem::path& file);
+
+// The whole number a JSON number holds, as T; nullopt for anything else: a fraction (1.5), a
+// number outside T's range (4e97, -1 for an unsigned T) or not a number. nlohmann's get<T>()
+// casts a double to T unchecked (undefined behaviour out of range) and wraps a negative into
+// an unsigned type: every integer a reader takes from a file comes through here instead.
+template <class T>
+std::optional<T> json_to_integer(const nlohmann::json& j) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (std::in_range<T>(u)) return static_cast<T>(u);
+  } else if (j.is_number_integer()) {
+    const auto i = j.get<std::int64_t>();
+    if (std::in_range<T>(i)) return static_cast<T>(i);
+  } else if (j.is_number_float()) {
+    // T's range as doubles, both exact: its lowest (0 or -2^k) and 2^digits, one past its max.
+    const double d = j.get<double>();
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double past = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    if (std::isfinite(d) && d == std::trunc(d) && d >= lo && d < past) return static_cast<T>(d);
+  }
+  return std::nullopt;
+}
+
+// The same, or a JsonReadError here (the caller's read_at adds the key path): "expected a
+// number, got a string", "expected an integer from 0 to 4294967295, got 4e+97".
+template <class T>
+T json_integer(const nlohmann::json& j) {
+  if (auto v = json_to_integer<T>(j)) return *v;
+  if (!j.is_number()) throw JsonReadError("", "expected a number, got " + json_kind(j));
+  throw JsonReadError("", "expected an integer from " +
+                              std::to_string(std::numeric_limits<T>::lowest()) + " to " +
+                              std::to_string(std::numeric_limits<T>::max()) + ", got " + j.dump());
+}
 
 // "[i]": the path segment of a list element.
 std::string index_segment(std::size_t i);
