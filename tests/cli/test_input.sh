@@ -63,6 +63,9 @@ check "compare --baseline: the same file, exit 2 naming the path" 2 "figures[12]
 doctor "$tmp/lat-string.json" 'd["probes"]["latency"]["paths"]["global"]["points"][0]["footprint_bytes"] = "1K"'
 check "report: a latency point's footprint is a string, exit 2 naming its path" 2 \
   "probes.latency.paths.global.points[0].footprint_bytes: expected a number" -- report "$tmp/lat-string.json" -o "$tmp/x.html"
+doctor "$tmp/lat-huge.json" 'd["probes"]["latency"]["paths"]["global"]["points"][0]["footprint_bytes"] = 4e97'
+check "report: a latency point's footprint is 4e97, exit 2 naming its path" 2 \
+  "probes.latency.paths.global.points[0].footprint_bytes: expected an integer from 0 to" -- report "$tmp/lat-huge.json" -o "$tmp/x.html"
 doctor "$tmp/schema.json" 'd["schema_version"] = 4294967298'
 check "report: schema_version 4294967298 is not version 2, exit 2" 2 "unknown schema_version 4294967298" \
   -- report "$tmp/schema.json" -o "$tmp/x.html"
