@@ -51,39 +51,34 @@ if [[ ${GD_SANITIZE:-1} != 0 ]]; then
   cmake --build "$SAN_DIR" -j"$JOBS" --target unit_tests gpudissect
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-  # Two lanes side by side, one per core: the fuzz test (it runs for a fixed time) then two
-  # thirds of the other unit tests, and the last third then the input checks. Each lane's
-  # output is shown when it ends. Left out here, run by ctest as always: the three tests that
-  # read the committed results or model a whole H200 (22-24 s each under the sanitizers, half
-  # of the unit tests' time there), whose code paths the other tests and the fuzz test cover.
+  # Jobs, longest first, JOBS at a time, each started as soon as a core is free: the fuzz
+  # test (it runs for a fixed time), the command line's input checks, then the other unit
+  # tests in six shards, short enough that the two cores end close together. A job's output
+  # is shown when they have all ended. Left out here, run by ctest as always: the three tests
+  # that read the committed results or model a whole H200 (22-24 s each under the
+  # sanitizers, half of the unit tests' time there), whose code paths the other tests and
+  # the fuzz test cover.
   unit=$(printf %q "$SAN_DIR/tests/unit_tests")
   cli=$(printf %q "$SAN_DIR/gpudissect")
   fuzz='FuzzReaders.*'
   heavy='FigureIds.CommittedResultsAreDeclared:HierarchyCheck.CommittedGpuCurvesStillPass'
   heavy+=':MemoryProbe.L2PartsFitTheirTimeOnAnH200SizedL2'
   rest="--gtest_brief=1 --gtest_filter='-$fuzz:$heavy'"
-  lanes=(
-    "GD_FUZZ_SECONDS=${GD_FUZZ_SECONDS:-30} $unit --gtest_brief=1 --gtest_filter='$fuzz' &&
-     GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=0 $unit $rest &&
-     GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=1 $unit $rest"
-    "GTEST_TOTAL_SHARDS=3 GTEST_SHARD_INDEX=2 $unit $rest &&
-     bash tests/cli/test_input.sh $cli")
-  pids=()
-  for i in "${!lanes[@]}"; do
-    echo "+ lane $i (ASan + UBSan): ${lanes[i]}"
-    if ((JOBS > 1)); then
-      bash -c "${lanes[i]}" >"$SAN_DIR/lane$i.log" 2>&1 &
-      pids+=($!)
-    else
-      bash -c "${lanes[i]}"
-    fi
+  todo=("GD_FUZZ_SECONDS=${GD_FUZZ_SECONDS:-30} $unit --gtest_brief=1 --gtest_filter='$fuzz'"
+        "bash tests/cli/test_input.sh $cli")
+  for s in 0 1 2 3 4 5; do todo+=("GTEST_TOTAL_SHARDS=6 GTEST_SHARD_INDEX=$s $unit $rest"); done
+  for i in "${!todo[@]}"; do
+    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+    echo "+ job $i (ASan + UBSan): ${todo[i]}"
+    (rc=0; bash -c "${todo[i]}" >"$SAN_DIR/job$i.log" 2>&1 || rc=$?; echo $rc >"$SAN_DIR/job$i.rc") &
   done
+  wait
   failed=0
-  for i in "${!pids[@]}"; do
-    wait "${pids[i]}" || failed=1
-    echo "---- lane $i ----"
-    cat "$SAN_DIR/lane$i.log"
+  for i in "${!todo[@]}"; do
+    echo "---- job $i: ${todo[i]} ----"
+    cat "$SAN_DIR/job$i.log"
+    [[ $(cat "$SAN_DIR/job$i.rc") == 0 ]] || failed=1
   done
-  ((failed == 0)) || { echo "test.sh: a sanitizer lane failed (its output is above)"; exit 1; }
+  ((failed == 0)) || { echo "test.sh: a sanitizer job failed (its output is above)"; exit 1; }
   echo "test.sh: time: sanitizer build and tests $(( $(date +%s) - t )) s"
 fi
