@@ -27,8 +27,6 @@ namespace gd::vulkan {
 
 namespace {
 
-// compute.comp: 64 steps per loop iteration in all, 64 / ILP per chain.
-constexpr int kStepsPerIteration = 64;
 // Loop iterations an invocation may spend under llvmpipe's limit, with room to spare.
 constexpr uint64_t kLoopHeadroom = 64;
 constexpr uint32_t kSentinel = 0xA5A5A5A5u;
@@ -181,7 +179,7 @@ class VulkanCompute final : public ComputeKernels {
       t.clock_mhz = mhz;
       t.clock_peak_mhz = ctx_.clock().peak_mhz();
     }
-    const uint64_t steps = iters * static_cast<uint64_t>(kStepsPerIteration / l.ilp);
+    const uint64_t steps = iters * static_cast<uint64_t>(kComputeStepsPerIteration / l.ilp);
     t.ops_per_thread = steps * static_cast<uint64_t>(l.latency ? 1 : l.ilp) *
                        static_cast<uint64_t>(op->insts_per_step);
 

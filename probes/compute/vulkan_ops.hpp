@@ -14,6 +14,9 @@
 
 namespace gd::vulkan {
 
+// compute.comp's steps per loop iteration in all chains together (ILP x steps per chain).
+constexpr int kComputeStepsPerIteration = 256;
+
 struct VkOp {
   const char* name;
   const char* spirv;  // the SPIR-V one step of the chain is

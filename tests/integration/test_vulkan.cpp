@@ -578,7 +578,7 @@ TEST(VulkanCompute, HostCheckReplaysTheChains) {
     const gd::ComputeTiming t = k->run(l);
     EXPECT_TRUE(t.check_ok) << t.check;
     EXPECT_NE(t.check.find("host reference"), std::string::npos) << t.check;
-    EXPECT_EQ(t.ops_per_thread, 3u * 64u);
+    EXPECT_EQ(t.ops_per_thread, 3u * gd::vulkan::kComputeStepsPerIteration);
   }
   gd::ComputeLaunch bad{"fp32.fma", "", 3};
   EXPECT_THROW(k->run(bad), gd::BackendError);
@@ -621,7 +621,8 @@ TEST(VulkanCompute, EveryNewChainRunsAndMatchesItsReplay) {
         ++ran;
         EXPECT_TRUE(t.check_ok) << t.check;
         EXPECT_GT(t.span_ns, 0);
-        EXPECT_EQ(t.ops_per_thread, 5u * 64u * static_cast<uint64_t>(c->insts_per_step));
+        EXPECT_EQ(t.ops_per_thread, 5u * gd::vulkan::kComputeStepsPerIteration *
+                                        static_cast<uint64_t>(c->insts_per_step));
         // Exactly, or (fma) as the unfused replay, which Vulkan allows.
         if (list == &replayed) EXPECT_NE(t.check.find("matches"), std::string::npos) << t.check;
       }
@@ -629,9 +630,9 @@ TEST(VulkanCompute, EveryNewChainRunsAndMatchesItsReplay) {
     EXPECT_EQ(ran, 2 * static_cast<int>(replayed.size() + checked_only.size()));
 }
 
-// The SPIR-V of every compute module: its loop holds the op kOps names, 64 steps of it per
-// iteration (ILP x 64 / ILP), so a module that lost or doubled a step, or steps another op,
-// shows here. Needs no device.
+// The SPIR-V of every compute module: its loop holds the op kOps names, 256 steps of it per
+// iteration (ILP x 256 / ILP, kComputeStepsPerIteration), so a module that lost or doubled a
+// step, or steps another op, shows here. Needs no device.
 TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
   int checked = 0;
   for (const auto& op : gd::compute_ops()) {
@@ -659,9 +660,9 @@ TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
       // lds.chase's loads share OpLoad with the function variables' (glslang's SPIR-V is
       // unoptimised).
       if (op.name == "lds.chase")
-        EXPECT_GE(it->second, 64);
+        EXPECT_GE(it->second, gd::vulkan::kComputeStepsPerIteration);
       else
-        EXPECT_EQ(it->second, 64 * per_step + counter);
+        EXPECT_EQ(it->second, gd::vulkan::kComputeStepsPerIteration * per_step + counter);
       ++checked;
     }
   }
