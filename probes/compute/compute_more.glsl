@@ -85,16 +85,17 @@
 
 #elif defined(GD_OP_int32_dp4a)
 // Needs shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product): SPIR-V's OpUDot on four
-// packed unsigned bytes, which glslang 12 states only through GL_EXT_spirv_intrinsics, then
-// the accumulate, dp4a.u32.u32's (CUDA's chain), which a GPU folds into its dot product (IDP.4A
-// on NVIDIA). The chain's own value is a dot operand: with CUDA's loop-invariant operands the
-// compiler would take the dot out of the loop.
+// packed unsigned bytes, which glslang 12 states only through GL_EXT_spirv_intrinsics. The
+// chain's own value is a dot operand: with CUDA's loop-invariant operands the compiler would
+// take the dot out of the loop. The step is the dot alone (a dp4a with a zero accumulator):
+// an OpIAdd after it, for CUDA's accumulate, was not folded into the dot by NVIDIA's driver
+// (10.3 cycles a step and 56/clk/SM on an H200, against one IDP.4A's 4 and 64).
 #extension GL_EXT_spirv_intrinsics : require
 spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018],
                   id = 4451)
 uint gd_udot4x8(uint a, uint b, spirv_literal int packed_format);
 #define GD_DECL(i) uint a##i = GD_USEED(i);
-#define GD_STEP(i, j) a##i = gd_udot4x8(a##i, pc.ub, 0) + a##i;
+#define GD_STEP(i, j) a##i = gd_udot4x8(a##i, pc.ub, 0);
 #define GD_FOLD(i) acc ^= a##i;
 
 #elif defined(GD_OP_int32_popc) || defined(GD_OP_int32_brev) || defined(GD_OP_int32_clz)
@@ -105,8 +106,10 @@ uint gd_udot4x8(uint a, uint b, spirv_literal int packed_format);
 // brev(brev(a)) is a: an add between steps keeps the chain from folding in pairs.
 #define GD_STEP(i, j) a##i = bitfieldReverse(a##i) + pc.uc;
 #else
-// findMSB is 31 - clz (FLO on NVIDIA, which clz.b32 also compiles to); of 0 it is -1.
-#define GD_STEP(i, j) a##i = uint(findMSB(a##i));
+// clz as 31 - findMSB (32 for 0, whose findMSB is -1): CUDA's clz.b32 and OpenCL's clz()
+// compile to FLO and the subtraction (FLO.U32 + IADD3 on NVIDIA); findMSB alone timed one
+// FLO, 17 cycles a step on an H200 against their 23.
+#define GD_STEP(i, j) a##i = 31u - uint(findMSB(a##i));
 #endif
 #define GD_FOLD(i) acc ^= a##i;
 
@@ -175,25 +178,29 @@ uint gd_udot4x8(uint a, uint b, spirv_literal int packed_format);
 #elif defined(GD_OP_conv_f32_i32) || defined(GD_OP_conv_f32_f16)
 // Round trips, so the chain stays one type, each with an op between round trips: f32(i32(x))
 // is trunc(x) and f16(f32(h)) is h to a compiler, which then keeps one conversion pair of the
-// whole chain (llvmpipe did: 0.2 ns a step). The i32 trip puts its op on the integer, an xor
-// with a run-time 0 (uc >> 8): a float op after it let NVIDIA's driver turn the pair into
-// one full-rate round-to-integer (191% of the conversions' peak on an H200), which an
-// integer in the middle rules out. f32->f16->f32 goes through packHalf2x16 (no FP16
-// feature needed).
+// whole chain (llvmpipe did: 0.2 ns a step). The op is an xor of the integer in the middle
+// with a run-time 0 (uc >> 8): a float op after the trip let NVIDIA's driver turn the i32 pair
+// into one full-rate round-to-integer (191% of the conversions' peak on an H200), and drop the
+// f16 pair altogether (a multiply after it timed 4.4 cycles a step, one FMUL's). An integer in
+// the middle rules both out. f32->f16->f32 goes through packHalf2x16 (no FP16 feature needed).
+#define GD_PROLOGUE const int zero = int(pc.uc >> 8);
 #define GD_DECL(i) precise float a##i = GD_FSEED(i) * 8.0;
 #define GD_FOLD(i) acc ^= floatBitsToUint(a##i);
 #if defined(GD_OP_conv_f32_i32)
-#define GD_PROLOGUE const int zero = int(pc.uc >> 8);
 #define GD_STEP(i, j) a##i = float(int(a##i) ^ zero);
 #else
-#define GD_STEP(i, j) a##i = unpackHalf2x16(packHalf2x16(vec2(a##i, 0.0))).x * pc.fb;
+#define GD_STEP(i, j) a##i = unpackHalf2x16(packHalf2x16(vec2(a##i, 0.0)) ^ uint(zero)).x;
 #endif
 
 #elif defined(GD_OP_conv_f64_f32)
-// Needs shaderFloat64. f64(f32(x)) times K = 0.999 (not a float: the multiply cannot be
-// narrowed to FP32), for the reason the f16 round trip multiplies.
+// Needs shaderFloat64. f64(f32(x)) with its low word xored with a run-time 0 (uc >> 8), for
+// the reason the f32 trips xor: one integer op in the chain, as OpenCL's (F2F, F2F, LOP3 on
+// NVIDIA). A multiply by 0.999 there put a DMUL in the chain (52 cycles a step on an H200
+// against CUDA's 36 for the two F2F).
+#define GD_PROLOGUE const uint zero = pc.uc >> 8;
 #define GD_DECL(i) precise double a##i = double(pc.fs) + 0.0625LF * double(i);
-#define GD_STEP(i, j) a##i = double(float(a##i)) * 0.999LF;
+#define GD_STEP(i, j) \
+  a##i = packDouble2x32(unpackDouble2x32(double(float(a##i))) ^ uvec2(zero, 0u));
 #define GD_FOLD(i)                          \
   {                                         \
     const uvec2 w = unpackDouble2x32(a##i); \

@@ -38,8 +38,9 @@ const VkOp kOps[] = {
      kNoSubgroup},
     {"int32.popc", "OpBitCount (u32)", Need::none, kNoSubgroup},
     {"int32.brev", "OpBitReverse + OpIAdd (u32)", Need::none, kNoSubgroup},
-    {"int32.dp4a", "OpUDot (4x8-bit packed) + OpIAdd (u32)", Need::int_dot, kNoSubgroup},
-    {"int32.clz", "OpExtInst GLSL.std.450 FindUMsb (u32)", Need::none, kNoSubgroup},
+    {"int32.dp4a", "OpUDot (4x8-bit packed, u32)", Need::int_dot, kNoSubgroup},
+    {"int32.clz", "OpExtInst GLSL.std.450 FindUMsb + OpISub (u32, 31 - msb)", Need::none,
+     kNoSubgroup},
     {"int64.add", "OpIAdd (u64)", Need::int64, kNoSubgroup},
     {"int64.mul", "OpIMul (u64)", Need::int64, kNoSubgroup},
     {"sfu.rcp", "OpFDiv 1/x + OpFAdd (f32)", Need::none, kNoSubgroup},
@@ -52,10 +53,10 @@ const VkOp kOps[] = {
     {"conv.f32_i32", "OpConvertFToS + OpBitwiseXor + OpConvertSToF (f32, i32)", Need::none,
      kNoSubgroup},
     {"conv.f32_f16",
-     "OpExtInst GLSL.std.450 PackHalf2x16 + UnpackHalf2x16 (f32, f16) + OpFMul (f32)", Need::none,
+     "OpExtInst GLSL.std.450 PackHalf2x16 + OpBitwiseXor + UnpackHalf2x16 (f32, f16)", Need::none,
      kNoSubgroup},
-    {"conv.f64_f32", "OpFConvert f64->f32 + OpFConvert f32->f64 + OpFMul (f64)", Need::float64,
-     kNoSubgroup},
+    {"conv.f64_f32", "OpFConvert f64->f32 + OpFConvert f32->f64 + OpBitwiseXor (low word)",
+     Need::float64, kNoSubgroup},
     {"warp.shfl_idx", "OpGroupNonUniformShuffle", Need::none, VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
     {"warp.shfl_up", "OpGroupNonUniformShuffleUp + OpSelect", Need::none,
      VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT},
@@ -140,16 +141,16 @@ uint32_t int32_step(const std::string& op, std::vector<uint32_t>& a, std::vector
     return n;
   }
   if (op == "int32.brev") return bit_reverse(v) + z.uc;
-  if (op == "int32.dp4a") {  // the four unsigned byte products of v and ub, plus v
+  if (op == "int32.dp4a") {  // the four unsigned byte products of v and ub, summed
     uint32_t dot = 0;
     for (int b = 0; b < 32; b += 8) dot += ((v >> b) & 0xFFu) * ((z.ub >> b) & 0xFFu);
-    return dot + v;
+    return dot;
   }
-  // int32.clz: findMSB, -1 for 0
-  if (v == 0) return 0xFFFFFFFFu;
+  // int32.clz: 31 - findMSB, 32 for 0
+  if (v == 0) return 32u;
   int msb = 31;
   while (!((v >> msb) & 1u)) --msb;
-  return static_cast<uint32_t>(msb);
+  return static_cast<uint32_t>(31 - msb);
 }
 
 std::optional<uint32_t> int32_checksum(const std::string& op, int ilp, uint64_t steps,
