@@ -164,8 +164,11 @@ std::vector<ComputeOp> build_ops() {
             "fma.rn.bf16x2 %0, %0, %1, %2;", "\"r\"(bb), \"r\"(bc)", "fma.rn.bf16x2", {"HFMA2"}, 4,
             128));
   // INT32
+  // IMAD.IADD is an add too (on the FMA pipe): ptxas splits adds between it and IADD3, so
+  // both count. Counting IADD3 alone made the ILP 8 loop's "0.5 SASS per op", and the latency
+  // of one chain was doubled by it (10.1 cycles on an H200 for a 5-cycle chain).
   cl(add(chain("int32.add", "int32", "INT32 add", "unsigned", "r", kU, "add.u32 %0, %0, %1;",
-               "\"r\"(a{j})", "add.u32", {"IADD3", "IADD"}, 1, 64)),
+               "\"r\"(a{j})", "add.u32", {"IADD3", "IADD", "IMAD.IADD"}, 1, 64)),
      // A Fibonacci step: one add per step whose inputs are the chain's two previous values.
      // `a + a{j}` folds at ILP 1 (a + a is a shift) and a loop-invariant addend is turned
      // into a multiply by induction-variable rewriting; this has no closed form to fold to.
@@ -215,17 +218,27 @@ std::vector<ComputeOp> build_ops() {
   add(chain("int32.dp2a", "int32", "INT16 dp2a", "unsigned", "r", kU,
             "dp2a.lo.u32.u32 %0, %1, %2, %0;", U, "dp2a.lo.u32.u32", {"IDP.2A"}, 4, std::nullopt));
   // INT64: emulated with 32-bit halves; the SASS says how.
-  // OpenCL: a + K and a * K by a constant fold into one multiply or add per loop (integer
-  // arithmetic reassociates); the chain's last two values (a Fibonacci step, a product of
-  // two odd values) have no closed form.
-  cl(add(chain("int64.add", "int64", "INT64 add", "unsigned long long", "l", "ub64 + {i}",
-               "add.u64 %0, %0, %1;", "\"l\"(ub64)", "add.u64", {"IADD3", "IADD"}, 1,
-               std::nullopt)),
-     "ulong", std::string(kU64cl) + ", p{i} = (ulong)uc ^ {i}u",
+  // a + K and a * K by a constant fold: OpenCL compilers reassociate them into one multiply
+  // or add per loop, and ptxas merged two PTX adds of K into one three-input IADD3 pair (2.1
+  // cycles a step on an H200) and strength-reduced the product on the uniform datapath. The
+  // chain's last two values (a Fibonacci step, a product of two odd values) have no closed
+  // form, on every backend: the PTX step is one add.u64 / mul.lo.u64 of them.
+  add(chain("int64.add", "int64", "INT64 add", "unsigned long long", "l",
+            "ub64 + {i} + 0x01000193ull * lane, p{i} = ((unsigned long long)uc ^ {i}u) + lane",
+            "add.u64 %0, %0, %1;", "\"l\"(p{i})", "add.u64", {"IADD3", "IADD"}, 1, std::nullopt));
+  v.back().step =
+      "{ unsigned long long t = a{i}; asm volatile(\"add.u64 %0, %0, %1;\" : \"+l\"(a{i}) : "
+      "\"l\"(p{i})); p{i} = t; }";
+  cl(v.back(), "ulong", std::string(kU64cl) + ", p{i} = (ulong)uc ^ {i}u",
      "{ ulong t = a{i}; a{i} += p{i}; p{i} = t; }");
-  cl(add(chain("int64.mul", "int64", "INT64 mul.lo", "unsigned long long", "l", "ub64 + {i}",
-               "mul.lo.u64 %0, %0, %1;", "\"l\"(ub64)", "mul.lo.u64", {"IMAD"}, 1, std::nullopt)),
-     "ulong", std::string(kU64cl) + " | 1ul, p{i} = ((ulong)uc ^ {i}u) | 1ul",
+  add(chain("int64.mul", "int64", "INT64 mul.lo", "unsigned long long", "l",
+            "(ub64 + {i} + 0x01000193ull * lane) | 1ull, p{i} = ((unsigned long long)uc ^ {i}u) | "
+            "1ull",
+            "mul.lo.u64 %0, %0, %1;", "\"l\"(p{i})", "mul.lo.u64", {"IMAD"}, 1, std::nullopt));
+  v.back().step =
+      "{ unsigned long long t = a{i}; asm volatile(\"mul.lo.u64 %0, %0, %1;\" : \"+l\"(a{i}) : "
+      "\"l\"(p{i})); p{i} = t; }";
+  cl(v.back(), "ulong", std::string(kU64cl) + " | 1ul, p{i} = ((ulong)uc ^ {i}u) | 1ul",
      "{ ulong t = a{i}; a{i} *= p{i}; p{i} = t; }");
   // Special functions (MUFU). Each chain keeps its value finite: 1/x oscillates, rsqrt and
   // sqrt go to 1, 2^-x to 0.64, sin to 0, cos to 0.74; log2|x| wanders but is finite for

@@ -285,6 +285,21 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
   }
 }
 
+// Intended SASS instructions per counted op in the loop of `l`, where the backend reads it.
+std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch& l) {
+  LoopSass s;
+  try {
+    s = k.sass(l);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the throughput loop's reading already said why
+  }
+  const ComputeOp& a = *find_compute_op(l.op);
+  const int expected =
+      s.ops_per_iteration > 0 ? s.ops_per_iteration : static_cast<int>(ops_per_thread(a, l.ilp, 1));
+  if (!s.read || expected <= 0) return std::nullopt;
+  return static_cast<double>(count_opcodes(s, a.sass_expect)) / expected;
+}
+
 // A rate above the architectural peak, or a dependent chain faster than half a cycle, is
 // impossible. Where the loop's machine code was read (CUDA) the instructions are known to
 // be there, so it is the documented peak that does not apply to this mix: the fraction is
@@ -294,9 +309,8 @@ void withhold_impossible(ComputeFigure& f) {
   // An INT32 add may issue on two pipes (IADD3 on the integer pipe, IMAD.IADD on the FMA
   // pipe): CUDA's SASS on Hopper holds both and reaches 126.4/clk/SM against the integer
   // pipe's 64, and Vulkan, whose machine code is not read, reaches 122.1. Up to twice the
-  // one-pipe peak is then the split, not a folded chain.
-  const bool two_pipes =
-      f.op == "int32.add" && f.opcodes.empty() && f.fraction_of_peak && *f.fraction_of_peak <= 2.05;
+  // one-pipe peak is then the split, not a folded chain, machine code read or not.
+  const bool two_pipes = f.op == "int32.add" && f.fraction_of_peak && *f.fraction_of_peak <= 2.05;
   if (two_pipes) {
     f.note += std::string(f.note.empty() ? "" : "; ") +
               "above the integer pipe's peak: the compiler splits adds between IADD3 and "
@@ -440,9 +454,12 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       f.latency_cycles = lat.latency_cycles;
       f.latency_ns = lat.latency_ns;
       f.note = lat.note;  // f's own, and a low clock during the latency launches
-      // Per SASS instruction where ptxas fused or split the counted op.
-      if (f.latency_cycles && f.sass_per_op && *f.sass_per_op > 0 && *f.sass_per_op < 1) {
-        const double k = 1.0 / *f.sass_per_op;
+      // Per SASS instruction where ptxas fused the counted op, judged on the latency's own
+      // loop (ILP 1): at ILP 8 ptxas packs two chains' scalar FP16 fma into one HFMA2, which
+      // one chain cannot, and scaling by that doubled FP16 fma's latency.
+      const std::optional<double> per = latency_sass_per_op(*k, ll);
+      if (f.latency_cycles && per && *per > 0 && *per < 1) {
+        const double k = 1.0 / *per;
         for (double* v : {&f.latency_cycles->median, &f.latency_cycles->q1, &f.latency_cycles->q3,
                           &f.latency_cycles->min, &f.latency_cycles->max})
           *v *= k;

@@ -4,14 +4,15 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compute/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/probe.hpp"
-#include "gpudissect/result.hpp"
 #include "gpudissect/progress.hpp"
+#include "gpudissect/result.hpp"
 
 namespace gd {
 
@@ -49,5 +50,8 @@ void withhold_impossible(ComputeFigure& f);
 // Judges a figure by its timed loop: `n` intended instructions found (count_opcodes) for
 // `expected` counted ops. Exposed for tests.
 void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected);
+// Intended SASS instructions per counted op in the loop `l` times (the latency's own loop,
+// ILP 1), where the backend reads machine code; nullopt elsewhere. Exposed for tests.
+std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch& l);
 
 }  // namespace gd
