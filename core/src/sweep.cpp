@@ -40,6 +40,21 @@ std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride, 
   return mid;
 }
 
+std::vector<uint64_t> thin_footprints(const std::vector<uint64_t>& grid, int keep_every,
+                                      const std::vector<EdgeBracket>& edges, double guard) {
+  if (keep_every <= 1 || edges.empty()) return grid;
+  auto near_edge = [&](uint64_t fp) {
+    return std::any_of(edges.begin(), edges.end(), [&](const EdgeBracket& e) {
+      return double(fp) >= double(e.lo) / guard && double(fp) <= double(e.hi) * guard;
+    });
+  };
+  std::vector<uint64_t> out;
+  for (std::size_t i = 0; i < grid.size(); ++i)
+    if (i % std::size_t(keep_every) == 0 || i + 1 == grid.size() || near_edge(grid[i]))
+      out.push_back(grid[i]);
+  return out;
+}
+
 ChasePlan plan_chase(uint64_t lines, uint64_t stride, const ChaseBudget& budget) {
   ChasePlan p;
   const uint64_t cache_lines = budget.largest_cache_bytes / std::max<uint64_t>(stride, 1);

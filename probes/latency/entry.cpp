@@ -41,6 +41,9 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
          "least 256M; --max-footprint)"},
         {"stride", "", "bytes between chased lines (default 128; 64 for constant; --stride)"},
         {"points_per_doubling", "4", "footprints per factor of two before refinement"},
+        {"secondary_points_per_doubling", "1",
+         "the same inside the global path's plateaus, for the paths after it (l2, readonly, "
+         "texture, image); all points near its edges"},
         {"repeats", "5", "timed repeats per point (--repeats)"},
         {"hops", "8192", "dependent loads per timed repeat (--hops)"},
         {"page", "",
@@ -82,6 +85,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
           throw std::invalid_argument("--stride must be a multiple of 8 bytes");
       } else if (k == "points_per_doubling") {
         o.points_per_doubling = options::integer(kName, k, v, 1, 32);
+      } else if (k == "secondary_points_per_doubling") {
+        o.secondary_points_per_doubling = options::integer(kName, k, v, 1, 32);
       } else if (k == "repeats") {
         o.budget.repeats = options::integer(kName, k, v, 1, 100);
       } else if (k == "hops") {
@@ -116,6 +121,8 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
       if (!kv.count("budget")) o.path_budget_seconds = 4;
       o.max_refine_rounds = 2;
     }
+    o.secondary_points_per_doubling =
+        std::min(o.secondary_points_per_doubling, o.points_per_doubling);
     if (o.max_footprint && *o.max_footprint < o.min_footprint)
       throw std::invalid_argument("--max-footprint is below --min-footprint");
     return o;

@@ -223,6 +223,21 @@ std::vector<uint64_t> refinement_points(const CurveResult& c, uint64_t stride) {
   return out;
 }
 
+// The edges the global path found, for the paths after it (thin_footprints): a curve that
+// is not ok (its levels withheld or never found) guides nothing.
+std::vector<EdgeBracket> known_edges(const CurveResult& global) {
+  std::vector<EdgeBracket> out;
+  if (!global.status.ok()) return out;
+  for (const Level& l : global.levels)
+    if (l.capacity_lo_bytes && l.capacity_hi_bytes)
+      out.push_back({*l.capacity_lo_bytes, *l.capacity_hi_bytes});
+  return out;
+}
+
+// Within half a doubling of a known edge a secondary path keeps the full grid: a few grid
+// steps either side, so that its own edge, a step off the global path's, still has points.
+constexpr double kEdgeGuard = 1.4142135623730951;  // 2^(1/2)
+
 std::string point_label(uint64_t footprint) { return format_bytes(double(footprint)); }
 
 // Sweeps one curve: the log-spaced grid, then refinement around each level's edge.
@@ -379,6 +394,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
   const std::vector<MemPath> paths = opt.paths.empty() ? default_paths(info) : opt.paths;
   const std::optional<uint64_t> largest_cache = info.l2_bytes;
   std::vector<double> clocks;
+  std::vector<EdgeBracket> edges;  // the global path's, once measured
 
   auto finish = [&] {
     for (const auto& [name, c] : out.paths)
@@ -414,8 +430,11 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
                         "the path holds only " + format_bytes(double(path_max))};
         continue;
       }
-      const auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
-                                              opt.points_per_doubling, stride);
+      auto grid = log_spaced_footprints(std::min(opt.min_footprint, hi), hi,
+                                        opt.points_per_doubling, stride);
+      if (path != MemPath::global && path_kind(path).kind == "cache")
+        grid = thin_footprints(grid, opt.points_per_doubling / opt.secondary_points_per_doubling,
+                               edges, kEdgeGuard);
       ChaseBudget budget = opt.budget;
       if (largest_cache) budget.largest_cache_bytes = *largest_cache;
       LatencyOptions o = opt;
@@ -424,6 +443,7 @@ void run_latency(Device& dev, const LatencyOptions& opt, Progress& progress,
       sweep_curve(dev, path, stride, grid, o, name, path_kind(path), largest_cache, progress, stop,
                   curve);
       if (path == MemPath::l2 && !stop) check_l1_bypass(dev, o, curve, largest_cache);
+      if (path == MemPath::global) edges = known_edges(curve);
       std::string line = "latency " + name + ": " + std::to_string(curve.points.size()) +
                          " points in " + format_fixed(curve.wall_seconds, 1) + " s" +
                          (curve.timed_instruction ? " (" + *curve.timed_instruction + ")" : "") +

@@ -22,6 +22,12 @@ struct LatencyOptions {
   uint64_t default_floor = 256ull << 20;  // the sweep reaches at least this far
   uint64_t cache_multiple = 4;            // ... and this many times the largest cache
   int points_per_doubling = 4;
+  // Paths measured after the global one (l2, readonly, texture, image) cross the same cache
+  // levels: inside the plateaus the global path found, they take this many points per
+  // doubling; near its edges, every point (their own edges, if elsewhere, are still found
+  // and refined). The large footprints are most of a path's time (an H200's device memory
+  // plateau: 9 points of ~0.25 s each). points_per_doubling: every path takes the full grid.
+  int secondary_points_per_doubling = 1;
   std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;
   // Chains visit every line of a page before the next page (random inside and across

@@ -1,6 +1,7 @@
 // Sweep planning (footprints, refinement, chase plans, upper bound) and byte units.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -16,6 +17,7 @@ using gd::log_spaced_footprints;
 using gd::plan_chase;
 using gd::refine_between;
 using gd::sweep_upper_bound;
+using gd::thin_footprints;
 
 namespace {
 constexpr uint64_t KiB = 1024;
@@ -121,6 +123,37 @@ TEST(SweepRefine, NulloptWhenNoStrideMultipleStrictlyBetween) {
   EXPECT_FALSE(refine_between(1024, 1280, 256, kCapacityResolution).has_value());
   // Adjacent lines: nothing between.
   EXPECT_FALSE(refine_between(128, 256, 128, kCapacityResolution).has_value());
+}
+
+TEST(SweepThin, PlateausThinnedEdgesKept) {
+  // An H200's global path: edges at 220K..230K (L1), 28.2M..30.8M (near L2), 56.4M..61.5M.
+  const auto grid = log_spaced_footprints(1024, 256 * MiB, 4, 128);
+  const std::vector<gd::EdgeBracket> edges = {
+      {220416, 230144}, {28215808, 30769536}, {56431616, 61539072}};
+  const auto thin = thin_footprints(grid, 4, edges, std::sqrt(2.0));
+  EXPECT_EQ(thin.front(), 1024u);
+  EXPECT_EQ(thin.back(), 256 * MiB);
+  EXPECT_LT(thin.size(), grid.size() / 2);
+  for (uint64_t fp : grid) {
+    const bool kept = std::find(thin.begin(), thin.end(), fp) != thin.end();
+    bool near = false;
+    for (const auto& e : edges)
+      near = near || (fp >= e.lo / std::sqrt(2.0) && fp <= e.hi * std::sqrt(2.0));
+    const bool power_of_two = (fp & (fp - 1)) == 0;
+    // Every point near an edge and every power of two (one per doubling); nothing else.
+    EXPECT_EQ(kept, near || power_of_two) << fp;
+  }
+  // Device memory past 87 MiB: 128M and 256M only, against 7 points in the full grid.
+  EXPECT_EQ(std::count_if(thin.begin(), thin.end(), [](uint64_t f) { return f > 90 * MiB; }), 2);
+}
+
+TEST(SweepThin, NothingKnownKeepsTheGrid) {
+  const auto grid = log_spaced_footprints(1024, 64 * MiB, 4, 128);
+  EXPECT_EQ(thin_footprints(grid, 4, {}, 1.5), grid);
+  EXPECT_EQ(thin_footprints(grid, 1, {{4096, 8192}}, 1.5), grid);
+  // The last point stays even off the one-per-doubling rhythm.
+  const auto odd = log_spaced_footprints(1024, 384 * KiB, 4, 128);
+  EXPECT_EQ(thin_footprints(odd, 4, {{4096, 4864}}, 1.1).back(), 384 * KiB);
 }
 
 TEST(SweepRefine, DegenerateBrackets) {

@@ -16,6 +16,19 @@ std::vector<uint64_t> log_spaced_footprints(uint64_t lo, uint64_t hi, int per_do
 // strictly between them and b/a is still above max_ratio.
 std::optional<uint64_t> refine_between(uint64_t a, uint64_t b, uint64_t stride, double max_ratio);
 
+// A capacity edge another curve located: its last footprint on a plateau, its first past it.
+struct EdgeBracket {
+  uint64_t lo = 0, hi = 0;
+};
+
+// The grid of a curve that crosses the same levels as one measured before it (a secondary
+// memory path beside the global one): every `keep_every`-th point of `grid` inside the known
+// plateaus, every point within a factor `guard` of a known edge (where this curve's own edge
+// is expected and refinement starts from), and the first and last points always. With no
+// edges, or keep_every <= 1, the grid itself.
+std::vector<uint64_t> thin_footprints(const std::vector<uint64_t>& grid, int keep_every,
+                                      const std::vector<EdgeBracket>& edges, double guard);
+
 // Ratio of the capacity bracket that counts as located: 1/8 of a doubling.
 inline constexpr double kCapacityResolution = 1.0905077326652577;  // 2^(1/8)
 
