@@ -12,9 +12,6 @@
 // first) and, on x86-64, with non-temporal stores (movnti: lines written without being
 // read, as glibc's memcpy does for large copies and the OpenCL CPU kernels' streaming
 // stores do), so each bandwidth-probe figure on a CPU has its like here.
-#include "bandwidth/bandwidth.hpp"
-#include "host_memory/host_memory.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,17 +20,21 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <thread>
+
+#include "bandwidth/bandwidth.hpp"
+#include "host_memory/host_memory.hpp"
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 #include "gpudissect/head_start.hpp"
 #include "gpudissect/options.hpp"
+#include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
-#include "gpudissect/progress.hpp"
 #include "registry.hpp"
 
 namespace gd {
@@ -49,8 +50,10 @@ struct HostMemoryOptions {
   int points_per_doubling = 1;
   int threads = 0;  // 0: every hardware thread
   int repeats = 5;
-  double min_seconds = 0.01;  // per timed repeat
-  bool quick = false;         // the memory figures only: the largest footprint, 3 repeats
+  // Per timed repeat. 5 ms: at 10 ms the repeats of an H200 host agreed within 5 % at most
+  // points, and the memory figures' points take over 20 ms a pass whatever this asks.
+  double min_seconds = 0.005;
+  bool quick = false;  // the memory figures only: the largest footprint, 3 repeats
 };
 
 inline void compiler_barrier() { asm volatile("" ::: "memory"); }
@@ -67,8 +70,16 @@ struct Words {
                              " of host memory");
     p.reset(static_cast<uint64_t*>(raw));
   }
+  // A view of `count` words that another Words owns.
+  Words(uint64_t* view, uint64_t count) : p(view, [](uint64_t*) {}), n(count) {}
   uint64_t* data() const { return p.get(); }
 };
+
+// The words of each buffer of one point: a copy's footprint is both of its buffers.
+uint64_t point_words(const std::string& op, uint64_t footprint, int threads) {
+  return std::max<uint64_t>((op == "copy" ? footprint / 2 : footprint) / 8 / threads * threads,
+                            uint64_t(threads) * 8);
+}
 
 uint64_t read_slice(const uint64_t* w, uint64_t n) {
   uint64_t a = 0, b = 0, c = 0, d = 0;  // independent sums: the loads overlap
@@ -228,6 +239,20 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
   if (opt.quick && !footprints.empty()) footprints = {footprints.back()};
 
   const std::vector<std::string> ops = {"read", "write", "write_streaming", "copy"};
+  // One buffer for every point of every curve, first touched once by the threads: allocating
+  // and first-touching a buffer per point costs page faults on every byte of every point
+  // (about 4 GiB a curve on an H200 host). Where that much cannot be had, each point
+  // allocates its own, as before.
+  std::optional<Words> arena;
+  try {
+    if (!footprints.empty()) {
+      arena.emplace(point_words("read", footprints.back(), out.threads));
+      Words none(1);
+      fill_in_parallel(*arena, none, false, out.threads);
+    }
+  } catch (const AllocationFailed&) {
+    arena.reset();
+  }
   int n = 0;
   const int total = int(ops.size() * footprints.size());
   for (const std::string& op : ops) {
@@ -238,7 +263,8 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
                               : op == "write_streaming" ? "64-bit non-temporal stores (movnti)"
                                                         : "64-bit stores";
     if (op == "write_streaming" && !kStreamingStores) {
-      curve.status = {StatusCode::unsupported, "non-temporal stores are measured on x86-64 hosts only"};
+      curve.status = {StatusCode::unsupported,
+                      "non-temporal stores are measured on x86-64 hosts only"};
       n += int(footprints.size());
       continue;
     }
@@ -251,11 +277,12 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
       }
       BandwidthPoint pt;
       pt.x = double(fp);
-      // A copy's footprint is both buffers.
-      const uint64_t words = std::max<uint64_t>(
-          (op == "copy" ? fp / 2 : fp) / 8 / out.threads * out.threads, uint64_t(out.threads) * 8);
+      const uint64_t words = point_words(op, fp, out.threads);
+      const bool copy = op == "copy";
+      const bool shared = arena && arena->n >= (copy ? 2 : 1) * words;
       try {
-        Words src(words), dst(op == "copy" ? words : 1);
+        Words src = shared ? Words(arena->data(), words) : Words(words);
+        Words dst = !copy ? Words(1) : shared ? Words(arena->data() + words, words) : Words(words);
         fill_in_parallel(src, dst, op == "copy", out.threads);
         // Passes for a repeat of at least min_seconds: grow until a repeat is long enough to
         // scale from (the first one also warms the caches and the TLB).
