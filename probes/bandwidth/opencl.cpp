@@ -244,7 +244,6 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_mem out = host_out_.get(h_.context, r.bytes);
     cl_int err = CL_SUCCESS;
     unsigned int* h = nullptr;
-    std::vector<unsigned int> pageable;
     if (r.pinned) {
       // Pinned host memory the OpenCL way: a CL_MEM_ALLOC_HOST_PTR buffer, mapped.
       if (pinned_.size < 2 * r.bytes) {
@@ -259,12 +258,18 @@ class OpenCLBandwidth final : public BandwidthKernels {
       }
       h = static_cast<unsigned int*>(pinned_ptr_);
     } else {
-      pageable.resize(2 * words);
-      h = pageable.data();
+      // Kept for the next point and curve, as the pinned buffer is: a fresh vector per point
+      // zeroed (page faults on) twice the transfer's bytes, most of a pageable curve's time.
+      if (pageable_.size() < 2 * words) {
+        std::vector<unsigned int>().swap(pageable_);  // freed before the larger one is taken
+        pageable_.resize(2 * words);
+      }
+      h = pageable_.data();
     }
     unsigned int* h_in = h;
     unsigned int* h_out = h + words;
-    for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<unsigned int>(i);
+    if (r.dir != HostDir::to_host)  // only what is sent needs the pattern
+      for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<unsigned int>(i);
     fill(out, words);
     clFinish(h_.queue);
     if (!queue2_) {
@@ -403,6 +408,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
   cl_command_queue queue2_ = nullptr;
   Buf src_, dst_, host_in_, host_out_, pinned_;
   void* pinned_ptr_ = nullptr;
+  std::vector<unsigned int> pageable_;  // host(): the pageable buffers (send, receive)
   uint64_t src_filled_ = 0;
   std::size_t image_texels_ = 0;
   cl_ulong max_alloc_ = 0;

@@ -241,14 +241,15 @@ class VulkanBandwidth final : public BandwidthKernels {
         ctx_.dispatch(*fill_, {{&dev_out_, 0}}, &n, sizeof n, groups_for(n));
       }
     }
-    std::vector<uint32_t> pageable_in, pageable_out;
     uint32_t* h_in = to_dev ? static_cast<uint32_t*>(stage_in_.mapped()) : nullptr;
     uint32_t* h_out = to_host ? static_cast<uint32_t*>(stage_out_.mapped()) : nullptr;
     if (!r.pinned) {
-      if (to_dev) pageable_in.resize(words);
-      if (to_host) pageable_out.resize(words);
-      h_in = to_dev ? pageable_in.data() : nullptr;
-      h_out = to_host ? pageable_out.data() : nullptr;
+      // Kept for the next point and curve, as the mapped ones are: a fresh vector per point
+      // zeroed (page faults on) the transfer's bytes, most of a pageable curve's time.
+      if (to_dev) grow_pageable(pageable_in_, words);
+      if (to_host) grow_pageable(pageable_out_, words);
+      h_in = to_dev ? pageable_in_.data() : nullptr;
+      h_out = to_host ? pageable_out_.data() : nullptr;
     }
     if (to_dev)
       for (uint64_t i = 0; i < words; ++i) h_in[i] = static_cast<uint32_t>(i);
@@ -312,6 +313,13 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (b && b.size() >= bytes) return;
     b.reset();
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, where, false, true);
+  }
+
+  // Host memory of the pageable transfers, grown to `words` (the old one freed first).
+  static void grow_pageable(std::vector<uint32_t>& v, uint64_t words) {
+    if (v.size() >= words) return;
+    std::vector<uint32_t>().swap(v);
+    v.resize(words);
   }
 
   // What a host-link figure timed, in words (the curve's note).
@@ -399,6 +407,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   Buffer source_, destination_, sum_word_;
   // Host-link transfers: mapped staging buffers and their device-local ends.
   Buffer stage_in_, stage_out_, dev_in_, dev_out_;
+  std::vector<uint32_t> pageable_in_, pageable_out_;  // host(): pageable send and receive
 };
 
 }  // namespace
