@@ -43,7 +43,7 @@ class LatencyProbe final : public TypedProbe<LatencyOptions, LatencyProbeResult>
         {"points_per_doubling", "4", "footprints per factor of two before refinement"},
         {"secondary_points_per_doubling", "1",
          "the same inside the global path's plateaus, for the paths after it (l2, readonly, "
-         "texture, image); all points near its edges"},
+         "texture, image) on a GPU; all points near its edges"},
         {"repeats", "5", "timed repeats per point (--repeats)"},
         {"hops", "8192", "dependent loads per timed repeat (--hops)"},
         {"page", "",

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/sweep.hpp"
-#include "gpudissect/progress.hpp"
 
 namespace gd {
 
@@ -26,7 +26,8 @@ struct LatencyOptions {
   // levels: inside the plateaus the global path found, they take this many points per
   // doubling; near its edges, every point (their own edges, if elsewhere, are still found
   // and refined). The large footprints are most of a path's time (an H200's device memory
-  // plateau: 9 points of ~0.25 s each). points_per_doubling: every path takes the full grid.
+  // plateau: 9 points of ~0.25 s each). points_per_doubling: every path takes the full grid,
+  // as on CPU devices always (run.cpp says why).
   int secondary_points_per_doubling = 1;
   std::optional<uint64_t> stride;  // default: per path (128 B; 64 B constant)
   int max_refine_rounds = 8;
