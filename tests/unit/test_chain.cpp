@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpudissect/chain.hpp"
+#include "gpudissect/chase_chain.hpp"
 
 using gd::is_single_cycle;
 using gd::sattolo_cycle;
@@ -214,4 +215,56 @@ TEST(PageGroupedCycle, SixteenPageGroupsAreRunsOverSixteenPages) {
     const int touched = static_cast<int>(std::count(pages[g].begin(), pages[g].end(), true));
     EXPECT_EQ(touched, g < 10 ? 16 : 2) << g;  // 100 lines of the last group: 2 pages
   }
+}
+
+// ---- what the OpenCL and Vulkan chains hold (chase_chain.hpp) ----
+
+TEST(ChaseChain, AddressesOnlyWhereALineHoldsAnAlignedAddress) {
+  EXPECT_FALSE(gd::address_chain_fits(4));
+  EXPECT_FALSE(gd::address_chain_fits(12));  // every other line start is not 8-byte aligned
+  EXPECT_TRUE(gd::address_chain_fits(8));
+  EXPECT_TRUE(gd::address_chain_fits(64));
+  using gd::ChainKind;
+  using gd::MemPath;
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::global, 64, false), ChainKind::address);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::l2, 128, false), ChainKind::address);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::global, 64, true), ChainKind::index);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::l2, 4, false), ChainKind::index);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::constant, 4, false), ChainKind::bytes);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::local, 64, true), ChainKind::bytes);
+  EXPECT_EQ(gd::opencl_chain_kind(MemPath::image, 64, false), ChainKind::index);
+}
+
+TEST(ChaseChain, ReachedValueBackToTheElement) {
+  using gd::ChainKind;
+  EXPECT_EQ(gd::chase_end_element(ChainKind::index, 48, 0), 48u);
+  EXPECT_EQ(gd::chase_end_element(ChainKind::bytes, 192, 0), 48u);
+  EXPECT_FALSE(gd::chase_end_element(ChainKind::bytes, 194, 0));
+  const uint64_t base = 0x7f0000001000ull;
+  EXPECT_EQ(gd::chase_end_element(ChainKind::address, base + 192, base), 48u);
+  EXPECT_EQ(gd::chase_end_element(ChainKind::address, base, base), 0u);
+  EXPECT_FALSE(gd::chase_end_element(ChainKind::address, base - 64, base));
+  EXPECT_FALSE(gd::chase_end_element(ChainKind::address, base + 2, base));
+}
+
+// Walking the address image as a GPU would (each hop loads the 64-bit word at the address it
+// holds) ends where walk() ends, and the image is not the index image.
+TEST(ChaseChain, AddressImageWalksTheChain) {
+  const auto next = sattolo_cycle(100, 3);
+  gd::ChaseRequest r;
+  r.next = &next;
+  r.stride_bytes = 24;
+  const uint64_t base = 0x123400000000ull + 8;
+  const std::vector<uint32_t> image = gd::address_chase_image(r, base);
+  ASSERT_EQ(image.size(), 100u * 24 / 4);
+  auto load = [&](uint64_t a) {
+    const uint64_t w = (a - base) / 4;
+    return uint64_t{image.at(w)} | (uint64_t{image.at(w + 1)} << 32);
+  };
+  uint64_t a = base;
+  for (int h = 0; h < 1000; ++h) a = load(a);
+  ASSERT_EQ((a - base) % 24, 0u);
+  EXPECT_EQ((a - base) / 24, walk(next, 0, 1000));
+  EXPECT_EQ(gd::chase_end_element(gd::ChainKind::address, a, base), (a - base) / 4);
+  EXPECT_NE(image, gd::index_chase_image(r));
 }
