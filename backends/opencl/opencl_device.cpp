@@ -9,13 +9,16 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compute/cl_vendor.hpp"
+#include "compute/compute.hpp"
 #include "compute/ptx_sass.hpp"
+#include "gpudissect/chase_chain.hpp"
 #include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
 #include "memory/listing.hpp"
@@ -69,6 +72,9 @@ class OpenCLDevice final : public Device {
     kernels_[MemPath::global] = make_kernel("chase_global");
     kernels_[MemPath::constant] = make_kernel("chase_constant");
     kernels_[MemPath::l2] = make_kernel("chase_l2");
+    address_kernels_[MemPath::global] = make_kernel("chase_global_addr");
+    address_kernels_[MemPath::l2] = make_kernel("chase_l2_addr");
+    to_addresses_ = make_kernel("chain_to_addresses");
     kernels_[MemPath::local] = make_kernel("chase_local");
     kernels_[MemPath::shared] = make_kernel("chase_local");  // CUDA's name for __local
     if (facts_.image_path.ok) kernels_[MemPath::image] = make_kernel("chase_image");
@@ -80,8 +86,9 @@ class OpenCLDevice final : public Device {
           "clGetKernelWorkGroupInfo(WORK_GROUP_SIZE)");
     local_group_ = std::clamp<std::size_t>(wg, 1, 64);
 
-    // The element reached; with the clock, ulongs 1 and 2 hold the cycles and ns.
-    const std::size_t out_bytes = nv_clock_ ? 3 * sizeof(cl_ulong) : sizeof(cl_uint);
+    // The element or address reached; ulongs 1 and 2: the cycles and ns where the chase
+    // counts them; ulong 3: the chain's address (chain_to_addresses).
+    const std::size_t out_bytes = 4 * sizeof(cl_ulong);
     out_ = Mem(clCreateBuffer(ctx_.get(), CL_MEM_WRITE_ONLY, out_bytes, nullptr, &err));
     check_alloc(err, "clCreateBuffer(out)", out_bytes);
   }
@@ -110,10 +117,13 @@ class OpenCLDevice final : public Device {
   std::optional<std::string> timed_instruction(MemPath p) override {
     // Not the local chase: its kernel also loads the chain from global memory to copy it,
     // and the most frequent load need not be the chase's.
-    static const std::map<MemPath, std::string> kKernel = {{MemPath::global, "chase_global"},
-                                                           {MemPath::l2, "chase_l2"},
-                                                           {MemPath::constant, "chase_constant"},
-                                                           {MemPath::image, "chase_image"}};
+    // The address chases where the last chain of the path was one (chain_kind).
+    const bool addr = last_kind_[p] == ChainKind::address;
+    const std::map<MemPath, std::string> kKernel = {
+        {MemPath::global, addr ? "chase_global_addr" : "chase_global"},
+        {MemPath::l2, addr ? "chase_l2_addr" : "chase_l2"},
+        {MemPath::constant, "chase_constant"},
+        {MemPath::image, "chase_image"}};
     auto k = kKernel.find(p);
     if (!nv_ || k == kKernel.end()) return std::nullopt;
     if (!machine_read_) {
@@ -130,10 +140,27 @@ class OpenCLDevice final : public Device {
         machine_why_ = ps.why;
       }
     }
-    if (const std::string s = sass_function_load(sass_, k->second); !s.empty()) return s;
+    if (const std::string s = sass_function_load(sass_, k->second); !s.empty())
+      return s + loop_opcodes(k->second);
     const std::string load = ptx_entry_load(ptx_, k->second);
     if (load.empty()) return std::nullopt;
     return load + " (" + (machine_why_.empty() ? "no SASS" : machine_why_) + ": PTX only)";
+  }
+
+  // "; loop: LDG.E.64 x8, IADD3 x1, ...": the chase kernel's loop body in the SASS, most
+  // frequent first, so that the figure shows what one hop costs beside the load; empty
+  // where the SASS has no loop for it.
+  std::string loop_opcodes(const std::string& kernel) const {
+    const auto loops = parse_sass_loops(sass_);
+    const auto it = loops.find(kernel);
+    if (it == loops.end() || it->second.opcodes.empty()) return "";
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [op, n] : it->second.opcodes) by_count.emplace_back(-n, op);
+    std::sort(by_count.begin(), by_count.end());
+    std::string s = "; loop:";
+    for (std::size_t i = 0; i < by_count.size() && i < 8; ++i)
+      s += (i ? ", " : " ") + by_count[i].second + " x" + std::to_string(-by_count[i].first);
+    return s;
   }
 
   // Hop accounting: one launch of warmup_hops (skipped when 0), then for each repeat one
@@ -148,14 +175,19 @@ class OpenCLDevice final : public Device {
     check_chase_footprint(req, max_footprint(req.path), facts_.name);
     const uint64_t words_per_line = req.stride_bytes / 4;
     const auto& next = *req.next;
-    const std::vector<uint32_t> image = index_chase_image(req);
+    const ChainKind kind = opencl_chain_kind(req.path, req.stride_bytes, index_chase_forced());
+    last_kind_[req.path] = kind;
+    std::vector<uint32_t> image = index_chase_image(req);
+    if (kind == ChainKind::bytes)
+      for (uint32_t& w : image) w *= 4;  // element index to byte offset (a small chain)
 
     PathBuffer& pb = buffer_for(req.path, bytes);
     check_alloc(clEnqueueWriteBuffer(queue_.get(), pb.buf.get(), CL_TRUE, 0, bytes, image.data(), 0,
                                      nullptr, nullptr),
                 "clEnqueueWriteBuffer", bytes);
 
-    Launch launch{req.path, pb, bytes, words_per_line, next.size()};
+    Launch launch{req.path, pb, bytes, words_per_line, next.size(), kind, 0};
+    if (kind == ChainKind::address) launch.base = to_addresses(launch);
     cl_uint idx = 0;  // line 0
     if (req.warmup_hops > 0) run(launch, idx, req.warmup_hops);
 
@@ -202,7 +234,31 @@ class OpenCLDevice final : public Device {
     uint64_t bytes;
     uint64_t words_per_line;
     std::size_t lines;
+    ChainKind kind;
+    uint64_t base;  // the chain's device address (address chains)
   };
+
+  // Converts the launch's index chain in place into addresses (chase.cl's
+  // chain_to_addresses); returns the buffer's device address.
+  uint64_t to_addresses(const Launch& l) {
+    cl_kernel k = to_addresses_.get();
+    cl_mem buf = l.pb.buf.get(), out = out_.get();
+    const cl_uint wpl = static_cast<cl_uint>(l.words_per_line);
+    const cl_uint lines = static_cast<cl_uint>(l.lines);
+    check(clSetKernelArg(k, 0, sizeof(cl_mem), &buf), "clSetKernelArg(chain)");
+    check(clSetKernelArg(k, 1, sizeof(cl_uint), &wpl), "clSetKernelArg(words_per_line)");
+    check(clSetKernelArg(k, 2, sizeof(cl_uint), &lines), "clSetKernelArg(lines)");
+    check(clSetKernelArg(k, 3, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    const std::size_t global = l.lines;
+    check(
+        clEnqueueNDRangeKernel(queue_.get(), k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel(chain_to_addresses)");
+    cl_ulong base = 0;
+    check(clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 3 * sizeof(cl_ulong), sizeof base, &base,
+                              0, nullptr, nullptr),
+          "clEnqueueReadBuffer(chain address)");
+    return base;
+  }
 
   void require_support(MemPath p) const {
     const Support s = supports(p);
@@ -278,12 +334,21 @@ class OpenCLDevice final : public Device {
   // One launch of `hops` hops from element idx; idx becomes the element reached. Returns the
   // kernel's execution time in ns from event profiling; the loop's clock into `clock`.
   double run(const Launch& l, cl_uint& idx, uint64_t hops, LoopClock* clock = nullptr) {
-    cl_kernel k = kernels_.at(l.path).get();
+    const bool addr = l.kind == ChainKind::address;
+    cl_kernel k = (addr ? address_kernels_ : kernels_).at(l.path).get();
     const cl_ulong h = hops;
-    const cl_uint start = idx;
+    const cl_uint start = l.kind == ChainKind::bytes ? idx * 4 : idx;
     cl_mem out = out_.get();
     std::size_t global = 1, local = 1;
-    if (l.path == MemPath::local || l.path == MemPath::shared) {
+    if (addr) {
+      cl_mem mem = l.pb.buf.get();
+      const cl_ulong base = l.base, start_addr = l.base + cl_ulong(idx) * 4;
+      check(clSetKernelArg(k, 0, sizeof(cl_mem), &mem), "clSetKernelArg(buffer)");
+      check(clSetKernelArg(k, 1, sizeof(cl_ulong), &base), "clSetKernelArg(base)");
+      check(clSetKernelArg(k, 2, sizeof(cl_ulong), &start_addr), "clSetKernelArg(start)");
+      check(clSetKernelArg(k, 3, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+      check(clSetKernelArg(k, 4, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    } else if (l.path == MemPath::local || l.path == MemPath::shared) {
       cl_mem src = l.pb.buf.get();
       const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
       check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
@@ -292,6 +357,8 @@ class OpenCLDevice final : public Device {
       check(clSetKernelArg(k, 3, sizeof(cl_uint), &start), "clSetKernelArg(start)");
       check(clSetKernelArg(k, 4, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
       check(clSetKernelArg(k, 5, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+      const cl_uint wpl = static_cast<cl_uint>(l.words_per_line);
+      check(clSetKernelArg(k, 6, sizeof(cl_uint), &wpl), "clSetKernelArg(words_per_line)");
       global = local = local_group_;
     } else {
       cl_mem mem = l.path == MemPath::image ? l.pb.image.get() : l.pb.buf.get();
@@ -305,13 +372,23 @@ class OpenCLDevice final : public Device {
         clEnqueueNDRangeKernel(queue_.get(), k, 1, nullptr, &global, &local, 0, nullptr, &raw),
         "clEnqueueNDRangeKernel", l.bytes);
     Event ev(raw);
-    cl_ulong words[3] = {};
-    const std::size_t read_bytes = nv_clock_ ? sizeof words : sizeof(cl_uint);
-    check(
-        clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, read_bytes, words, 0, nullptr, nullptr),
-        "clEnqueueReadBuffer(out)");
-    cl_uint end = 0;
-    std::memcpy(&end, words, sizeof end);  // the uint at byte 0
+    cl_ulong words[4] = {};
+    check(clEnqueueReadBuffer(queue_.get(), out, CL_TRUE, 0, sizeof words, words, 0, nullptr,
+                              nullptr),
+          "clEnqueueReadBuffer(out)");
+    if (addr && words[3] != l.base)
+      throw BackendError("the " + to_string(l.path) +
+                         " chain's buffer moved between launches (OpenCL 1.2 does not promise "
+                         "a buffer one address): its addresses are stale, no chase");
+    cl_uint word0 = 0;
+    std::memcpy(&word0, words, sizeof word0);  // the uint at byte 0
+    const uint64_t reached = addr ? words[0] : word0;
+    const std::optional<uint64_t> at = chase_end_element(l.kind, reached, l.base);
+    if (!at)
+      throw BackendError("chase kernel (" + to_string(l.path) + ") reached " +
+                         std::to_string(reached) + ", not a word of its chain of " +
+                         to_string(l.kind));
+    const uint64_t end = *at;
     if (clock && nv_clock_) *clock = {words[1], words[2]};
     const double ns = event_seconds(ev.get()) * 1e9;
     // The next launch starts here: an index that is not a line start would read out of
@@ -320,7 +397,7 @@ class OpenCLDevice final : public Device {
       throw BackendError("chase kernel (" + to_string(l.path) + ") ended at element " +
                          std::to_string(end) + ", which is not the start of one of the " +
                          std::to_string(l.lines) + " lines");
-    idx = end;
+    idx = static_cast<cl_uint>(end);
     return ns;
   }
 
@@ -373,6 +450,9 @@ class OpenCLDevice final : public Device {
   Queue queue_;
   Program program_;
   std::map<MemPath, Kernel> kernels_;
+  std::map<MemPath, Kernel> address_kernels_;  // global, l2: the address chases
+  Kernel to_addresses_;
+  std::map<MemPath, ChainKind> last_kind_;  // of each path's last chase, for its listing
   std::size_t local_group_ = 1;
   bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
   bool nv_ = false;        // NVIDIA's platform: the program binary is PTX

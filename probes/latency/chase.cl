@@ -1,11 +1,17 @@
 // Pointer-chase kernels of the OpenCL backend. One work-item walks the chain: every load
 // depends on the one before it, so the time per hop is the latency of the memory path.
 //
-// Layout (written by the host): line i lies at byte offset i * stride; the first uint of
-// line i holds the uint index of the next line (next_line * stride / 4), so a hop is
-// idx = buf[idx]. Each kernel starts at element `start`, makes `hops` hops and writes the
-// element reached to out[0], so the loads cannot be optimised away and the host can go on
-// from there with the next launch.
+// Each chain holds what its load consumes, as CUDA's chase does, so that a hop is the load
+// alone and no index arithmetic sits in the dependency chain:
+// - global, l2: the first 8 bytes of line i hold the device address of the next line
+//   (chain_to_addresses converts the host's index chain in place), and a hop is p = *p;
+// - constant, local: the first uint of line i holds the byte offset of the next line, and
+//   a hop loads from base + offset (a register offset, no shift);
+// - image, and global/l2 where a line is too small or unaligned for an address: the uint
+//   element index of the next line (next_line * stride / 4), a hop is idx = buf[idx].
+// Each kernel starts at `start` (an address, byte offset or index as its chain holds), makes
+// `hops` hops and writes what it reached to out (a ulong address or a uint), so the loads
+// cannot be optimised away and the host can go on from there with the next launch.
 //
 // Built with -DGD_IMAGES=1 only where the device can run the image path (OpenCL C 1.2,
 // image support, CL_R / CL_UNSIGNED_INT32 for 1D image buffers); elsewhere the image
@@ -81,28 +87,104 @@ __kernel void chase_l2(__global const volatile uint* buf, uint start, ulong hops
   GD_CLOCK_END(out)
 }
 
+// Converts the index chain of `lines` lines (the first uint of each line: the next line's
+// element index) in place into addresses: each line's first 8 bytes become the address of
+// the next line. One work-item per line; a line's own bytes only, so no two items touch the
+// same word (the host runs this only where stride is a multiple of 8). Item 0 also writes
+// the buffer's address as ulong 3 of `out`, for the host to turn addresses into elements.
+__kernel void chain_to_addresses(__global uint* buf, uint words_per_line, uint lines,
+                                 __global ulong* out) {
+  const uint i = (uint)get_global_id(0);
+  if (i == 0) out[3] = (ulong)(uintptr_t)buf;
+  if (i >= lines) return;
+  __global uint* line = buf + (size_t)i * words_per_line;
+  const uint next = line[0];
+  *(__global ulong*)line = (ulong)(uintptr_t)(buf + next);
+}
+
+// The address chases. `buf` is the chain's buffer, passed so that the runtime makes it
+// resident; OpenCL 1.2 does not promise a buffer the same address in every launch, so the
+// kernel does not walk when `buf` is not at `base`, the address chain_to_addresses saw, and
+// writes the address it has as ulong 3 for the host to see why.
+#define GD_ADDRESS_CHASE(T)                                \
+  T p = (T)(uintptr_t)start;                               \
+  const bool moved = (ulong)(uintptr_t)buf != base;        \
+  if (moved) hops = 0;                                     \
+  GD_CLOCK_START                                           \
+  for (ulong h = 0; h < hops; ++h) p = (T)(uintptr_t)(*p); \
+  out[0] = (ulong)(uintptr_t)p;                            \
+  GD_CLOCK_END(out)                                        \
+  if (moved) out[3] = (ulong)(uintptr_t)buf;
+
+__kernel void chase_global_addr(__global const ulong* buf, ulong base, ulong start, ulong hops,
+                                __global ulong* out) {
+  GD_ADDRESS_CHASE(__global const ulong*)
+}
+
+// The l2 path's address chase: volatile loads, as chase_l2 says.
+__kernel void chase_l2_addr(__global const volatile ulong* buf, ulong base, ulong start,
+                            ulong hops, __global ulong* out) {
+  GD_ADDRESS_CHASE(__global const volatile ulong*)
+}
+
+// The constant chase by byte offsets: base + offset is the load's register-offset address.
 __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __global uint* out) {
-  uint idx = start;
+  uint off = start;
   GD_CLOCK_START
-  for (ulong h = 0; h < hops; ++h) idx = cbuf[idx];
-  out[0] = idx;
+  for (ulong h = 0; h < hops; ++h) off = *(__constant const uint*)((__constant const uchar*)cbuf + off);
+  out[0] = off;
   GD_CLOCK_END(out)
 }
 
-// The work-group copies the chain image (n_words uints) into local memory, then work-item
-// 0 chases there. The copy is inside the timed kernel; the host cancels it by taking the
-// difference of two launches with N and 2N hops.
+// The work-group copies the chain image (n_words uints, byte offsets) into local memory,
+// then work-item 0 chases there. The copy is inside the timed kernel; the host cancels it by
+// taking the difference of two launches with N and 2N hops.
+//
+// Where the lines can hold a __local pointer (4 bytes, as on GPUs, or 8 where the stride is a
+// multiple of 8, as PoCL's host pointers), the work-group then turns each line's offset into
+// the local address of the next line, and a hop is the load alone (CUDA's LDS [R]); else a
+// hop loads from lbuf + offset. Either way out[0] is the byte offset reached.
+#define GD_LOCAL_HOPS(T, first)                              \
+  {                                                          \
+    T a = (first);                                           \
+    GD_CLOCK_START                                           \
+    for (ulong h = 0; h < hops; ++h)                         \
+      a = *(__local const T*)(uintptr_t)a;                   \
+    out[0] = (uint)((uintptr_t)a - (uintptr_t)lbuf);         \
+    GD_CLOCK_END(out)                                        \
+  }
+
 __kernel void chase_local(__global const uint* src, uint n_words, __local uint* lbuf, uint start,
-                          ulong hops, __global uint* out) {
+                          ulong hops, __global uint* out, uint words_per_line) {
   const uint lid = (uint)get_local_id(0);
   const uint lsz = (uint)get_local_size(0);
   for (uint i = lid; i < n_words; i += lsz) lbuf[i] = src[i];
+  const uint ptr_bytes = (uint)sizeof(__local const uint*);
+  const bool addr32 = ptr_bytes == 4;
+  const bool addr64 = ptr_bytes == 8 && words_per_line % 2 == 0;
+  if (addr32 || addr64) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = lid; i < n_words / words_per_line; i += lsz) {
+      __local uint* line = lbuf + i * words_per_line;
+      const uintptr_t a = (uintptr_t)((__local uchar*)lbuf + line[0]);
+      if (addr32)
+        line[0] = (uint)a;
+      else
+        *(__local ulong*)line = (ulong)a;
+    }
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid == 0) {
-    uint idx = start;
+  if (lid != 0) return;
+  const uintptr_t first = (uintptr_t)((__local uchar*)lbuf + start);
+  if (addr32) {
+    GD_LOCAL_HOPS(uint, (uint)first)
+  } else if (addr64) {
+    GD_LOCAL_HOPS(ulong, (ulong)first)
+  } else {
+    uint off = start;
     GD_CLOCK_START
-    for (ulong h = 0; h < hops; ++h) idx = lbuf[idx];
-    out[0] = idx;
+    for (ulong h = 0; h < hops; ++h) off = *(__local const uint*)((__local const uchar*)lbuf + off);
+    out[0] = off;
     GD_CLOCK_END(out)
   }
 }

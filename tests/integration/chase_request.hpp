@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -98,6 +100,45 @@ inline void expect_end_line_detects_a_wrong_walk(Device& dev) {
   EXPECT_NE(t.end_line, walk(b, 0, total));
   EXPECT_NE(t.end_line, walk(a, 0, total - 1));
   EXPECT_NE(t.end_line, walk(a, 0, total + 1));
+}
+
+// Sets GD_TEST_INDEX_CHASE=1 (the backends then walk index chains where they would walk
+// addresses) for its lifetime.
+struct ForceIndexChase {
+  ForceIndexChase() { setenv("GD_TEST_INDEX_CHASE", "1", 1); }
+  ~ForceIndexChase() { unsetenv("GD_TEST_INDEX_CHASE"); }
+};
+
+// Every chain a backend can walk ends where the host predicts, on every supported path: the
+// address and byte-offset chains (stride 64), the index fallback for lines too small for an
+// address (4 bytes) or not 8-byte aligned (12), and the fallback forced at stride 64. Sattolo
+// chains with different seeds, so that a walk of another chain, or of the right one a hop
+// short or long, ends elsewhere. `after(path, stride, forced)` runs after each chase.
+template <class After>
+int expect_every_chain_kind_ends_right(Device& dev, After after) {
+  int ran = 0;
+  for (bool forced : {false, true}) {
+    std::optional<ForceIndexChase> force;
+    if (forced) force.emplace();
+    for (uint64_t stride : {uint64_t{4}, uint64_t{12}, uint64_t{64}}) {
+      if (forced && stride != 64) continue;
+      const auto next = sattolo_cycle(4096 / 4, static_cast<uint32_t>(stride + forced));
+      for (MemPath p : all_mem_paths()) {
+        if (!dev.supports(p).ok) continue;
+        auto req = request(p, next, 3000, 2);
+        req.stride_bytes = stride;
+        if (dev.max_footprint(p) < req.footprint_bytes()) continue;
+        const ChaseTiming t = dev.chase(req);
+        const uint64_t total = expected_hops(req);
+        EXPECT_EQ(t.hops_walked, total) << to_string(p) << " stride " << stride;
+        EXPECT_EQ(t.end_line, walk(next, 0, total)) << to_string(p) << " stride " << stride;
+        EXPECT_NE(t.end_line, walk(next, 0, total - 1)) << to_string(p) << " stride " << stride;
+        after(p, stride, forced);
+        ++ran;
+      }
+    }
+  }
+  return ran;
 }
 
 // A stride the chase cannot use, or no chain at all, is refused.

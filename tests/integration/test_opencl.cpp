@@ -133,6 +133,15 @@ TEST(OpenCLChase, EndLineDetectsAWrongWalk) {
 // this test failed so once in 110 (test_vulkan.cpp). Nine repeats need five; ~0.1 s more.
 constexpr int kMedianRepeats = 9;
 
+// The address chains (global, l2), the byte-offset chains (constant, local, shared) and the
+// index fallback all end on the line the host predicts.
+TEST(OpenCLChase, EveryChainKindEndsRight) {
+  GD_REQUIRE_DEVICE(dev);
+  const int ran =
+      gd::test::expect_every_chain_kind_ends_right(*dev, [](MemPath, uint64_t, bool) {});
+  EXPECT_GE(ran, 4 * 4);  // global, l2, constant, local at least, in each of the four runs
+}
+
 TEST(OpenCLChase, DramIsSlowerThanL1) {
   GD_REQUIRE_DEVICE(dev);
   const uint64_t big_bytes = 64ull << 20;
