@@ -140,57 +140,11 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = facts_.transfer_queue_family ? 2 : 1;
   dci.pQueueCreateInfos = qci;
-  std::vector<const char*> extensions;
-  void* chain = nullptr;
-  // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
-  VkPhysicalDeviceShaderFloat16Int8Features f16{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-  if (facts_.shader_float16) {
-    f16.shaderFloat16 = VK_TRUE;
-    f16.pNext = chain;
-    chain = &f16;
-    extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
-  }
-  // The compiled code of each pipeline, read back beside the compute probe's figures.
-  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-  if (facts_.pipeline_executable_info) {
-    executables.pipelineExecutableInfo = VK_TRUE;
-    executables.pNext = chain;
-    chain = &executables;
-    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-  }
-  // Each extension with every feature it offers (to enable, not only to name): shader clock,
-  // SM builtins (gl_SMIDNV), int64 and float atomics, integer dot product (int32.dp4a).
-  VkPhysicalDeviceShaderClockFeaturesKHR clock{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-  VkPhysicalDeviceShaderSMBuiltinsFeaturesNV sm_builtins{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV};
-  VkPhysicalDeviceShaderAtomicInt64Features i64_atomics{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
-  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
-  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR int_dot{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
-  for (auto [name, s] : {std::pair<const char*, void*>{VK_KHR_SHADER_CLOCK_EXTENSION_NAME, &clock},
-                         {VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME, &sm_builtins},
-                         {VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
-                         {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics},
-                         {VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, &int_dot}}) {
-    if (!has_extension(pd, name)) continue;
-    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, s};
-    vkGetPhysicalDeviceFeatures2(pd, &f2);
-    static_cast<VkBaseOutStructure*>(s)->pNext = static_cast<VkBaseOutStructure*>(chain);
-    chain = s;
-    extensions.push_back(name);
-  }
-  VkPhysicalDeviceFeatures features{};
-  features.shaderFloat64 = facts_.shader_float64 ? VK_TRUE : VK_FALSE;
-  features.shaderInt64 = facts_.shader_int64 ? VK_TRUE : VK_FALSE;  // int64 ops and atomics
-  dci.pEnabledFeatures = &features;
-  dci.pNext = chain;
-  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  dci.ppEnabledExtensionNames = extensions.data();
+  DeviceFeatures features(pd, facts_);
+  dci.pEnabledFeatures = &features.core;
+  dci.pNext = features.chain;
+  dci.enabledExtensionCount = static_cast<uint32_t>(features.extensions.size());
+  dci.ppEnabledExtensionNames = features.extensions.data();
   check(vkCreateDevice(pd, &dci, nullptr, &device_), "vkCreateDevice");
   vkGetDeviceQueue(device_, *facts_.compute_queue_family, 0, &queue_);
 
@@ -296,6 +250,10 @@ Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, b
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   mai.allocationSize = req.size;
   mai.memoryTypeIndex = *type;
+  // A buffer whose address shaders take needs memory allocated for that.
+  VkMemoryAllocateFlagsInfo address{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+  address.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT_KHR;
+  if (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT_KHR) mai.pNext = &address;
   check(vkAllocateMemory(device_, &mai, nullptr, &b.memory_), "vkAllocateMemory of " + what);
   check(vkBindBufferMemory(device_, b.buffer_, b.memory_, 0), "vkBindBufferMemory");
   b.flags_ = facts_.memory.memoryTypes[*type].propertyFlags;

@@ -67,6 +67,12 @@ struct Facts {
   // VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: enabled where offered, and
   // pipelines are then created capturing their statistics and internal representations.
   bool pipeline_executable_info = false;
+  // VK_KHR_buffer_device_address's bufferDeviceAddress: the global and l2 chases walk chains
+  // of device addresses (GL_EXT_buffer_reference); without it, chains of element indices.
+  bool buffer_device_address = false;
+  // VK_KHR_uniform_buffer_standard_layout's uniformBufferStandardLayout: the constant chase
+  // reads its uniform block as a plain uint array (std430) instead of std140's uvec4s.
+  bool uniform_standard_layout = false;
   // Vulkan 1.1 subgroups: the size, VK_SUBGROUP_FEATURE_* bits, and whether compute has them.
   uint32_t subgroup_size = 0;
   uint32_t subgroup_operations = 0;
@@ -88,6 +94,39 @@ struct Facts {
 };
 
 Facts query_facts(VkPhysicalDevice pd, int index);
+
+// What the device is created with (vulkan_facts.cpp): the extensions, the core features and
+// the feature structs chained from `chain`, which point into this object (hence no copies).
+// robustBufferAccess stays off: it would put a bounds check on every load the chases time.
+struct DeviceFeatures {
+  DeviceFeatures(VkPhysicalDevice pd, const Facts& f);
+  DeviceFeatures(const DeviceFeatures&) = delete;
+  DeviceFeatures& operator=(const DeviceFeatures&) = delete;
+  std::vector<const char*> extensions;
+  VkPhysicalDeviceFeatures core{};
+  void* chain = nullptr;
+  VkPhysicalDeviceShaderFloat16Int8Features f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executables{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  VkPhysicalDeviceBufferDeviceAddressFeaturesKHR addresses{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES_KHR};
+  VkPhysicalDeviceUniformBufferStandardLayoutFeaturesKHR uniform_layout{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES_KHR};
+  VkPhysicalDeviceShaderClockFeaturesKHR clock{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+  VkPhysicalDeviceShaderSMBuiltinsFeaturesNV sm_builtins{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_FEATURES_NV};
+  VkPhysicalDeviceShaderAtomicInt64Features i64_atomics{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES};
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT float_atomics{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR int_dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+
+ private:
+  void add(const char* extension, void* feature_struct);
+};
 
 // A buffer and its own memory allocation.
 class Buffer {

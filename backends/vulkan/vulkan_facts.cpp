@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpudissect/units.hpp"
@@ -114,6 +115,18 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
                 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR});
     f.shader_integer_dot_product = dot.shaderIntegerDotProduct == VK_TRUE;
   }
+  if (has_extension(pd, VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME)) {
+    const auto bda =
+        features_of(pd, VkPhysicalDeviceBufferDeviceAddressFeaturesKHR{
+                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES_KHR});
+    f.buffer_device_address = bda.bufferDeviceAddress == VK_TRUE;
+  }
+  if (has_extension(pd, VK_KHR_UNIFORM_BUFFER_STANDARD_LAYOUT_EXTENSION_NAME)) {
+    const auto ubsl = features_of(
+        pd, VkPhysicalDeviceUniformBufferStandardLayoutFeaturesKHR{
+                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES_KHR});
+    f.uniform_standard_layout = ubsl.uniformBufferStandardLayout == VK_TRUE;
+  }
   if (has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
     const auto pe = features_of(
         pd, VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR{
@@ -156,6 +169,48 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32_UINT, &fmt);
   f.texel_r32ui = (fmt.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   return f;
+}
+
+void DeviceFeatures::add(const char* extension, void* feature_struct) {
+  static_cast<VkBaseOutStructure*>(feature_struct)->pNext = static_cast<VkBaseOutStructure*>(chain);
+  chain = feature_struct;
+  extensions.push_back(extension);
+}
+
+DeviceFeatures::DeviceFeatures(VkPhysicalDevice pd, const Facts& f) {
+  // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
+  if (f.shader_float16) {
+    f16.shaderFloat16 = VK_TRUE;
+    add(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME, &f16);
+  }
+  // The compiled code of each pipeline, read back beside the compute probe's figures.
+  if (f.pipeline_executable_info) {
+    executables.pipelineExecutableInfo = VK_TRUE;
+    add(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME, &executables);
+  }
+  // The chases' address chains and flat uniform chain; only the feature they use.
+  if (f.buffer_device_address) {
+    addresses.bufferDeviceAddress = VK_TRUE;
+    add(VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME, &addresses);
+  }
+  if (f.uniform_standard_layout) {
+    uniform_layout.uniformBufferStandardLayout = VK_TRUE;
+    add(VK_KHR_UNIFORM_BUFFER_STANDARD_LAYOUT_EXTENSION_NAME, &uniform_layout);
+  }
+  // Each extension with every feature it offers (to enable, not only to name): shader clock,
+  // SM builtins (gl_SMIDNV), int64 and float atomics, integer dot product (int32.dp4a).
+  for (auto [name, s] : {std::pair<const char*, void*>{VK_KHR_SHADER_CLOCK_EXTENSION_NAME, &clock},
+                         {VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME, &sm_builtins},
+                         {VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME, &i64_atomics},
+                         {VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, &float_atomics},
+                         {VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, &int_dot}}) {
+    if (!has_extension(pd, name)) continue;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, s};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    add(name, s);
+  }
+  core.shaderFloat64 = f.shader_float64 ? VK_TRUE : VK_FALSE;
+  core.shaderInt64 = f.shader_int64 ? VK_TRUE : VK_FALSE;  // int64 ops and atomics
 }
 
 std::string Facts::device_type() const {
