@@ -8,10 +8,13 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "compute/vulkan_listing.hpp"
 #include "gpu_clock.hpp"
+#include "gpudissect/chase_chain.hpp"
 #include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/units.hpp"
 #include "vulkan_backend.hpp"
@@ -87,22 +90,46 @@ class VulkanDevice final : public Device {
     return kernel_set_of(kernel_sets_, kernel_factories(), probe, ctx_, info_);
   }
 
+  // The SPIR-V load, which chain the last chase of the path walked, and where the driver
+  // gives them (VK_KHR_pipeline_executable_properties) its compiled code's most frequent
+  // opcodes: the per-hop code, as the memory probe shows beside its figures.
   std::optional<std::string> timed_instruction(MemPath p) override {
-    // SPIR-V, not the machine's ISA: Vulkan gives no portable way to read the latter.
+    std::string s;
+    const bool addr = last_kind_[p] == ChainKind::address;
     switch (p) {
       case MemPath::global:
-        return "SPIR-V OpLoad (StorageBuffer)";
+        s = addr ? "SPIR-V OpLoad (PhysicalStorageBuffer: a chain of buffer device addresses)"
+                 : "SPIR-V OpLoad (StorageBuffer: " + index_chain_why() + ")";
+        break;
       case MemPath::l2:
-        return "SPIR-V OpLoad (StorageBuffer, Coherent)";
+        s = addr ? "SPIR-V OpLoad (PhysicalStorageBuffer, Coherent: a chain of buffer device "
+                   "addresses)"
+                 : "SPIR-V OpLoad (StorageBuffer, Coherent: " + index_chain_why() + ")";
+        break;
       case MemPath::constant:
-        return "SPIR-V OpLoad (Uniform)";
+        s = facts_.uniform_standard_layout
+                ? "SPIR-V OpLoad (Uniform, std430 uint array)"
+                : "SPIR-V OpLoad (Uniform, std140 uvec4 component: no uniformBufferStandardLayout)";
+        break;
       case MemPath::shared:
-        return "SPIR-V OpLoad (Workgroup)";
+        s = "SPIR-V OpLoad (Workgroup)";
+        break;
       case MemPath::image:
-        return "SPIR-V OpImageFetch (uniform texel buffer)";
+        s = "SPIR-V OpImageFetch (uniform texel buffer)";
+        break;
       default:
         return std::nullopt;
     }
+    if (const Pipeline* made = last_pipeline_[p]; made && facts_.pipeline_executable_info) {
+      try {
+        const std::string isa =
+            summarize_executables(read_executables(ctx_.device(), made->pipeline), 200);
+        if (!isa.empty()) s += "; " + isa;
+      } catch (const BackendError&) {
+        // The listing is an aid beside the figure; the chase does not depend on it.
+      }
+    }
+    return s;
   }
 
   // The shader clock against the timestamps: a one-line chain walked for ~1M hops.
@@ -133,12 +160,17 @@ class VulkanDevice final : public Device {
     const uint64_t bytes = req.footprint_bytes();
     check_chase_footprint(req, max_footprint(req.path), info_.name);
     const uint64_t words_per_line = req.stride_bytes / 4;
-    const std::vector<uint32_t> image = index_chase_image(req);
+    const ChainKind kind = chain_kind(req.path, req.stride_bytes);
     Buffer& chain = buffer_for(req.path, bytes);
+    const uint64_t base = kind == ChainKind::address ? device_address(chain) : 0;
+    const std::vector<uint32_t> image =
+        kind == ChainKind::address ? address_chase_image(req, base) : index_chase_image(req);
     ctx_.upload(chain, image.data(), bytes);
 
-    const Pipeline& pipeline = pipeline_for(req.path, bytes);
-    Walk walk{req.path, pipeline, chain, words_per_line, req.next->size()};
+    const Pipeline& pipeline = pipeline_for(req.path, bytes, kind);
+    last_kind_[req.path] = kind;
+    last_pipeline_[req.path] = &pipeline;
+    Walk walk{req.path, pipeline, chain, words_per_line, req.next->size(), kind, base};
     uint32_t idx = 0;  // line 0
     if (req.warmup_hops > 0) run(walk, idx, req.warmup_hops);
 
@@ -190,7 +222,40 @@ class VulkanDevice final : public Device {
     const Buffer& chain;
     uint64_t words_per_line;
     std::size_t lines;
+    ChainKind kind;
+    uint64_t base;  // the chain's device address (address chains)
   };
+
+  // Addresses for global and l2 where the device has buffer device addresses and the lines
+  // hold them (GD_TEST_INDEX_CHASE=1 forces indices, for the tests); indices elsewhere.
+  ChainKind chain_kind(MemPath p, uint64_t stride_bytes) const {
+    const bool addressable = p == MemPath::global || p == MemPath::l2;
+    return addressable && facts_.buffer_device_address && address_chain_fits(stride_bytes) &&
+                   !index_chase_forced()
+               ? ChainKind::address
+               : ChainKind::index;
+  }
+  std::string index_chain_why() const {
+    if (!facts_.buffer_device_address) return "element indices: no bufferDeviceAddress";
+    return "element indices: lines too small for addresses, or forced";
+  }
+
+  VkBufferUsageFlags address_usage() const {
+    return facts_.buffer_device_address
+               ? VkBufferUsageFlags{VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT_KHR}
+               : VkBufferUsageFlags{0};
+  }
+
+  uint64_t device_address(const Buffer& b) {
+    if (!get_address_) {
+      get_address_ = reinterpret_cast<PFN_vkGetBufferDeviceAddressKHR>(
+          vkGetDeviceProcAddr(ctx_.device(), "vkGetBufferDeviceAddressKHR"));
+      if (!get_address_) throw BackendError("vkGetBufferDeviceAddressKHR not found");
+    }
+    VkBufferDeviceAddressInfoKHR info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO_KHR};
+    info.buffer = b.get();
+    return get_address_(ctx_.device(), &info);
+  }
 
   // The chain of a path lives in a buffer that grows to the largest footprint seen. The
   // uniform buffer is always the whole 64 KiB block chase_uniform.comp declares (or the
@@ -210,16 +275,18 @@ class VulkanDevice final : public Device {
                         true);
         break;
       default:
-        b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+        // Global and l2 also by address where the device has them (chase_global.comp).
+        b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | address_usage(),
+                        Context::Memory::device);
     }
     return b;
   }
 
   // One pipeline per path; the shared path's array is sized to the chain (a specialization
   // constant), so it has one per footprint.
-  const Pipeline& pipeline_for(MemPath p, uint64_t bytes) {
+  const Pipeline& pipeline_for(MemPath p, uint64_t bytes, ChainKind kind) {
     const uint32_t shared_words = p == MemPath::shared ? static_cast<uint32_t>(bytes / 4) : 0;
-    auto key = std::make_pair(p, shared_words);
+    auto key = std::make_tuple(p, shared_words, kind);
     auto have = pipelines_.find(key);
     if (have != pipelines_.end()) return *have->second;
     std::string shader;
@@ -245,11 +312,13 @@ class VulkanDevice final : public Device {
       default:
         throw BackendError("no chase shader for the " + to_string(p) + " path");
     }
+    if (kind == ChainKind::address) shader += "_addr";
+    if (p == MemPath::constant && facts_.uniform_standard_layout) shader += "_std430";
     if (facts_.shader_clock) shader += "_clock";
     std::vector<uint32_t> spec;
     if (p == MemPath::shared) spec.push_back(shared_words);
     auto made = ctx_.pipeline(shader, {chain_type, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
-                              2 * sizeof(uint32_t), spec);
+                              4 * sizeof(uint32_t), spec);
     return *(pipelines_[key] = std::move(made));
   }
 
@@ -259,7 +328,10 @@ class VulkanDevice final : public Device {
     LaunchTime total;
     while (hops > 0) {
       const uint64_t now = std::min(hops, kMaxHopsPerDispatch);
-      const uint32_t push[2] = {idx, static_cast<uint32_t>(now)};
+      // chase_common.glsl's Params: start, hops, and the start's address (address chains).
+      const uint64_t at = w.base + uint64_t{idx} * 4;
+      const uint32_t push[4] = {idx, static_cast<uint32_t>(now), static_cast<uint32_t>(at),
+                                static_cast<uint32_t>(at >> 32)};
       auto* out = static_cast<ChaseResult*>(result_.mapped());
       *out = ChaseResult{0xFFFFFFFFu, 0, {0, 0}, {0, 0}};
       uint64_t range = 0;
@@ -267,14 +339,19 @@ class VulkanDevice final : public Device {
       total.ns +=
           ctx_.dispatch(w.pipeline, {{&w.chain, range}, {&result_, 0}}, push, sizeof push, 1);
       const ChaseResult got = *out;
+      // The address chases leave the address reached in end (low) and pad (high).
+      const uint64_t reached =
+          w.kind == ChainKind::address ? got.end | (uint64_t{got.pad} << 32) : got.end;
+      const std::optional<uint64_t> end = chase_end_element(w.kind, reached, w.base);
       // The next launch starts here: an index that is not a line start would read out of
       // bounds, so stop rather than go on.
-      if (got.end % w.words_per_line != 0 || got.end / w.words_per_line >= w.lines)
-        throw BackendError("chase shader (" + to_string(w.path) + ") ended at element " +
-                           std::to_string(got.end) + ", which is not the start of one of the " +
-                           std::to_string(w.lines) + " lines");
+      if (!end || *end % w.words_per_line != 0 || *end / w.words_per_line >= w.lines)
+        throw BackendError("chase shader (" + to_string(w.path) + ", " + to_string(w.kind) +
+                           ") reached " + std::to_string(reached) +
+                           ", which is not the start of one of the " + std::to_string(w.lines) +
+                           " lines");
       total.ticks += clock_ticks(got);
-      idx = got.end;
+      idx = static_cast<uint32_t>(*end);
       hops -= now;
     }
     return total;
@@ -322,7 +399,10 @@ class VulkanDevice final : public Device {
   DeviceInfo info_;
   Buffer result_;
   std::map<MemPath, Buffer> buffers_;
-  std::map<std::pair<MemPath, uint32_t>, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<std::tuple<MemPath, uint32_t, ChainKind>, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<MemPath, ChainKind> last_kind_;            // of each path's last chase
+  std::map<MemPath, const Pipeline*> last_pipeline_;  // for its listing
+  PFN_vkGetBufferDeviceAddressKHR get_address_ = nullptr;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
 };
 

@@ -2,11 +2,13 @@
 #include "chase_walk.glsl"
 
 layout(push_constant) uniform Params {
-  uint start;  // element index the walk starts at
+  uint start;  // element index (or byte offset) the walk starts at
   uint hops;
+  uvec2 start_address;  // the address chases' start (GD_ADDRESS): the line's device address
 } params;
 
-// end: the element reached. clock_before/clock_after: the shader clock around the loop
+// end: the element reached (the address chases: the address reached, its low word in end and
+// its high word in pad). clock_before/clock_after: the shader clock around the loop
 // (both zero when built without GD_CLOCK); the host takes the 64-bit difference.
 layout(std430, set = 0, binding = 1) writeonly buffer Result {
   uint end;

@@ -3,6 +3,12 @@
 // uints, a specialization constant, so the array has the chain's size) from a storage
 // buffer into shared memory, then invocation 0 walks it. The copy is inside the timed
 // dispatch; the host cancels it by taking the difference of two dispatches of N and 2N hops.
+//
+// The chain holds element indices, so a hop scales the index to a byte address before the
+// load, where CUDA's chase loads from the address it holds (LDS [R]). GLSL cannot say
+// otherwise: workgroup memory is reached only through arrays indexed by element (no pointer
+// to it, no byte offset; buffer references are for device memory), so the scaling stays in
+// the SPIR-V, and whether it costs an instruction per hop is the driver's compiler's choice.
 #extension GL_GOOGLE_include_directive : require
 #include "chase_common.glsl"
 

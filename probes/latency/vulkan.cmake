@@ -7,3 +7,14 @@ endforeach()
 # The l2 path: the global chase through a `coherent` buffer (chase_global.comp says why).
 gd_vulkan_shader(chase_l2 chase_global.comp -DGD_COHERENT=1)
 gd_vulkan_shader(chase_l2_clock chase_global.comp -DGD_COHERENT=1 -DGD_CLOCK=1)
+# The address chases of the global and l2 paths (buffer device addresses), and the uniform
+# chase as a plain uint array (std430 uniform block): used where the device has the feature.
+foreach(clock "" _clock)
+  set(def "")
+  if(clock)
+    set(def -DGD_CLOCK=1)
+  endif()
+  gd_vulkan_shader(chase_global_addr${clock} chase_global.comp -DGD_ADDRESS=1 ${def})
+  gd_vulkan_shader(chase_l2_addr${clock} chase_global.comp -DGD_ADDRESS=1 -DGD_COHERENT=1 ${def})
+  gd_vulkan_shader(chase_uniform_std430${clock} chase_uniform.comp -DGD_FLAT=1 ${def})
+endforeach()

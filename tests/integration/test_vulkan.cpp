@@ -195,6 +195,29 @@ TEST(VulkanChase, EndLineDetectsAWrongWalk) {
   gd::test::expect_end_line_detects_a_wrong_walk(*dev);
 }
 
+// The address chains (global, l2, where the device has buffer device addresses) and the
+// index fallback all end on the line the host predicts, and the path's instruction says
+// which chain the last chase walked.
+TEST(VulkanChase, EveryChainKindEndsRight) {
+  GD_REQUIRE_DEVICE(dev);
+  int addressed = 0;
+  const int ran = gd::test::expect_every_chain_kind_ends_right(
+      *dev, [&](MemPath p, uint64_t stride, bool forced) {
+        if (p != MemPath::global && p != MemPath::l2) return;
+        const std::string inst = dev->timed_instruction(p).value_or("");
+        const bool addr = inst.find("buffer device addresses") != std::string::npos;
+        addressed += addr;
+        if (forced || stride != 64)
+          EXPECT_FALSE(addr) << gd::to_string(p) << " stride " << stride << ": " << inst;
+        else if (!addr)
+          EXPECT_NE(inst.find("no bufferDeviceAddress"), std::string::npos) << inst;
+        std::printf("%s stride %d%s: %s\n", gd::to_string(p).c_str(), static_cast<int>(stride),
+                    forced ? " (forced)" : "", inst.c_str());
+      });
+  EXPECT_GE(ran, 4 * 3);  // global, constant, shared at least, in each of the four runs
+  std::printf("%d address chases\n", addressed);
+}
+
 TEST(VulkanChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
   GD_REQUIRE_DEVICE(dev);
   int tried = 0;
