@@ -13,7 +13,8 @@
 //   CG       a `coherent` storage-buffer load: device-scope coherence between workgroups, which
 //            a cache private to an SM / CU cannot give (NVIDIA's L1 and AMD's L0/L1 are not
 //            kept coherent), so the driver serves it from L2, as CUDA's ld.global.cg
-//   UNIFORM  a uniform buffer (constant caches), std140: uvec4s, the component picked
+//   UNIFORM  a uniform buffer (constant caches), std140: uvec4s, the component picked; with
+//            GD_FLAT (uniformBufferStandardLayout), std430: a plain uint array
 //   TEXEL    a uniform texel buffer of R32_UINT (the texture path)
 #extension GL_GOOGLE_include_directive : require
 #include "../latency/chase_walk.glsl"
@@ -35,6 +36,12 @@ layout(std430, set = 0, binding = 0) readonly buffer Chain { uint words[]; } cha
 #define GD_LOAD(i) chain.words[i]
 #elif defined(GD_LOAD_CG)
 layout(std430, set = 0, binding = 0) coherent readonly buffer Chain { uint words[]; } chain;
+#define GD_LOAD(i) chain.words[i]
+#elif defined(GD_LOAD_UNIFORM) && defined(GD_FLAT)
+// Where the device has uniformBufferStandardLayout: a plain uint array (std430; the GLSL
+// extension only admits the layout), no component select per hop. 16384 x 4 bytes = 64 KiB.
+#extension GL_EXT_scalar_block_layout : require
+layout(std430, set = 0, binding = 0) uniform Chain { uint words[16384]; } chain;
 #define GD_LOAD(i) chain.words[i]
 #elif defined(GD_LOAD_UNIFORM)
 // 4096 x 16 bytes = 64 KiB; the host binds at most maxUniformBufferRange and never reads

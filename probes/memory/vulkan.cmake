@@ -6,4 +6,7 @@ foreach(load ca cg uniform texel)
   gd_vulkan_shader(mem_chase_${load} mem_chase.comp -DGD_LOAD_${upper}=1)
   gd_vulkan_shader(mem_chase_${load}_clock mem_chase.comp -DGD_LOAD_${upper}=1 -DGD_CLOCK=1)
 endforeach()
+gd_vulkan_shader(mem_chase_uniform_std430 mem_chase.comp -DGD_LOAD_UNIFORM=1 -DGD_FLAT=1)
+gd_vulkan_shader(mem_chase_uniform_std430_clock mem_chase.comp -DGD_LOAD_UNIFORM=1 -DGD_FLAT=1
+                 -DGD_CLOCK=1)
 gd_vulkan_shader(mem_fill mem_fill.comp)

@@ -202,7 +202,9 @@ VulkanMemory::Prepared VulkanMemory::prepare(const MemChaseRequest& r) {
 }
 
 const Pipeline& VulkanMemory::pipeline(MemLoad l, int warps) {
-  const std::string name = shader_of(l) + (clock_ ? "_clock" : "");
+  // The uniform chase as a std430 uint array where the device has the layout.
+  const bool flat = l == MemLoad::constant && ctx_.facts().uniform_standard_layout;
+  const std::string name = shader_of(l) + (flat ? "_std430" : "") + (clock_ ? "_clock" : "");
   auto key = std::make_pair(name, warps);
   auto have = pipelines_.find(key);
   if (have != pipelines_.end()) return *have->second;
@@ -220,6 +222,8 @@ std::string VulkanMemory::instruction(MemLoad l, int warps) {
   auto have = instructions_.find(key);
   if (have != instructions_.end()) return have->second;
   std::string s = spirv_load(l);
+  if (l == MemLoad::constant && ctx_.facts().uniform_standard_layout)
+    s = "SPIR-V OpLoad (Uniform, std430 uint array)";
   if (ctx_.facts().pipeline_executable_info) {
     try {
       const std::string isa =

@@ -91,6 +91,11 @@ TEST(VulkanShaders, EveryKernelTheBackendUsesIsThere) {
         "chase_texel_clock", "stream_read", "stream_write", "stream_copy", "buffer_fill",
         "buffer_sum", "shared_read_4", "shared_read_8", "shared_read_16"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  // The address and std430 chases (chase_global.comp, chase_uniform.comp, mem_chase.comp).
+  for (const char* base :
+       {"chase_global_addr", "chase_l2_addr", "chase_uniform_std430", "mem_chase_uniform_std430"})
+    for (const std::string want : {std::string(base), std::string(base) + "_clock"})
+      EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (const char* want :
        {"atomics_global_add", "atomics_global_cas", "atomics_shared_add", "atomics_shared_cas",
         "atomics_pingpong_global", "atomics_pingpong_shared", "atomics_pingpong_global_exch",
