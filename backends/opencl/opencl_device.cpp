@@ -300,7 +300,11 @@ class OpenCLDevice final : public Device {
                              format_bytes(static_cast<double>(facts_.max_alloc)) +
                              " CL_DEVICE_MAX_MEM_ALLOC_SIZE of " + facts_.name);
     cl_int err = CL_SUCCESS;
-    Mem buf(clCreateBuffer(ctx_.get(), CL_MEM_READ_ONLY, bytes, nullptr, &err));
+    // Global and l2: chain_to_addresses writes the addresses in place, so not read-only
+    // (the chase kernels' own code does not depend on the flag).
+    const bool written = p == MemPath::global || p == MemPath::l2;
+    Mem buf(clCreateBuffer(ctx_.get(), written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY, bytes,
+                           nullptr, &err));
     check_alloc(err, "clCreateBuffer", bytes);
     if (p == MemPath::image) {
       cl_image_format fmt{CL_R, CL_UNSIGNED_INT32};
