@@ -95,7 +95,10 @@ class VulkanDevice final : public Device {
   // opcodes: the per-hop code, as the memory probe shows beside its figures.
   std::optional<std::string> timed_instruction(MemPath p) override {
     std::string s;
-    const bool addr = last_kind_[p] == ChainKind::address;
+    // Before any chase of the path: the chain a line of 8 bytes or more would get.
+    const auto last = last_kind_.find(p);
+    const bool addr = last != last_kind_.end() ? last->second == ChainKind::address
+                                               : chain_kind(p, 64) == ChainKind::address;
     switch (p) {
       case MemPath::global:
         s = addr ? "SPIR-V OpLoad (PhysicalStorageBuffer: a chain of buffer device addresses)"
