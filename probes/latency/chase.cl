@@ -136,57 +136,27 @@ __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __gl
   GD_CLOCK_END(out)
 }
 
-// The work-group copies the chain image (n_words uints, byte offsets) into local memory,
-// then work-item 0 chases there. The copy is inside the timed kernel; the host cancels it by
-// taking the difference of two launches with N and 2N hops.
-//
-// Where the lines can hold a __local pointer (4 bytes, as on GPUs, or 8 where the stride is a
-// multiple of 8, as PoCL's host pointers), the work-group then turns each line's offset into
-// the local address of the next line, and a hop is the load alone (CUDA's LDS [R]); else a
-// hop loads from lbuf + offset. Either way out[0] is the byte offset reached.
-#define GD_LOCAL_HOPS(T, first)                              \
-  {                                                          \
-    T a = (first);                                           \
-    GD_CLOCK_START                                           \
-    for (ulong h = 0; h < hops; ++h)                         \
-      a = *(__local const T*)(uintptr_t)a;                   \
-    out[0] = (uint)((uintptr_t)a - (uintptr_t)lbuf);         \
-    GD_CLOCK_END(out)                                        \
-  }
-
+// The work-group copies the chain (byte offsets of the next line) into local memory, then
+// work-item 0 chases there: a hop is one load at local base + offset, which a GPU's local
+// load takes as a register plus the base (CUDA's shared chase holds shared-window addresses
+// and loads at the register alone). Not local pointers: converting an integer back into a
+// __local pointer is not defined by OpenCL C 1.2, and on NVIDIA's OpenCL that round trip
+// faulted the kernel (the context then failed every later call). `words_per_line` is the
+// host's, kept for the launch's shape. The copy is inside the timed kernel; the host cancels
+// it by taking the difference of two launches with N and 2N hops.
 __kernel void chase_local(__global const uint* src, uint n_words, __local uint* lbuf, uint start,
                           ulong hops, __global uint* out, uint words_per_line) {
   const uint lid = (uint)get_local_id(0);
   const uint lsz = (uint)get_local_size(0);
+  (void)words_per_line;
   for (uint i = lid; i < n_words; i += lsz) lbuf[i] = src[i];
-  const uint ptr_bytes = (uint)sizeof(__local const uint*);
-  const bool addr32 = ptr_bytes == 4;
-  const bool addr64 = ptr_bytes == 8 && words_per_line % 2 == 0;
-  if (addr32 || addr64) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i = lid; i < n_words / words_per_line; i += lsz) {
-      __local uint* line = lbuf + i * words_per_line;
-      const uintptr_t a = (uintptr_t)((__local uchar*)lbuf + line[0]);
-      if (addr32)
-        line[0] = (uint)a;
-      else
-        *(__local ulong*)line = (ulong)a;
-    }
-  }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (lid != 0) return;
-  const uintptr_t first = (uintptr_t)((__local uchar*)lbuf + start);
-  if (addr32) {
-    GD_LOCAL_HOPS(uint, (uint)first)
-  } else if (addr64) {
-    GD_LOCAL_HOPS(ulong, (ulong)first)
-  } else {
-    uint off = start;
-    GD_CLOCK_START
-    for (ulong h = 0; h < hops; ++h) off = *(__local const uint*)((__local const uchar*)lbuf + off);
-    out[0] = off;
-    GD_CLOCK_END(out)
-  }
+  uint off = start;
+  GD_CLOCK_START
+  for (ulong h = 0; h < hops; ++h) off = *(__local const uint*)((__local const uchar*)lbuf + off);
+  out[0] = off;
+  GD_CLOCK_END(out)
 }
 
 #if defined(GD_IMAGES) && GD_IMAGES
