@@ -68,15 +68,7 @@ std::optional<double> GpuClock::read_mhz(double window_ms) {
   }
   if (!std::isfinite(mhz) || !(mhz > 0)) return std::nullopt;
   peak_ = std::max(peak_, mhz);
-  last_mhz_ = mhz;
-  last_read_at_ = Clock::now();
   return mhz;
-}
-
-std::optional<double> GpuClock::recent_mhz(double max_age_s) {
-  const double age = std::chrono::duration<double>(Clock::now() - last_read_at_).count();
-  if (last_mhz_ && age <= max_age_s) return last_mhz_;
-  return read_mhz();
 }
 
 void GpuClock::observe(double mhz) {

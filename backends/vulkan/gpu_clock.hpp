@@ -12,7 +12,6 @@
 // brought the clock up in the latency probe.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -58,11 +57,6 @@ class GpuClock {
   // difference of the two (the dispatch's fixed cost cancels); nullopt without a shader clock
   // or on a CPU driver.
   std::optional<double> read_mhz(double window_ms = 1.0);
-  // The last read_mhz() where it is at most `max_age_s` old, else a new reading. For launches
-  // that follow prepare() (which brings the clock up after an idle spell) and last 10 ms or
-  // more: back to back they keep the clock where it was read, and a reading costs two walks
-  // (about 3 ms), a third of such a launch.
-  std::optional<double> recent_mhz(double max_age_s);
   // The highest reading so far; nullopt before the first.
   std::optional<double> peak_mhz() const;
   // A clock measured elsewhere on this device (the latency probe's chases): counts as a
@@ -82,8 +76,6 @@ class GpuClock {
 
   Context& ctx_;
   bool active_ = false, shader_clock_ = false;
-  std::optional<double> last_mhz_;
-  std::chrono::steady_clock::time_point last_read_at_{};
   std::unique_ptr<Pipeline> pipeline_;
   Buffer chain_, result_;
   double ns_per_hop_ = 0;

@@ -164,9 +164,8 @@ class VulkanCompute final : public ComputeKernels {
     const Push push{static_cast<uint32_t>(iters), z.fs, z.fb, z.fc, z.ub, z.uc};
     ComputeTiming t;
     t.span_ns = ctx_.dispatch(p, {{&out_, bytes}}, &push, sizeof push, groups);
-    // The clock right after it (a few ms of walking; nullopt without a shader clock), or the
-    // reading of a launch just before (recent_mhz: 0.25 s, no idle spell between).
-    const std::optional<double> mhz = ctx_.clock().recent_mhz(0.25);
+    // The clock right after it (a few ms of walking; nullopt without a shader clock).
+    const std::optional<double> mhz = ctx_.clock().read_mhz();
 
     std::vector<uint32_t> out(threads);
     ctx_.download(out_, out.data(), bytes);
