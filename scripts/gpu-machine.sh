@@ -150,7 +150,8 @@ gate() {
     return 0
   fi
   "$GD" compare --baseline "$base" "$json" --tolerance 3% --allow-missing -v >"$R/$name/baseline.txt" 2>&1
-  echo "exit ($name against $(basename "$base")): $?"
+  local rc=$?  # before the line below: its $(basename) would reset $?
+  echo "exit ($name against $(basename "$base")): $rc"
   sed -n '/^REGRESSIONS/,/^Improvements/p' "$R/$name/baseline.txt"
 }
 # device PATTERN: the first device of `gpudissect list` whose line matches PATTERN.
