@@ -268,7 +268,10 @@ std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& le
     // Where the edge lies: between the last size on the plateau and the first past it.
     std::optional<double> c = levels[i].capacity_lo;
     if (c && levels[i].capacity_hi) c = std::sqrt(*c * *levels[i].capacity_hi);
-    std::string n = !c                   ? std::string("L2")
+    // The last level has no upper edge within the sweep: the level after the one before it
+    // (a sweep that ends inside the L1i, as OpenCL's 4096-instruction one does, ends there).
+    const bool after_l0 = !v.empty() && v.back() == "L0i";
+    std::string n = !c                   ? std::string(after_l0 ? "L1i" : "L2")
                     : *c < 64.0 * 1024   ? std::string("L0i")
                     : *c < 1024.0 * 1024 ? std::string("L1i")
                                          : "level " + std::to_string(i + 1);

@@ -125,8 +125,18 @@ class OpenCLFrontend final : public FrontendKernels {
     }
     r.check_ok = bad == 0;
     r.check = bad ? msg.str() + " (" + std::to_string(bad) + " wrong)" : "every work-item matched";
-    r.code_bytes = p.binary_bytes;
-    r.code_bytes_source = p.binary_bytes ? "program binary" : "";
+    // The timed loop's machine code where NVIDIA's tools read it (as CUDA's figure: its SASS
+    // loop bytes); else the program binary's size, which on NVIDIA is PTX text, about twice
+    // the machine code, and named so.
+    const auto loops = region_loops(p.loops, std::max(1, run.spec.regions));
+    if (!loops.empty()) {
+      r.loop_instructions = loops.front().instructions;
+      r.code_bytes = loops.front().bytes();
+      r.code_bytes_source = "sass (ptxas of the program's PTX)";
+    } else {
+      r.code_bytes = p.binary_bytes;
+      r.code_bytes_source = p.binary_bytes ? "program binary" : "";
+    }
     return r;
   }
 
@@ -227,6 +237,7 @@ class OpenCLFrontend final : public FrontendKernels {
     cl_program program = nullptr;
     cl_kernel kernel = nullptr;
     uint64_t binary_bytes = 0;
+    std::vector<SassLoop> loops;  // the kernel's loops in its SASS (NVIDIA with ptxas only)
     std::string error;
   };
 
@@ -239,6 +250,19 @@ class OpenCLFrontend final : public FrontendKernels {
   const Program& program(const std::string& key, const std::string& src, const std::string& name) {
     return build_program(
         key, [&] { return src; }, name);
+  }
+
+  // The loops of `kernel` in the machine code of the program's PTX, assembled by ptxas where
+  // CUDA's tools are installed; empty otherwise.
+  std::vector<SassLoop> sass_loops(cl_program program, const std::string& kernel) const {
+    const std::pair<int, int> cc = nv_compute_capability(h_.device);
+    if (cc.first <= 0 || !sass_tools().found()) return {};
+    const std::string ptx = program_binary(program, h_.device);
+    if (ptx.find(".entry") == std::string::npos) return {};
+    const PtxSass ps = ptx_to_sass(ptx, sm_target(cc.first, cc.second), sass_tools());
+    const auto all = parse_sass_all_loops(ps.sass);
+    const auto it = all.find(kernel);
+    return it == all.end() ? std::vector<SassLoop>{} : it->second;
   }
 
   // Thread-safe: OpenCL calls on the context only (no queue).
@@ -268,6 +292,7 @@ class OpenCLFrontend final : public FrontendKernels {
       if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof sizes, sizes, nullptr) ==
           CL_SUCCESS)
         p.binary_bytes = sizes[0];
+      if (nv_ && key.rfind("icache_", 0) == 0) p.loops = sass_loops(p.program, name);
       p.kernel = clCreateKernel(p.program, name.c_str(), &err);
       p.kernel_owner.reset(p.kernel, [](cl_kernel k) {
         if (k) clReleaseKernel(k);

@@ -173,6 +173,12 @@ TEST(FrontendLevels, FindsL0iL1iAndL2) {
   odd[0].capacity_lo = 16384;
   odd[1].capacity_lo = 32768;
   EXPECT_EQ(icache_level_names(odd), (std::vector<std::string>{"L0i", "L0i (2)", "L2"}));
+  // A sweep that ends inside the L1i (OpenCL's stops at 4096 instructions, 64 KiB of SASS):
+  // the level past the L0i's edge is the L1i, not the L2.
+  std::vector<DetectedLevel> short_sweep(2);
+  short_sweep[0].capacity_lo = 30208;
+  short_sweep[0].capacity_hi = 32768;
+  EXPECT_EQ(icache_level_names(short_sweep), (std::vector<std::string>{"L0i", "L1i"}));
 }
 
 TEST(FrontendLevels, FlatCurveIsOneLevel) {
@@ -670,7 +676,8 @@ TEST(FrontendProbe, WorkingBackend) {
   EXPECT_TRUE(
       std::is_sorted(out.icache.begin(), out.icache.end(),
                      [](const auto& a, const auto& b) { return a.instructions < b.instructions; }));
-  EXPECT_EQ(out.icache_levels[1].name, "L2");
+  // The sweep ends past the L0i's edge only: the level beyond it is the next one, the L1i.
+  EXPECT_EQ(out.icache_levels[1].name, "L1i");
   EXPECT_GT(*out.icache_levels[0].capacity_hi_bytes, 4096u);
   EXPECT_EQ(out.timed_instruction, "FFMA");
   ASSERT_TRUE(out.launch_start_us);
