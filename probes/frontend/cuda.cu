@@ -128,11 +128,7 @@ class CudaFrontend final : public FrontendKernels {
       r.loop_instructions = loops.front().instructions;
       r.code_bytes = loops.front().bytes();
       r.code_bytes_source = "sass";
-      std::vector<std::pair<int, std::string>> v;
-      for (const auto& [op, n] : loops.front().opcodes) v.emplace_back(n, op);
-      std::sort(v.rbegin(), v.rend());
-      for (std::size_t i = 0; i < v.size() && i < 4; ++i)
-        r.opcodes.push_back(v[i].second + " x" + std::to_string(v[i].first));
+      r.opcodes = top_opcodes(loops.front(), 4);
     }
     return r;
   }

@@ -133,6 +133,7 @@ class OpenCLFrontend final : public FrontendKernels {
       r.loop_instructions = loops.front().instructions;
       r.code_bytes = loops.front().bytes();
       r.code_bytes_source = "sass (ptxas of the program's PTX)";
+      r.opcodes = top_opcodes(loops.front(), 4);
     } else {
       r.code_bytes = p.binary_bytes;
       r.code_bytes_source = p.binary_bytes ? "program binary" : "";

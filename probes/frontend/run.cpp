@@ -428,7 +428,6 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
   }
   const std::vector<int> sizes = icache_sweep_sizes(opt, out.language);
   IcacheRunner runner(*k, info, opt.repeats);
-  if (out.language == "opencl") out.timed_instruction = "fma (OpenCL C; machine code not read)";
 
   // Compile ahead, in parallel where the backend can (or already, since the run began: the
   // probe's AheadWork).
@@ -469,6 +468,9 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
     out.partitions_status = {StatusCode::unsupported, k->supports("partitions").reason};
   else
     partitions_part(*k, opt, progress, stop, runner, out);
+  // OpenCL on a device whose machine code is not read (no ptxas, not NVIDIA): the op as written.
+  if (out.language == "opencl" && out.timed_instruction.empty() && (do_icache || do_parts))
+    out.timed_instruction = "fma (OpenCL C; machine code not read)";
   if (runner.clock()) {
     out.clock_mhz = runner.clock();
     out.clock_source = "measured";
