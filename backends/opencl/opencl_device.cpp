@@ -20,6 +20,7 @@
 #include "compute/ptx_sass.hpp"
 #include "gpudissect/chase_chain.hpp"
 #include "gpudissect/kernel_sets.hpp"
+#include "gpudissect/sass.hpp"
 #include "gpudissect/units.hpp"
 #include "memory/listing.hpp"
 #include "opencl_backend.hpp"
@@ -137,6 +138,7 @@ class OpenCLDevice final : public Device {
       else {
         const PtxSass ps = ptx_to_sass(ptx_, sm_target(cc.first, cc.second), sass_tools());
         sass_ = ps.sass;
+        sass_loops_ = parse_sass_loops(sass_);
         machine_why_ = ps.why;
       }
     }
@@ -151,15 +153,11 @@ class OpenCLDevice final : public Device {
   // frequent first, so that the figure shows what one hop costs beside the load; empty
   // where the SASS has no loop for it.
   std::string loop_opcodes(const std::string& kernel) const {
-    const auto loops = parse_sass_loops(sass_);
-    const auto it = loops.find(kernel);
-    if (it == loops.end() || it->second.opcodes.empty()) return "";
-    std::vector<std::pair<int, std::string>> by_count;
-    for (const auto& [op, n] : it->second.opcodes) by_count.emplace_back(-n, op);
-    std::sort(by_count.begin(), by_count.end());
-    std::string s = "; loop:";
-    for (std::size_t i = 0; i < by_count.size() && i < 8; ++i)
-      s += (i ? ", " : " ") + by_count[i].second + " x" + std::to_string(-by_count[i].first);
+    const auto it = sass_loops_.find(kernel);
+    if (it == sass_loops_.end() || it->second.opcodes.empty()) return "";
+    std::string s;
+    for (const std::string& op : top_opcodes(it->second.opcodes, 8))
+      s += (s.empty() ? "; loop: " : ", ") + op;
     return s;
   }
 
@@ -461,7 +459,8 @@ class OpenCLDevice final : public Device {
   bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
   bool nv_ = false;        // NVIDIA's platform: the program binary is PTX
   bool machine_read_ = false;
-  std::string ptx_, sass_, machine_why_;  // the chase program's, read once on NVIDIA
+  std::string ptx_, sass_, machine_why_;        // the chase program's, read once on NVIDIA
+  std::map<std::string, LoopSass> sass_loops_;  // sass_'s loops, by kernel
   Mem out_;
   std::map<MemPath, PathBuffer> buffers_;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;

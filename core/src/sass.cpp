@@ -1,5 +1,6 @@
 #include "gpudissect/sass.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -32,6 +33,18 @@ std::map<std::string, std::vector<SassInstruction>> sass_functions(const std::st
       fn->push_back({std::stoull(m[1].str(), nullptr, 16), m[2].str(), m[3].str()});
     }
   }
+  return out;
+}
+
+std::vector<std::string> top_opcodes(const std::map<std::string, int>& counts, std::size_t n) {
+  std::vector<std::pair<int, std::string>> v;
+  for (const auto& [op, count] : counts) v.emplace_back(count, op);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size() && i < n; ++i)
+    out.push_back(v[i].second + " x" + std::to_string(v[i].first));
   return out;
 }
 

@@ -7,8 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "gpudissect/clock_ramp.hpp"
 #include "compute/compute.hpp"
+#include "gpudissect/clock_ramp.hpp"
+#include "gpudissect/sass.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/units.hpp"
 
@@ -45,16 +46,12 @@ bool selected(const ComputeOptions& o, const ComputeOp& op) {
   return false;
 }
 
-std::vector<std::string> top_opcodes(const LoopSass& s) {
-  std::vector<std::pair<int, std::string>> v;
-  for (const auto& [op, n] : s.opcodes) v.emplace_back(n, op);
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < v.size() && i < 6; ++i)
-    out.push_back(v[i].second + " x" + std::to_string(v[i].first));
-  return out;
+// The intended instructions the loop of `l` holds, and how many its counted ops should be.
+std::pair<int, int> intended_sass(const LoopSass& s, const ComputeOp& a, const ComputeLaunch& l) {
+  const int expected = s.ops_per_iteration > 0 ? s.ops_per_iteration
+                       : l.mix.empty()         ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
+                                               : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
+  return {count_opcodes(s, a.sass_expect), expected};
 }
 
 class Runner {
@@ -184,11 +181,8 @@ class Runner {
     const LoopSass s = k_.sass(l);
     if (!s.read) return;
     const ComputeOp& a = *find_compute_op(l.op);
-    f.opcodes = top_opcodes(s);
-    const int n = count_opcodes(s, a.sass_expect);
-    const int expected = s.ops_per_iteration > 0 ? s.ops_per_iteration
-                         : l.mix.empty()         ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
-                                         : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
+    f.opcodes = top_opcodes(s.opcodes, 6);
+    const auto [n, expected] = intended_sass(s, a, l);
     judge_loop_sass(f, a, s, n, expected);
     if (expected > 0) f.sass_per_op = static_cast<double>(n) / expected;
   }
@@ -284,9 +278,9 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
                           "; the figure is not that instruction's"};
   } else if (exact && n < expected) {
     f.missing_instruction = true;
-    f.status = {StatusCode::error, "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
-                             " for " + std::to_string(expected) +
-                             " counted; ptxas folded the rest"};
+    f.status = {StatusCode::error, "the timed loop holds " + std::to_string(n) + " " +
+                                       a.sass_expect.front() + " for " + std::to_string(expected) +
+                                       " counted; ptxas folded the rest"};
   }
 }
 
@@ -298,11 +292,10 @@ std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch
   } catch (const std::exception&) {
     return std::nullopt;  // the throughput loop's reading already said why
   }
-  const ComputeOp& a = *find_compute_op(l.op);
-  const int expected =
-      s.ops_per_iteration > 0 ? s.ops_per_iteration : static_cast<int>(ops_per_thread(a, l.ilp, 1));
-  if (!s.read || expected <= 0) return std::nullopt;
-  return static_cast<double>(count_opcodes(s, a.sass_expect)) / expected;
+  if (!s.read) return std::nullopt;
+  const auto [n, expected] = intended_sass(s, *find_compute_op(l.op), l);
+  if (expected <= 0) return std::nullopt;
+  return static_cast<double>(n) / expected;
 }
 
 // A rate above the architectural peak, or a dependent chain faster than half a cycle, is
@@ -339,9 +332,10 @@ void withhold_impossible(ComputeFigure& f) {
       : f.latency_cycles
           ? "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op"
           : "a dependent chain of " + format_fixed(f.latency_ns->median, 4) + " ns per op";
-  f.status = {StatusCode::error, "measured " + why +
-                           " with no machine code to check: the compiler most likely folded the "
-                           "chain, so the figure is withheld"};
+  f.status = {StatusCode::error,
+              "measured " + why +
+                  " with no machine code to check: the compiler most likely folded the "
+                  "chain, so the figure is withheld"};
   f.fraction_of_peak.reset();
   f.ops_per_s.reset();
 }
@@ -398,7 +392,8 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
   auto wall = [&] { out.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count(); };
   ComputeKernels* k = dev.kernels<ComputeKernels>();
   if (!k) {
-    out.status = {StatusCode::unsupported, "the " + dev.info().backend + " backend has no compute kernels"};
+    out.status = {StatusCode::unsupported,
+                  "the " + dev.info().backend + " backend has no compute kernels"};
     return;
   }
   out.language = k->language();

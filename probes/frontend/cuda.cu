@@ -20,6 +20,7 @@
 #include "frontend/host_clock.hpp"
 #include "gpudissect/build_once.hpp"
 #include "gpudissect/parallel.hpp"
+#include "gpudissect/sass.hpp"
 
 namespace gd::cuda {
 
@@ -128,7 +129,7 @@ class CudaFrontend final : public FrontendKernels {
       r.loop_instructions = loops.front().instructions;
       r.code_bytes = loops.front().bytes();
       r.code_bytes_source = "sass";
-      r.opcodes = top_opcodes(loops.front(), 4);
+      r.opcodes = top_opcodes(loops.front().opcodes, 4);
     }
     return r;
   }

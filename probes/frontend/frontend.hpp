@@ -82,8 +82,6 @@ struct SassLoop {
 std::map<std::string, std::vector<SassLoop>> parse_sass_all_loops(const std::string& sass);
 // The loops of a region kernel: the `regions` largest loops, in address order.
 std::vector<SassLoop> region_loops(const std::vector<SassLoop>& loops, int regions);
-// A loop's `n` most frequent opcodes, most first: "FFMA x1024", "BRA x1".
-std::vector<std::string> top_opcodes(const SassLoop& loop, std::size_t n);
 
 // ---- pure logic ----
 

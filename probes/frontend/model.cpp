@@ -260,16 +260,6 @@ std::vector<DetectedLevel> detect_icache_levels(const std::vector<IcachePoint>& 
   return levels;
 }
 
-std::vector<std::string> top_opcodes(const SassLoop& loop, std::size_t n) {
-  std::vector<std::pair<int, std::string>> v;
-  for (const auto& [op, count] : loop.opcodes) v.emplace_back(count, op);
-  std::sort(v.rbegin(), v.rend());
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < v.size() && i < n; ++i)
-    out.push_back(v[i].second + " x" + std::to_string(v[i].first));
-  return out;
-}
-
 std::vector<std::string> icache_level_names(const std::vector<DetectedLevel>& levels) {
   std::vector<std::string> v;
   // No edge within the sweep: one level, which cannot be told from its size.

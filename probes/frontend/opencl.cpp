@@ -18,6 +18,7 @@
 #include "frontend/host_clock.hpp"
 #include "gpudissect/build_once.hpp"
 #include "gpudissect/parallel.hpp"
+#include "gpudissect/sass.hpp"
 #include "opencl_probes.hpp"
 
 namespace gd::opencl {
@@ -133,7 +134,7 @@ class OpenCLFrontend final : public FrontendKernels {
       r.loop_instructions = loops.front().instructions;
       r.code_bytes = loops.front().bytes();
       r.code_bytes_source = "sass (ptxas of the program's PTX)";
-      r.opcodes = top_opcodes(loops.front(), 4);
+      r.opcodes = top_opcodes(loops.front().opcodes, 4);
     } else {
       r.code_bytes = p.binary_bytes;
       r.code_bytes_source = p.binary_bytes ? "program binary" : "";

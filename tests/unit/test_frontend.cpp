@@ -20,6 +20,7 @@
 #include "frontend/run.hpp"
 #include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/sass.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 
@@ -262,6 +263,15 @@ TEST(FrontendDispatch, TimerStepIsTheSmallestGapBetweenStarts) {
   EXPECT_DOUBLE_EQ(*step, 32);
   EXPECT_FALSE(timer_step_ns({{0, 0, 5, 6}, {1, 0, 5, 7}}));
   EXPECT_FALSE(timer_step_ns({}));
+}
+
+TEST(SassOpcodes, MostFrequentFirstTiesByName) {
+  const std::map<std::string, int> counts = {
+      {"BRA", 1}, {"FFMA", 512}, {"ISETP.LE.AND", 1}, {"IADD3", 1}, {"HFMA2", 256}};
+  EXPECT_EQ(top_opcodes(counts, 4),
+            (std::vector<std::string>{"FFMA x512", "HFMA2 x256", "BRA x1", "IADD3 x1"}));
+  EXPECT_EQ(top_opcodes(counts, 9).size(), 5u);
+  EXPECT_TRUE(top_opcodes({}, 4).empty());
 }
 
 TEST(FrontendOptions, QuickStopsTheCudaIcacheSweepAt32K) {

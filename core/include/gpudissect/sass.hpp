@@ -22,4 +22,8 @@ struct SassInstruction {
 // Every "Function : name" of the listing and its instructions in order (predicates dropped).
 std::map<std::string, std::vector<SassInstruction>> sass_functions(const std::string& sass);
 
+// A loop's `n` most frequent opcodes from its opcode counts, most first (ties by name):
+// "FFMA x512", "BRA x1".
+std::vector<std::string> top_opcodes(const std::map<std::string, int>& counts, std::size_t n);
+
 }  // namespace gd
