@@ -140,8 +140,8 @@ class CudaFrontend final : public FrontendKernels {
   // around cudaLaunchKernel are not in it; the runtime's call is timed apart ("call"). A few
   // milliseconds of work first: the stamp launches before leave the GPU idle enough for its
   // clock to start falling. (Warm-up first: with lazy loading the first launch also loads the
-  // module.)
-  std::vector<double> empty_round_trips(int launches) {
+  // module.) Fills out.empty_round_trip_ns and the call that launched them.
+  void empty_round_trips(int launches, LaunchTiming& out) {
     const DriverLaunch& api = driver_launch();
     cudaFunction_t fn = nullptr;
     const bool driver =
@@ -162,14 +162,15 @@ class CudaFrontend final : public FrontendKernels {
         done = static_cast<int>(cudaStreamSynchronize(stream_));
       }
       const double t1 = now_ns();
-      if (launched != 0 || done != 0)
+      if (driver && (launched != 0 || done != 0))
         throw BackendError("fe_empty: cuLaunchKernel returned " + std::to_string(launched) +
                            ", cuStreamSynchronize " + std::to_string(done));
       check(cudaGetLastError(), "launching fe_empty");
+      check(static_cast<cudaError_t>(done), "running fe_empty");
       if (i >= 0) ns[static_cast<std::size_t>(i)] = t1 - t0;
     }
-    last_empty_api_ = driver ? "cuLaunchKernel" : "kernel<<<>>>";
-    return ns;
+    out.empty_round_trip_ns = std::move(ns);
+    out.empty_round_trip_api = driver ? "cuLaunchKernel" : "kernel<<<>>>";
   }
 
   LaunchTiming launch_latency(int launches) override {
@@ -224,8 +225,7 @@ class CudaFrontend final : public FrontendKernels {
       rt[i] = t2 - t0;
     }
     const ClockSync after = sync(&after_host);
-    out.empty_round_trip_ns = empty_round_trips(launches);
-    out.empty_round_trip_api = last_empty_api_;
+    empty_round_trips(launches, out);
     std::vector<unsigned long long> g(static_cast<std::size_t>(launches) * 2);
     check(cudaMemcpy(g.data(), rec, g.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost),
           "reading launch records");
@@ -566,7 +566,6 @@ class CudaFrontend final : public FrontendKernels {
   cudaStream_t stream_;
   DeviceInfo info_;
   int cc_ = 0;
-  std::string last_empty_api_;
   std::string nvrtc_version_;
   BuildOnce<Built> built_;
   std::map<std::string, Module> modules_;  // the run's thread only

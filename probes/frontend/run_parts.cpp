@@ -86,12 +86,12 @@ void launch_latency_batches(FrontendKernels& k, const FrontendOptions& opt,
     if (b == 0) {
       out.launch_start_source = t.start_source;
       out.timer_resolution_ns = t.timer_resolution_ns;
+      out.launch_round_trip_api = t.empty_round_trip_api;
     }
     if (t.sync &&
         (!out.sync_uncertainty_us || t.sync->uncertainty_ns / 1000 > *out.sync_uncertainty_us))
       out.sync_uncertainty_us = t.sync->uncertainty_ns / 1000;
     empty_kernel = !t.empty_round_trip_ns.empty();
-    if (b == 0) out.launch_round_trip_api = t.empty_round_trip_api;
     const LaunchParts p = launch_parts(t);
     for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>*>{"api", &p.api},
                                   {"start", &p.start},
