@@ -1,11 +1,11 @@
 #version 450
 // The compute probe's kernels: GD_ILP independent dependent chains of one op (GD_OP_*), each
-// stepped 256 / GD_ILP times per loop iteration, so every variant's loop holds 256 steps
-// (gd::vulkan::kComputeStepsPerIteration). A dependent chain waits on the loop's own control
-// at each iteration's end: with 64 steps NVIDIA's Vulkan driver added ~28 cycles per iteration
-// to a 4-cycle chain (FP32 latencies 4.44 cycles against CUDA's 4.03 from 512 steps), which 256
-// steps cut to ~0.1 cycle a step. Built once per (op, ILP) by
-// cmake/vulkan.cmake with -DGD_OP_<name> -DGD_ILP=<n>; the statements are pasted by the
+// stepped GD_STEPS / GD_ILP times per loop iteration, so every variant's loop holds GD_STEPS
+// steps (256, gd::vulkan::kComputeStepsPerIteration, but for warp.redux). A dependent chain
+// waits on the loop's own control at each iteration's end: with 64 steps NVIDIA's Vulkan
+// driver added ~28 cycles per iteration to a 4-cycle chain (FP32 latencies 4.44 cycles against
+// CUDA's 4.03 from 512 steps), which 256 steps cut to ~0.1 cycle a step. Built once per
+// (op, ILP) by cmake/vulkan.cmake with -DGD_OP_<name> -DGD_ILP=<n>; the statements are pasted by the
 // preprocessor rather than looped, since llvmpipe counts every loop iteration against its
 // limit of 65535 and another compiler might not unroll. Each invocation folds its chains into
 // one word, which the host checks (probes/compute/vulkan.cpp).
@@ -122,21 +122,38 @@
 #define GD_BEFORE_LOOP
 #endif
 
-// ---- the chains: M(i, next chain) for each of GD_ILP, and 256 / GD_ILP steps of each ----
+// ---- the chains: M(i, next chain) for each of GD_ILP, and GD_STEPS / GD_ILP steps of each ----
+// GD_STEPS is 256 but where one step is a long sequence (gd::vulkan::VkOp::steps_per_iteration).
+#if defined(GD_OP_warp_redux)
+#define GD_STEPS 64
+#else
+#define GD_STEPS 256
+#endif
 #if GD_ILP == 1
 #define GD_EACH(M) M(0, 0)
-#define GD_BODY(x) GD_R256(x)
 #elif GD_ILP == 2
 #define GD_EACH(M) M(0, 1) M(1, 0)
-#define GD_BODY(x) GD_R128(x)
 #elif GD_ILP == 4
 #define GD_EACH(M) M(0, 1) M(1, 2) M(2, 3) M(3, 0)
-#define GD_BODY(x) GD_R64(x)
 #elif GD_ILP == 8
 #define GD_EACH(M) M(0, 1) M(1, 2) M(2, 3) M(3, 4) M(4, 5) M(5, 6) M(6, 7) M(7, 0)
-#define GD_BODY(x) GD_R32(x)
 #else
 #error "compute.comp: GD_ILP must be 1, 2, 4 or 8"
+#endif
+#if GD_STEPS / GD_ILP == 256
+#define GD_BODY(x) GD_R256(x)
+#elif GD_STEPS / GD_ILP == 128
+#define GD_BODY(x) GD_R128(x)
+#elif GD_STEPS / GD_ILP == 64
+#define GD_BODY(x) GD_R64(x)
+#elif GD_STEPS / GD_ILP == 32
+#define GD_BODY(x) GD_R32(x)
+#elif GD_STEPS / GD_ILP == 16
+#define GD_BODY(x) GD_R16(x)
+#elif GD_STEPS / GD_ILP == 8
+#define GD_BODY(x) GD_R8(x)
+#else
+#error "compute.comp: GD_STEPS / GD_ILP must be a power of two from 8 to 256"
 #endif
 #define GD_R2(x) x x
 #define GD_R4(x) GD_R2(x) GD_R2(x)

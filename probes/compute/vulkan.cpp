@@ -179,7 +179,8 @@ class VulkanCompute final : public ComputeKernels {
       t.clock_mhz = mhz;
       t.clock_peak_mhz = ctx_.clock().peak_mhz();
     }
-    const uint64_t steps = iters * static_cast<uint64_t>(kComputeStepsPerIteration / l.ilp);
+    const int per_iteration = find_vk_op(op->name)->steps_per_iteration;
+    const uint64_t steps = iters * static_cast<uint64_t>(per_iteration / l.ilp);
     t.ops_per_thread = steps * static_cast<uint64_t>(l.latency ? 1 : l.ilp) *
                        static_cast<uint64_t>(op->insts_per_step);
 

@@ -64,7 +64,8 @@ const VkOp kOps[] = {
      VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT},
     {"warp.shfl_xor", "OpGroupNonUniformShuffleXor", Need::none, VK_SUBGROUP_FEATURE_SHUFFLE_BIT},
     {"warp.ballot", "OpGroupNonUniformBallot", Need::none, VK_SUBGROUP_FEATURE_BALLOT_BIT},
-    {"warp.redux", "OpGroupNonUniformIAdd Reduce", Need::none, VK_SUBGROUP_FEATURE_ARITHMETIC_BIT},
+    {"warp.redux", "OpGroupNonUniformIAdd Reduce", Need::none, VK_SUBGROUP_FEATURE_ARITHMETIC_BIT,
+     kReduxStepsPerIteration},
     {"lds.chase", "OpLoad (Workgroup u32)", Need::none, kNoSubgroup},
 };
 

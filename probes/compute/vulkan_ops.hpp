@@ -14,8 +14,12 @@
 
 namespace gd::vulkan {
 
-// compute.comp's steps per loop iteration in all chains together (ILP x steps per chain).
+// compute.comp's steps per loop iteration in all chains together (ILP x steps per chain), for
+// every op but those whose VkOp names fewer.
 constexpr int kComputeStepsPerIteration = 256;
+// warp.redux's (compute.comp sets GD_STEPS to it; VulkanShaders.EveryComputeLoopHoldsItsOp
+// checks the two agree).
+constexpr int kReduxStepsPerIteration = 64;
 
 struct VkOp {
   const char* name;
@@ -23,6 +27,10 @@ struct VkOp {
   // The device feature the module's capabilities need beyond Vulkan 1.1.
   enum class Need { none, float64, float16, int64, int_dot } need;
   VkSubgroupFeatureFlagBits subgroup;  // 0: not a subgroup op
+  // Steps per loop iteration (compute.comp's GD_STEPS for this op). Fewer than the usual 256
+  // where one step is a long sequence: NVIDIA's driver makes subgroupAdd a shuffle tree of
+  // about 600 bytes, so 256 steps are a 150 KB loop that overflows the L1 instruction cache.
+  int steps_per_iteration = kComputeStepsPerIteration;
 };
 
 // The op's Vulkan module, or nullptr where it has none.

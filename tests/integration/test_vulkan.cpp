@@ -608,6 +608,14 @@ TEST(VulkanCompute, HostCheckReplaysTheChains) {
     EXPECT_NE(t.check.find("host reference"), std::string::npos) << t.check;
     EXPECT_EQ(t.ops_per_thread, 3u * gd::vulkan::kComputeStepsPerIteration);
   }
+  // warp.redux's loop holds fewer steps (its own count): the ops a launch reports follow it.
+  if (k->supports(*gd::find_compute_op("warp.redux")).ok) {
+    gd::ComputeLaunch l{"warp.redux", "", 2};
+    l.iters = 3;
+    const gd::ComputeTiming t = k->run(l);
+    EXPECT_TRUE(t.check_ok) << t.check;
+    EXPECT_EQ(t.ops_per_thread, 3u * gd::vulkan::kReduxStepsPerIteration);
+  }
   gd::ComputeLaunch bad{"fp32.fma", "", 3};
   EXPECT_THROW(k->run(bad), gd::BackendError);
   // Launches of at least 10 ms on a GPU (to keep its clock up); a CPU driver keeps the
@@ -659,8 +667,8 @@ TEST(VulkanCompute, EveryNewChainRunsAndMatchesItsReplay) {
 }
 
 // The SPIR-V of every compute module: its loop holds the op kOps names, 256 steps of it per
-// iteration (ILP x 256 / ILP, kComputeStepsPerIteration), so a module that lost or doubled a
-// step, or steps another op, shows here. Needs no device.
+// iteration (ILP x 256 / ILP, kComputeStepsPerIteration; warp.redux its own count), so a
+// module that lost or doubled a step, or steps another op, shows here. Needs no device.
 TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
   int checked = 0;
   for (const auto& op : gd::compute_ops()) {
@@ -688,9 +696,9 @@ TEST(VulkanShaders, EveryComputeLoopHoldsItsOp) {
       // lds.chase's loads share OpLoad with the function variables' (glslang's SPIR-V is
       // unoptimised).
       if (op.name == "lds.chase")
-        EXPECT_GE(it->second, gd::vulkan::kComputeStepsPerIteration);
+        EXPECT_GE(it->second, v->steps_per_iteration);
       else
-        EXPECT_EQ(it->second, gd::vulkan::kComputeStepsPerIteration * per_step + counter);
+        EXPECT_EQ(it->second, v->steps_per_iteration * per_step + counter);
       ++checked;
     }
   }
