@@ -141,7 +141,8 @@ void print_cross_backend(std::ostream& os, const CrossBackendReport& r, bool ver
      << "code each backend timed, \"-\" where it gave none.\n";
   os << "\n"
      << r.common() << " ids ok in both: " << r.count(BackendVerdict::within)
-     << " within the tolerance, " << r.count(BackendVerdict::differs) << " differ, "
+     << " within the tolerance, " << r.count(BackendVerdict::differs) << " differ ("
+     << r.inside_step() << " of them inside [1]'s own step), "
      << r.count(BackendVerdict::not_comparable) << " not comparable; "
      << r.count(BackendVerdict::only_first) << " ok in [1] only, "
      << r.count(BackendVerdict::only_second) << " ok in [2] only.\n";
@@ -201,6 +202,7 @@ std::string cross_backend_json(const CrossBackendReport& r) {
         BackendVerdict::only_first, BackendVerdict::only_second})
     counts[to_string(v)] = r.count(v);
   counts["common"] = r.common();
+  counts["inside_step"] = r.inside_step();
   j["counts"] = counts;
   json per_probe = json::object();
   for (const auto& [probe, c] : one_sided_by_probe(r))
@@ -218,6 +220,7 @@ std::string cross_backend_json(const CrossBackendReport& r) {
                            {"status", json::array({it.status_a.name(), it.status_b.name()})},
                            {"reason", json::array({it.status_a.reason, it.status_b.reason})},
                            {"instructions", json::array({it.listing_a, it.listing_b})},
+                           {"inside_step", it.inside_step},
                            {"note", it.note}});
   j["figures"] = figures;
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";

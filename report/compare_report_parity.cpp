@@ -86,8 +86,10 @@ std::string count(const std::optional<int>& v) { return v ? std::to_string(*v) :
 void print_parity(std::ostream& os, const ParityTable& t) {
   const std::vector<std::string> names = column_names(t);
   os << "Backend parity: ok figures per probe; for each run after [1], the ids ok in both it "
-        "and [1] (common) and how many of those agree within "
-     << percent_text(t.tolerance) << " (agree).\n";
+        "and [1] (common), how many of those agree within "
+     << percent_text(t.tolerance)
+     << " (agree), and how many others differ by no more than the "
+        "step [1]'s figure states (in step).\n";
   for (std::size_t i = 0; i < t.inputs.size(); ++i)
     os << "  [" << i + 1 << "] " << terminal_text(t.inputs[i].name) << "  ("
        << terminal_text(input_facts(t.inputs[i])) << ")  " << terminal_text(t.inputs[i].origin)
@@ -98,6 +100,7 @@ void print_parity(std::ostream& os, const ParityTable& t) {
   for (std::size_t i = 1; i < names.size(); ++i) {
     head.push_back(terminal_text(names[i]) + " common");
     head.push_back(terminal_text(names[i]) + " agree");
+    head.push_back(terminal_text(names[i]) + " in step");
   }
   std::vector<std::vector<std::string>> lines;
   auto add = [&](const ParityRow& r) {
@@ -106,6 +109,7 @@ void print_parity(std::ostream& os, const ParityTable& t) {
     for (std::size_t i = 1; i < r.cells.size(); ++i) {
       l.push_back(count(r.cells[i].common));
       l.push_back(count(r.cells[i].agree));
+      l.push_back(count(r.cells[i].inside_step));
     }
     lines.push_back(l);
   };
@@ -136,16 +140,19 @@ void print_parity_markdown(std::ostream& os, const ParityTable& t) {
     os << (i ? "; " : "") << md_cell(names[i]) << ": " << md_cell(t.inputs[i].origin);
   os << "). *common*: ids ok in both " << first << " and that backend; *within "
      << percent_text(t.tolerance) << "*: of those, how many agree within "
-     << percent_text(t.tolerance) << ".\n";
+     << percent_text(t.tolerance) << "; *in " << first << "'s step*: of the others, how many "
+     << "differ by no more than the step " << first << "'s figure states (a capacity between "
+     << "two sweep points, a timer step, the spread between target placements).\n";
   for (const std::string& n : t.notes) os << "\nNote: " << md_cell(n) << ".\n";
   os << "\n| probe |";
   for (const std::string& n : names) os << " " << md_cell(n) << " ok |";
   for (std::size_t i = 1; i < names.size(); ++i)
     os << " " << md_cell(names[i]) << ": common with " << first << " | " << md_cell(names[i])
-       << ": within " << percent_text(t.tolerance) << " |";
+       << ": within " << percent_text(t.tolerance) << " | " << md_cell(names[i]) << ": in " << first
+       << "'s step |";
   os << "\n|---|";
   for (std::size_t i = 0; i < names.size(); ++i) os << "---:|";
-  for (std::size_t i = 1; i < names.size(); ++i) os << "---:|---:|";
+  for (std::size_t i = 1; i < names.size(); ++i) os << "---:|---:|---:|";
   os << "\n";
   auto row = [&](const ParityRow& r, bool bold) {
     const std::string b = bold ? "**" : "";
@@ -153,7 +160,7 @@ void print_parity_markdown(std::ostream& os, const ParityTable& t) {
     for (const ParityCell& c : r.cells) os << " " << b << c.ok << b << " |";
     for (std::size_t i = 1; i < r.cells.size(); ++i)
       os << " " << b << count(r.cells[i].common) << b << " | " << b << count(r.cells[i].agree) << b
-         << " |";
+         << " | " << b << count(r.cells[i].inside_step) << b << " |";
     os << "\n";
   };
   for (const ParityRow& r : t.rows) row(r, false);
@@ -162,7 +169,7 @@ void print_parity_markdown(std::ostream& os, const ParityTable& t) {
 
 void write_parity_csv(const fs::path& file, const ParityTable& t) {
   std::ostringstream o;
-  o << "probe,input,name,backend,ok,common,agree\n";
+  o << "probe,input,name,backend,ok,common,agree,in_step\n";
   auto rows = t.rows;
   rows.push_back(t.total);
   for (const ParityRow& r : rows)
@@ -171,7 +178,8 @@ void write_parity_csv(const fs::path& file, const ParityTable& t) {
       o << csv_field(r.probe) << ',' << i + 1 << ',' << csv_field(t.inputs[i].name) << ','
         << csv_field(t.inputs[i].backend) << ',' << c.ok << ','
         << (c.common ? std::to_string(*c.common) : "") << ','
-        << (c.agree ? std::to_string(*c.agree) : "") << "\n";
+        << (c.agree ? std::to_string(*c.agree) : "") << ','
+        << (c.inside_step ? std::to_string(*c.inside_step) : "") << "\n";
     }
   write_text(file, o.str());
 }
@@ -189,13 +197,15 @@ std::string parity_json(const ParityTable& t) {
                           {"uuid", device_uuid(in)}});
   j["inputs"] = inputs;
   auto row_json = [](const ParityRow& r) {
-    json ok = json::array(), common = json::array(), agree = json::array();
+    json ok = json::array(), common = json::array(), agree = json::array(), in_step = json::array();
     for (const ParityCell& c : r.cells) {
       ok.push_back(c.ok);
       common.push_back(c.common ? json(*c.common) : json(nullptr));
       agree.push_back(c.agree ? json(*c.agree) : json(nullptr));
+      in_step.push_back(c.inside_step ? json(*c.inside_step) : json(nullptr));
     }
-    return json{{"probe", r.probe}, {"ok", ok}, {"common", common}, {"agree", agree}};
+    return json{
+        {"probe", r.probe}, {"ok", ok}, {"common", common}, {"agree", agree}, {"in_step", in_step}};
   };
   json probes = json::array();
   for (const ParityRow& r : t.rows) probes.push_back(row_json(r));

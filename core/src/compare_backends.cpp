@@ -2,6 +2,7 @@
 // table of several (gpudissect compare A B, compare --parity A B C).
 #include "gpudissect/compare_backends.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -158,6 +159,12 @@ void judge(BackendItem& item, const Figure& fa, const Figure& fb, double toleran
   if (na->v != 0) item.ratio = *vb / na->v;
   const bool within = item.ratio ? std::fabs(*item.ratio - 1) <= tolerance + 1e-12 : *vb == 0;
   item.verdict = within ? BackendVerdict::within : BackendVerdict::differs;
+  const double step =
+      fa.resolution && std::isfinite(*fa.resolution) && *fa.resolution > 0 ? *fa.resolution : 0;
+  if (!within && item.ratio && std::fabs(*item.ratio - 1) <= step + 1e-12) {
+    item.inside_step = true;
+    item.note = "inside [1]'s own step (" + fmt(100 * step, 1) + " %)";
+  }
 }
 
 Status absent_status() {
@@ -211,6 +218,11 @@ int CrossBackendReport::common() const {
          count(BackendVerdict::not_comparable);
 }
 
+int CrossBackendReport::inside_step() const {
+  return static_cast<int>(std::count_if(items.begin(), items.end(),
+                                        [](const BackendItem& it) { return it.inside_step; }));
+}
+
 CrossBackendReport compare_backends(const CompareInput& a, const CompareInput& b,
                                     double tolerance) {
   CrossBackendReport r;
@@ -249,7 +261,8 @@ ParityTable backend_parity(std::vector<CompareInput> inputs, double tolerance) {
       it->second.probe = probe;
       it->second.cells.assign(n, ParityCell{});
       for (std::size_t i = 1; i < n; ++i)
-        it->second.cells[i].common = it->second.cells[i].agree = 0;
+        it->second.cells[i].common = it->second.cells[i].agree = it->second.cells[i].inside_step =
+            0;
     }
     return it->second;
   };
@@ -268,6 +281,7 @@ ParityTable backend_parity(std::vector<CompareInput> inputs, double tolerance) {
       ParityCell& cell = rows.at(probe_of(it.id)).cells[i];
       ++*cell.common;
       *cell.agree += it.verdict == BackendVerdict::within;
+      *cell.inside_step += it.inside_step;
     }
     if (same_gpu(t.inputs[0], t.inputs[i]) == GpuMatch::none) {
       std::string note = "[";  // appended piece by piece: GCC 12 misreads "[" + to_string()
@@ -280,7 +294,8 @@ ParityTable backend_parity(std::vector<CompareInput> inputs, double tolerance) {
   }
   t.total.probe = "all";
   t.total.cells.assign(n, ParityCell{});
-  for (std::size_t i = 1; i < n; ++i) t.total.cells[i].common = t.total.cells[i].agree = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    t.total.cells[i].common = t.total.cells[i].agree = t.total.cells[i].inside_step = 0;
   for (const std::string& p : order) {
     t.rows.push_back(rows.at(p));
     for (std::size_t i = 0; i < n; ++i) {
@@ -289,6 +304,7 @@ ParityTable backend_parity(std::vector<CompareInput> inputs, double tolerance) {
       if (i == 0) continue;
       *t.total.cells[i].common += c.common.value_or(0);
       *t.total.cells[i].agree += c.agree.value_or(0);
+      *t.total.cells[i].inside_step += c.inside_step.value_or(0);
     }
   }
   return t;

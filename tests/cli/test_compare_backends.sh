@@ -57,16 +57,16 @@ check "-o writes the side-by-side page" 0 "wrote: $tmp/x.html" -- compare "$C100
 [[ -s $tmp/x.html ]] && ok "the page exists" || not_ok "the page exists"
 
 # ---- parity
-check "--parity: per probe, totals, exit 0" 0 "probe      CUDA  OpenCL  Vulkan  OpenCL common  OpenCL agree  Vulkan common  Vulkan agree" \
-  "compute       6       4       5              4             2              5             1" \
-  "all          23      18      16             15             6             15             3" \
+check "--parity: per probe, totals, exit 0" 0 "probe      CUDA  OpenCL  Vulkan  OpenCL common  OpenCL agree  OpenCL in step  Vulkan common  Vulkan agree  Vulkan in step" \
+  "compute       6       4       5              4             2               0              5             1               0" \
+  "all          23      18      16             15             6               0             15             3               0" \
   -- compare --parity "$C200" "$O200" "$V200"
-check "--parity --markdown" 0 "| **all** | **23** | **18** | **16** | **15** | **6** | **15** | **3** |" \
+check "--parity --markdown" 0 "| **all** | **23** | **18** | **16** | **15** | **6** | **0** | **15** | **3** | **0** |" \
   -- compare --parity "$C200" "$O200" "$V200" --markdown
 check "--parity --csv --json" 0 "wrote: $tmp/p.csv $tmp/p.json" \
   -- compare --parity "$C200" "$O200" "$V200" --csv "$tmp/p.csv" --json "$tmp/p.json"
-if grep -q '^all,3,NVIDIA H200,vulkan,16,15,3$' "$tmp/p.csv" &&
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["total"]["agree"]==[None,6,3]' "$tmp/p.json"; then
+if grep -q '^all,3,NVIDIA H200,vulkan,16,15,3,0$' "$tmp/p.csv" &&
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["total"]["agree"]==[None,6,3] and d["total"]["in_step"]==[None,0,0]' "$tmp/p.json"; then
   ok "the parity CSV and JSON hold the totals"
 else
   not_ok "the parity CSV and JSON hold the totals"

@@ -156,6 +156,34 @@ TEST(CrossBackend, ToleranceEdgesUnitsAndZeros) {
   EXPECT_EQ(item(compare_backends(a, b, 0.06), "x.past_edge")->verdict, BackendVerdict::within);
 }
 
+// A difference no larger than the step the first run's figure states (a capacity between
+// sweep points) is counted apart, and only the first run's step counts: the second run's
+// cannot widen it.
+TEST(CrossBackend, ADifferenceInsideTheFirstRunsStepIsCountedApart) {
+  Figure cap = fig("x.capacity", 100, "bytes"), wide = fig("x.too_far", 100, "bytes");
+  cap.resolution = wide.resolution = 0.10;
+  Figure own = fig("x.second_claims", 100, "bytes");
+  const auto a = run_of("cuda", "G", "", {cap, wide, own, fig("x.plain", 100, "bytes")});
+  Figure claims = fig("x.second_claims", 109, "bytes");
+  claims.resolution = 0.5;
+  const auto b = run_of("opencl", "G", "",
+                        {fig("x.capacity", 109, "bytes"), fig("x.too_far", 111, "bytes"), claims,
+                         fig("x.plain", 109, "bytes")});
+  const auto r = compare_backends(a, b, 0.05);
+  EXPECT_EQ(item(r, "x.capacity")->verdict, BackendVerdict::differs);
+  EXPECT_TRUE(item(r, "x.capacity")->inside_step);
+  EXPECT_NE(item(r, "x.capacity")->note.find("step (10.0 %)"), std::string::npos)
+      << item(r, "x.capacity")->note;
+  EXPECT_FALSE(item(r, "x.too_far")->inside_step);
+  EXPECT_FALSE(item(r, "x.second_claims")->inside_step);
+  EXPECT_FALSE(item(r, "x.plain")->inside_step);
+  EXPECT_EQ(r.inside_step(), 1);
+  const ParityTable t = backend_parity({a, b}, 0.05);
+  EXPECT_EQ(*t.total.cells[1].common, 4);
+  EXPECT_EQ(*t.total.cells[1].agree, 0);
+  EXPECT_EQ(*t.total.cells[1].inside_step, 1);
+}
+
 TEST(CrossBackend, AnIdOkOnOneSideIsListedWithTheOtherSidesStatus) {
   const auto a = run_of("cuda", "G", "",
                         {fig("p.both", 1, "ns"), fig("p.first_only", 2, "ns"),

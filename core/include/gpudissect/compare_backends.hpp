@@ -54,8 +54,13 @@ struct BackendItem {
   std::optional<double> ratio;  // b / a (absent where a is 0 or either is absent)
   // Each run's status ("absent" where it lacks the id) and reason, for the one-sided ones.
   Status status_a, status_b;
-  std::string note;  // why not comparable
+  std::string note;  // why not comparable; for a difference inside the step, that step
   std::vector<std::string> listing_a, listing_b;
+  // differs, but by no more than the step the first run's figure states (Figure::resolution:
+  // a capacity between two sweep points, a rate a timer step or the spread between target
+  // placements can move): the two cannot be told apart by the first run's own measurement.
+  // Only the first run's step counts, as in a baseline gate.
+  bool inside_step = false;
 };
 
 struct CrossBackendReport {
@@ -65,7 +70,8 @@ struct CrossBackendReport {
   // In the first run's figure order, then the ids only the second run has ok.
   std::vector<BackendItem> items;
   int count(BackendVerdict v) const;
-  int common() const;  // ok in both (within + differs + not comparable)
+  int common() const;       // ok in both (within + differs + not comparable)
+  int inside_step() const;  // of those that differ, how many lie inside [1]'s step
 };
 
 // The figures of `b` against those of `a` (a is what ratios are to). Statuses other than ok
@@ -76,9 +82,10 @@ CrossBackendReport compare_backends(const CompareInput& a, const CompareInput& b
 
 struct ParityCell {
   int ok = 0;  // ids with status ok
-  // Of the first input's ok ids, how many this input also has ok, and how many of those
-  // agree within the tolerance; absent for the first input itself.
-  std::optional<int> common, agree;
+  // Of the first input's ok ids, how many this input also has ok, how many of those agree
+  // within the tolerance, and how many others differ by no more than the first input's
+  // stated step (BackendItem::inside_step); absent for the first input itself.
+  std::optional<int> common, agree, inside_step;
 };
 
 struct ParityRow {
