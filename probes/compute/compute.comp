@@ -49,9 +49,8 @@
 // Needs shaderFloat16 (VK_KHR_shader_float16_int8): arithmetic only, no 16-bit storage.
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define GD_PROLOGUE const f16vec2 hb = f16vec2(float16_t(pc.fb)), hc = f16vec2(float16_t(pc.fc));
-// Not `precise`: a chain of one op has no mul and add of two steps to fuse (whether
-// NoContraction makes NVIDIA's driver split the vector: results/NOTES-backends.md).
-#define GD_DECL(i) f16vec2 a##i = f16vec2(float16_t(pc.fs), float16_t(pc.fs + 0.0625 * float(i)));
+#define GD_DECL(i) \
+  precise f16vec2 a##i = f16vec2(float16_t(pc.fs), float16_t(pc.fs + 0.0625 * float(i)));
 #define GD_FOLD(i) acc ^= packFloat2x16(a##i);
 #if defined(GD_OP_fp16x2_fma)
 #define GD_STEP(i, j) a##i = fma(a##i, hb, hc);
