@@ -138,9 +138,33 @@ std::optional<Number> number_of(const Figure* f) {
 
 bool is_ok(const Figure* f) { return f && f->status.ok(); }
 
+// A compute rate's per-SM-per-clock values where the two runs measured it at SM clocks
+// further apart than the tolerance: an instruction's rate is a count per clock, and the
+// clock a run held is a condition of that run (a GPU slowed by power or its clock governor),
+// not something the backend did. Each figure's clock is in its JSON; the note names both.
+std::optional<std::pair<Number, Number>> per_clock_pair(const Figure& fa, const Figure& fb,
+                                                        double tolerance) {
+  if (probe_of(fa.id) != "compute" || !fa.per_sm_per_clk || !fb.per_sm_per_clk || !fa.clock_mhz ||
+      !fb.clock_mhz || fa.per_sm_per_clk_unit != fb.per_sm_per_clk_unit)
+    return std::nullopt;
+  const double ca = *fa.clock_mhz, cb = *fb.clock_mhz;
+  if (!(ca > 0) || !(cb > 0) || !std::isfinite(*fa.per_sm_per_clk) ||
+      !std::isfinite(*fb.per_sm_per_clk) || std::fabs(cb / ca - 1) <= tolerance)
+    return std::nullopt;
+  return std::make_pair(Number{*fa.per_sm_per_clk, fa.per_sm_per_clk_unit},
+                        Number{*fb.per_sm_per_clk, fb.per_sm_per_clk_unit});
+}
+
 // Two ok figures of one id against each other.
 void judge(BackendItem& item, const Figure& fa, const Figure& fb, double tolerance) {
-  const auto na = number_of(&fa), nb = number_of(&fb);
+  auto na = number_of(&fa), nb = number_of(&fb);
+  std::string clock_note;
+  if (const auto pc = per_clock_pair(fa, fb, tolerance)) {
+    na = pc->first;
+    nb = pc->second;
+    clock_note = "per clock: [1] at " + fmt(*fa.clock_mhz, 0) + " MHz, [2] at " +
+                 fmt(*fb.clock_mhz, 0) + " MHz";
+  }
   if (!na || !nb) {
     item.verdict = BackendVerdict::not_comparable;
     item.note = "no value on the " + std::string(!na ? "first" : "second") + " side";
@@ -165,6 +189,7 @@ void judge(BackendItem& item, const Figure& fa, const Figure& fb, double toleran
     item.inside_step = true;
     item.note = "inside [1]'s own step (" + fmt(100 * step, 1) + " %)";
   }
+  if (!clock_note.empty()) item.note = clock_note + (item.note.empty() ? "" : "; " + item.note);
 }
 
 Status absent_status() {

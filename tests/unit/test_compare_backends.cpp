@@ -184,6 +184,45 @@ TEST(CrossBackend, ADifferenceInsideTheFirstRunsStepIsCountedApart) {
   EXPECT_EQ(*t.total.cells[1].inside_step, 1);
 }
 
+// A compute rate measured at SM clocks further apart than the tolerance is judged per clock
+// (an instruction's rate is a count per clock; the clock was the run's condition), and the
+// note names both clocks. Close clocks, another probe, or a side without its clock: the value.
+TEST(CrossBackend, ComputeRatesAtDifferentClocksAreJudgedPerClock) {
+  auto rate = [](const std::string& id, double tops, double per_clk, std::optional<double> mhz) {
+    Figure f = fig(id, tops, "Tinst/s");
+    f.per_sm_per_clk = per_clk;
+    f.per_sm_per_clk_unit = "ops/clk/SM";
+    f.clock_mhz = mhz;
+    return f;
+  };
+  const auto a = run_of(
+      "cuda", "G", "",
+      {rate("compute.int32.popc", 4.18, 16.0, 1980), rate("compute.int32.clz", 4.18, 16.0, 1980),
+       rate("compute.int32.brev", 4.18, 16.0, 1980), rate("bandwidth.l2.read", 4.18, 16.0, 1980)});
+  const auto b = run_of(
+      "vulkan", "G", "",
+      {rate("compute.int32.popc", 3.36, 15.99, 1590), rate("compute.int32.clz", 3.36, 12.0, 1590),
+       rate("compute.int32.brev", 3.36, 15.99, std::nullopt),
+       rate("bandwidth.l2.read", 3.36, 15.99, 1590)});
+  const auto r = compare_backends(a, b, 0.05);
+  const BackendItem* popc = item(r, "compute.int32.popc");
+  EXPECT_EQ(popc->verdict, BackendVerdict::within);
+  EXPECT_EQ(popc->unit, "ops/clk/SM");
+  EXPECT_NEAR(*popc->ratio, 15.99 / 16.0, 1e-12);
+  EXPECT_NE(popc->note.find("per clock: [1] at 1980 MHz, [2] at 1590 MHz"), std::string::npos)
+      << popc->note;
+  // Per clock and still apart: differs, in per-clock units.
+  EXPECT_EQ(item(r, "compute.int32.clz")->verdict, BackendVerdict::differs);
+  EXPECT_NEAR(*item(r, "compute.int32.clz")->ratio, 0.75, 1e-12);
+  // No clock on one side, or not a compute rate: the values.
+  EXPECT_EQ(item(r, "compute.int32.brev")->verdict, BackendVerdict::differs);
+  EXPECT_EQ(item(r, "compute.int32.brev")->unit, "Tinst/s");
+  EXPECT_EQ(item(r, "bandwidth.l2.read")->verdict, BackendVerdict::differs);
+  // Clocks within the tolerance of each other: the values, as before.
+  const auto near = run_of("vulkan", "G", "", {rate("compute.int32.popc", 3.36, 15.99, 1960)});
+  EXPECT_EQ(item(compare_backends(a, near, 0.05), "compute.int32.popc")->unit, "Tinst/s");
+}
+
 TEST(CrossBackend, AnIdOkOnOneSideIsListedWithTheOtherSidesStatus) {
   const auto a = run_of("cuda", "G", "",
                         {fig("p.both", 1, "ns"), fig("p.first_only", 2, "ns"),
