@@ -125,17 +125,18 @@ std::vector<uint32_t> shader_words(const std::string& name) {
 Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const Facts& facts)
     : instance_(std::move(instance)), physical_(pd), facts_(facts) {
   if (!facts_.compute_queue_family) throw BackendError("the device has no compute queue");
-  const float priority = 1.0f;
-  // One compute queue, and one transfer queue where there is a dedicated family.
+  const float priority[2] = {1.0f, 1.0f};
+  // One compute queue, and one or two transfer queues where there is a dedicated family.
   VkDeviceQueueCreateInfo qci[2] = {{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO},
                                     {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO}};
   qci[0].queueFamilyIndex = *facts_.compute_queue_family;
   qci[0].queueCount = 1;
-  qci[0].pQueuePriorities = &priority;
+  qci[0].pQueuePriorities = priority;
+  const uint32_t transfer_queues = std::min<uint32_t>(2, facts_.transfer_queue_count);
   if (facts_.transfer_queue_family) {
     qci[1].queueFamilyIndex = *facts_.transfer_queue_family;
-    qci[1].queueCount = 1;
-    qci[1].pQueuePriorities = &priority;
+    qci[1].queueCount = std::max<uint32_t>(1, transfer_queues);
+    qci[1].pQueuePriorities = priority;
   }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = facts_.transfer_queue_family ? 2 : 1;
@@ -168,6 +169,12 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
     check(vkAllocateCommandBuffers(device_, &cai, &transfer_cmd_),
           "vkAllocateCommandBuffers (transfer)");
     check(vkCreateFence(device_, &fci, nullptr, &transfer_fence_), "vkCreateFence");
+    if (transfer_queues == 2) {
+      vkGetDeviceQueue(device_, *facts_.transfer_queue_family, 1, &transfer_queue2_);
+      check(vkAllocateCommandBuffers(device_, &cai, &transfer_cmd2_),
+            "vkAllocateCommandBuffers (second transfer queue)");
+      check(vkCreateFence(device_, &fci, nullptr, &transfer_fence2_), "vkCreateFence");
+    }
   }
   if (facts_.timing().ok) {
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -194,6 +201,7 @@ Context::~Context() {
   if (fence_) vkDestroyFence(device_, fence_, nullptr);
   if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
   if (transfer_fence_) vkDestroyFence(device_, transfer_fence_, nullptr);
+  if (transfer_fence2_) vkDestroyFence(device_, transfer_fence2_, nullptr);
   if (transfer_pool_) vkDestroyCommandPool(device_, transfer_pool_, nullptr);
   vkDestroyDevice(device_, nullptr);
 }
@@ -336,7 +344,8 @@ void Context::copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& 
                         const Buffer& b_dst, uint64_t bytes) {
   if (!transfer_queue_) throw BackendError("copy_pair: the device has no transfer queue");
   const VkBufferCopy region{0, 0, bytes};
-  VkCommandBuffer cmds[2] = {cmd_, transfer_cmd_};
+  const bool second = transfer_queue2_ != VK_NULL_HANDLE;
+  VkCommandBuffer cmds[2] = {second ? transfer_cmd2_ : cmd_, transfer_cmd_};
   const Buffer* src[2] = {&a_src, &b_src};
   const Buffer* dst[2] = {&a_dst, &b_dst};
   for (int i = 0; i < 2; ++i) {
@@ -346,8 +355,8 @@ void Context::copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& 
     full_barrier(cmds[i]);
     check(vkEndCommandBuffer(cmds[i]), "vkEndCommandBuffer");
   }
-  VkFence fences[2] = {fence_, transfer_fence_};
-  VkQueue queues[2] = {queue_, transfer_queue_};
+  VkFence fences[2] = {second ? transfer_fence2_ : fence_, transfer_fence_};
+  VkQueue queues[2] = {second ? transfer_queue2_ : queue_, transfer_queue_};
   check(vkResetFences(device_, 2, fences), "vkResetFences");
   for (int i = 0; i < 2; ++i) {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
@@ -357,6 +366,13 @@ void Context::copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& 
   }
   check(vkWaitForFences(device_, 2, fences, VK_TRUE, UINT64_MAX), "waiting for a copy pair");
   last_done_ = std::chrono::steady_clock::now();
+}
+
+std::string Context::copy_pair_queues() const {
+  return transfer_queue2_ ? "host->device on the transfer family's second queue, device->host on "
+                            "its first"
+                          : "host->device on the compute queue, device->host on the transfer "
+                            "queue";
 }
 
 void Context::upload(const Buffer& dst, const void* data, uint64_t bytes) {

@@ -47,6 +47,7 @@ struct Facts {
   // The first family with TRANSFER but neither GRAPHICS nor COMPUTE (a copy engine's queue),
   // where the device has one; the context opens one queue there for copies beside the first.
   std::optional<uint32_t> transfer_queue_family;
+  uint32_t transfer_queue_count = 0;     // queues that family offers
   bool shader_clock = false;             // VK_KHR_shader_clock with shaderSubgroupClock, and used
   std::string shader_clock_note;         // why a clock the device offers is not used
   std::optional<uint32_t> sm_count;      // VK_NV_shader_sm_builtins
@@ -234,11 +235,16 @@ class Context {
   // returns the nanoseconds between the timestamps written before and after it.
   double copy(const Buffer& src, const Buffer& dst, uint64_t bytes);
   bool has_transfer_queue() const { return transfer_queue_ != VK_NULL_HANDLE; }
-  // Two copies at once: a on the compute queue, b on the transfer queue (needs one), each in
-  // its own command buffer, submitted one after the other; returns when both fences signal.
-  // Not timed here: timestamps of two queues share no timeline to subtract.
+  // Two copies at once, each in its own command buffer, submitted one after the other;
+  // returns when both fences signal. a on the transfer family's second queue where it has
+  // two (each queue of a copy-engine family may drive its own engine: on NVIDIA's driver a
+  // copy on the graphics and compute queue ran one after the other with the transfer queue's),
+  // else on the compute queue; b on the transfer queue (needs one). Not timed here:
+  // timestamps of two queues share no timeline to subtract.
+  // copy_pair_queues: which queue each ran on, in words.
   void copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& b_src, const Buffer& b_dst,
                  uint64_t bytes);
+  std::string copy_pair_queues() const;
 
   // `count` (>= 1) dispatches of `groups` workgroups each, in one command buffer, each after
   // a barrier on the one before (in order, as kernels on one stream); recorded, submitted
@@ -276,6 +282,10 @@ class Context {
   VkCommandPool transfer_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer transfer_cmd_ = VK_NULL_HANDLE;
   VkFence transfer_fence_ = VK_NULL_HANDLE;
+  // The transfer family's second queue, where it has one (copy_pair's first copy).
+  VkQueue transfer_queue2_ = VK_NULL_HANDLE;
+  VkCommandBuffer transfer_cmd2_ = VK_NULL_HANDLE;
+  VkFence transfer_fence2_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptors_ = VK_NULL_HANDLE;
   std::chrono::steady_clock::time_point last_done_ = std::chrono::steady_clock::now();
   std::unique_ptr<GpuClock> clock_;

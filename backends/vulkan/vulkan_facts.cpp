@@ -162,6 +162,7 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     if ((families[q].queueFlags & VK_QUEUE_TRANSFER_BIT) && families[q].queueCount > 0 &&
         !(families[q].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))) {
       f.transfer_queue_family = q;
+      f.transfer_queue_count = families[q].queueCount;
       break;
     }
 

@@ -332,9 +332,8 @@ class VulkanBandwidth final : public BandwidthKernels {
                  memory_name(stage_out_.memory_flags());
     std::string what;
     if (r.dir == HostDir::both)
-      what =
-          "host clock from the first vkQueueSubmit until both fences signalled: "
-          "host->device on the compute queue, device->host on the transfer queue";
+      what = "host clock from the first vkQueueSubmit until both fences signalled: " +
+             ctx_.copy_pair_queues();
     else if (r.pinned)
       what =
           "GPU time between timestamps around one vkCmdCopyBuffer (checked against the "
