@@ -59,6 +59,18 @@ struct LatencyOptions {
 // The paths a backend measures by default.
 std::vector<MemPath> default_paths(const DeviceInfo& info);
 
+// The footprints `grid` gets near the last cache's far edge: every point of a 32-per-doubling
+// grid (aligned with one of `per_doubling` from `lo`, whose points it keeps) from
+// largest_cache x 2^(-5/32) to largest_cache x 2^(1/32), rounded to the stride, within
+// [lo, hi], merged in order. Why: an H200's 60 MiB L2 leaves its plateau over a few percent
+// of footprint (53.8 MiB on it, 58.7 MiB 4-5 % over it, 61.3 MiB off it); with 4 points per
+// doubling and refinement to 2^(1/8), one backend's 58.7 MiB point joined the plateau and
+// another's did not, and the far edge's capacity differed by 9 % between the backends. At
+// 2^(1/32) steps two curves' edges can differ by a step of 2.2 %.
+std::vector<uint64_t> add_far_edge_points(const std::vector<uint64_t>& grid, uint64_t lo,
+                                          uint64_t hi, int per_doubling, uint64_t stride,
+                                          uint64_t largest_cache);
+
 // Runs the probe, filling `out` as it goes so that whatever was measured survives an
 // exception or an interruption (`stop` set, e.g. by Ctrl-C). Throws ProbeError on a
 // backend error after recording it in `out`.

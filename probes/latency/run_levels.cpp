@@ -230,4 +230,26 @@ void name_tlb_levels_by_lines(CurveResult& tlb, uint64_t line_bytes,
               ") passes a cache level of the global path is that cache, not a TLB";
 }
 
+std::vector<uint64_t> add_far_edge_points(const std::vector<uint64_t>& grid, uint64_t lo,
+                                          uint64_t hi, int per_doubling, uint64_t stride,
+                                          uint64_t largest_cache) {
+  constexpr int kDense = 32;  // points per doubling near the edge
+  if (largest_cache == 0 || lo == 0 || stride == 0 || per_doubling < 1) return grid;
+  const double from = double(largest_cache) * std::exp2(-5.0 / kDense);
+  const double to = double(largest_cache) * std::exp2(1.0 / kDense);
+  std::vector<uint64_t> out = grid;
+  // lo x 2^(m/32) for the m that land in [from, to]: with per_doubling dividing 32 these
+  // include the grid's own points there (the same doubles, so the same footprints).
+  const auto first = long(std::ceil(std::log2(from / double(lo)) * kDense - 1e-9));
+  for (long m = std::max(0L, first);; ++m) {
+    const double fp = double(lo) * std::exp2(double(m) / kDense);
+    if (fp > to * (1 + 1e-12)) break;
+    const uint64_t r = std::max<uint64_t>(1, uint64_t(std::llround(fp / double(stride)))) * stride;
+    if (r >= lo && r <= hi) out.push_back(r);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace gd

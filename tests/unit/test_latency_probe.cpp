@@ -2,6 +2,7 @@
 // finding, refinement to 1/8 of a doubling, naming, and every way a point or path can fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <list>
@@ -177,7 +178,8 @@ TEST(LatencyProbe, FindsNamesAndLocatesEveryLevel) {
     if (f.unit == "bytes") {
       ++capacities;
       ASSERT_TRUE(f.resolution) << f.id;
-      EXPECT_GE(*f.resolution, kCapacityResolution - 1.001) << f.id;  // at least one step
+      // At least one step: 2^(1/32) at the last cache's far edge (add_far_edge_points).
+      EXPECT_GE(*f.resolution, std::exp2(1.0 / 32) - 1.001) << f.id;
       EXPECT_LE(*f.resolution, kCapacityResolution * 1.001 - 1) << f.id;
     } else {
       EXPECT_FALSE(f.resolution) << f.id;
@@ -485,6 +487,63 @@ TEST(LatencyPathOrder, MemPathOrderThenOthers) {
   EXPECT_EQ(path_order(r),
             (std::vector<std::string>{"global", "l2", "constant", "shared", "zz_other"}));
   EXPECT_TRUE(path_order(LatencyProbeResult{}).empty());
+}
+
+// The H200's grid (1 KiB to 256 MiB, 4 per doubling, 128-byte stride, 60 MiB L2): between its
+// points 53.8 and 64 MiB, 32 per doubling from 53.8 to 61.3 MiB, where the far L2 edge ramps;
+// the grid's own points kept, nothing added elsewhere.
+TEST(LatencyGrid, FarEdgePointsAre32PerDoublingAroundTheLastCache) {
+  const uint64_t lo = 1 * KiB, hi = 256 * MiB, stride = 128, l2 = 60 * MiB;
+  const std::vector<uint64_t> grid = log_spaced_footprints(lo, hi, 4, stride);
+  const std::vector<uint64_t> dense = add_far_edge_points(grid, lo, hi, 4, stride, l2);
+  for (uint64_t g : grid) EXPECT_TRUE(std::count(dense.begin(), dense.end(), g)) << g;
+  for (std::size_t i = 1; i < dense.size(); ++i) EXPECT_LT(dense[i - 1], dense[i]);
+  std::vector<uint64_t> added;
+  for (uint64_t d : dense)
+    if (!std::count(grid.begin(), grid.end(), d)) added.push_back(d);
+  // 55.0, 56.2, 57.4, 58.7, 60.0, 61.3 MiB: the capacity bytes the H200 runs bracket with
+  // (58.7 MiB = 61539072, 61.3 MiB = 64263680) among them.
+  ASSERT_EQ(added.size(), 6u);
+  const double mib = double(MiB);
+  const double want[] = {55.0, 56.2, 57.4, 58.7, 60.0, 61.3};
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(double(added[k]) / mib, want[k], 0.05) << k;
+  EXPECT_TRUE(std::count(added.begin(), added.end(), uint64_t(61539072)));
+  EXPECT_TRUE(std::count(added.begin(), added.end(), uint64_t(64263680)));
+  // 53.8 MiB (56431616) is the grid's own point; the steps there are 2^(1/32).
+  const auto at = std::find(dense.begin(), dense.end(), uint64_t(56431616));
+  ASSERT_NE(at, dense.end());
+  for (auto it = at; it + 1 != dense.end() && *(it + 1) <= 64263680; ++it)
+    EXPECT_NEAR(double(*(it + 1)) / double(*it), std::exp2(1.0 / 32), 1e-4);
+  // Nothing without a cache size, and nothing beyond the sweep's bounds.
+  EXPECT_EQ(add_far_edge_points(grid, lo, hi, 4, stride, 0), grid);
+  EXPECT_EQ(add_far_edge_points(log_spaced_footprints(lo, 32 * MiB, 4, stride), lo, 32 * MiB, 4,
+                                stride, l2),
+            log_spaced_footprints(lo, 32 * MiB, 4, stride));
+}
+
+// Through the probe: a GPU's cache paths get the points at its reported L2's edge, a CPU
+// device's do not (its sweeps are slow and its last cache no hashed GPU L2).
+TEST(LatencyGrid, TheProbeSweepsThemOnAGpuOnly) {
+  auto count_near = [](const CurveResult& c, uint64_t cache) {
+    int n = 0;
+    for (const LatencyPoint& p : c.points)
+      if (double(p.footprint_bytes) >= double(cache) * std::exp2(-5.0 / 32) * 0.999 &&
+          double(p.footprint_bytes) <= double(cache) * std::exp2(1.0 / 32) * 1.001)
+        ++n;
+    return n;
+  };
+  FakeDevice gpu;
+  LatencyProbeResult out;
+  fakes::run_probe(run_latency, gpu, small({MemPath::global, MemPath::l2}), out);
+  ASSERT_TRUE(out.status.ok()) << out.status.reason;
+  // 3.6 .. 4.1 MiB at 2^(1/32): 7 points on both paths.
+  EXPECT_EQ(count_near(out.paths.at("global"), 4 * MiB), 7);
+  EXPECT_EQ(count_near(out.paths.at("l2"), 4 * MiB), 7);
+  FakeDevice cpu;
+  cpu.make_cpu(4 * MiB);
+  LatencyProbeResult cpu_out;
+  fakes::run_probe(run_latency, cpu, small({MemPath::global}), cpu_out);
+  EXPECT_LT(count_near(cpu_out.paths.at("global"), 4 * MiB), 7);
 }
 
 }  // namespace
