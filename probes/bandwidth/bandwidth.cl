@@ -71,15 +71,19 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
   }
   atomic_add(sum, acc.x + acc.y + acc.z + acc.w);  // one per item (above)
 #else
+  // 32-bit element indices and counters, line for line the Vulkan shader (stream_read.comp),
+  // whose device-memory read matches CUDA's LDG.E.128; 64-bit ones were this kernel's only
+  // difference from it, and it read 13 % below both. The host keeps the buffer under 2^32
+  // vectors and the passes under 2^32.
   local uint scratch[GD_WG];
   uint acc = 0;
-  const ulong start = first_chunk(chunks, groups) * GD_CHUNK + GD_LANE(get_local_id(0));
-  const ulong step = groups * GD_CHUNK;
-  for (ulong p = 0; p < passes; ++p) {
-    ulong e = start;
-    for (ulong j = 0; j < cpb; ++j, e += step) {
+  const uint start = (uint)(first_chunk(chunks, groups) * GD_CHUNK) + (uint)get_local_id(0);
+  const uint step = (uint)(groups * GD_CHUNK), n = (uint)cpb, np = (uint)passes;
+  for (uint p = 0; p < np; ++p) {
+    uint e = start;
+    for (uint j = 0; j < n; ++j, e += step) {
       uint4 v[GD_UNROLL];
-      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + GD_VEC(u)];
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + u * GD_WG];
       for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
     }
   }
@@ -164,6 +168,24 @@ kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy(
     }
   }
 #endif
+}
+
+// Non-persistent ("flat") grids, gd::stream_layout_flat, as CUDA's bw_write_flat_kernel and
+// bw_copy_flat_kernel with one vector per thread: group i moves chunk i mod chunks (a 4 KiB
+// chunk, one uint4 per work-item) in pass i / chunks, once, and exits. The value stored does
+// not depend on the pass: groups of different passes write the same chunk in no set order.
+// The host keeps chunks x passes groups and the buffer's vectors under 2^32.
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_write_flat(
+    global uint4* restrict buf, uint chunks) {
+  const uint e = ((uint)get_group_id(0) % chunks) * GD_WG + (uint)get_local_id(0);
+  const uint w = e * 4;
+  buf[e] = (uint4)(w, w + 1, w + 2, w + 3);
+}
+
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_copy_flat(
+    global const uint4* restrict src, global uint4* restrict dst, uint chunks) {
+  const uint e = ((uint)get_group_id(0) % chunks) * GD_WG + (uint)get_local_id(0);
+  dst[e] = src[e];
 }
 
 kernel void bw_fill(global uint* buf, ulong words) {

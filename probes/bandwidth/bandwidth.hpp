@@ -147,6 +147,9 @@ struct StreamRequest {
   // read data of their own from a 4x smaller footprint.
   // prefetch_256: loads carry the L2 prefetch-size hint (PTX .L2::256B).
   bool prefetch_256 = false;
+  // Tests only: a flat grid launched with this many blocks fewer than its chunks x passes,
+  // so that chunks go unwritten and the backend's check must report it.
+  int drop_blocks = 0;
 };
 
 struct StreamTiming {
@@ -215,6 +218,11 @@ class BandwidthKernels : public KernelSet {
   virtual int stream_blocks() const = 0;
   virtual Support supports(BwOp op, BwLoad load) const = 0;
   virtual StreamTiming stream(const StreamRequest& r) = 0;
+  // Flat grids (StreamRequest::flat) for writes and copies, swept by the probe beside the
+  // persistent ones; CUDA's are its own curves (run.cpp: add_flat_curves).
+  virtual Support supports_flat() const {
+    return Support::no("this backend has no flat-grid stream kernels");
+  }
   // SM scaling needs blocks placed one per SM (StreamRequest::blocks).
   virtual Support supports_scaling() const { return Support::yes(); }
   virtual Support supports_shared() const { return Support::no("not implemented by this backend"); }

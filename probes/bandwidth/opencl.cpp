@@ -20,6 +20,10 @@ namespace gd::opencl {
 namespace {
 
 constexpr uint64_t kWg = 256, kUnroll = 4, kChunk = kWg * kUnroll * 16;
+// Flat grids: one 16-byte vector per work-item, a 4 KiB chunk per group (CUDA's flat1).
+constexpr uint64_t kFlatChunk = kWg * 16;
+// 32-bit element indices (bw_read on a GPU, the flat kernels) and group ids.
+constexpr uint64_t kMax32 = 0xffffffffull;
 constexpr uint32_t kLocalBytes = 16384;
 constexpr int kGroupsPerCu = 4;
 
@@ -80,8 +84,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_int err = CL_SUCCESS;
     sum_ = clCreateBuffer(h.context, CL_MEM_READ_WRITE, 4, nullptr, &err);
     check(err, "clCreateBuffer(sum)");
-    for (const char* n : {"bw_read", "bw_write", "bw_copy", "bw_fill", "bw_sum", "bw_local4",
-                          "bw_local8", "bw_local16"})
+    for (const char* n : {"bw_read", "bw_write", "bw_copy", "bw_write_flat", "bw_copy_flat",
+                          "bw_fill", "bw_sum", "bw_local4", "bw_local8", "bw_local16"})
       kernel(n);
     if (image_ok_) kernel("bw_image_read");
     if (nt_ok_)
@@ -100,7 +104,10 @@ class OpenCLBandwidth final : public BandwidthKernels {
     if (queue2_) clReleaseCommandQueue(queue2_);
   }
 
-  uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunk; }
+  uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
+    return flat(r) ? kFlatChunk : kChunk;
+  }
+  Support supports_flat() const override { return Support::yes(); }
   // A CPU: one work-group per compute unit (PoCL runs one per thread), so that all groups run
   // at once and each pass of a stream kernel sweeps the whole footprint before the next
   // (with 4 per unit, a group made all its passes over its quarter of a unit's share first).
@@ -123,11 +130,14 @@ class OpenCLBandwidth final : public BandwidthKernels {
     if (r.repeats < 1) throw BackendError("stream: bad repeat count");
     if (r.streaming_stores && r.op != BwOp::read && !nt_ok_)
       throw BackendError("stream: " + supports_streaming_stores().reason);
+    if (flat(r)) return stream_flat(r);
     StreamTiming t;
     t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunk);
     const StreamLayout& l = t.layout;
     const uint64_t bytes = l.buffer_bytes();
     if (bytes > max_alloc_) throw AllocationFailed("buffer above CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    if (!cpu_ && r.op == BwOp::read && (bytes / 16 > kMax32 || r.passes > kMax32))
+      throw AllocationFailed("a read of 2^32 vectors or passes or more (32-bit indices)");
     if (r.op != BwOp::write) prepare_source(bytes);
     cl_mem dst = r.op == BwOp::read ? nullptr : dst_.get(h_.context, bytes);
     cl_kernel k = nullptr;
@@ -324,6 +334,52 @@ class OpenCLBandwidth final : public BandwidthKernels {
   }
 
  private:
+  static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
+
+  // A flat grid (bw_write_flat, bw_copy_flat): chunks x passes groups of one chunk each, into
+  // a destination poisoned first, so that a chunk no group wrote fails the check.
+  StreamTiming stream_flat(const StreamRequest& r) {
+    if (r.unroll > 1 || (r.threads != 0 && uint64_t(r.threads) != kWg) || r.prefetch_256 ||
+        r.streaming_stores || r.load != BwLoad::cached)
+      throw BackendError("stream: the flat kernels move one plain uint4 per work-item of 256");
+    StreamTiming t;
+    t.layout = stream_layout_flat(r.buffer_bytes, kFlatChunk);
+    const StreamLayout& l = t.layout;
+    const uint64_t bytes = l.buffer_bytes();
+    if (bytes > max_alloc_) throw AllocationFailed("buffer above CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    const uint64_t groups = l.chunks * r.passes;
+    if (groups > kMax32) throw AllocationFailed("a flat grid of 2^32 work-groups or more");
+    if (r.drop_blocks < 0 || uint64_t(r.drop_blocks) >= groups)
+      throw BackendError("stream: bad drop_blocks");
+    if (r.op == BwOp::copy) prepare_source(bytes);
+    cl_mem dst = dst_.get(h_.context, bytes);
+    const cl_uint poison = 0xffffffffu;
+    check(clEnqueueFillBuffer(h_.queue, dst, &poison, sizeof poison, 0, bytes, 0, nullptr, nullptr),
+          "poisoning the destination");
+    cl_kernel k = kernels_.at(r.op == BwOp::write ? "bw_write_flat" : "bw_copy_flat");
+    int a = 0;
+    if (r.op == BwOp::copy)
+      check(clSetKernelArg(k, a++, sizeof(cl_mem), &src_.mem), "clSetKernelArg");
+    check(clSetKernelArg(k, a++, sizeof(cl_mem), &dst), "clSetKernelArg");
+    const cl_uint chunks = cl_uint(l.chunks);
+    check(clSetKernelArg(k, a++, sizeof chunks, &chunks), "clSetKernelArg");
+    const std::size_t global = std::size_t((groups - uint64_t(r.drop_blocks)) * kWg), local = kWg;
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
+      cl_event e = nullptr;
+      check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &e),
+            "clEnqueueNDRangeKernel(flat stream)");
+      check(clWaitForEvents(1, &e), "running a flat stream kernel");
+      if (rep >= 0) t.seconds.push_back(event_seconds(e));
+      clReleaseEvent(e);
+    }
+    // Every pass stores the same values: the result is one pass's.
+    const uint32_t got = sum_of(dst, bytes), want = stream_written_checksum(l, 1);
+    if (got != want)
+      t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
+                      std::to_string(want) + ": stores were lost";
+    return t;
+  }
+
   void build(const std::string& options) {
     cl_int err = CL_SUCCESS;
     const char* src = kernels::bandwidth;

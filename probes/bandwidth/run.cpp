@@ -172,6 +172,21 @@ void add_flat_curves(Ctx& c, std::vector<std::function<void()>>& curves) {
     curves.push_back([=, &c] { footprint_curve(c, BwOp::copy, BwLoad::bulk, "copy_bulk"); });
 }
 
+// Device-memory writes and copies on flat grids where a backend other than CUDA has them
+// (OpenCL, Vulkan): CUDA's flat1 kernels (one 16-byte vector a thread, a 4 KiB chunk a
+// block) with plain stores, so that the device-memory write and copy figures take the same
+// best of the persistent and flat grids as CUDA's. Not on a CPU device: there a work-group
+// runs its items one after another on one thread, so a flat grid streams as the persistent
+// one does, and its sweep (past 2x a large L3) would only take the other curves' time.
+void add_portable_flat_curves(Ctx& c, std::vector<std::function<void()>>& curves) {
+  if (c.cpu_device || !c.k.supports_flat().ok) return;
+  const Variant flat{true, 1};
+  curves.push_back(
+      [=, &c] { footprint_curve(c, BwOp::write, BwLoad::cached, "write_flat", false, flat); });
+  curves.push_back(
+      [=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_flat", false, flat); });
+}
+
 // The footprint curves in order; counted first so each gets its share of the time budget.
 void footprint_curves(Ctx& c) {
   std::vector<std::function<void()>> curves;
@@ -189,7 +204,10 @@ void footprint_curves(Ctx& c) {
     // them first, as the host probe's memcpy does.
     curves.push_back(
         [=, &c] { footprint_curve(c, BwOp::copy, BwLoad::cached, "copy_streaming", true); });
-  if (c.info.backend == "cuda") add_flat_curves(c, curves);
+  if (c.info.backend == "cuda")
+    add_flat_curves(c, curves);
+  else
+    add_portable_flat_curves(c, curves);
   curves.push_back([=, &c] { footprint_curve(c, BwOp::read, BwLoad::l2_only, "read_l2"); });
   if (c.info.backend == "cuda") {
     // L2 reads where every block owns its data from blocks x 4 KiB on (one vector per
@@ -293,7 +311,8 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
   out.peak_gbps_api = api_memory_peak_gbps(info);
   BandwidthKernels* k = dev.kernels<BandwidthKernels>();
   if (!k) {
-    out.status = {StatusCode::unsupported, "the " + info.backend + " backend has no bandwidth kernels"};
+    out.status = {StatusCode::unsupported,
+                  "the " + info.backend + " backend has no bandwidth kernels"};
     return;
   }
   out.telemetry_before = dev.telemetry();
@@ -328,7 +347,8 @@ void run_bandwidth(Device& dev, const BandwidthOptions& opt, Progress& progress,
     finish();
     throw;
   }
-  if (stop) out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
+  if (stop)
+    out.status = {StatusCode::interrupted, "stopped by the user; what was measured is kept"};
   finish();
 }
 

@@ -1,4 +1,5 @@
-foreach(kernel stream_read stream_write stream_copy buffer_fill buffer_sum)
+foreach(kernel stream_read stream_write stream_copy stream_write_flat stream_copy_flat buffer_fill
+               buffer_sum)
   gd_vulkan_shader(${kernel} ${kernel}.comp)
 endforeach()
 foreach(width 4 8 16)

@@ -18,6 +18,8 @@ namespace {
 
 // stream_common.glsl: 256 invocations x 4 uvec4s per step.
 constexpr uint64_t kWorkgroup = 256, kUnroll = 4, kChunkBytes = kWorkgroup * kUnroll * 16;
+// The flat grids (stream_*_flat.comp): one uvec4 per invocation, a 4 KiB chunk a workgroup.
+constexpr uint64_t kFlatChunkBytes = kWorkgroup * 16;
 constexpr uint32_t kSharedBytes = 16384;  // shared_read.comp's array
 constexpr uint32_t kSumGroups = 64;       // workgroups of the (untimed) fill and sum
 
@@ -50,12 +52,18 @@ class VulkanBandwidth final : public BandwidthKernels {
     read_ = ctx.pipeline("stream_read", {kStorage, kStorage}, sizeof(StreamPush));
     write_ = ctx.pipeline("stream_write", {kStorage}, sizeof(StreamPush));
     copy_ = ctx.pipeline("stream_copy", {kStorage, kStorage}, sizeof(StreamPush));
+    write_flat_ = ctx.pipeline("stream_write_flat", {kStorage}, sizeof(StreamPush));
+    copy_flat_ = ctx.pipeline("stream_copy_flat", {kStorage, kStorage}, sizeof(StreamPush));
+    max_groups_ = limits.maxComputeWorkGroupCount[0];
     fill_ = ctx.pipeline("buffer_fill", {kStorage}, sizeof(uint32_t));
     sum_ = ctx.pipeline("buffer_sum", {kStorage, kStorage}, sizeof(StreamPush));
     sum_word_ = ctx.buffer(4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
   }
 
-  uint64_t stream_chunk_bytes(const StreamRequest&) const override { return kChunkBytes; }
+  uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
+    return flat(r) ? kFlatChunkBytes : kChunkBytes;
+  }
+  Support supports_flat() const override { return timing_; }
 
   // Four workgroups per SM where the SM count is known (NVIDIA); on a CPU driver four per
   // host core (lavapipe runs workgroups on one worker thread per core); 1024 elsewhere.
@@ -79,6 +87,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     if (!s.ok) throw BackendError("stream: " + s.reason);
     if (r.blocks > 0) throw BackendError("stream: Vulkan cannot place workgroups on chosen SMs");
     if (r.repeats < 1) throw BackendError("stream: bad repeat count");
+    if (flat(r)) return stream_flat(r);
     StreamTiming t;
     t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunkBytes);
     const StreamLayout& l = t.layout;
@@ -302,6 +311,57 @@ class VulkanBandwidth final : public BandwidthKernels {
   }
 
  private:
+  static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
+
+  // A flat grid: chunks x passes workgroups of one chunk each, in as few dispatches of whole
+  // passes as maxComputeWorkGroupCount[0] allows (one on NVIDIA; 65535 workgroups on
+  // lavapipe), into a destination poisoned first, so that a chunk no workgroup wrote fails the
+  // check. A launch's time is the sum of its dispatches'.
+  StreamTiming stream_flat(const StreamRequest& r) {
+    if (r.unroll > 1 || (r.threads != 0 && uint64_t(r.threads) != kWorkgroup) || r.prefetch_256 ||
+        r.streaming_stores)
+      throw BackendError("stream: the flat shaders move one plain uvec4 per invocation of 256");
+    StreamTiming t;
+    t.layout = stream_layout_flat(r.buffer_bytes, kFlatChunkBytes);
+    const StreamLayout& l = t.layout;
+    const uint64_t bytes = l.buffer_bytes();
+    if (bytes > max_buffer_)
+      throw AllocationFailed("a " + std::to_string(bytes) +
+                             "-byte buffer is above maxStorageBufferRange / "
+                             "maxMemoryAllocationSize (" +
+                             std::to_string(max_buffer_) + " bytes)");
+    if (l.chunks > max_groups_)
+      throw AllocationFailed("one pass of the flat grid (" + std::to_string(l.chunks) +
+                             " workgroups) is above maxComputeWorkGroupCount[0] (" +
+                             std::to_string(max_groups_) + ")");
+    const uint64_t groups = l.chunks * r.passes;
+    narrow(groups, "flat workgroups");
+    if (r.drop_blocks < 0 || uint64_t(r.drop_blocks) >= groups)
+      throw BackendError("stream: bad drop_blocks");
+    if (r.op == BwOp::copy) prepare_source(bytes);
+    grow(destination_, bytes);
+    ctx_.fill(destination_, bytes, 0xffffffffu);
+    const Pipeline* pipeline = r.op == BwOp::write ? write_flat_.get() : copy_flat_.get();
+    std::vector<Binding> bindings = {{&destination_, 0}};
+    if (r.op == BwOp::copy) bindings = {{&source_, 0}, {&destination_, 0}};
+    const StreamPush push{narrow(l.chunks, "chunks"), 0, 1, 0, 1};
+    const uint64_t per_dispatch = l.chunks * std::max<uint64_t>(1, max_groups_ / l.chunks);
+    const uint64_t launched = groups - uint64_t(r.drop_blocks);
+    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
+      double ns = 0;
+      for (uint64_t first = 0; first < launched; first += per_dispatch)
+        ns += ctx_.dispatch(*pipeline, bindings, &push, sizeof push,
+                            static_cast<uint32_t>(std::min(per_dispatch, launched - first)));
+      if (rep >= 0) t.seconds.push_back(ns * 1e-9);
+    }
+    // Every pass stores the same values: the result is one pass's.
+    const uint32_t got = sum_of(destination_, bytes), want = stream_written_checksum(l, 1);
+    if (got != want)
+      t.check_error = "written data sums to " + std::to_string(got) + ", expected " +
+                      std::to_string(want) + ": stores were lost";
+    return t;
+  }
+
   void grow(Buffer& b, uint64_t bytes) {
     if (b && b.size() >= bytes) return;
     b.reset();
@@ -401,7 +461,8 @@ class VulkanBandwidth final : public BandwidthKernels {
   uint64_t max_buffer_ = 0;
   bool shared_ok_ = false;
   Support timing_;
-  std::unique_ptr<Pipeline> read_, write_, copy_, fill_, sum_;
+  std::unique_ptr<Pipeline> read_, write_, copy_, write_flat_, copy_flat_, fill_, sum_;
+  uint64_t max_groups_ = 0;  // maxComputeWorkGroupCount[0]
   std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
   Buffer source_, destination_, sum_word_;
   // Host-link transfers: mapped staging buffers and their device-local ends.

@@ -140,6 +140,53 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   EXPECT_TRUE(have_read);
 }
 
+// The flat grids (bw_write_flat, bw_copy_flat): CUDA's flat1 layout (one 4 KiB chunk a
+// work-group, every group once), checked as the persistent kernels are; a grid that leaves a
+// chunk unwritten fails the check even where a persistent run left the right data there
+// before (the destination is poisoned first).
+TEST(OpenCLBandwidth, FlatGridsAreRunAndChecked) {
+  GD_OPEN_OPENCL_DEVICE(dev);
+  auto* k = dev->kernels<BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->supports_flat().ok) << k->supports_flat().reason;
+  for (BwOp op : {BwOp::write, BwOp::copy}) {
+    StreamRequest r;
+    r.op = op;
+    r.flat = true;
+    r.unroll = 1;
+    r.buffer_bytes = 1 << 20;
+    r.passes = 3;
+    r.repeats = 2;
+    EXPECT_EQ(k->stream_chunk_bytes(r), 4096u);
+    const StreamTiming t = k->stream(r);
+    EXPECT_TRUE(t.check_error.empty()) << to_string(op) << ": " << t.check_error;
+    EXPECT_EQ(t.layout.chunk_bytes, 4096u);
+    EXPECT_EQ(t.layout.chunks, 256u);
+    EXPECT_EQ(t.layout.blocks, 256u);
+    EXPECT_EQ(t.layout.chunks_per_block, 1u);
+    ASSERT_EQ(t.seconds.size(), 2u);
+    for (double s : t.seconds) EXPECT_GT(s, 0.0);
+    // A persistent run of one pass leaves what the flat grid must leave; then a flat grid
+    // one work-group short must still be caught.
+    StreamRequest p = r;
+    p.flat = false;
+    p.unroll = 0;
+    p.passes = 1;
+    EXPECT_TRUE(k->stream(p).check_error.empty()) << to_string(op);
+    r.passes = 1;
+    r.drop_blocks = 1;
+    const StreamTiming lost = k->stream(r);
+    EXPECT_NE(lost.check_error.find("stores were lost"), std::string::npos)
+        << to_string(op) << ": '" << lost.check_error << "'";
+  }
+  StreamRequest bad;
+  bad.op = BwOp::write;
+  bad.flat = true;
+  bad.unroll = 4;
+  bad.buffer_bytes = 1 << 16;
+  EXPECT_THROW(k->stream(bad), BackendError);
+}
+
 }  // namespace
 }  // namespace gd
 

@@ -393,6 +393,48 @@ TEST(VulkanBandwidth, ManyPassesAreAllMade) {
   }
 }
 
+// The flat grids (stream_write_flat, stream_copy_flat): CUDA's flat1 layout (one 4 KiB
+// chunk a workgroup, every workgroup once), checked as the persistent shaders are; a grid
+// that leaves a chunk unwritten fails the check even where a persistent run left the right
+// data there before (the destination is poisoned first). 300 chunks x 300 passes is more
+// than lavapipe's 65535 workgroups a dispatch: split there, and still every pass is made.
+TEST(VulkanBandwidth, FlatGridsAreRunAndChecked) {
+  GD_REQUIRE_DEVICE(dev);
+  auto* k = dev->kernels<gd::BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->supports_flat().ok) << k->supports_flat().reason;
+  for (gd::BwOp op : {gd::BwOp::write, gd::BwOp::copy}) {
+    gd::StreamRequest r;
+    r.op = op;
+    r.flat = true;
+    r.unroll = 1;
+    r.buffer_bytes = 300 * 4096;
+    r.passes = 300;
+    r.repeats = 2;
+    EXPECT_EQ(k->stream_chunk_bytes(r), 4096u);
+    const auto t = k->stream(r);
+    EXPECT_TRUE(t.check_error.empty()) << gd::to_string(op) << ": " << t.check_error;
+    EXPECT_EQ(t.layout.chunk_bytes, 4096u);
+    EXPECT_EQ(t.layout.chunks, 300u);
+    EXPECT_EQ(t.layout.blocks, 300u);
+    EXPECT_EQ(t.layout.chunks_per_block, 1u);
+    ASSERT_EQ(t.seconds.size(), 2u);
+    const double g = gbps(t, op, r.passes);
+    EXPECT_GT(g, 0.01) << gd::to_string(op);
+    EXPECT_LT(g, 10000.0) << gd::to_string(op);
+    gd::StreamRequest p = r;
+    p.flat = false;
+    p.unroll = 0;
+    p.passes = 1;
+    EXPECT_TRUE(k->stream(p).check_error.empty()) << gd::to_string(op);
+    r.passes = 1;
+    r.drop_blocks = 1;
+    const auto lost = k->stream(r);
+    EXPECT_NE(lost.check_error.find("stores were lost"), std::string::npos)
+        << gd::to_string(op) << ": '" << lost.check_error << "'";
+  }
+}
+
 TEST(VulkanBandwidth, WhatVulkanCannotDoIsUnsupportedWithAReason) {
   GD_REQUIRE_DEVICE(dev);
   auto* k = dev->kernels<gd::BandwidthKernels>();

@@ -8,8 +8,9 @@
 #include <sstream>
 #include <vector>
 
-#include "bandwidth/run.hpp"
 #include "bandwidth/bandwidth.hpp"
+#include "bandwidth/run.hpp"
+#include "bandwidth/run_internal.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 #include "sections.hpp"
@@ -659,6 +660,41 @@ TEST(BandwidthSummary, ASlopeIsNotAPlateau) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("write plateaus: L1 107 GB/s;"), std::string::npos) << s;
+}
+
+// The device-memory write and copy figures take the best variant's largest footprint past 4x
+// the L2, flat grids included, on any backend: OpenCL's and Vulkan's write_flat and
+// copy_flat curves enter the figures as CUDA's do.
+TEST(BandwidthFigures, DeviceMemoryTakesTheBestOfPersistentAndFlatGrids) {
+  DeviceInfo info;
+  info.backend = "vulkan";
+  info.l2_bytes = 60ull << 20;
+  auto curve = [](double gbps) {
+    BandwidthCurve c;
+    for (double x : {256.0, 512.0}) {
+      BandwidthPoint p;
+      p.x = x * (1 << 20);
+      p.gbps = Summary{gbps, gbps, gbps, gbps, gbps, 3};
+      c.points.push_back(p);
+    }
+    return c;
+  };
+  auto figure = [](const BandwidthProbeResult& r, const std::string& name) {
+    for (const BandwidthFigure& f : r.figures)
+      if (f.name == name) return f;
+    ADD_FAILURE() << "no figure " << name;
+    return BandwidthFigure{};
+  };
+  BandwidthProbeResult out;
+  out.footprint["write"] = curve(4000);
+  out.footprint["write_flat"] = curve(4690);
+  out.footprint["copy"] = curve(3930);
+  out.footprint["copy_flat"] = curve(3800);
+  bandwidth_run::make_figures(out, info, {});
+  EXPECT_DOUBLE_EQ(figure(out, "device memory write").gbps.median, 4690);
+  EXPECT_EQ(figure(out, "device memory write").where, "write_flat at 512 MiB");
+  EXPECT_DOUBLE_EQ(figure(out, "device memory copy").gbps.median, 3930);
+  EXPECT_EQ(figure(out, "device memory copy").where, "copy at 512 MiB");
 }
 
 }  // namespace
