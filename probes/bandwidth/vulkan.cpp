@@ -335,7 +335,8 @@ class VulkanBandwidth final : public BandwidthKernels {
                              " workgroups) is above maxComputeWorkGroupCount[0] (" +
                              std::to_string(max_groups_) + ")");
     const uint64_t groups = l.chunks * r.passes;
-    narrow(groups, "flat workgroups");
+    if (groups > std::numeric_limits<uint32_t>::max())
+      throw AllocationFailed("a flat grid of 2^32 workgroups or more");
     if (r.drop_blocks < 0 || uint64_t(r.drop_blocks) >= groups)
       throw BackendError("stream: bad drop_blocks");
     if (r.op == BwOp::copy) prepare_source(bytes);
