@@ -37,6 +37,7 @@ function(gd_vulkan_shader name source)
 endfunction()
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
+  backends/vulkan/copy_pieces.cpp
   backends/vulkan/vulkan_facts.cpp backends/vulkan/vulkan_device.cpp
   backends/vulkan/kernel_table.cpp backends/vulkan/gpu_clock.cpp)
 target_include_directories(gpudissect_vulkan PUBLIC backends/vulkan

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "command_helpers.hpp"
 #include "gpu_clock.hpp"
 #include "gpudissect/units.hpp"
 #include "vulkan_shaders.hpp"
@@ -202,6 +203,7 @@ Context::~Context() {
   if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
   if (transfer_fence_) vkDestroyFence(device_, transfer_fence_, nullptr);
   if (transfer_fence2_) vkDestroyFence(device_, transfer_fence2_, nullptr);
+  for (const Piece& p : pieces_) vkDestroyFence(device_, p.fence, nullptr);
   if (transfer_pool_) vkDestroyCommandPool(device_, transfer_pool_, nullptr);
   vkDestroyDevice(device_, nullptr);
 }
@@ -277,29 +279,6 @@ Buffer Context::buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, b
   b.size_ = bytes;
   return b;
 }
-
-namespace {
-
-void begin(VkCommandBuffer cmd) {
-  check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-}
-
-// Each submission is waited for before the next, but a fence orders execution only: this
-// barrier makes every earlier write (shader, copy, host) visible to what follows.
-void full_barrier(VkCommandBuffer cmd) {
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
-  mb.dstAccessMask =
-      VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb,
-                       0, nullptr, 0, nullptr);
-}
-
-}  // namespace
 
 void Context::submit_and_wait(const char* what) {
   check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");

@@ -245,6 +245,14 @@ class Context {
   void copy_pair(const Buffer& a_src, const Buffer& a_dst, const Buffer& b_src, const Buffer& b_dst,
                  uint64_t bytes);
   std::string copy_pair_queues() const;
+  // One transfer in pieces (backends/vulkan/copy_pieces.cpp): piece i (< kMaxPieces) copies
+  // [offset, offset + bytes) of src to the same range of dst on the compute queue, submitted
+  // at once and not waited for, so the host can stage the next piece meanwhile, as a driver
+  // stages a pageable copy; wait_piece(i) returns when piece i has landed.
+  static constexpr std::size_t kMaxPieces = 8;
+  void copy_piece(std::size_t i, const Buffer& src, const Buffer& dst, uint64_t offset,
+                  uint64_t bytes);
+  void wait_piece(std::size_t i);
 
   // `count` (>= 1) dispatches of `groups` workgroups each, in one command buffer, each after
   // a barrier on the one before (in order, as kernels on one stream); recorded, submitted
@@ -282,6 +290,12 @@ class Context {
   VkCommandPool transfer_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer transfer_cmd_ = VK_NULL_HANDLE;
   VkFence transfer_fence_ = VK_NULL_HANDLE;
+  // copy_piece's command buffers (from pool_) and fences, made as first needed.
+  struct Piece {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+  };
+  std::vector<Piece> pieces_;
   // The transfer family's second queue, where it has one (copy_pair's first copy).
   VkQueue transfer_queue2_ = VK_NULL_HANDLE;
   VkCommandBuffer transfer_cmd2_ = VK_NULL_HANDLE;

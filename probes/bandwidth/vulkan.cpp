@@ -272,13 +272,16 @@ class VulkanBandwidth final : public BandwidthKernels {
     for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up (first touch)
       const auto t0 = Clock::now();
       double gpu_ns = 0;
-      if (!r.pinned && to_dev) std::memcpy(stage_in_.mapped(), h_in, r.bytes);
-      if (pair)
+      if (!r.pinned && !pair) {
+        pageable_in_pieces(to_dev, h_in, h_out, r.bytes);
+      } else if (pair) {
+        if (!r.pinned) std::memcpy(stage_in_.mapped(), h_in, r.bytes);
         ctx_.copy_pair(stage_in_, dev_in_, dev_out_, stage_out_, r.bytes);
-      else
+        if (!r.pinned) std::memcpy(h_out, stage_out_.mapped(), r.bytes);
+      } else {
         gpu_ns = to_dev ? ctx_.copy(stage_in_, dev_in_, r.bytes)
                         : ctx_.copy(dev_out_, stage_out_, r.bytes);
-      if (!r.pinned && to_host) std::memcpy(h_out, stage_out_.mapped(), r.bytes);
+      }
       const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
       if (rep < 0) continue;
       // Pinned, one direction: the copy's own time between its timestamps, which cannot be
@@ -376,6 +379,33 @@ class VulkanBandwidth final : public BandwidthKernels {
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, where, false, true);
   }
 
+  // A pageable copy one way, in pieces of at least 1 MiB (at most Context::kMaxPieces): to
+  // the device, each piece is copied as soon as the host has staged it; to the host, every
+  // piece is submitted at once and each taken out of the staging buffer as it lands. The
+  // host's memcpy and the copy engine work side by side, not one after the other.
+  void pageable_in_pieces(bool to_dev, const uint32_t* h_in, uint32_t* h_out, uint64_t bytes) {
+    const uint64_t pieces = std::clamp<uint64_t>(bytes >> 20, 1, Context::kMaxPieces);
+    const uint64_t piece = (bytes / pieces + 15) / 16 * 16;
+    auto* in = static_cast<char*>(stage_in_.mapped());
+    const auto* out = static_cast<const char*>(stage_out_.mapped());
+    std::size_t n = 0;
+    for (uint64_t off = 0; off < bytes; off += piece, ++n) {
+      const uint64_t len = std::min(piece, bytes - off);
+      if (to_dev) {
+        std::memcpy(in + off, reinterpret_cast<const char*>(h_in) + off, len);
+        ctx_.copy_piece(n, stage_in_, dev_in_, off, len);
+      } else {
+        ctx_.copy_piece(n, dev_out_, stage_out_, off, len);
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      ctx_.wait_piece(i);
+      if (to_dev) continue;
+      const uint64_t off = i * piece;
+      std::memcpy(reinterpret_cast<char*>(h_out) + off, out + off, std::min(piece, bytes - off));
+    }
+  }
+
   // Host memory of the pageable transfers, grown to `words` (the old one freed first).
   static void grow_pageable(std::vector<uint32_t>& v, uint64_t words) {
     if (v.size() >= words) return;
@@ -403,9 +433,11 @@ class VulkanBandwidth final : public BandwidthKernels {
       what = "host clock over the copy's submit and fence wait";
     if (!r.pinned)
       what += r.dir == HostDir::to_device
-                  ? ", plus the memcpy from ordinary host memory into the mapped staging buffer"
+                  ? ", plus the memcpy from ordinary host memory into the mapped staging buffer, "
+                    "in pieces of at least 1 MiB, each copied as soon as it is staged"
               : r.dir == HostDir::to_host
-                  ? ", plus the memcpy from the mapped staging buffer into ordinary host memory"
+                  ? ", plus the memcpy from the mapped staging buffer into ordinary host memory, "
+                    "in pieces of at least 1 MiB, each taken out as soon as it has landed"
                   : ", plus both memcpys between ordinary host memory and the mapped staging "
                     "buffers";
     const Buffer& stage = r.dir == HostDir::to_host ? stage_out_ : stage_in_;

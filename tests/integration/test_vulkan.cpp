@@ -455,7 +455,8 @@ TEST(VulkanBandwidth, WhatVulkanCannotDoIsUnsupportedWithAReason) {
 // Host-link transfers, one direction at a time, pinned (mapped host-visible staging, timed by
 // timestamps) and pageable (ordinary memory memcpy'd through it, host clock): every transfer
 // checked (check_error empty), a positive rate below 10 TB/s, the note saying what was timed.
-// Sizes go up then down again so buffers are reused and grown.
+// Sizes go up then down again so buffers are reused and grown; pageable copies of more than
+// 1 MiB move in pieces.
 TEST(VulkanBandwidth, HostTransfersAreCheckedAndPositive) {
   GD_REQUIRE_DEVICE(dev);
   auto* k = dev->kernels<gd::BandwidthKernels>();
@@ -464,7 +465,9 @@ TEST(VulkanBandwidth, HostTransfersAreCheckedAndPositive) {
     ASSERT_TRUE(k->supports_host(pinned).ok) << k->supports_host(pinned).reason;
     for (gd::HostDir d : {gd::HostDir::to_device, gd::HostDir::to_host}) {
       ASSERT_TRUE(k->supports_host(d, pinned).ok) << k->supports_host(d, pinned).reason;
-      for (uint64_t bytes : {uint64_t(4096), uint64_t(1) << 20, uint64_t(65536)}) {
+      // 5 MiB + 48 B: a pageable copy in five pieces and a short sixth, each checked.
+      for (uint64_t bytes :
+           {uint64_t(4096), uint64_t(1) << 20, (uint64_t(5) << 20) + 48, uint64_t(65536)}) {
         const std::string what =
             gd::to_string(d) + (pinned ? " pinned " : " pageable ") + std::to_string(bytes);
         gd::HostRequest r;
@@ -481,6 +484,7 @@ TEST(VulkanBandwidth, HostTransfersAreCheckedAndPositive) {
         }
         EXPECT_NE(t.note.find(pinned ? "timestamps" : "memcpy"), std::string::npos)
             << what << ": " << t.note;
+        if (!pinned) EXPECT_NE(t.note.find("in pieces"), std::string::npos) << t.note;
       }
     }
   }
