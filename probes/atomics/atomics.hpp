@@ -83,6 +83,12 @@ std::string pingpong_check(const PingPongOutcome& o, uint64_t total_round_trips)
 // kept for the probe to report.
 PingPongTiming time_pingpong_on_host(const PingPongRequest& r,
                                      const std::function<double(uint32_t, PingPongOutcome*)>& play);
+// The same over r.locations flag locations (global kinds): `play(location, rounds, outcome)`.
+// One warm-up at location 0, then every repeat visits every location in turn (N and 2N at
+// each, as CUDA's loop), filling ns_by_location with more than one location.
+PingPongTiming time_pingpong_on_host(
+    const PingPongRequest& r,
+    const std::function<double(int, uint32_t, PingPongOutcome*)>& play_at);
 
 // ---- the SM-to-SM matrix ----
 
@@ -214,6 +220,12 @@ struct ThroughputLayout {
   uint64_t ops() const { return blocks * threads * iterations; }
 };
 
+// Work-groups per SM (compute unit) of a throughput launch of 256-thread groups, CUDA's
+// shape on every backend: 8 (2048 threads, a full NVIDIA SM); a shared-memory pattern as many
+// as `shared_per_unit` bytes hold (its array plus 1 KiB each), at least `min_groups`.
+uint64_t throughput_groups_per_unit(const ThroughputLayout& l, uint64_t shared_per_unit,
+                                    uint64_t min_groups);
+
 // Words of the flattened target the kernel's atomics land in (shared: every block's array,
 // one after the other, as the kernel copies them out) and the word thread `g` (global index
 // block * threads + thread) hits. Shared: each warp owns 32 x ways words.
@@ -276,6 +288,28 @@ class AtomicsKernels : public KernelSet {
 };
 
 // ---- placements: a figure over several locations of its target in memory ----
+
+// Where the placements and flag locations lie, the same on every backend (CUDA's rule): each
+// in its own 2 MiB region of one allocation (another large page, so another physical address
+// and with it another L2 slice) and at another offset inside its region.
+constexpr uint64_t kPlacementRegion = uint64_t(2) << 20;
+constexpr int kMaxPlacements = 16;  // throughput target placements
+constexpr int kMaxLocations = 64;   // ping-pong flag locations
+// Flag locations: one region and 4 KiB + one 128-byte line apart; each holds the flag, the
+// payload and the abort word on their own lines.
+constexpr uint64_t kLocationStride = kPlacementRegion + 4096 + 128;
+constexpr uint64_t kLocationBytes = 4096;
+// Repeats of a figure over several placements on OpenCL and Vulkan, at most (CUDA takes the
+// option's 5): each repeat is a launch per placement, and a whole run on those backends has
+// less time to spare; the repeats' means agree within 0.5 % on an H200.
+constexpr int kPlacedRepeats = 3;
+// Bytes from one placement of a target of `target_bytes` to the next: the target rounded up
+// to whole regions, two regions more, and 64 KiB further into the region each time.
+uint64_t placement_stride(uint64_t target_bytes);
+// Bytes one allocation needs for `places` placements (the last one's end).
+uint64_t placements_bytes(uint64_t target_bytes, int places);
+// Bytes one allocation needs for `locations` flag locations.
+uint64_t locations_bytes(int locations);
 
 // Where a line lives (its L2 slice, near or far partition) is set by its physical address,
 // which differs from process to process; a figure measured at one placement is tight within

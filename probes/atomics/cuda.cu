@@ -26,6 +26,13 @@
 
 namespace gd::cuda {
 
+// The device code's copies of the placement rule (atomics.hpp) must agree with it.
+static_assert(at::kRegion == gd::kPlacementRegion && at::kLocationStride == gd::kLocationStride &&
+                  at::kLocationBytes == gd::kLocationBytes &&
+                  at::kMaxPlacements == gd::kMaxPlacements &&
+                  at::kMaxLocations == gd::kMaxLocations,
+              "CUDA's placements differ from gd's");
+
 namespace {
 
 class CudaAtomics final : public AtomicsKernels {
@@ -395,21 +402,15 @@ class CudaAtomics final : public AtomicsKernels {
     l.iterations = iterations;
     // Full occupancy (2048 threads per SM); shared patterns as many blocks as their arrays
     // allow, at least one per SM.
-    uint64_t per_sm = 8;
-    if (r.space == AtomicSpace::shared) {
-      l.blocks = 1;
-      const uint64_t bytes = shared_words_per_block(l) * 4 + 1024;
-      per_sm = std::clamp<uint64_t>(info_.shared_per_sm_bytes.value_or(64 * 1024) / bytes, 1, 8);
-    }
+    const uint64_t per_sm =
+        throughput_groups_per_unit(l, info_.shared_per_sm_bytes.value_or(64 * 1024), 1);
     l.blocks = uint64_t(std::max(1, info_.compute_units)) * per_sm;
     return l;
   }
 
-  // Bytes from one placement of the target to the next: its size rounded up to whole 2 MiB
-  // regions, 4 MiB apart, and 64 KiB further into the region each time.
-  static size_t placement_stride(size_t bytes) {
-    return (bytes + at::kRegion - 1) / at::kRegion * at::kRegion + 2 * at::kRegion + 65536;
-  }
+  // Bytes from one placement of the target to the next (gd::placement_stride: the rule the
+  // OpenCL and Vulkan backends share).
+  static size_t placement_stride(size_t bytes) { return size_t(gd::placement_stride(bytes)); }
 
   // Placement p of the target (one allocation holds every placement the request asks for).
   void* target_at(const ThroughputRequest& r, const ThroughputLayout& l, int p) {

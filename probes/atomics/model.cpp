@@ -124,27 +124,40 @@ std::string ThroughputRequest::key() const {
 
 PingPongTiming time_pingpong_on_host(
     const PingPongRequest& r, const std::function<double(uint32_t, PingPongOutcome*)>& play) {
+  PingPongRequest one = r;
+  one.locations = 1;
+  return time_pingpong_on_host(
+      one, [&](int, uint32_t rounds, PingPongOutcome* o) { return play(rounds, o); });
+}
+
+PingPongTiming time_pingpong_on_host(
+    const PingPongRequest& r,
+    const std::function<double(int, uint32_t, PingPongOutcome*)>& play_at) {
   PingPongTiming t;
   const uint32_t n = r.round_trips;
+  const int locations = std::max(r.locations, 1);
+  if (locations > 1) t.ns_by_location.resize(std::size_t(locations));
   bool failed = false;
-  auto launch = [&](uint32_t rounds) {
-    const double s = play(rounds, failed ? nullptr : &t.outcome);
+  auto launch = [&](int loc, uint32_t rounds) {
+    const double s = play_at(loc, rounds, failed ? nullptr : &t.outcome);
     if (!failed && !pingpong_check(t.outcome, rounds).empty()) {
       failed = true;  // keep this launch's outcome: the probe reports it
       t.total_round_trips = rounds;
     }
     return s;
   };
-  launch(std::max<uint32_t>(n / 8, 1));  // warm-up: pipeline or compile caches, wake workers
-  for (int rep = 0; rep < r.repeats && !failed; ++rep) {
-    const double one = launch(n);
-    if (failed) break;
-    const double two = launch(2 * n);
-    if (failed) break;
-    t.total_round_trips = 2 * n;
-    const double per = two > one ? (two - one) / (2.0 * n) : two / (4.0 * n);
-    t.ns_per_handoff.push_back(per * 1e9);
-  }
+  launch(0, std::max<uint32_t>(n / 8, 1));  // warm-up: pipeline or compile caches, wake workers
+  for (int rep = 0; rep < r.repeats && !failed; ++rep)
+    for (int loc = 0; loc < locations && !failed; ++loc) {
+      const double one = launch(loc, n);
+      if (failed) break;
+      const double two = launch(loc, 2 * n);
+      if (failed) break;
+      t.total_round_trips = 2 * n;
+      const double per = two > one ? (two - one) / (2.0 * n) : two / (4.0 * n);
+      t.ns_per_handoff.push_back(per * 1e9);
+      if (locations > 1) t.ns_by_location[std::size_t(loc)].push_back(per * 1e9);
+    }
   return t;
 }
 
@@ -237,6 +250,16 @@ uint64_t target_word(const ThroughputLayout& l, uint64_t g) {
     default:
       return g;
   }
+}
+
+uint64_t throughput_groups_per_unit(const ThroughputLayout& l, uint64_t shared_per_unit,
+                                    uint64_t min_groups) {
+  constexpr uint64_t kFull = 8;
+  if (l.space != AtomicSpace::shared) return kFull;
+  ThroughputLayout one = l;
+  one.blocks = 1;
+  const uint64_t bytes = shared_words_per_block(one) * 4 + 1024;
+  return std::clamp<uint64_t>(shared_per_unit / bytes, std::min(min_groups, kFull), kFull);
 }
 
 uint64_t max_exact_count(AtomicType t) {

@@ -260,6 +260,19 @@ SmMatrix average_placements(const std::vector<SmMatrix>& placements) {
 
 // ---- placements ----
 
+uint64_t placement_stride(uint64_t target_bytes) {
+  return (target_bytes + kPlacementRegion - 1) / kPlacementRegion * kPlacementRegion +
+         2 * kPlacementRegion + 65536;
+}
+
+uint64_t placements_bytes(uint64_t target_bytes, int places) {
+  return placement_stride(target_bytes) * uint64_t(std::max(places, 1) - 1) + target_bytes;
+}
+
+uint64_t locations_bytes(int locations) {
+  return kLocationStride * uint64_t(std::max(locations, 1) - 1) + kLocationBytes;
+}
+
 std::optional<PlacedFigure> summarize_placed(const std::vector<std::vector<double>>& samples) {
   std::vector<const std::vector<double>*> used;
   for (const auto& v : samples)

@@ -1024,3 +1024,88 @@ TEST(AtomicsPingPong, HostTimingDifferenceAndFirstBadOutcome) {
   EXPECT_EQ(v.total_round_trips, 2000u);
   EXPECT_FALSE(gd::pingpong_check(v.outcome, v.total_round_trips).empty());
 }
+
+// The located host timing (OpenCL and Vulkan global ping-pongs): one warm-up, then every
+// repeat visits every location in turn, N and 2N at each, and each location keeps its own
+// samples, which the probe's placement summary reads as CUDA's 16 flag locations.
+TEST(AtomicsPingPong, HostTimingVisitsEveryLocationEveryRepeat) {
+  gd::PingPongRequest r;
+  r.round_trips = 100;
+  r.repeats = 3;
+  r.locations = 4;
+  std::vector<std::pair<int, uint32_t>> launches;
+  auto placed = [&](int loc, uint32_t rounds, gd::PingPongOutcome* out) {
+    launches.emplace_back(loc, rounds);
+    if (out) *out = {2ull * rounds, rounds, rounds, 0, 0};
+    return 1e-3 + rounds * (1 + loc) * 1e-6;  // location loc: 500 (1 + loc) ns a hand-over
+  };
+  const gd::PingPongTiming t = gd::time_pingpong_on_host(r, placed);
+  ASSERT_EQ(launches.size(), 1u + 3 * 4 * 2);
+  EXPECT_EQ(launches[0], std::make_pair(0, 12u));  // the warm-up
+  for (std::size_t i = 1; i < launches.size(); ++i) {
+    const std::size_t k = (i - 1) / 2;
+    EXPECT_EQ(launches[i].first, int(k % 4)) << i;
+    EXPECT_EQ(launches[i].second, i % 2 ? 100u : 200u) << i;
+  }
+  EXPECT_EQ(t.ns_per_handoff.size(), 12u);
+  ASSERT_EQ(t.ns_by_location.size(), 4u);
+  for (int loc = 0; loc < 4; ++loc) {
+    ASSERT_EQ(t.ns_by_location[loc].size(), 3u) << loc;
+    for (double ns : t.ns_by_location[loc]) EXPECT_NEAR(ns, 500.0 * (1 + loc), 1e-6) << loc;
+  }
+  EXPECT_EQ(t.total_round_trips, 200u);
+  const auto figure = gd::summarize_placed(t.ns_by_location);
+  ASSERT_TRUE(figure && figure->spread);
+  EXPECT_EQ(figure->spread->values.size(), 4u);
+  EXPECT_NEAR(figure->summary.median, 1250, 1e-6);  // the mean over the locations
+  // One location (the plain form, and r.locations 1): no per-location samples.
+  r.locations = 1;
+  EXPECT_TRUE(gd::time_pingpong_on_host(r, placed).ns_by_location.empty());
+}
+
+// The placement rule the three backends share (CUDA's): a target rounded up to whole 2 MiB
+// regions plus two, 64 KiB further into a region each time; flag locations a region, 4 KiB
+// and a line apart. Each placement lies in another region at another offset.
+TEST(AtomicsPlacements, StrideAndSpansAreCudasRule) {
+  const uint64_t region = uint64_t(2) << 20;
+  EXPECT_EQ(gd::kPlacementRegion, region);
+  EXPECT_EQ(gd::placement_stride(4), 3 * region + 65536);
+  EXPECT_EQ(gd::placement_stride(region), 3 * region + 65536);
+  EXPECT_EQ(gd::placement_stride(region + 4), 4 * region + 65536);
+  EXPECT_EQ(gd::placements_bytes(1000, 1), 1000u);
+  EXPECT_EQ(gd::placements_bytes(1000, 16), 15 * (3 * region + 65536) + 1000);
+  EXPECT_EQ(gd::locations_bytes(1), gd::kLocationBytes);
+  EXPECT_EQ(gd::locations_bytes(16), 15 * (region + 4096 + 128) + 4096);
+  EXPECT_EQ(gd::kLocationStride % 128, 0u);
+  std::set<uint64_t> regions, offsets;
+  for (int p = 0; p < gd::kMaxPlacements; ++p) {
+    const uint64_t at = gd::placement_stride(uint64_t(1) << 20) * uint64_t(p);
+    regions.insert(at / region);
+    offsets.insert(at % region);
+    EXPECT_EQ(at % 8, 0u);  // a whole number of 64-bit words
+  }
+  EXPECT_EQ(regions.size(), 16u);
+  EXPECT_EQ(offsets.size(), 16u);
+}
+
+// A throughput launch's groups per SM, CUDA's shape on every backend: 8 of 256 threads; a
+// shared pattern as many as the SM's shared memory holds, at least the floor asked for.
+TEST(AtomicsLayout, GroupsPerUnitAreCudasShape) {
+  gd::ThroughputLayout l;
+  l.threads = 256;
+  l.space = gd::AtomicSpace::global;
+  for (gd::Contention c : {gd::Contention::distinct, gd::Contention::same_gpu}) {
+    l.contention = c;
+    EXPECT_EQ(gd::throughput_groups_per_unit(l, 0, 4), 8u);
+  }
+  l.space = gd::AtomicSpace::shared;
+  l.contention = gd::Contention::distinct;
+  EXPECT_EQ(gd::throughput_groups_per_unit(l, 64 * 1024, 4), 8u);
+  l.contention = gd::Contention::bank_conflict;
+  l.ways = 32;  // 32 KiB an array, 33 KiB with the allowance
+  EXPECT_EQ(gd::throughput_groups_per_unit(l, 228 * 1024, 1), 6u);  // CUDA on an H200
+  EXPECT_EQ(gd::throughput_groups_per_unit(l, 64 * 1024, 1), 1u);
+  EXPECT_EQ(gd::throughput_groups_per_unit(l, 64 * 1024, 4), 4u);  // OpenCL's, Vulkan's floor
+  l.ways = 8;
+  EXPECT_EQ(gd::throughput_groups_per_unit(l, 64 * 1024, 4), 7u);
+}
