@@ -35,59 +35,75 @@ uint local_word(uint contention, uint ways, uint t) {
   return 0;
 }
 
+// STEP(k) for k = 0 .. iterations - 1, eight to a loop trip (as CUDA's kernels), so the loop's
+// own instructions stay out of the way of the atomics.
+#define UNROLLED_8(iterations, STEP)                                                  \
+  ulong k = 0;                                                                        \
+  for (; k + 8 <= (iterations); k += 8) {                                             \
+    STEP(k) STEP(k + 1) STEP(k + 2) STEP(k + 3) STEP(k + 4) STEP(k + 5) STEP(k + 6) \
+    STEP(k + 7)                                                                       \
+  }                                                                                   \
+  for (; k < (iterations); ++k) STEP(k)
+
+// Global kernels take their placement: the target starts `base` words into the buffer, and
+// the per-work-item results of placement `place` follow those of the placements before it.
+#define SINK_INDEX(g) ((ulong)place * get_global_size(0) + (g))
+
 #ifndef GD_CL2_ATOMICS
 
 // Every work-item adds 1 to its word `iterations` times, using the returned value (summed
 // into `sink`, so the atomic's result is live).
-__kernel void at_global_add(__global volatile uint* target, uint contention, ulong iterations,
-                            __global uint* sink) {
+__kernel void at_global_add(__global volatile uint* target, ulong base, uint contention,
+                            ulong iterations, __global uint* sink, uint place) {
   const ulong g = get_global_id(0);
   __global volatile uint* p =
-      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+      target + base + global_word(contention, g, get_group_id(0), get_local_size(0));
   uint acc = 0;
-  for (ulong k = 0; k < iterations; ++k) acc += atomic_add(p, 1u);
-  sink[g] = acc;
+#define ADD_STEP(k) acc += atomic_add(p, 1u);
+  UNROLLED_8(iterations, ADD_STEP)
+  sink[SINK_INDEX(g)] = acc;
 }
 
 // gd::minmax_operand: (g mod 977) * 2048 + (k mod 2048), negated for min. Every word starts
 // at gd::initial_word (INT_MAX for min, INT_MIN for max).
-#define MINMAX_KERNEL(name, fn, sign)                                                      \
-  __kernel void name(__global volatile int* target, uint contention, ulong iterations,     \
-                     __global uint* sink) {                                                \
-    const ulong g = get_global_id(0);                                                      \
-    __global volatile int* p =                                                             \
-        target + global_word(contention, g, get_group_id(0), get_local_size(0));           \
-    const int base = (int)(g % 977) * 2048;                                                \
-    uint acc = 0;                                                                          \
-    for (ulong k = 0; k < iterations; ++k) acc += (uint)fn(p, sign(base + (int)(k % 2048))); \
-    sink[g] = acc;                                                                         \
+#define MINMAX_KERNEL(name, fn)                                                           \
+  __kernel void name(__global volatile int* target, ulong base, uint contention,          \
+                     ulong iterations, __global uint* sink, uint place) {                 \
+    const ulong g = get_global_id(0);                                                     \
+    __global volatile int* p =                                                            \
+        target + base + global_word(contention, g, get_group_id(0), get_local_size(0));   \
+    const int from = (int)(g % 977) * 2048;                                               \
+    uint acc = 0;                                                                         \
+    UNROLLED_8(iterations, MINMAX_STEP_##fn)                                              \
+    sink[SINK_INDEX(g)] = acc;                                                            \
   }
-#define NEGATE(v) (-(v))
-#define SAME(v) (v)
-MINMAX_KERNEL(at_global_min, atomic_min, NEGATE)
-MINMAX_KERNEL(at_global_max, atomic_max, SAME)
+#define MINMAX_STEP_atomic_min(k) acc += (uint)atomic_min(p, -(from + (int)((k) % 2048)));
+#define MINMAX_STEP_atomic_max(k) acc += (uint)atomic_max(p, from + (int)((k) % 2048));
+MINMAX_KERNEL(at_global_min, atomic_min)
+MINMAX_KERNEL(at_global_max, atomic_max)
 
 #ifdef cl_khr_int64_base_atomics
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 // 64-bit words: atom_add of 1, its result live.
-__kernel void at_global_add_u64(__global volatile ulong* target, uint contention,
-                                ulong iterations, __global uint* sink) {
+__kernel void at_global_add_u64(__global volatile ulong* target, ulong base, uint contention,
+                                ulong iterations, __global uint* sink, uint place) {
   const ulong g = get_global_id(0);
   __global volatile ulong* p =
-      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+      target + base + global_word(contention, g, get_group_id(0), get_local_size(0));
   ulong acc = 0;
-  for (ulong k = 0; k < iterations; ++k) acc += atom_add(p, 1ul);
-  sink[g] = (uint)acc;
+#define ADD64_STEP(k) acc += atom_add(p, 1ul);
+  UNROLLED_8(iterations, ADD64_STEP)
+  sink[SINK_INDEX(g)] = (uint)acc;
 }
 #endif
 
 // A CAS loop per work-item: each attempt swaps guess -> guess + 1; a failure learns the
 // current value. Successes are counted per work-item so the host can check every word.
-__kernel void at_global_cas(__global volatile uint* target, uint contention, ulong iterations,
-                            __global uint* successes) {
+__kernel void at_global_cas(__global volatile uint* target, ulong base, uint contention,
+                            ulong iterations, __global uint* successes, uint place) {
   const ulong g = get_global_id(0);
   __global volatile uint* p =
-      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+      target + base + global_word(contention, g, get_group_id(0), get_local_size(0));
   uint guess = 0, won = 0;
   for (ulong k = 0; k < iterations; ++k) {
     const uint old = atomic_cmpxchg(p, guess, guess + 1);
@@ -98,7 +114,7 @@ __kernel void at_global_cas(__global volatile uint* target, uint contention, ulo
       guess = old;
     }
   }
-  successes[g] = won;
+  successes[SINK_INDEX(g)] = won;
 }
 
 // Local memory: the group's array (words_per_group words) starts at 0, every work-item
@@ -110,7 +126,7 @@ __kernel void at_local_add(__global uint* out, uint contention, uint ways, ulong
   barrier(CLK_LOCAL_MEM_FENCE);
   __local volatile uint* p = arr + local_word(contention, ways, t);
   uint acc = 0;
-  for (ulong k = 0; k < iterations; ++k) acc += atomic_add(p, 1u);
+  UNROLLED_8(iterations, ADD_STEP)
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint w = t; w < words_per_group; w += n) out[get_group_id(0) * words_per_group + w] = arr[w];
   sink[get_global_id(0)] = acc;
@@ -160,11 +176,13 @@ __kernel void at_local_cas(__global uint* out, uint contention, uint ways, ulong
   res[2 + me] = timed_out;
 
 // Two work-groups of one work-item each; they run on two compute units where the device
-// has them free (OpenCL cannot place them). flag[0] is the flag, flag[32] (its own
-// 128-byte line) the abort word; both start at 0.
-__kernel void at_pingpong_global(__global volatile int* flag, __global uint* res, uint rounds,
-                                 uint spin_limit) {
+// has them free (OpenCL cannot place them). The flag location starts `base` words into the
+// buffer: flag[0] is the flag, flag[32] (its own 128-byte line) the abort word; both start
+// at 0.
+__kernel void at_pingpong_global(__global volatile int* flags, ulong base, __global uint* res,
+                                 uint rounds, uint spin_limit) {
   if (get_local_id(0) != 0) return;
+  __global volatile int* flag = flags + base;
   const uint me = get_group_id(0);
   PLAY(flag, flag + 32)
 }
@@ -192,15 +210,17 @@ __kernel void at_pingpong_local(__global uint* res, uint rounds, uint spin_limit
 // A relaxed add of 1 at work-group scope on a global int: coherent within the work-group only,
 // as CUDA's atom.relaxed.cta.global (its figure's .cta); memory_scope_work_group is in every
 // OpenCL C 2.0 and 3.0 compiler.
-__kernel void at_global_add_cta(__global volatile atomic_int* target, uint contention,
-                                ulong iterations, __global uint* sink) {
+__kernel void at_global_add_cta(__global volatile atomic_int* target, ulong base,
+                                uint contention, ulong iterations, __global uint* sink,
+                                uint place) {
   const ulong g = get_global_id(0);
   __global volatile atomic_int* p =
-      target + global_word(contention, g, get_group_id(0), get_local_size(0));
+      target + base + global_word(contention, g, get_group_id(0), get_local_size(0));
   uint acc = 0;
-  for (ulong k = 0; k < iterations; ++k)
-    acc += (uint)atomic_fetch_add_explicit(p, 1, memory_order_relaxed, memory_scope_work_group);
-  sink[g] = acc;
+#define CTA_STEP(k) \
+  acc += (uint)atomic_fetch_add_explicit(p, 1, memory_order_relaxed, memory_scope_work_group);
+  UNROLLED_8(iterations, CTA_STEP)
+  sink[SINK_INDEX(g)] = acc;
 }
 
 // cl_ext_float_atomics: relaxed device-scope adds of 1.0 (device scope is optional in 3.0).
@@ -208,26 +228,28 @@ __kernel void at_global_add_cta(__global volatile atomic_int* target, uint conte
 #define GD_DEVICE_SCOPE 1
 #endif
 
-#define FADD_GLOBAL(name, T, one)                                                        \
-  __kernel void name(__global volatile T* target, uint contention, ulong iterations,     \
-                     __global uint* sink) {                                              \
+#define FADD_GLOBAL(name, T)                                                             \
+  __kernel void name(__global volatile T* target, ulong base, uint contention,           \
+                     ulong iterations, __global uint* sink, uint place) {                \
     const ulong g = get_global_id(0);                                                    \
     __global volatile T* p =                                                             \
-        target + global_word(contention, g, get_group_id(0), get_local_size(0));         \
+        target + base + global_word(contention, g, get_group_id(0), get_local_size(0));  \
     uint acc = 0;                                                                        \
-    for (ulong k = 0; k < iterations; ++k)                                               \
-      acc += (uint)atomic_fetch_add_explicit(p, one, memory_order_relaxed,               \
-                                             memory_scope_device);                       \
-    sink[g] = acc;                                                                       \
+    UNROLLED_8(iterations, FADD_STEP_##T)                                                \
+    sink[SINK_INDEX(g)] = acc;                                                           \
   }
+#define FADD_STEP_atomic_float(k) \
+  acc += (uint)atomic_fetch_add_explicit(p, 1.0f, memory_order_relaxed, memory_scope_device);
+#define FADD_STEP_atomic_double(k) \
+  acc += (uint)atomic_fetch_add_explicit(p, 1.0, memory_order_relaxed, memory_scope_device);
 
 #if defined(__opencl_c_ext_fp32_global_atomic_add) && defined(GD_DEVICE_SCOPE)
-FADD_GLOBAL(at_global_add_f32, atomic_float, 1.0f)
+FADD_GLOBAL(at_global_add_f32, atomic_float)
 #endif
 #if defined(__opencl_c_ext_fp64_global_atomic_add) && defined(cl_khr_fp64) && \
     defined(GD_DEVICE_SCOPE)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-FADD_GLOBAL(at_global_add_f64, atomic_double, 1.0)
+FADD_GLOBAL(at_global_add_f64, atomic_double)
 #endif
 
 #ifdef __opencl_c_ext_fp32_local_atomic_add
@@ -241,9 +263,9 @@ __kernel void at_local_add_f32(__global float* out, uint contention, uint ways,
   barrier(CLK_LOCAL_MEM_FENCE);
   __local volatile atomic_float* p = arr + local_word(contention, ways, t);
   uint acc = 0;
-  for (ulong k = 0; k < iterations; ++k)
-    acc += (uint)atomic_fetch_add_explicit(p, 1.0f, memory_order_relaxed,
-                                           memory_scope_work_group);
+#define LFADD_STEP(k) \
+  acc += (uint)atomic_fetch_add_explicit(p, 1.0f, memory_order_relaxed, memory_scope_work_group);
+  UNROLLED_8(iterations, LFADD_STEP)
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint w = t; w < words_per_group; w += n) out[get_group_id(0) * words_per_group + w] = plain[w];
   sink[get_global_id(0)] = acc;

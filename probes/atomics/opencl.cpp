@@ -4,6 +4,10 @@
 // device has them, and CAS ping-pong through global memory (two work-groups) and local memory
 // (two work-items of one group). OpenCL has no clock: latencies are in ns only, from the
 // difference of a launch of N and one of 2N round trips (the launch overhead cancels).
+// Global figures are measured as CUDA's: the target at the placements the request asks for
+// and the flag at its locations (gd::placement_stride, gd::kLocationStride), in launches of
+// CUDA's shape (8 groups of 256 per compute unit, 8 atomics per loop trip, ~1.5 ms), at most
+// gd::kPlacedRepeats repeats over the placements.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -21,10 +25,14 @@ namespace gd::opencl {
 namespace {
 
 constexpr std::size_t kWg = 256;
-constexpr int kGroupsPerCu = 4;
 // A spin gives up after this many attempts (seconds on any device, not forever).
 constexpr cl_uint kSpinLimit = 1u << 22;
-constexpr double kTargetSeconds = 2e-3;  // a throughput launch, after calibration
+// A throughput launch, after calibration, as CUDA's: 2 ms, 1.5 ms with placements (each
+// repeat visits every placement, so a figure is placements x repeats launches).
+constexpr double kTargetSeconds = 2e-3, kPlacedTargetSeconds = 1.5e-3;
+// Local memory per compute unit where the device does not say (OpenCL has no query for it):
+// what CUDA assumes, and what AMD, Intel and NVIDIA GPUs have at least.
+constexpr uint64_t kLocalPerCu = 64 * 1024;
 
 class OpenCLAtomics final : public AtomicsKernels {
  public:
@@ -90,9 +98,14 @@ class OpenCLAtomics final : public AtomicsKernels {
   PingPongTiming ping_pong(const PingPongRequest& r) override {
     if (!supports(r.kind).ok) throw BackendError("ping_pong: unsupported kind");
     if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
-    ensure_small_buffers();
-    return time_pingpong_on_host(
-        r, [&](uint32_t rounds, PingPongOutcome* out) { return play(r.kind, rounds, out); });
+    PingPongRequest q = r;
+    q.locations = r.kind == PingPong::global_cas ? r.locations : 1;
+    if (q.locations < 1 || q.locations > kMaxLocations)
+      throw BackendError("ping_pong: bad location count");
+    ensure_small_buffers(q.locations);
+    return time_pingpong_on_host(q, [&](int loc, uint32_t rounds, PingPongOutcome* out) {
+      return play(r.kind, loc, rounds, out);
+    });
   }
 
   Support supports(const ThroughputRequest& r) const override {
@@ -122,41 +135,61 @@ class OpenCLAtomics final : public AtomicsKernels {
     return Support::yes();
   }
 
+  // shape: calibration, the repeats over the placements, and every placement's exact check
   ThroughputTiming throughput(const ThroughputRequest& r) override {
     const Support s = supports(r);
     if (!s.ok) throw BackendError("throughput: " + s.reason);
     if (r.repeats < 1) throw BackendError("throughput: bad repeat count");
+    // Local memory has no placement to vary: its arrays are the group's own.
+    const int places = r.space == AtomicSpace::shared ? 1 : r.placements;
+    if (places < 1 || places > kMaxPlacements)
+      throw BackendError("throughput: bad placement count");
+    const int repeats = places > 1 ? std::min(r.repeats, kPlacedRepeats) : r.repeats;
     ThroughputTiming t;
     const uint64_t cap = max_exact_iterations(r, layout(r, 1));
     uint64_t it = r.iterations;
     if (it == 0) {
-      // Calibrate: a short launch, then as many iterations as fill the target time.
-      const uint64_t probe_it = std::min<uint64_t>(16, cap);
-      const double s0 = launch_throughput(r, layout(r, probe_it));
-      it = s0 > 0 ? uint64_t(double(probe_it) * kTargetSeconds / s0) : probe_it;
-      it = std::clamp<uint64_t>(it, 16, 1u << 20);
+      // Calibrate as CUDA: a warm launch (first-launch costs), a timed one of 64 iterations,
+      // then as many iterations as fill the target time.
+      const uint64_t probe_it = std::min<uint64_t>(64, cap);
+      launch_throughput(r, layout(r, probe_it), places, 0);
+      const double s0 = launch_throughput(r, layout(r, probe_it), places, 0);
+      const double want = places > 1 ? kPlacedTargetSeconds : kTargetSeconds;
+      it = s0 > 0 ? uint64_t(double(probe_it) * want / s0) : probe_it;
+      it = std::clamp<uint64_t>(it, 16, 1u << 22);
     }
     t.layout = layout(r, std::min(it, cap));
-    for (int rep = 0; rep < r.repeats; ++rep) t.seconds.push_back(launch_throughput(r, t.layout));
+    if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
+    // Every repeat visits every placement in turn, so a drift over time touches all alike.
+    for (int rep = 0; rep < repeats; ++rep)
+      for (int p = 0; p < places; ++p) {
+        const double sec = launch_throughput(r, t.layout, places, p);
+        t.seconds.push_back(sec);
+        if (places > 1) t.seconds_by_placement[std::size_t(p)].push_back(sec);
+      }
     t.sms = 0;  // compute units are not SMs; the probe uses the device's count
-    // The last launch's memory, word by word.
+    // Every placement's memory after its last launch, word by word, and (CAS) its successes.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
     const uint64_t bytes = uint64_t(type_bytes(r.type));
-    std::vector<unsigned char> raw(words * bytes);
-    std::vector<cl_uint> aux(threads);
-    check(clEnqueueReadBuffer(h_.queue, target_, CL_TRUE, 0, raw.size(), raw.data(), 0, nullptr,
-                              nullptr),
-          "reading the atomics target");
-    std::vector<uint64_t> finals(words, 0);
-    for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
-    std::vector<uint32_t> successes;
-    if (r.op == AtomicOp::cas) {
-      check(clEnqueueReadBuffer(h_.queue, aux_, CL_TRUE, 0, threads * 4, aux.data(), 0, nullptr,
-                                nullptr),
-            "reading the CAS successes");
-      successes.assign(aux.begin(), aux.end());
+    for (int p = 0; p < places && t.check_error.empty(); ++p) {
+      std::vector<unsigned char> raw(words * bytes);
+      check(clEnqueueReadBuffer(h_.queue, target_, CL_TRUE,
+                                placement_stride(words * bytes) * uint64_t(p), raw.size(),
+                                raw.data(), 0, nullptr, nullptr),
+            "reading the atomics target");
+      std::vector<uint64_t> finals(words, 0);
+      for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
+      std::vector<uint32_t> successes;
+      if (r.op == AtomicOp::cas) {
+        successes.resize(threads);
+        check(clEnqueueReadBuffer(h_.queue, aux_, CL_TRUE, threads * 4 * uint64_t(p), threads * 4,
+                                  successes.data(), 0, nullptr, nullptr),
+              "reading the CAS successes");
+      }
+      const std::string err = throughput_check(r, t.layout, finals, successes);
+      if (!err.empty())
+        t.check_error = places > 1 ? "placement " + std::to_string(p) + ": " + err : err;
     }
-    t.check_error = throughput_check(r, t.layout, finals, successes);
     return t;
   }
 
@@ -265,9 +298,11 @@ class OpenCLAtomics final : public AtomicsKernels {
     l.space = r.space;
     l.contention = r.contention;
     l.ways = r.contention == Contention::bank_conflict ? r.ways : 1;
-    l.blocks = uint64_t(std::max(1, info_.compute_units)) * kGroupsPerCu;
     l.threads = kWg;
     l.iterations = iterations;
+    // CUDA's shape; a local-memory pattern at least the 4 groups per unit it had before.
+    l.blocks = uint64_t(std::max(1, info_.compute_units)) *
+               throughput_groups_per_unit(l, info_.shared_per_sm_bytes.value_or(kLocalPerCu), 4);
     return l;
   }
 
@@ -283,28 +318,34 @@ class OpenCLAtomics final : public AtomicsKernels {
     return m;
   }
 
-  // One launch from a freshly reset target; returns the kernel's time.
-  double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l) {
+  // One launch on placement `p` of `places` (global: one buffer holds them all, gd's
+  // placement_stride apart; the per-work-item results one after the other) from a freshly
+  // reset target; returns the kernel's time.
+  double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l, int places,
+                           int p) {
     const uint64_t words = target_words(l), threads = l.blocks * l.threads;
-    const uint64_t bytes = words * uint64_t(type_bytes(r.type));
-    grow(target_, target_bytes_, bytes);
-    grow(aux_, aux_bytes_, threads * 4);
+    const uint64_t wb = uint64_t(type_bytes(r.type)), bytes = words * wb;
+    const uint64_t offset = placement_stride(bytes) * uint64_t(p);
+    grow(target_, target_bytes_, placements_bytes(bytes, places));
+    grow(aux_, aux_bytes_, threads * 4 * uint64_t(places));
     // Every word at gd::initial_word (min / max: 32-bit; 0 for every other type).
     const cl_uint init = cl_uint(initial_word(r));
-    check(clEnqueueFillBuffer(h_.queue, target_, &init, 4, 0, bytes, 0, nullptr, nullptr),
+    check(clEnqueueFillBuffer(h_.queue, target_, &init, 4, offset, bytes, 0, nullptr, nullptr),
           "setting the atomics target");
     const bool local = r.space == AtomicSpace::shared;
     cl_kernel k = kernels_.at(kernel_name(r));
-    const cl_uint contention = cl_uint(r.contention), ways = cl_uint(l.ways);
-    const cl_ulong iterations = l.iterations;
+    const cl_uint contention = cl_uint(r.contention), ways = cl_uint(l.ways), place = cl_uint(p);
+    const cl_ulong iterations = l.iterations, base = offset / wb;
     const cl_uint wpb = cl_uint(shared_words_per_block(l));
     int a = 0;
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &target_), "clSetKernelArg");
+    if (!local) check(clSetKernelArg(k, a++, sizeof(cl_ulong), &base), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_uint), &contention), "clSetKernelArg");
     if (local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &ways), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_ulong), &iterations), "clSetKernelArg");
     if (local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &wpb), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &aux_), "clSetKernelArg");
+    if (!local) check(clSetKernelArg(k, a++, sizeof(cl_uint), &place), "clSetKernelArg");
     if (local)
       check(clSetKernelArg(k, a++, std::size_t(wpb) * type_bytes(r.type), nullptr),
             "clSetKernelArg");
@@ -319,23 +360,24 @@ class OpenCLAtomics final : public AtomicsKernels {
     return s;
   }
 
-  void ensure_small_buffers() {
+  // The flag buffer holds `locations` flag locations (gd::kLocationStride apart).
+  void ensure_small_buffers(int locations) {
     cl_int err = CL_SUCCESS;
-    if (!flag_) {
-      flag_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 64 * 4, nullptr, &err);
-      check(err, "clCreateBuffer(flag)");
-    }
+    grow(flag_, flag_bytes_, locations_bytes(locations));
     if (!res_) {
       res_ = clCreateBuffer(h_.context, CL_MEM_READ_WRITE, 8 * 4, nullptr, &err);
       check(err, "clCreateBuffer(result)");
     }
   }
 
-  // One ping-pong launch of `rounds` round trips from a reset flag; fills `outcome` (when
-  // given) from what the players left, and returns the kernel's time.
-  double play(PingPong kind, cl_uint rounds, PingPongOutcome* outcome) {
+  // One ping-pong launch of `rounds` round trips from a reset flag (global: at flag location
+  // `loc`); fills `outcome` (when given) from what the players left, and returns the kernel's
+  // time.
+  double play(PingPong kind, int loc, cl_uint rounds, PingPongOutcome* outcome) {
     const cl_uint zeros[64] = {};
-    check(clEnqueueWriteBuffer(h_.queue, flag_, CL_FALSE, 0, sizeof zeros, zeros, 0, nullptr,
+    const uint64_t at = kLocationStride * uint64_t(loc);
+    const cl_ulong base = at / 4;
+    check(clEnqueueWriteBuffer(h_.queue, flag_, CL_FALSE, at, sizeof zeros, zeros, 0, nullptr,
                                nullptr),
           "resetting the flag");
     check(clEnqueueWriteBuffer(h_.queue, res_, CL_FALSE, 0, 8 * 4, zeros, 0, nullptr, nullptr),
@@ -344,7 +386,10 @@ class OpenCLAtomics final : public AtomicsKernels {
     cl_kernel k = kernels_.at(global ? "at_pingpong_global" : "at_pingpong_local");
     const cl_uint spin = kSpinLimit;
     int a = 0;
-    if (global) check(clSetKernelArg(k, a++, sizeof(cl_mem), &flag_), "clSetKernelArg");
+    if (global) {
+      check(clSetKernelArg(k, a++, sizeof(cl_mem), &flag_), "clSetKernelArg");
+      check(clSetKernelArg(k, a++, sizeof(cl_ulong), &base), "clSetKernelArg");
+    }
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &res_), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_uint), &rounds), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_uint), &spin), "clSetKernelArg");
@@ -361,7 +406,7 @@ class OpenCLAtomics final : public AtomicsKernels {
     check(clEnqueueReadBuffer(h_.queue, res_, CL_TRUE, 0, sizeof res, res, 0, nullptr, nullptr),
           "reading the ping-pong result");
     if (global)
-      check(clEnqueueReadBuffer(h_.queue, flag_, CL_TRUE, 0, 4, &flag, 0, nullptr, nullptr),
+      check(clEnqueueReadBuffer(h_.queue, flag_, CL_TRUE, at, 4, &flag, 0, nullptr, nullptr),
             "reading the flag");
     else
       flag = res[4];
@@ -385,7 +430,7 @@ class OpenCLAtomics final : public AtomicsKernels {
   bool has_float_atomics_ = false;  // the device lists cl_ext_float_atomics
   std::map<std::string, cl_kernel> kernels_;
   cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
-  uint64_t target_bytes_ = 0, aux_bytes_ = 0;
+  uint64_t target_bytes_ = 0, aux_bytes_ = 0, flag_bytes_ = 0;
 };
 
 }  // namespace

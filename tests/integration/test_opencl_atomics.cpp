@@ -149,6 +149,47 @@ TEST(OpenCLAtomics, MinMaxInt64ScopeAndFloatAreCheckedOrNameTheirLimit) {
   EXPECT_NE(k->supports(local_min).reason.find("not part of the plan"), std::string::npos);
 }
 
+// Global figures at CUDA's placements (gd::placement_stride apart in one buffer): every repeat
+// (3 at most with placements) visits every placement and each placement's memory (and CAS
+// successes) is checked exactly; local memory has one placement; a count outside 1..16 is
+// refused.
+TEST(OpenCLAtomics, GlobalTargetsAtEveryPlacementAreChecked) {
+  GD_OPEN_OPENCL_DEVICE(dev);
+  auto* k = dev->kernels<AtomicsKernels>();
+  ASSERT_NE(k, nullptr);
+  for (AtomicOp op : {AtomicOp::add, AtomicOp::cas, AtomicOp::max}) {
+    ThroughputRequest r;
+    r.op = op;
+    r.iterations = 64;
+    r.repeats = 5;  // at most kPlacedRepeats (3) with placements
+    r.placements = 4;
+    const std::string key = r.key();
+    const ThroughputTiming t = k->throughput(r);
+    EXPECT_EQ(t.check_error, "") << key;
+    EXPECT_EQ(t.seconds.size(), 12u) << key;
+    ASSERT_EQ(t.seconds_by_placement.size(), 4u) << key;
+    for (const auto& p : t.seconds_by_placement) {
+      ASSERT_EQ(p.size(), 3u) << key;
+      for (double s : p) EXPECT_GT(s, 0) << key;
+    }
+  }
+  ThroughputRequest local;
+  local.space = AtomicSpace::shared;
+  local.iterations = 64;
+  local.repeats = 2;
+  local.placements = 4;
+  const ThroughputTiming t = k->throughput(local);
+  EXPECT_EQ(t.check_error, "");
+  EXPECT_TRUE(t.seconds_by_placement.empty());
+  EXPECT_EQ(t.seconds.size(), 2u);
+  ThroughputRequest bad;
+  bad.iterations = 64;
+  bad.placements = kMaxPlacements + 1;
+  EXPECT_THROW(k->throughput(bad), BackendError);
+  bad.placements = 0;
+  EXPECT_THROW(k->throughput(bad), BackendError);
+}
+
 TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
   GD_OPEN_OPENCL_DEVICE(dev);
   auto* k = dev->kernels<AtomicsKernels>();
@@ -176,6 +217,24 @@ TEST(OpenCLAtomics, GlobalPingPongIsCheckedAndNeverHangs) {
     // their time slices to other tests, a hand-over was seen to take 1.3 ms.
     EXPECT_LT(ns, 5e7);
   }
+  EXPECT_TRUE(t.ns_by_location.empty());  // one location asked for
+  // CUDA's flag locations (gd::kLocationStride apart): every repeat visits each, every game
+  // checked; each location keeps its own samples.
+  r.round_trips = 100;
+  r.repeats = 2;
+  r.locations = 3;
+  const PingPongTiming u = k->ping_pong(r);
+  const std::string uerr = pingpong_check(u.outcome, u.total_round_trips);
+  if (!uerr.empty()) {
+    EXPECT_GT(u.outcome.timeouts, 0u) << uerr;
+    GTEST_SKIP() << "the two work-groups did not run concurrently here: " << uerr;
+  }
+  EXPECT_EQ(u.total_round_trips, 200u);
+  EXPECT_EQ(u.ns_per_handoff.size(), 6u);
+  ASSERT_EQ(u.ns_by_location.size(), 3u);
+  for (const auto& l : u.ns_by_location) EXPECT_EQ(l.size(), 2u);
+  r.locations = kMaxLocations + 1;
+  EXPECT_THROW(k->ping_pong(r), BackendError);
 }
 
 TEST(OpenCLAtomics, LocalPingPongUnsupportedOnCpuWithReason) {
@@ -201,7 +260,11 @@ TEST(OpenCLAtomics, RealProbeQuick) {
   NullProgress progress;
   std::atomic<bool> stop{false};
   AtomicsProbeResult out;
-  run_atomics(*dev, parse_atomics_options({{"quick", "1"}, {"repeats", "2"}}), progress, stop, out);
+  // 4 placements and flag locations (CUDA's default 16 costs CI time, not coverage).
+  run_atomics(*dev,
+              parse_atomics_options(
+                  {{"quick", "1"}, {"repeats", "2"}, {"placements", "4"}, {"locations", "4"}}),
+              progress, stop, out);
   {  // every figure the run gives carries an id its probe declares
     gd::RunResult ids_run;
     ids_run.put(out);
@@ -215,6 +278,26 @@ TEST(OpenCLAtomics, RealProbeQuick) {
   EXPECT_GT(sh.ops_per_launch, 0u);
   const AtomicThroughput& gl = out.throughput.at("global.add_i32.distinct");
   ASSERT_TRUE(gl.status.ok()) << gl.status.reason;
+  // Global figures are means over the placements asked for, with CUDA's placement summary
+  // and its text in the figure's `where`; local ones have one placement.
+  EXPECT_EQ(gl.placements, 4);
+  ASSERT_TRUE(gl.placement_gops);
+  EXPECT_EQ(gl.placement_gops->values.size(), 4u);
+  EXPECT_EQ(sh.placements, 1);
+  EXPECT_FALSE(sh.placement_gops);
+  bool where_seen = false;
+  for (const Figure& f : atomics_figures(out, dev->info()))
+    if (f.id == "atomics.global.add_i32.distinct") {
+      where_seen = true;
+      EXPECT_NE(f.where.find("over 4 target placements"), std::string::npos) << f.where;
+    }
+  EXPECT_TRUE(where_seen);
+  const AtomicLatency& pp = out.latency.at("global.cas_pingpong");
+  if (pp.status.ok()) {
+    EXPECT_EQ(pp.locations, 4);
+    ASSERT_TRUE(pp.placement_ns);
+    EXPECT_EQ(pp.placement_ns->values.size(), 4u);
+  }
   EXPECT_EQ(out.throughput.at("global.red_i32.distinct").status.name(), "unsupported");
   EXPECT_EQ(out.latency.at("host.pingpong").status.name(), "unsupported");
   ASSERT_TRUE(out.matrix);
@@ -225,7 +308,8 @@ TEST(OpenCLAtomics, RealProbeQuick) {
     if (l.status.code == StatusCode::error)
       EXPECT_NE(l.status.reason.find("bound"), std::string::npos) << n << ": " << l.status.reason;
   for (const auto& [n, t] : out.throughput)
-    EXPECT_TRUE(t.status.ok() || t.status.code == StatusCode::unsupported) << n << ": " << t.status.reason;
+    EXPECT_TRUE(t.status.ok() || t.status.code == StatusCode::unsupported)
+        << n << ": " << t.status.reason;
 }
 
 }  // namespace
