@@ -297,10 +297,10 @@ GpuClock& Context::clock() {
   return *clock_;
 }
 
-void Context::fill(const Buffer& dst, uint64_t bytes, uint32_t word) {
+void Context::fill(const Buffer& dst, uint64_t bytes, uint32_t word, uint64_t offset) {
   begin(cmd_);
   full_barrier(cmd_);
-  vkCmdFillBuffer(cmd_, dst.get(), 0, bytes, word);
+  vkCmdFillBuffer(cmd_, dst.get(), offset, bytes, word);
   full_barrier(cmd_);
   submit_and_wait("a buffer fill");
 }
@@ -354,22 +354,22 @@ std::string Context::copy_pair_queues() const {
                             "queue";
 }
 
-void Context::upload(const Buffer& dst, const void* data, uint64_t bytes) {
+void Context::upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset) {
   Buffer staging = buffer(bytes, 0, Memory::host);
   std::memcpy(staging.mapped(), data, bytes);
   begin(cmd_);
   full_barrier(cmd_);
-  const VkBufferCopy region{0, 0, bytes};
+  const VkBufferCopy region{0, offset, bytes};
   vkCmdCopyBuffer(cmd_, staging.get(), dst.get(), 1, &region);
   full_barrier(cmd_);
   submit_and_wait("an upload");
 }
 
-void Context::download(const Buffer& src, void* data, uint64_t bytes) {
+void Context::download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset) {
   Buffer staging = buffer(bytes, 0, Memory::host);
   begin(cmd_);
   full_barrier(cmd_);
-  const VkBufferCopy region{0, 0, bytes};
+  const VkBufferCopy region{offset, 0, bytes};
   vkCmdCopyBuffer(cmd_, src.get(), staging.get(), 1, &region);
   full_barrier(cmd_);
   submit_and_wait("a download");

@@ -221,16 +221,16 @@ class Context {
   // (VK_SHARING_MODE_CONCURRENT over both families, where there is a transfer queue).
   Buffer buffer(uint64_t bytes, VkBufferUsageFlags usage, Memory where, bool texel = false,
                 bool both_queues = false);
-  // Through a host-visible staging buffer and a copy on the queue.
-  void upload(const Buffer& dst, const void* data, uint64_t bytes);
-  void download(const Buffer& src, void* data, uint64_t bytes);
+  // Through a host-visible staging buffer and a copy on the queue; `offset`: into the buffer.
+  void upload(const Buffer& dst, const void* data, uint64_t bytes, uint64_t offset = 0);
+  void download(const Buffer& src, void* data, uint64_t bytes, uint64_t offset = 0);
 
   // spec: specialization constants 0..n-1 (uint32).
   std::unique_ptr<Pipeline> pipeline(const std::string& shader,
                                      const std::vector<VkDescriptorType>& bindings,
                                      uint32_t push_bytes, const std::vector<uint32_t>& spec = {});
-  // Sets a buffer's first `bytes` bytes (a multiple of 4) to `word`; waits.
-  void fill(const Buffer& dst, uint64_t bytes, uint32_t word);
+  // Sets `bytes` bytes (a multiple of 4) from `offset` (one too) to `word`; waits.
+  void fill(const Buffer& dst, uint64_t bytes, uint32_t word, uint64_t offset = 0);
   // Records, submits and waits for one vkCmdCopyBuffer of `bytes` bytes on the compute queue;
   // returns the nanoseconds between the timestamps written before and after it.
   double copy(const Buffer& src, const Buffer& dst, uint64_t bytes);

@@ -23,7 +23,8 @@ std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceI
 // One ping-pong game of `kind` by a single invocation taking both players' turns, so no wait
 // ever spins: every mode's shader runs, and is checked (pingpong_check), on a driver that
 // cannot run two waiting players (lavapipe). Throws BackendError for the host kind.
-PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds);
+// `location`: the flag location (global kinds; gd::kLocationStride apart).
+PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds, int location = 0);
 std::unique_ptr<FrontendKernels> make_frontend_kernels(Context& ctx, const DeviceInfo& info);
 std::unique_ptr<MemoryKernels> make_memory_kernels(Context& ctx, const DeviceInfo& info);
 

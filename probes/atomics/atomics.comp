@@ -7,6 +7,10 @@
 // (gd::throughput_check). The word's type: uint (default), int (min/max), GD_U64 uint64_t
 // (GL_EXT_shader_atomic_int64), GD_F32 float and GD_F64 double (GL_EXT_shader_atomic_float).
 // GD_SCOPE_WORKGROUP: the add is made at workgroup scope (GL_KHR_memory_scope_semantics).
+// The launch's shape is CUDA's (probes/atomics/cuda_throughput.cuh): adds and min / max eight
+// to a loop trip, a CAS loop one attempt a trip. A storage-buffer target sits at its
+// placement: `base` words into the buffer, its per-invocation results after those of the
+// placements before it (`place`).
 // Built in the variants probes/atomics/vulkan.cmake lists.
 #if defined(GD_U64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -47,6 +51,8 @@ layout(push_constant) uniform Push {
   uint contention;
   uint ways;
   uint iterations;
+  uint base;   // the placement's first word (storage buffer)
+  uint place;  // the placement's index: where its per-invocation results go
 } pc;
 
 // Global: the target words; shared: every workgroup's array copied out, one after another.
@@ -90,7 +96,7 @@ void main() {
   barrier();
   const uint w = local_word(t);
 #else
-  const uint w = global_word(g);
+  const uint w = pc.base + global_word(g);
 #endif
   uint acc = 0u;
 #if defined(GD_CAS)
@@ -105,27 +111,35 @@ void main() {
       guess = old;
     }
   }
-#elif defined(GD_MIN) || defined(GD_MAX)
-  // gd::minmax_operand: (g mod 977) * 2048 + (k mod 2048), negated for min.
-  const int base = int(g % 977u) * 2048;
-  for (uint k = 0u; k < pc.iterations; ++k) {
-    const int v = base + int(k % 2048u);
-#ifdef GD_MIN
-    acc += uint(atomicMin(WORD, -v));
 #else
-    acc += uint(atomicMax(WORD, v));
+#if defined(GD_MIN) || defined(GD_MAX)
+  // gd::minmax_operand: (g mod 977) * 2048 + (k mod 2048), negated for min.
+  const int from = int(g % 977u) * 2048;
+#ifdef GD_MIN
+#define STEP(k) acc += uint(atomicMin(WORD, -(from + int((k) % 2048u))));
+#else
+#define STEP(k) acc += uint(atomicMax(WORD, from + int((k) % 2048u)));
 #endif
-  }
 #elif defined(GD_SCOPE_WORKGROUP)
   // A relaxed add whose coherence reaches the workgroup only (CUDA's atom.relaxed.cta).
-  for (uint k = 0u; k < pc.iterations; ++k)
-    acc += atomicAdd(WORD, ONE, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+#define STEP(k) \
+  acc += atomicAdd(WORD, ONE, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 #else
-  for (uint k = 0u; k < pc.iterations; ++k) acc += uint(atomicAdd(WORD, ONE));
+#define STEP(k) acc += uint(atomicAdd(WORD, ONE));
+#endif
+  // Eight to a loop trip, so the loop's own instructions stay out of the way.
+  uint k = 0u;
+  for (; k + 8u <= pc.iterations; k += 8u) {
+    STEP(k) STEP(k + 1u) STEP(k + 2u) STEP(k + 3u) STEP(k + 4u) STEP(k + 5u) STEP(k + 6u)
+    STEP(k + 7u)
+  }
+  for (; k < pc.iterations; ++k) STEP(k)
 #endif
 #ifdef GD_SHARED
   barrier();
   for (uint i = t; i < kSharedWords; i += n) target[gl_WorkGroupID.x * kSharedWords + i] = arr[i];
-#endif
   aux[g] = acc;
+#else
+  aux[pc.place * gl_NumWorkGroups.x * gl_WorkGroupSize.x + g] = acc;
+#endif
 }

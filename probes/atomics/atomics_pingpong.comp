@@ -31,10 +31,11 @@ layout(push_constant) uniform Push {
   uint spin_limit;
   uint budget;
   uint solo;
+  uint base;  // the flag location's first word (gd::kLocationStride apart, as CUDA's)
 } pc;
 
-// flag[0] the flag, flag[32] the abort word, flag[64] the payload (RA), each on its own
-// 128-byte line; all start at 0.
+// At the flag location (`base` words in): the flag, 32 words on the abort word, 64 on the
+// payload (RA), each on its own 128-byte line; all start at 0.
 layout(std430, set = 0, binding = 0) coherent volatile buffer Flag { int flag[]; };
 layout(std430, set = 0, binding = 1) buffer Res { uint res[]; };
 
@@ -45,12 +46,12 @@ shared int cell[2];
 #define SCOPE gl_ScopeWorkgroup
 #define STORAGE gl_StorageSemanticsShared
 #else
-#define FLAG flag[0]
-#define ABORT flag[32]
+#define FLAG flag[pc.base]
+#define ABORT flag[pc.base + 32u]
 #define SCOPE gl_ScopeDevice
 #define STORAGE gl_StorageSemanticsBuffer
 #endif
-#define PAYLOAD flag[64]
+#define PAYLOAD flag[pc.base + 64u]
 
 #if GD_MODE == 2
 #define WAIT_LOAD() atomicLoad(FLAG, SCOPE, STORAGE, gl_SemanticsAcquire)

@@ -9,7 +9,10 @@
 // clock around its game. Every kernel's memory is checked exactly on the host
 // (gd::throughput_check, gd::pingpong_check). On a GPU the clock is brought up before the probe's
 // first launch, a throughput launch lasts ~10 ms, and with VK_KHR_shader_clock the clock is read
-// after each figure's launches (gpu_clock.hpp says why).
+// after each figure's launches (gpu_clock.hpp says why). Global figures are measured as CUDA's:
+// the target at the placements the request asks for and the flag at its locations
+// (gd::placement_stride, gd::kLocationStride), in launches of CUDA's shape (8 workgroups of
+// 256 per SM, 8 atomics per loop trip).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -26,13 +29,20 @@ namespace gd::vulkan {
 namespace {
 
 constexpr uint32_t kWg = 256;
-constexpr int kGroupsPerCu = 4;
 // A spin gives up after this many attempts (seconds on any device, not forever).
 constexpr uint32_t kSpinLimit = 1u << 22;
 // A throughput launch, after calibration: 2 ms on a CPU driver (CI time); 10 ms on a GPU,
 // whose clock stayed near idle through 2 ms launches with host work between them (an H200:
 // 118.7 GOP/s of global atomicAdd against CUDA's 438; gpu_clock.hpp).
 constexpr double kCpuTargetSeconds = 2e-3, kGpuTargetSeconds = 10e-3;
+// With placements a figure is placements x repeats launches (gd::kPlacedRepeats at most),
+// back to back (no host check between them): 2 ms each on every device, so that 16 placements
+// cost about twice what 5 launches of 10 ms did (the clock is still read after them, and a
+// figure far below the peak clock says so).
+constexpr double kPlacedTargetSeconds = 2e-3;
+// Workgroup memory per SM where the device does not say (Vulkan has no query for it): what
+// CUDA assumes, and what AMD, Intel and NVIDIA GPUs have at least.
+constexpr uint64_t kSharedPerCu = 64 * 1024;
 // Loop iterations kept free under llvmpipe's limit for the shaders' own loops (the shared
 // array's clearing and copying out: at most 32 each at 256 invocations).
 constexpr uint64_t kLoopHeadroom = 128;
@@ -40,9 +50,11 @@ constexpr VkDescriptorType kStorage = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 
 struct ThroughputPush {
   uint32_t contention, ways, iterations;
+  uint32_t base, place;  // the placement's first word and index (atomics.comp)
 };
 struct PingPongPush {
   uint32_t rounds, spin_limit, budget, solo;
+  uint32_t base;  // the flag location's first word
 };
 // The flag buffer: flag, abort word and payload, each on its own 128-byte line.
 constexpr uint32_t kFlagWords = 96;
@@ -99,27 +111,37 @@ class VulkanAtomics final : public AtomicsKernels {
   PingPongTiming ping_pong(const PingPongRequest& r) override {
     if (!supports(r.kind).ok) throw BackendError("ping_pong: unsupported kind");
     if (r.round_trips == 0 || r.repeats < 1) throw BackendError("ping_pong: empty request");
-    ensure_small_buffers();
+    const bool shared = r.kind == PingPong::shared_cas || r.kind == PingPong::shared_exch;
+    PingPongRequest q = r;
+    q.locations = shared ? 1 : r.locations;
+    if (q.locations < 1 || q.locations > kMaxLocations)
+      throw BackendError("ping_pong: bad location count");
+    ensure_small_buffers(q.locations);
     prepare_clock();
-    // Player A's ticks per launch, in launch order: the warm-up, then N and 2N per repeat.
+    // Player A's ticks per launch, in launch order: the warm-up, then N and 2N per repeat and
+    // location.
     std::vector<uint64_t> ticks;
-    PingPongTiming t = time_pingpong_on_host(r, [&](uint32_t rounds, PingPongOutcome* out) {
-      uint64_t tk = 0;
-      const double s = play(r.kind, rounds, out, false, &tk);
-      ticks.push_back(tk);
-      return s;
-    });
-    if (clock_) t.cycles_per_handoff = cycles_per_handoff(ticks, t.ns_per_handoff.size(), r);
+    PingPongTiming t =
+        time_pingpong_on_host(q, [&](int loc, uint32_t rounds, PingPongOutcome* out) {
+          uint64_t tk = 0;
+          const double s = play(r.kind, loc, rounds, out, false, &tk);
+          ticks.push_back(tk);
+          return s;
+        });
+    if (clock_) cycles_per_handoff(ticks, q, t);
     t.clock_mhz = ctx_.clock().read_mhz();
     t.clock_peak_mhz = ctx_.clock().peak_mhz();
     return t;
   }
 
-  // One game of `rounds` round trips by one invocation taking both players' turns.
-  PingPongOutcome play_solo(PingPong kind, uint32_t rounds) {
-    ensure_small_buffers();
+  // One game of `rounds` round trips by one invocation taking both players' turns, at flag
+  // location `location` (global kinds).
+  PingPongOutcome play_solo(PingPong kind, uint32_t rounds, int location) {
+    if (location < 0 || location >= kMaxLocations)
+      throw BackendError("play_pingpong_solo: bad location");
+    ensure_small_buffers(location + 1);
     PingPongOutcome o;
-    play(kind, rounds, &o, true, nullptr);
+    play(kind, location, rounds, &o, true, nullptr);
     return o;
   }
 
@@ -146,12 +168,24 @@ class VulkanAtomics final : public AtomicsKernels {
     return Support::yes();
   }
 
+  // shape: calibration, the repeats over the placements, the clock, every placement's check
   ThroughputTiming throughput(const ThroughputRequest& r) override {
     const Support s = supports(r);
     if (!s.ok) throw BackendError("throughput: " + s.reason);
     if (r.repeats < 1) throw BackendError("throughput: bad repeat count");
+    // Workgroup memory has no placement to vary: its arrays are the workgroup's own.
+    int places = r.space == AtomicSpace::shared ? 1 : r.placements;
+    if (places < 1 || places > kMaxPlacements)
+      throw BackendError("throughput: bad placement count");
+    // As many as one binding of the buffer reaches (maxStorageBufferRange, 2^27 at least).
+    const uint64_t range = ctx_.facts().props.limits.maxStorageBufferRange;
+    const uint64_t target_bytes = target_words(layout(r, 1)) * uint64_t(type_bytes(r.type));
+    while (places > 1 && placements_bytes(target_bytes, places) > range) --places;
+    const int repeats = places > 1 ? std::min(r.repeats, kPlacedRepeats) : r.repeats;
     prepare_clock();
-    const double target_seconds = cpu_ ? kCpuTargetSeconds : kGpuTargetSeconds;
+    const double target_seconds = places > 1 ? kPlacedTargetSeconds
+                                  : cpu_     ? kCpuTargetSeconds
+                                             : kGpuTargetSeconds;
     ThroughputTiming t;
     uint64_t cap = std::min<uint64_t>(max_exact_iterations(r, layout(r, 1)),
                                       std::numeric_limits<uint32_t>::max());
@@ -162,33 +196,44 @@ class VulkanAtomics final : public AtomicsKernels {
     if (it == 0) {
       // Calibrate: a short launch, then as many iterations as fill the target time.
       const uint64_t probe_it = std::min<uint64_t>(16, cap);
-      launch_throughput(r, layout(r, probe_it));  // untimed: the pipeline's first dispatch
-      const double s0 = launch_throughput(r, layout(r, probe_it));
+      // untimed: the pipeline's first dispatch
+      launch_throughput(r, layout(r, probe_it), places, 0);
+      const double s0 = launch_throughput(r, layout(r, probe_it), places, 0);
       it = s0 > 0 ? uint64_t(double(probe_it) * target_seconds / s0) : probe_it;
       it = std::clamp<uint64_t>(it, 16, 1u << 20);
     }
     t.layout = layout(r, std::min(it, cap));
-    for (int rep = 0; rep < r.repeats; ++rep) t.seconds.push_back(launch_throughput(r, t.layout));
+    if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
+    // Every repeat visits every placement in turn, so a drift over time touches all alike.
+    for (int rep = 0; rep < repeats; ++rep)
+      for (int p = 0; p < places; ++p) {
+        const double sec = launch_throughput(r, t.layout, places, p);
+        t.seconds.push_back(sec);
+        if (places > 1) t.seconds_by_placement[std::size_t(p)].push_back(sec);
+      }
     // One reading after the launches stands for all of them (nothing without a shader clock).
     if (const auto mhz = ctx_.clock().read_mhz()) {
       t.clock_mhz.push_back(*mhz);
       t.clock_peak_mhz = ctx_.clock().peak_mhz();
     }
     t.sms = 0;  // Vulkan reports no SMs; the probe uses the device's count
-    // The last launch's memory, word by word.
+    // Every placement's memory after its last launch, word by word, and (CAS) its successes.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
     const uint64_t bytes = uint64_t(type_bytes(r.type));
-    std::vector<unsigned char> raw(words * bytes);
-    std::vector<uint32_t> aux(threads);
-    ctx_.download(target_, raw.data(), raw.size());
-    std::vector<uint64_t> finals(words, 0);
-    for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
-    std::vector<uint32_t> successes;
-    if (r.op == AtomicOp::cas) {
-      ctx_.download(aux_, aux.data(), threads * 4);
-      successes = aux;
+    for (int p = 0; p < places && t.check_error.empty(); ++p) {
+      std::vector<unsigned char> raw(words * bytes);
+      ctx_.download(target_, raw.data(), raw.size(), placement_stride(words * bytes) * uint64_t(p));
+      std::vector<uint64_t> finals(words, 0);
+      for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
+      std::vector<uint32_t> successes;
+      if (r.op == AtomicOp::cas) {
+        successes.resize(threads);
+        ctx_.download(aux_, successes.data(), threads * 4, threads * 4 * uint64_t(p));
+      }
+      const std::string err = throughput_check(r, t.layout, finals, successes);
+      if (!err.empty())
+        t.check_error = places > 1 ? "placement " + std::to_string(p) + ": " + err : err;
     }
-    t.check_error = throughput_check(r, t.layout, finals, successes);
     return t;
   }
 
@@ -309,13 +354,15 @@ class VulkanAtomics final : public AtomicsKernels {
     l.space = r.space;
     l.contention = r.contention;
     l.ways = r.contention == Contention::bank_conflict ? r.ways : 1;
-    // Vulkan has no count of compute units: four groups per SM where VK_NV_shader_sm_builtins
-    // gives it, four per host core on a CPU driver, 256 groups elsewhere.
-    uint64_t units = info_.compute_units > 0 ? uint64_t(info_.compute_units) : 64;
-    if (info_.compute_units <= 0 && cpu_) units = std::max(2u, std::thread::hardware_concurrency());
-    l.blocks = units * kGroupsPerCu;
     l.threads = kWg;
     l.iterations = iterations;
+    // Vulkan has no count of compute units: CUDA's groups per SM where VK_NV_shader_sm_builtins
+    // gives it, per host core on a CPU driver, per 64 units elsewhere; a workgroup-memory
+    // pattern at least the 4 groups per unit it had before.
+    uint64_t units = info_.compute_units > 0 ? uint64_t(info_.compute_units) : 64;
+    if (info_.compute_units <= 0 && cpu_) units = std::max(2u, std::thread::hardware_concurrency());
+    l.blocks =
+        units * throughput_groups_per_unit(l, info_.shared_per_sm_bytes.value_or(kSharedPerCu), 4);
     return l;
   }
 
@@ -337,20 +384,26 @@ class VulkanAtomics final : public AtomicsKernels {
     b = ctx_.buffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
   }
 
-  // One launch from a freshly cleared target; returns the dispatch's time.
-  double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l) {
+  // One launch on placement `p` of `places` (storage buffer: one buffer holds them all, gd's
+  // placement_stride apart; the per-invocation results one after the other) from a freshly
+  // cleared target; returns the dispatch's time.
+  double launch_throughput(const ThroughputRequest& r, const ThroughputLayout& l, int places,
+                           int p) {
     const uint64_t words = target_words(l), threads = l.blocks * l.threads;
-    const uint64_t bytes = words * uint64_t(type_bytes(r.type));
-    grow(target_, bytes);
-    grow(aux_, threads * 4);
+    const uint64_t wb = uint64_t(type_bytes(r.type)), bytes = words * wb;
+    const uint64_t offset = placement_stride(bytes) * uint64_t(p);
+    const uint64_t span = placements_bytes(bytes, places), aux_bytes = threads * 4 * places;
+    grow(target_, span);
+    grow(aux_, aux_bytes);
     // Every word at gd::initial_word (min / max: 32-bit; 0 for every other type).
-    ctx_.fill(target_, bytes, uint32_t(initial_word(r)));
+    ctx_.fill(target_, bytes, uint32_t(initial_word(r)), offset);
     const bool shared = r.space == AtomicSpace::shared;
     const std::string name = shader_name(r);
     const uint32_t wpb = shared ? uint32_t(shared_words_per_block(l)) : 0;
-    Pipeline& p = pipeline(name, kWg, wpb, sizeof(ThroughputPush));
-    const ThroughputPush push{uint32_t(r.contention), uint32_t(l.ways), uint32_t(l.iterations)};
-    return 1e-9 * ctx_.dispatch(p, {{&target_, bytes}, {&aux_, threads * 4}}, &push, sizeof push,
+    Pipeline& pl = pipeline(name, kWg, wpb, sizeof(ThroughputPush));
+    const ThroughputPush push{uint32_t(r.contention), uint32_t(l.ways), uint32_t(l.iterations),
+                              uint32_t(offset / wb), uint32_t(p)};
+    return 1e-9 * ctx_.dispatch(pl, {{&target_, span}, {&aux_, aux_bytes}}, &push, sizeof push,
                                 uint32_t(l.blocks));
   }
 
@@ -360,10 +413,9 @@ class VulkanAtomics final : public AtomicsKernels {
     prepared_ = true;
   }
 
-  void ensure_small_buffers() {
-    if (!flag_)
-      flag_ =
-          ctx_.buffer(kFlagWords * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+  // The flag buffer holds `locations` flag locations (gd::kLocationStride apart).
+  void ensure_small_buffers(int locations) {
+    grow(flag_, locations_bytes(locations));
     if (!res_)
       res_ = ctx_.buffer(8 * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
   }
@@ -378,27 +430,33 @@ class VulkanAtomics final : public AtomicsKernels {
   }
 
   // Cycles per hand-over from player A's ticks (launch order: warm-up, then N and 2N per
-  // repeat): the difference of a repeat's two games is N round trips, 2N hand-overs. A
-  // difference that is not positive means the clock did not count the game: no cycles at
-  // all then, never a guess.
-  static std::vector<double> cycles_per_handoff(const std::vector<uint64_t>& ticks,
-                                                std::size_t repeats, const PingPongRequest& r) {
-    std::vector<double> out;
-    for (std::size_t i = 0; i < repeats && 2 + 2 * i < ticks.size(); ++i) {
+  // repeat and location, locations inner, as gd::time_pingpong_on_host visits them): the
+  // difference of a sample's two games is N round trips, 2N hand-overs. A difference that is
+  // not positive means the clock did not count the game: no cycles at all then, never a guess.
+  static void cycles_per_handoff(const std::vector<uint64_t>& ticks, const PingPongRequest& r,
+                                 PingPongTiming& t) {
+    const std::size_t samples = t.ns_per_handoff.size(), locations = std::size_t(r.locations);
+    std::vector<double> all;
+    std::vector<std::vector<double>> by(locations > 1 ? locations : 0);
+    for (std::size_t i = 0; i < samples && 2 + 2 * i < ticks.size(); ++i) {
       const uint64_t one = ticks[1 + 2 * i], two = ticks[2 + 2 * i];
-      if (two <= one) return {};
-      out.push_back(double(two - one) / (2.0 * r.round_trips));
+      if (two <= one) return;
+      const double c = double(two - one) / (2.0 * r.round_trips);
+      all.push_back(c);
+      if (!by.empty()) by[i % locations].push_back(c);
     }
-    return out;
+    t.cycles_per_handoff = std::move(all);
+    t.cycles_by_location = std::move(by);
   }
 
   // One ping-pong launch of `rounds` round trips from a reset flag; fills `outcome` (when
   // given) from what the players left and `ticks` (when given) with player A's clock ticks
   // over its game, and returns the dispatch's time. `solo`: one invocation plays both sides.
-  double play(PingPong kind, uint32_t rounds, PingPongOutcome* outcome, bool solo,
+  double play(PingPong kind, int loc, uint32_t rounds, PingPongOutcome* outcome, bool solo,
               uint64_t* ticks) {
     const uint32_t zeros[kFlagWords] = {};
-    ctx_.upload(flag_, zeros, sizeof zeros);
+    const uint64_t at = kLocationStride * uint64_t(loc);
+    ctx_.upload(flag_, zeros, sizeof zeros, at);
     ctx_.upload(res_, zeros, 8 * 4);
     const bool global = kind != PingPong::shared_cas && kind != PingPong::shared_exch;
     // Global: two workgroups of one invocation; shared: one of 128 (players 0 and 64).
@@ -406,13 +464,13 @@ class VulkanAtomics final : public AtomicsKernels {
     uint32_t budget = std::numeric_limits<uint32_t>::max();
     if (const auto limit = ctx_.facts().loop_iteration_limit)
       budget = uint32_t(*limit - kLoopHeadroom);
-    const PingPongPush push{rounds, kSpinLimit, budget, solo ? 1u : 0u};
+    const PingPongPush push{rounds, kSpinLimit, budget, solo ? 1u : 0u, uint32_t(at / 4)};
     const double s =
         1e-9 * ctx_.dispatch(p, {{&flag_, 0}, {&res_, 0}}, &push, sizeof push, global ? 2 : 1);
     uint32_t res[8] = {}, flag = 0;
     ctx_.download(res_, res, sizeof res);
     if (global)
-      ctx_.download(flag_, &flag, 4);
+      ctx_.download(flag_, &flag, 4, at);
     else
       flag = res[4];
     if (outcome) {
@@ -446,9 +504,9 @@ std::unique_ptr<AtomicsKernels> make_atomics_kernels(Context& ctx, const DeviceI
   return std::make_unique<VulkanAtomics>(ctx, info);
 }
 
-PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds) {
+PingPongOutcome play_pingpong_solo(Context& ctx, PingPong kind, uint32_t rounds, int location) {
   if (kind == PingPong::host) throw BackendError("play_pingpong_solo: no host game on Vulkan");
-  return VulkanAtomics(ctx, DeviceInfo{}).play_solo(kind, rounds);
+  return VulkanAtomics(ctx, DeviceInfo{}).play_solo(kind, rounds, location);
 }
 
 }  // namespace gd::vulkan

@@ -890,8 +890,8 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
   gd::NullProgress progress;
   std::atomic<bool> stop{false};
   gd::AtomicsProbeResult out;
-  const auto opt =
-      gd::parse_atomics_options({{"quick", "1"}, {"repeats", "2"}, {"round_trips", "64"}});
+  const auto opt = gd::parse_atomics_options(
+      {{"quick", "1"}, {"repeats", "2"}, {"round_trips", "64"}, {"placements", "4"}});
   gd::run_atomics(*dev, opt, progress, stop, out);
   {  // every figure the run gives carries an id its probe declares
     gd::RunResult ids_run;
@@ -923,6 +923,21 @@ TEST(VulkanAtomics, ThroughputIsCheckedAndUnsupportedHasReasons) {
     EXPECT_TRUE(out.throughput.at(want).status.ok()) << out.throughput.at(want).status.reason;
   }
   EXPECT_GE(measured, 4);
+  // Global figures are means over the placements asked for, with CUDA's placement summary and
+  // its text in the figure's `where`; workgroup memory has one placement.
+  const gd::AtomicThroughput& gl = out.throughput.at("global.add_i32.distinct");
+  EXPECT_EQ(gl.placements, 4);
+  ASSERT_TRUE(gl.placement_gops);
+  EXPECT_EQ(gl.placement_gops->values.size(), 4u);
+  EXPECT_EQ(out.throughput.at("shared.add_i32.distinct").placements, 1);
+  EXPECT_FALSE(out.throughput.at("shared.add_i32.distinct").placement_gops);
+  bool where_seen = false;
+  for (const gd::Figure& f : gd::atomics_figures(out, dev->info()))
+    if (f.id == "atomics.global.add_i32.distinct") {
+      where_seen = true;
+      EXPECT_NE(f.where.find("over 4 target placements"), std::string::npos) << f.where;
+    }
+  EXPECT_TRUE(where_seen);
   for (const auto& [key, l] : out.latency) {
     SCOPED_TRACE(key);
     if (l.status.code == gd::StatusCode::unsupported) EXPECT_FALSE(l.status.reason.empty());

@@ -124,4 +124,44 @@ TEST(VulkanAtomicsTypes, WorkgroupScopeIsCheckedAndSystemScopeHasAReason) {
   EXPECT_NE(none.reason.find("not part of the plan"), std::string::npos) << none.reason;
 }
 
+// Global targets at CUDA's placements (gd::placement_stride apart in one buffer, the shader
+// told its first word and its results' slot): every repeat visits every placement and each
+// placement's memory (and CAS successes) is checked exactly. With placements at most 3
+// repeats (the launches a figure costs); workgroup memory has one placement.
+TEST(VulkanAtomicsTypes, GlobalTargetsAtEveryPlacementAreChecked) {
+  GD_ATOMICS_KERNELS(k);
+  (void)lavapipe;
+  for (AtomicOp op : {AtomicOp::add, AtomicOp::cas, AtomicOp::min}) {
+    ThroughputRequest r = req(AtomicSpace::global, op, AtomicType::i32, Contention::distinct);
+    r.repeats = 5;
+    r.placements = 4;
+    const std::string key = r.key();
+    const gd::ThroughputTiming t = k->throughput(r);
+    EXPECT_EQ(t.check_error, "") << key;
+    EXPECT_EQ(t.seconds.size(), 12u) << key;
+    ASSERT_EQ(t.seconds_by_placement.size(), 4u) << key;
+    for (const auto& p : t.seconds_by_placement) EXPECT_EQ(p.size(), 3u) << key;
+  }
+  ThroughputRequest u64 =
+      req(AtomicSpace::global, AtomicOp::add, AtomicType::u64, Contention::same_per_block);
+  u64.placements = 3;
+  if (k->supports(u64).ok) {
+    const gd::ThroughputTiming t = k->throughput(u64);
+    EXPECT_EQ(t.check_error, "");
+    EXPECT_EQ(t.seconds_by_placement.size(), 3u);
+  }
+  ThroughputRequest shared =
+      req(AtomicSpace::shared, AtomicOp::add, AtomicType::i32, Contention::distinct);
+  shared.repeats = 2;
+  shared.placements = 4;
+  const gd::ThroughputTiming t = k->throughput(shared);
+  EXPECT_EQ(t.check_error, "");
+  EXPECT_TRUE(t.seconds_by_placement.empty());
+  EXPECT_EQ(t.seconds.size(), 2u);
+  ThroughputRequest bad =
+      req(AtomicSpace::global, AtomicOp::add, AtomicType::i32, Contention::distinct);
+  bad.placements = gd::kMaxPlacements + 1;
+  EXPECT_THROW(k->throughput(bad), gd::BackendError);
+}
+
 }  // namespace

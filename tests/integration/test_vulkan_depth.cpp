@@ -100,6 +100,17 @@ TEST(VulkanDepth, EveryPingPongModeRunsAndIsChecked) {
     EXPECT_EQ(o.final_value, 32u);
   }
   EXPECT_THROW(gd::vulkan::play_pingpong_solo(ctx, gd::PingPong::host, 8), gd::BackendError);
+  // At another flag location (gd::kLocationStride apart, the shader told its first word): the
+  // host reads the flag there, so a game played elsewhere would end at 0.
+  for (gd::PingPong kind : {gd::PingPong::global_cas, gd::PingPong::global_exch,
+                            gd::PingPong::global_release_acquire}) {
+    SCOPED_TRACE(gd::to_string(kind));
+    const gd::PingPongOutcome o = gd::vulkan::play_pingpong_solo(ctx, kind, 16, 5);
+    EXPECT_EQ(gd::pingpong_check(o, 16), "");
+    EXPECT_EQ(o.final_value, 32u);
+  }
+  EXPECT_THROW(gd::vulkan::play_pingpong_solo(ctx, gd::PingPong::global_cas, 8, gd::kMaxLocations),
+               gd::BackendError);
 }
 
 // What the probe says of each ping-pong: on lavapipe every kind is refused for its loop
