@@ -156,7 +156,7 @@ class OpenCLAtomics final : public AtomicsKernels {
       const double s0 = launch_throughput(r, layout(r, probe_it), places, 0);
       const double want = places > 1 ? kPlacedTargetSeconds : kTargetSeconds;
       it = s0 > 0 ? uint64_t(double(probe_it) * want / s0) : probe_it;
-      it = std::clamp<uint64_t>(it, 16, 1u << 22);
+      it = std::clamp<uint64_t>(it, 8, 1u << 22);
     }
     t.layout = layout(r, std::min(it, cap));
     if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
