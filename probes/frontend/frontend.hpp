@@ -292,8 +292,7 @@ struct IcacheCurvePoint {
   int instructions = 0;       // generated per region
   int loop_instructions = 0;  // from the machine code where read
   uint64_t code_bytes = 0;
-  std::string status = "ok";
-  std::string reason;
+  Status status;                         // with its reason
   std::optional<Summary> ipc;            // warp-instructions per clock, one warp
   std::optional<double> first_pass_ipc;  // the cold first pass
   std::optional<double> clock_mhz;
@@ -310,8 +309,7 @@ struct PartitionPoint {
   int warps = 1;
   bool different = false;
   std::optional<Summary> ipc_per_warp;  // median over warps, repeats summarised
-  std::string status = "ok";
-  std::string reason;
+  Status status;                        // with its reason
 };
 
 struct FrontendOccupancyPoint {
@@ -323,8 +321,7 @@ struct FrontendOccupancyPoint {
   std::optional<int> api_blocks_per_sm;
   std::optional<int> predicted_warps_per_sm;
   int max_warp_slot = -1;  // largest %warpid seen + its block's warps - 1
-  std::string status = "ok";
-  std::string reason;
+  Status status;           // with its reason
 };
 
 struct FrontendProbeResult {

@@ -39,11 +39,6 @@ nlohmann::json status_json(const Status& s) {
   return j;
 }
 
-void put_point_status(nlohmann::json& j, const std::string& status, const std::string& reason) {
-  j["status"] = status;
-  if (!reason.empty()) j["reason"] = reason;
-}
-
 }  // namespace
 
 // shape: every field of the result in the JSON's order, one line or block each
@@ -67,7 +62,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
     nlohmann::json e{{"instructions", p.instructions},
                      {"loop_instructions", p.loop_instructions},
                      {"code_bytes", p.code_bytes}};
-    put_point_status(e, p.status, p.reason);
+    json_fields::put_status(e, p.status);
     put(e, "ipc", p.ipc);
     put(e, "first_pass_ipc", p.first_pass_ipc);
     put(e, "clock_mhz", p.clock_mhz);
@@ -91,7 +86,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   pa["points"] = nlohmann::json::array();
   for (const auto& p : r.partitions) {
     nlohmann::json e{{"warps", p.warps}, {"different", p.different}};
-    put_point_status(e, p.status, p.reason);
+    json_fields::put_status(e, p.status);
     put(e, "ipc_per_warp", p.ipc_per_warp);
     pa["points"].push_back(e);
   }
@@ -177,7 +172,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
                      {"regs_per_thread", p.regs_per_thread},
                      {"shared_bytes", p.shared_bytes},
                      {"max_warp_slot", p.max_warp_slot}};
-    put_point_status(e, p.status, p.reason);
+    json_fields::put_status(e, p.status);
     put(e, "blocks_per_sm", p.blocks_per_sm);
     put(e, "warps_per_sm", p.warps_per_sm);
     put(e, "api_blocks_per_sm", p.api_blocks_per_sm);
@@ -198,10 +193,6 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
   get(j, "clock_mhz", r.clock_mhz);
   get(j, "clock_source", r.clock_source);
   get(j, "compile_seconds", r.compile_seconds);
-  auto point_status = [](const nlohmann::json& e, std::string& s, std::string& why) {
-    get(e, "status", s);
-    get(e, "reason", why);
-  };
   if (auto it = j.find("icache"); it != j.end()) {
     const auto& ic = *it;
     if (ic.contains("status")) r.icache_status = json_fields::get_status(ic["status"]);
@@ -212,7 +203,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
       get(e, "instructions", p.instructions);
       get(e, "loop_instructions", p.loop_instructions);
       get(e, "code_bytes", p.code_bytes);
-      point_status(e, p.status, p.reason);
+      p.status = json_fields::get_status(e);
       get(e, "ipc", p.ipc);
       get(e, "first_pass_ipc", p.first_pass_ipc);
       get(e, "clock_mhz", p.clock_mhz);
@@ -239,7 +230,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
       PartitionPoint p;
       get(e, "warps", p.warps);
       get(e, "different", p.different);
-      point_status(e, p.status, p.reason);
+      p.status = json_fields::get_status(e);
       get(e, "ipc_per_warp", p.ipc_per_warp);
       r.partitions.push_back(p);
     }
@@ -329,7 +320,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
       get(e, "regs_per_thread", p.regs_per_thread);
       get(e, "shared_bytes", p.shared_bytes);
       get(e, "max_warp_slot", p.max_warp_slot);
-      point_status(e, p.status, p.reason);
+      p.status = json_fields::get_status(e);
       get(e, "blocks_per_sm", p.blocks_per_sm);
       get(e, "warps_per_sm", p.warps_per_sm);
       get(e, "api_blocks_per_sm", p.api_blocks_per_sm);

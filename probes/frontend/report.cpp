@@ -111,7 +111,7 @@ void partitions_html(std::ostringstream& h, const FrontendProbeResult& p) {
     for (const auto& q : p.partitions)
       h << "<tr><td>" << q.warps << "</td><td>" << (q.different ? "different" : "same")
         << "</td><td>" << detail::median_spread(q.ipc_per_warp, 3) << "</td><td>"
-        << detail::html_escape(q.status + " " + q.reason) << "</td></tr>\n";
+        << detail::html_escape(q.status.name() + " " + q.status.reason) << "</td></tr>\n";
     h << "</table>\n";
   }
 }
@@ -262,7 +262,8 @@ void occupancy_html(std::ostringstream& h, const FrontendProbeResult& p, Section
         << (o.warps_per_sm ? std::to_string(*o.warps_per_sm) : "-") << "</td><td>"
         << (o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm) : "-") << "</td><td>"
         << (o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm) : "-")
-        << "</td><td>" << detail::html_escape(o.status + " " + o.reason) << "</td></tr>\n";
+        << "</td><td>" << detail::html_escape(o.status.name() + " " + o.status.reason)
+        << "</td></tr>\n";
     h << "</table>\n";
   }
   if (ctx.charts) {
@@ -305,7 +306,7 @@ void print_occupancy_rows(std::ostream& os, const std::vector<FrontendOccupancyP
         o.warps_per_sm ? std::to_string(*o.warps_per_sm).c_str() : "-",
         o.api_blocks_per_sm ? std::to_string(*o.api_blocks_per_sm).c_str() : "-",
         o.predicted_warps_per_sm ? std::to_string(*o.predicted_warps_per_sm).c_str() : "-",
-        o.status != "ok" ? (" " + o.status + ": " + o.reason).c_str()
+        !o.status.ok() ? (" " + o.status.name() + ": " + o.status.reason).c_str()
         : (o.warps_per_sm && o.predicted_warps_per_sm &&
            *o.warps_per_sm != *o.predicted_warps_per_sm)
             ? "  <- not as predicted"
@@ -348,7 +349,7 @@ void print_frontend_summary(std::ostream& os, const RunResult& r) {
       std::snprintf(line, sizeof line, "  %d warp(s), %-14s %s %s\n", q.warps,
                     q.different ? "different code" : "same code",
                     detail::median_spread(q.ipc_per_warp, 3).c_str(),
-                    q.status == "ok" ? "" : (q.status + ": " + q.reason).c_str());
+                    q.status.ok() ? "" : (q.status.name() + ": " + q.status.reason).c_str());
       os << line;
     }
     if (p->partition_halving)
@@ -415,7 +416,7 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
          "clock_mhz\n";
     for (const auto& e : p->icache)
       o << e.instructions << "," << e.loop_instructions << "," << e.code_bytes << ","
-        << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << ","
+        << detail::csv_field(e.status.name()) << "," << detail::csv_field(e.status.reason) << ","
         << (e.ipc ? format_fixed(e.ipc->median, 5) : "") << ","
         << (e.ipc ? format_fixed(e.ipc->q1, 5) : "") << ","
         << (e.ipc ? format_fixed(e.ipc->q3, 5) : "") << ","
@@ -429,8 +430,8 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
     OutputFile o(f);
     o << "warps,different,status,reason,ipc_per_warp,q1,q3\n";
     for (const auto& e : p->partitions)
-      o << e.warps << "," << (e.different ? 1 : 0) << "," << detail::csv_field(e.status) << ","
-        << detail::csv_field(e.reason) << ","
+      o << e.warps << "," << (e.different ? 1 : 0) << "," << detail::csv_field(e.status.name())
+        << "," << detail::csv_field(e.status.reason) << ","
         << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->median, 5) : "") << ","
         << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->q1, 5) : "") << ","
         << (e.ipc_per_warp ? format_fixed(e.ipc_per_warp->q3, 5) : "") << "\n";
@@ -469,7 +470,8 @@ std::vector<std::filesystem::path> write_frontend_csv(const std::filesystem::pat
       o << e.kind << "," << e.block_threads << "," << e.regs_requested << "," << e.regs_per_thread
         << "," << e.shared_bytes << "," << oi(e.blocks_per_sm) << "," << oi(e.warps_per_sm) << ","
         << oi(e.api_blocks_per_sm) << "," << oi(e.predicted_warps_per_sm) << "," << e.max_warp_slot
-        << "," << detail::csv_field(e.status) << "," << detail::csv_field(e.reason) << "\n";
+        << "," << detail::csv_field(e.status.name()) << "," << detail::csv_field(e.status.reason)
+        << "\n";
     o.commit();
     files.push_back(f);
   }

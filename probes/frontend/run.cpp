@@ -124,15 +124,14 @@ IcacheCurvePoint icache_point(FrontendKernels& k, int n, IcacheRunner& runner,
     pt.clock_mhz = last.clock_mhz;
     if (!bad.empty()) throw BackendError("host check failed: " + bad);
   });
-  pt.status = st.name();
-  pt.reason = st.reason;
+  pt.status = st;
   return pt;
 }
 
 std::vector<DetectedLevel> icache_levels(const std::vector<IcacheCurvePoint>& points) {
   std::vector<IcachePoint> curve;
   for (const auto& p : points)
-    if (p.ipc && p.status == "ok")
+    if (p.ipc && p.status.ok())
       curve.push_back({static_cast<double>(p.code_bytes), p.ipc->median, p.ipc->relative_spread()});
   std::sort(curve.begin(), curve.end(),
             [](const IcachePoint& a, const IcachePoint& b) { return a.code_bytes < b.code_bytes; });
@@ -256,8 +255,7 @@ void partitions_part(FrontendKernels& k, const FrontendOptions& opt, Progress& p
       p.ipc_per_warp = summarize(ipc);
       if (!bad.empty()) throw BackendError("host check failed: " + bad);
     });
-    p.status = st.name();
-    p.reason = st.reason;
+    p.status = st;
     out.partitions.push_back(p);
   }
   std::optional<double> one, two_diff;
@@ -517,13 +515,13 @@ void run_frontend(Device& dev, const FrontendOptions& opt, Progress& progress,
       break;
     }
   for (const auto& p : out.icache)
-    if (out.status.ok() && p.status == "error")
+    if (out.status.ok() && p.status.code == StatusCode::error)
       out.status = {StatusCode::error, "instruction cache at " + std::to_string(p.instructions) +
-                                           " instructions: " + p.reason};
+                                           " instructions: " + p.status.reason};
   for (const auto& p : out.partitions)
-    if (out.status.ok() && p.status == "error")
+    if (out.status.ok() && p.status.code == StatusCode::error)
       out.status = {StatusCode::error,
-                    "partition test, " + std::to_string(p.warps) + " warps: " + p.reason};
+                    "partition test, " + std::to_string(p.warps) + " warps: " + p.status.reason};
   wall();
   progress.finish();
   if (out.status.code == StatusCode::error) throw BackendError("frontend: " + out.status.reason);

@@ -319,8 +319,7 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
       }
       p.predicted_warps_per_sm = predicted;
     });
-    p.status = st.name();
-    p.reason = st.reason;
+    p.status = st;
     if (p.warps_per_sm)
       out.max_warps_per_sm = std::max(out.max_warps_per_sm.value_or(0), *p.warps_per_sm);
     if (p.blocks_per_sm)
@@ -328,10 +327,8 @@ void occupancy_part(FrontendKernels& k, const DeviceInfo& info, const FrontendOp
     out.occupancy.push_back(p);
   }
   bool any = false;
-  for (const auto& p : out.occupancy) any = any || p.status == "ok";
-  if (!any && !out.occupancy.empty())
-    out.occupancy_status = {gd::parse_status(out.occupancy.front().status),
-                            out.occupancy.front().reason};
+  for (const auto& p : out.occupancy) any = any || p.status.ok();
+  if (!any && !out.occupancy.empty()) out.occupancy_status = out.occupancy.front().status;
 }
 
 }  // namespace gd::frontend_run

@@ -45,9 +45,9 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
     runs += "run " + std::to_string(attempt) + ": " + out.status.name() + ", " +
             std::to_string(out.icache_levels.size()) + " icache levels, IPC";
     for (const auto& p : out.icache) {
-      points_ok = points_ok && p.status == "ok" && p.ipc && p.ipc->median > 0;
+      points_ok = points_ok && p.status.ok() && p.ipc && p.ipc->median > 0;
       runs += ' ';
-      runs += p.ipc ? std::to_string(p.ipc->median) : p.status;
+      runs += p.ipc ? std::to_string(p.ipc->median) : p.status.name();
     }
     runs += "\n";
     if (out.status.ok() && points_ok && !out.icache_levels.empty()) break;
@@ -60,7 +60,7 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   ASSERT_EQ(out.icache.size(), icache_sizes(64, 256, 2).size());
   for (const auto& p : out.icache) {
     SCOPED_TRACE(p.instructions);
-    EXPECT_EQ(p.status, "ok") << p.reason;
+    EXPECT_TRUE(p.status.ok()) << p.status.reason;
     ASSERT_TRUE(p.ipc);
     EXPECT_GT(p.ipc->median, 0);
     EXPECT_GT(p.code_bytes, 0u);

@@ -394,7 +394,7 @@ FrontendProbeResult populated() {
   r.icache.push_back(p);
   r.icache_levels.push_back({"L0i", 32768, 32768, 36864, 0.99, 0.9});
   r.icache_levels.push_back({"L2", std::nullopt, std::nullopt, std::nullopt, 0.1, 0.8});
-  r.partitions.push_back({2, true, summarize({0.25, 0.26}), "ok", ""});
+  r.partitions.push_back({2, true, summarize({0.25, 0.26}), {}});
   r.partition_halving = 0.5;
   r.launch_api = "cudaLaunchKernel";
   r.launch_start_us = summarize({4.0, 4.5});
@@ -729,11 +729,11 @@ TEST(FrontendProbe, OccupancyKindsABackendLacksSayWhy) {
   for (const auto& p : out.occupancy) {
     if (p.kind == "regs") {
       ++regs;
-      EXPECT_EQ(p.status, "unsupported");
-      EXPECT_EQ(p.reason, "no register cap here");
+      EXPECT_EQ(p.status.code, StatusCode::unsupported);
+      EXPECT_EQ(p.status.reason, "no register cap here");
       EXPECT_FALSE(p.warps_per_sm);
     } else {
-      EXPECT_EQ(p.status, "ok") << p.kind << ": " << p.reason;
+      EXPECT_TRUE(p.status.ok()) << p.kind << ": " << p.status.reason;
       EXPECT_TRUE(p.warps_per_sm) << p.kind;
       ++measured;
     }
