@@ -18,6 +18,7 @@
 #include "figure_ids_check.hpp"
 #include "frontend/frontend.hpp"
 #include "frontend/run.hpp"
+#include "gpudissect/json_read.hpp"
 #include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/sass.hpp"
@@ -460,6 +461,32 @@ TEST(FrontendJson, RoundTrip) {
   old.refill_status = {StatusCode::skipped, "frontend.refill=0"};
   const auto skipped = nlohmann::json(old).get<FrontendProbeResult>();
   EXPECT_EQ(skipped.refill_status.name(), "skipped");
+}
+
+// A point's status is its code and reason in the file, as a part's is; a word that names no
+// code is refused at its key, not carried along.
+TEST(FrontendJson, PointStatusesKeepTheirWordAndReason) {
+  FrontendProbeResult r = populated();
+  r.occupancy.at(0).status = {StatusCode::unsupported, "no register cap here"};
+  r.partitions.at(0).status = {StatusCode::error, "no positive timing"};
+  const nlohmann::json j = r;
+  EXPECT_EQ(j["occupancy"]["points"][0]["status"], "unsupported");
+  EXPECT_EQ(j["occupancy"]["points"][0]["reason"], "no register cap here");
+  EXPECT_EQ(j["occupancy"]["points"][1]["status"], "ok");
+  EXPECT_FALSE(j["occupancy"]["points"][1].contains("reason"));
+  const auto back = j.get<FrontendProbeResult>();
+  EXPECT_EQ(back.occupancy.at(0).status.code, StatusCode::unsupported);
+  EXPECT_EQ(back.occupancy.at(0).status.reason, "no register cap here");
+  EXPECT_EQ(back.partitions.at(0).status.code, StatusCode::error);
+  EXPECT_TRUE(back.icache.at(0).status.ok());
+  nlohmann::json bad = j;
+  bad["icache"]["points"][0]["status"] = "fine";
+  try {
+    (void)bad.get<FrontendProbeResult>();
+    ADD_FAILURE() << "an unknown status word was read";
+  } catch (const JsonReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a status: \"fine\""), std::string::npos) << e.what();
+  }
 }
 
 TEST(FrontendFigures, IdsFromAResult) {
