@@ -521,8 +521,9 @@ TEST(LatencyGrid, FarEdgePointsAre32PerDoublingAroundTheLastCache) {
             log_spaced_footprints(lo, 32 * MiB, 4, stride));
 }
 
-// Through the probe: a GPU's cache paths get the points at its reported L2's edge, a CPU
-// device's do not (its sweeps are slow and its last cache no hashed GPU L2).
+// Through the probe: a GPU's global and L2-only paths get the points at its reported L2's edge,
+// its other paths and a CPU device's do not (its sweeps are slow and its last cache no hashed GPU
+// L2).
 TEST(LatencyGrid, TheProbeSweepsThemOnAGpuOnly) {
   auto count_near = [](const CurveResult& c, uint64_t cache) {
     int n = 0;
@@ -534,11 +535,12 @@ TEST(LatencyGrid, TheProbeSweepsThemOnAGpuOnly) {
   };
   FakeDevice gpu;
   LatencyProbeResult out;
-  fakes::run_probe(run_latency, gpu, small({MemPath::global, MemPath::l2}), out);
+  fakes::run_probe(run_latency, gpu, small({MemPath::global, MemPath::l2, MemPath::readonly}), out);
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
-  // 3.6 .. 4.1 MiB at 2^(1/32): 7 points on both paths.
+  // 3.6 .. 4.1 MiB at 2^(1/32): 7 points on the global and L2-only paths, not on the others.
   EXPECT_EQ(count_near(out.paths.at("global"), 4 * MiB), 7);
   EXPECT_EQ(count_near(out.paths.at("l2"), 4 * MiB), 7);
+  EXPECT_LT(count_near(out.paths.at("readonly"), 4 * MiB), 7);
   FakeDevice cpu;
   cpu.make_cpu(4 * MiB);
   LatencyProbeResult cpu_out;
