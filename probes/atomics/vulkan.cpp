@@ -217,27 +217,19 @@ class VulkanAtomics final : public AtomicsKernels {
       t.clock_peak_mhz = ctx_.clock().peak_mhz();
     }
     t.sms = 0;  // Vulkan reports no SMs; the probe uses the device's count
-    // Every placement's memory after its last launch, word by word, and (CAS) its successes:
-    // read back in one piece each (a read-back per placement made a staging buffer each time,
-    // a good part of the probe's seconds on an H200).
+    // Every placement's memory after its last launch, word by word, and (CAS) its successes.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;
     const uint64_t bytes = uint64_t(type_bytes(r.type));
-    const uint64_t stride = placement_stride(words * bytes);
-    std::vector<unsigned char> all(stride * uint64_t(places - 1) + words * bytes);
-    ctx_.download(target_, all.data(), all.size());
-    std::vector<uint32_t> all_successes;
-    if (r.op == AtomicOp::cas) {
-      all_successes.resize(threads * uint64_t(places));
-      ctx_.download(aux_, all_successes.data(), all_successes.size() * 4);
-    }
     for (int p = 0; p < places && t.check_error.empty(); ++p) {
-      const unsigned char* raw = all.data() + stride * uint64_t(p);
+      std::vector<unsigned char> raw(words * bytes);
+      ctx_.download(target_, raw.data(), raw.size(), placement_stride(words * bytes) * uint64_t(p));
       std::vector<uint64_t> finals(words, 0);
-      for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], raw + w * bytes, bytes);
+      for (uint64_t w = 0; w < words; ++w) std::memcpy(&finals[w], &raw[w * bytes], bytes);
       std::vector<uint32_t> successes;
-      if (r.op == AtomicOp::cas)
-        successes.assign(all_successes.begin() + std::ptrdiff_t(threads * uint64_t(p)),
-                         all_successes.begin() + std::ptrdiff_t(threads * uint64_t(p + 1)));
+      if (r.op == AtomicOp::cas) {
+        successes.resize(threads);
+        ctx_.download(aux_, successes.data(), threads * 4, threads * 4 * uint64_t(p));
+      }
       const std::string err = throughput_check(r, t.layout, finals, successes);
       if (!err.empty())
         t.check_error = places > 1 ? "placement " + std::to_string(p) + ": " + err : err;
