@@ -163,17 +163,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
       check(clSetKernelArg(k, a++, sizeof(cl_ulong), v), "clSetKernelArg");
     if (r.op == BwOp::read) check(clSetKernelArg(k, a++, sizeof(cl_mem), &sum_), "clSetKernelArg");
     zero_sum();
-    const std::size_t global = std::size_t(l.blocks * kWg), local = kWg;
-    int launches = 0;
-    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
-      cl_event e = nullptr;
-      check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &e),
-            "clEnqueueNDRangeKernel(stream)");
-      check(clWaitForEvents(1, &e), "running a stream kernel");
-      if (rep >= 0) t.seconds.push_back(event_seconds(e));
-      clReleaseEvent(e);
-      ++launches;
-    }
+    t.seconds = timed_launches(k, std::size_t(l.blocks * kWg), r.repeats, "stream", "a stream");
+    const int launches = r.repeats + 1;  // the warm-up added to the sum too
     if (r.op == BwOp::read) {
       const uint32_t want = stream_read_checksum(l, r.passes) * uint32_t(launches);
       const uint32_t got = read_sum();
@@ -220,17 +211,9 @@ class OpenCLBandwidth final : public BandwidthKernels {
       check(clSetKernelArg(k, a++, sizeof(cl_uint), v), "clSetKernelArg");
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &sum_), "clSetKernelArg");
     zero_sum();
-    const std::size_t global = std::size_t(l.blocks * kWg), local = kWg;
-    int launches = 0;
-    for (int rep = -1; rep < r.repeats; ++rep) {
-      cl_event e = nullptr;
-      check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &e),
-            "clEnqueueNDRangeKernel(local)");
-      check(clWaitForEvents(1, &e), "running the local-memory kernel");
-      if (rep >= 0) t.seconds.push_back(event_seconds(e));
-      clReleaseEvent(e);
-      ++launches;
-    }
+    t.seconds =
+        timed_launches(k, std::size_t(l.blocks * kWg), r.repeats, "local", "the local-memory");
+    const int launches = r.repeats + 1;  // the warm-up added to the sum too
     const uint32_t want = shared_checksum(l) * uint32_t(launches), got = read_sum();
     if (got != want)
       t.check_error =
@@ -334,6 +317,25 @@ class OpenCLBandwidth final : public BandwidthKernels {
   }
 
  private:
+  // An untimed warm-up launch of `global` work-items in groups of kWg, then `repeats` timed
+  // ones, each waited for and timed by its profiling event; the timed launches' seconds.
+  // tag and kernel name the enqueue and the wait in an error ("clEnqueueNDRangeKernel(tag)",
+  // "running <kernel> kernel").
+  std::vector<double> timed_launches(cl_kernel k, std::size_t global, int repeats, const char* tag,
+                                     const char* kernel) {
+    const std::size_t local = kWg;
+    std::vector<double> seconds;
+    for (int rep = -1; rep < repeats; ++rep) {
+      cl_event e = nullptr;
+      check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &e),
+            std::string("clEnqueueNDRangeKernel(") + tag + ")");
+      check(clWaitForEvents(1, &e), std::string("running ") + kernel + " kernel");
+      if (rep >= 0) seconds.push_back(event_seconds(e));
+      clReleaseEvent(e);
+    }
+    return seconds;
+  }
+
   static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
 
   // A flat grid (bw_write_flat, bw_copy_flat): chunks x passes groups of one chunk each, into
@@ -363,15 +365,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
     check(clSetKernelArg(k, a++, sizeof(cl_mem), &dst), "clSetKernelArg");
     const cl_uint chunks = cl_uint(l.chunks);
     check(clSetKernelArg(k, a++, sizeof chunks, &chunks), "clSetKernelArg");
-    const std::size_t global = std::size_t((groups - uint64_t(r.drop_blocks)) * kWg), local = kWg;
-    for (int rep = -1; rep < r.repeats; ++rep) {  // -1: untimed warm-up
-      cl_event e = nullptr;
-      check(clEnqueueNDRangeKernel(h_.queue, k, 1, nullptr, &global, &local, 0, nullptr, &e),
-            "clEnqueueNDRangeKernel(flat stream)");
-      check(clWaitForEvents(1, &e), "running a flat stream kernel");
-      if (rep >= 0) t.seconds.push_back(event_seconds(e));
-      clReleaseEvent(e);
-    }
+    t.seconds = timed_launches(k, std::size_t((groups - uint64_t(r.drop_blocks)) * kWg), r.repeats,
+                               "flat stream", "a flat stream");
     // Every pass stores the same values: the result is one pass's.
     const uint32_t got = sum_of(dst, bytes), want = stream_written_checksum(l, 1);
     if (got != want)
