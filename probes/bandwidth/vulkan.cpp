@@ -92,11 +92,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     t.layout = stream_layout(r.buffer_bytes, uint64_t(stream_blocks()), kChunkBytes);
     const StreamLayout& l = t.layout;
     const uint64_t bytes = l.buffer_bytes();
-    if (bytes > max_buffer_)
-      throw AllocationFailed("a " + std::to_string(bytes) +
-                             "-byte buffer is above maxStorageBufferRange / "
-                             "maxMemoryAllocationSize (" +
-                             std::to_string(max_buffer_) + " bytes)");
+    check_fits(bytes);
     narrow(r.passes, "passes");
     // One launch is one dispatch, except on llvmpipe where its passes are split into as few
     // dispatches as keep every invocation under the loop limit (passes x chunks per group
@@ -316,6 +312,15 @@ class VulkanBandwidth final : public BandwidthKernels {
  private:
   static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
 
+  // A stream buffer of `bytes` within what one binding and one allocation reach.
+  void check_fits(uint64_t bytes) const {
+    if (bytes > max_buffer_)
+      throw AllocationFailed("a " + std::to_string(bytes) +
+                             "-byte buffer is above maxStorageBufferRange / "
+                             "maxMemoryAllocationSize (" +
+                             std::to_string(max_buffer_) + " bytes)");
+  }
+
   // A flat grid: chunks x passes workgroups of one chunk each, in as few dispatches of whole
   // passes as maxComputeWorkGroupCount[0] allows (one on NVIDIA; 65535 workgroups on
   // lavapipe), into a destination poisoned first, so that a chunk no workgroup wrote fails the
@@ -328,11 +333,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     t.layout = stream_layout_flat(r.buffer_bytes, kFlatChunkBytes);
     const StreamLayout& l = t.layout;
     const uint64_t bytes = l.buffer_bytes();
-    if (bytes > max_buffer_)
-      throw AllocationFailed("a " + std::to_string(bytes) +
-                             "-byte buffer is above maxStorageBufferRange / "
-                             "maxMemoryAllocationSize (" +
-                             std::to_string(max_buffer_) + " bytes)");
+    check_fits(bytes);
     if (l.chunks > max_groups_)
       throw AllocationFailed("one pass of the flat grid (" + std::to_string(l.chunks) +
                              " workgroups) is above maxComputeWorkGroupCount[0] (" +
