@@ -266,6 +266,13 @@ struct ThroughputTiming {
   std::string check_error;  // empty: throughput_check passed
 };
 
+// Times `repeats` x `places` launches into t.seconds, and with more than one placement into
+// t.seconds_by_placement too ([placement][repeat]); every repeat visits every placement in
+// turn, so a drift over time touches all alike. launch(repeat, placement) runs one launch and
+// returns its seconds. The backends' throughput timing (CUDA, OpenCL, Vulkan) all use it.
+void time_placements(ThroughputTiming& t, int repeats, int places,
+                     const std::function<double(int, int)>& launch);
+
 // What a backend offers the atomics probe. Calls throw AllocationFailed when memory cannot
 // be had and BackendError on any other API error; a failed check is reported in the
 // timing's check_error (or the outcome), never thrown.

@@ -278,14 +278,8 @@ class CudaAtomics final : public AtomicsKernels {
     }
     ThroughputTiming t;
     t.layout = layout(r, std::min(it, cap));
-    if (places > 1) t.seconds_by_placement.resize(places);
-    // Every repeat visits every placement in turn, so a drift over time touches all alike.
-    for (int rep = 0; rep < r.repeats; ++rep)
-      for (int p = 0; p < places; ++p) {
-        const double sec = launch_tp(r, t.layout, rep * places + p, p);
-        t.seconds.push_back(sec);
-        if (places > 1) t.seconds_by_placement[p].push_back(sec);
-      }
+    time_placements(t, r.repeats, places,
+                    [&](int rep, int p) { return launch_tp(r, t.layout, rep * places + p, p); });
     const int launches = r.repeats * places;
     std::vector<unsigned long long> clk(4 * size_t(launches));
     check(cudaMemcpy(clk.data(), clk_, clk.size() * 8, cudaMemcpyDeviceToHost),

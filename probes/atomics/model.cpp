@@ -208,6 +208,17 @@ uint64_t shared_words_per_block(const ThroughputLayout& l) {
   return (l.threads / 32) * region_per_warp(l);
 }
 
+void time_placements(ThroughputTiming& t, int repeats, int places,
+                     const std::function<double(int, int)>& launch) {
+  if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
+  for (int rep = 0; rep < repeats; ++rep)
+    for (int p = 0; p < places; ++p) {
+      const double sec = launch(rep, p);
+      t.seconds.push_back(sec);
+      if (places > 1) t.seconds_by_placement[std::size_t(p)].push_back(sec);
+    }
+}
+
 uint64_t target_words(const ThroughputLayout& l) {
   if (l.space == AtomicSpace::shared) return l.blocks * shared_words_per_block(l);
   switch (l.contention) {

@@ -159,14 +159,8 @@ class OpenCLAtomics final : public AtomicsKernels {
       it = std::clamp<uint64_t>(it, 8, 1u << 22);
     }
     t.layout = layout(r, std::min(it, cap));
-    if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
-    // Every repeat visits every placement in turn, so a drift over time touches all alike.
-    for (int rep = 0; rep < repeats; ++rep)
-      for (int p = 0; p < places; ++p) {
-        const double sec = launch_throughput(r, t.layout, places, p);
-        t.seconds.push_back(sec);
-        if (places > 1) t.seconds_by_placement[std::size_t(p)].push_back(sec);
-      }
+    time_placements(t, repeats, places,
+                    [&](int, int p) { return launch_throughput(r, t.layout, places, p); });
     t.sms = 0;  // compute units are not SMs; the probe uses the device's count
     // Every placement's memory after its last launch, word by word, and (CAS) its successes.
     const uint64_t words = target_words(t.layout), threads = t.layout.blocks * t.layout.threads;

@@ -203,14 +203,8 @@ class VulkanAtomics final : public AtomicsKernels {
       it = std::clamp<uint64_t>(it, 16, 1u << 20);
     }
     t.layout = layout(r, std::min(it, cap));
-    if (places > 1) t.seconds_by_placement.resize(std::size_t(places));
-    // Every repeat visits every placement in turn, so a drift over time touches all alike.
-    for (int rep = 0; rep < repeats; ++rep)
-      for (int p = 0; p < places; ++p) {
-        const double sec = launch_throughput(r, t.layout, places, p);
-        t.seconds.push_back(sec);
-        if (places > 1) t.seconds_by_placement[std::size_t(p)].push_back(sec);
-      }
+    time_placements(t, repeats, places,
+                    [&](int, int p) { return launch_throughput(r, t.layout, places, p); });
     // One reading after the launches stands for all of them (nothing without a shader clock).
     if (const auto mhz = ctx_.clock().read_mhz()) {
       t.clock_mhz.push_back(*mhz);

@@ -1109,3 +1109,23 @@ TEST(AtomicsLayout, GroupsPerUnitAreCudasShape) {
   l.ways = 8;
   EXPECT_EQ(gd::throughput_groups_per_unit(l, 64 * 1024, 4), 7u);
 }
+
+// The placed timing every backend shares: each repeat visits every placement in turn, the
+// seconds land in launch order and, with more than one placement, per placement too.
+TEST(AtomicsPlacements, TimedRepeatByRepeatAndKeptPerPlacement) {
+  std::vector<std::pair<int, int>> order;
+  gd::ThroughputTiming t;
+  gd::time_placements(t, 2, 3, [&](int rep, int p) {
+    order.emplace_back(rep, p);
+    return 10.0 * rep + p;
+  });
+  EXPECT_EQ(order,
+            (std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(t.seconds, (std::vector<double>{0, 1, 2, 10, 11, 12}));
+  ASSERT_EQ(t.seconds_by_placement.size(), 3u);
+  EXPECT_EQ(t.seconds_by_placement[2], (std::vector<double>{2, 12}));
+  gd::ThroughputTiming one;
+  gd::time_placements(one, 3, 1, [](int rep, int) { return double(rep); });
+  EXPECT_EQ(one.seconds, (std::vector<double>{0, 1, 2}));
+  EXPECT_TRUE(one.seconds_by_placement.empty());
+}
