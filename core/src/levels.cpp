@@ -19,8 +19,10 @@
 //     significantly rising line through the 3 points beyond each of its ends (on a ramp
 //     every piece rises about as much as the step to the next; a plateau's rise is noise
 //     and the points beyond it are a step off any line through it). Then enforce
-//     increasing levels at least min_relative_step apart, and merge sub-levels
-//     (sublevel_ratio);
+//     increasing levels at least min_relative_step apart, merge sub-levels
+//     (sublevel_ratio), and drop a level whose capacity is within min_capacity_ratio of a
+//     neighbour's when its plateau is the narrower (a flat stretch of the ramp past a cache
+//     whose hit rate falls gradually: no cache adds a few percent to the one below it);
 //  5. extend each plateau over adjacent points within 3 sigma of its median, take the
 //     median of its points as its latency and bracket its capacity.
 #include "gpudissect/levels.hpp"
@@ -138,6 +140,7 @@ class Analyzer {
   void drop_ramps(std::vector<Piece>* ps) const;
   void enforce_order(std::vector<Piece>* ps) const;
   void merge_sublevels(std::vector<Piece>* ps) const;
+  void drop_close_capacities(std::vector<Piece>* ps) const;
   double min_step() const { return std::log1p(opt_.min_relative_step); }
   double close_step(const Piece& a, const Piece& b) const {
     const double na = static_cast<double>(a.b - a.a + 1), nb = static_cast<double>(b.b - b.a + 1);
@@ -301,6 +304,25 @@ void Analyzer::merge_sublevels(std::vector<Piece>* ps) const {
   }
 }
 
+// Capacities are the pieces' last footprints; the last piece has none (the curve never
+// leaves it), so only pairs below it are judged.
+void Analyzer::drop_close_capacities(std::vector<Piece>* ps) const {
+  if (opt_.min_capacity_ratio <= 1) return;
+  const double min_doublings = std::log2(opt_.min_capacity_ratio);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = 0; i + 2 < ps->size(); ++i) {
+      const Piece& lo = (*ps)[i];
+      const Piece& hi = (*ps)[i + 1];
+      if (x_[hi.b] - x_[lo.b] >= min_doublings) continue;
+      const bool drop_lo = x_[lo.b] - x_[lo.a] < x_[hi.b] - x_[hi.a];
+      ps->erase(ps->begin() + static_cast<long>(drop_lo ? i : i + 1));
+      changed = true;
+      break;
+    }
+  }
+}
+
 std::vector<DetectedLevel> Analyzer::run() {
   std::vector<DetectedLevel> out;
   if (n_ == 0) return out;
@@ -320,6 +342,7 @@ std::vector<DetectedLevel> Analyzer::run() {
   merge_close(&ps);
   enforce_order(&ps);
   merge_sublevels(&ps);
+  drop_close_capacities(&ps);
 
   // Grow each plateau over neighbouring points that are on its centre (not past the next).
   for (std::size_t i = 0; i < ps.size(); ++i) {

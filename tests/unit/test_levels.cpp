@@ -289,6 +289,46 @@ TEST(LevelsHopper, FarL2PartitionIsASubLevel) {
   EXPECT_EQ(detect_levels(make_curve(lat, grid(), 0.01, 21), keep).size(), 4u);
 }
 
+TEST(LevelsRamp, FlatStretchOnTheRampPastAHashedL2IsNoLevel) {
+  // An H200's L2 through Vulkan: near 289 cycles to 27 MiB, far 531 to 54 MiB, then device
+  // memory 675; the far edge sampled at 32 points a doubling shows the hit rate falling
+  // over 55-64 MiB, with a flat stretch (580, 574, 598, 599) that is no cache.
+  std::vector<CurvePoint> c;
+  for (double f : grid(KiB, 32 * MiB)) {
+    const double lat = f <= 200 * KiB  ? 32.0
+                       : f <= 27 * MiB ? 289.0
+                       : f <= 30 * MiB ? 333.0
+                                       : 437.0;
+    c.push_back({f, lat, 0.004});
+  }
+  const std::array<std::array<double, 2>, 12> edge = {{{38.05, 531.3},
+                                                       {45.25, 531.5},
+                                                       {53.82, 531.1},
+                                                       {55.00, 544.9},
+                                                       {56.20, 558.8},
+                                                       {57.43, 580.2},
+                                                       {58.69, 574.2},
+                                                       {59.97, 598.1},
+                                                       {61.29, 599.4},
+                                                       {64.00, 642.8},
+                                                       {76.11, 674.9},
+                                                       {90.51, 675.2}}};
+  for (const auto& e : edge) c.push_back({e[0] * MiB, e[1], 0.01});
+  for (double f : {128.0, 181.0, 256.0}) c.push_back({f * MiB, 675.5, 0.003});
+
+  const auto lv = detect_levels(c);
+  ASSERT_EQ(lv.size(), 4u);
+  expect_near_rel(lv[2].latency, 531, 0.02);
+  ASSERT_TRUE(lv[2].capacity_lo.has_value());
+  EXPECT_GE(*lv[2].capacity_lo, 53 * MiB);
+  EXPECT_LE(*lv[2].capacity_lo, 58 * MiB);
+  EXPECT_GT(lv[3].latency, 660);
+
+  gd::LevelOptions keep;
+  keep.min_capacity_ratio = 0;
+  EXPECT_EQ(detect_levels(c, keep).size(), 5u);
+}
+
 TEST(LevelsSpacing, ExtraPointsNearStepTightenBracket) {
   const auto lat = staircase({{300 * KiB, 33}}, 270);
   auto fps = grid(KiB, 16 * MiB);

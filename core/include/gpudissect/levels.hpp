@@ -40,6 +40,11 @@ struct LevelOptions {
   // on both its outer sides is a sub-level (e.g. Hopper's far L2 partition) and is merged
   // into the level below. 0 keeps every sub-level.
   double sublevel_ratio = 0.2;
+  // Two levels whose capacities are less than this ratio apart are one level and a piece of
+  // the ramp that leaves it (a cache whose hit rate falls over a range of footprints, as a
+  // hashed L2 does near its size, shows short flat stretches on that ramp); the level with
+  // the narrower plateau (in doublings of footprint) is dropped. 0 keeps them.
+  double min_capacity_ratio = 1.25;
 };
 
 // Levels in order of increasing footprint. An empty or one-point curve gives one level
