@@ -24,21 +24,21 @@ std::string placement_spread_text(const std::optional<PlacementSpread>& s, const
          fixed(100 * s->repeat_spread, 1) + " %)";
 }
 
-// How far a mean over placements moves from one process to the next, relative: its standard
-// error (the placements' spread over the square root of their count) times Student's t for
-// their count (3.18 for 4 placements, 2.13 for 16: a flat 2 was too narrow for 4, where a
-// quick run's mean over other placements fell 8 % below a full run's on an H200). Where the
+// How far a mean over placements moves from one process to the next, relative. Where the
 // flag or target lands (which L2 slices) follows the allocations made before it (another
-// plan, another run), so two runs of one GPU differ by about this much (5 % between two full H200
-// runs of the CAS ping-pong, whose 16 locations spread 14.5 %); as Figure::resolution, compare
-// --baseline takes the baseline's as the band it cannot tell apart from noise.
+// plan, another run), so each run's mean is one draw: its standard error is the
+// placements' spread over the square root of their count, and two runs' means differ by
+// sqrt(2) of that. The band is that difference's standard error times Student's t for the
+// count (3.18 for 4 placements, 2.13 for 16; a flat 2 was too narrow for 4). As
+// Figure::resolution, compare --baseline takes the baseline's as the band it cannot tell
+// apart from noise.
 std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
   if (!s || s->values.size() < 2 || s->mean == 0) return std::nullopt;
   double ss = 0;
   for (double v : s->values) ss += (v - s->mean) * (v - s->mean);
   const double n = static_cast<double>(s->values.size());
   const double step = student_t95(static_cast<int>(n) - 1) * std::sqrt(ss / (n - 1)) /
-                      std::fabs(s->mean) / std::sqrt(n);
+                      std::fabs(s->mean) / std::sqrt(n) * std::sqrt(2.0);
   return std::isfinite(step) && step > 0 ? std::optional<double>(step) : std::nullopt;
 }
 
