@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -90,70 +89,6 @@ const std::string& own_sass() {
 const std::map<std::string, KernelMemoryOps>& own_memory_ops() {
   static const std::map<std::string, KernelMemoryOps> ops = kernel_memory_ops(own_sass());
   return ops;
-}
-
-std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& listing) {
-  std::map<std::string, KernelMemoryOps> out;
-  std::istringstream sass(listing);
-  static const std::regex kFunction(R"(Function : (\S+))");
-  static const std::regex kLoad(
-      R"(\b((?:LDG|LDS|LDC|TLD|TEX|LD)(?:\.[A-Z0-9_]+)*)\s+(?:RZ|PT|R\d+), (.*?);)");
-  static const std::regex kStore(R"(\b((?:STG|STS|ST)(?:\.[A-Z0-9_]+)*)\s+(?:desc)?\[)");
-  static const std::regex kBulk(R"(\b((?:UBLKCP|UTMALDG)(?:\.[A-Z0-9_]+)*)\s)");
-  static const std::regex kAtomic(
-      R"(\b((?:ATOMS|ATOMG|ATOM|REDUX|REDG|RED)(?:\.[A-Za-z0-9_]+)*)\s)");  // F16x2: lower case
-  std::string fn;
-  std::map<std::string, int> loads, stores, bulks;
-  std::vector<std::string> bulk_order, atomic_order;  // first appearance
-  auto best = [](const std::map<std::string, int>& m) {
-    if (m.empty()) return std::string();
-    return std::max_element(m.begin(), m.end(),
-                            [](auto& a, auto& b) { return a.second < b.second; })
-        ->first;
-  };
-  auto flush = [&] {
-    if (!fn.empty()) {
-      std::string all;
-      for (const std::string& b : bulk_order) all += (all.empty() ? "" : " + ") + b;
-      std::string atomics;
-      for (const std::string& a : atomic_order) atomics += (atomics.empty() ? "" : " + ") + a;
-      out[fn] = {best(loads), best(stores), best(bulks), all, atomics};
-    }
-    loads.clear();
-    stores.clear();
-    bulks.clear();
-    bulk_order.clear();
-    atomic_order.clear();
-  };
-  // Each pattern needs one of these words, and most lines of a listing (arithmetic, the
-  // encoding lines, which are lower-case hex) have none: std::regex over all 40,000 lines
-  // of gpudissect's own listing took 1.3 s, once per probe that read it (5.5 s of the
-  // H200's --quick run went by before the first point).
-  static const char* const kWords[] = {"Function : ", "LD", "ST", "TEX", "ATOM", "RED", "UBLKCP"};
-  auto maybe = [](const std::string& l) {
-    for (const char* w : kWords)
-      if (l.find(w) != std::string::npos) return true;
-    return false;
-  };
-  std::smatch m;
-  for (std::string l; std::getline(sass, l);) {
-    if (!maybe(l)) continue;
-    if (std::regex_search(l, m, kFunction)) {
-      flush();
-      fn = m[1];
-    } else if (std::regex_search(l, m, kAtomic)) {
-      if (std::find(atomic_order.begin(), atomic_order.end(), m[1].str()) == atomic_order.end())
-        atomic_order.push_back(m[1]);
-    } else if (std::regex_search(l, m, kLoad)) {
-      if (m[2].str().find("c[0x0]") == std::string::npos) ++loads[m[1]];
-    } else if (std::regex_search(l, m, kStore)) {
-      ++stores[m[1]];
-    } else if (std::regex_search(l, m, kBulk)) {
-      if (++bulks[m[1]] == 1) bulk_order.push_back(m[1]);
-    }
-  }
-  flush();
-  return out;
 }
 
 // ---- NVRTC, the disk cache of compiled kernels, disassembly (shared by the probes) ----

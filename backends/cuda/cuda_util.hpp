@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "gpudissect/sass.hpp"
+
 namespace gd::cuda {
 
 // Throws AllocationFailed for an out-of-memory error and BackendError for any other, the
@@ -42,21 +44,6 @@ std::string dump_sass(const std::string& file);
 // The SASS of this running binary, read once; empty where cuobjdump is not installed.
 const std::string& own_sass();
 
-// The memory instructions one kernel executes, as its SASS shows them: the instruction a
-// figure was really timed with.
-struct KernelMemoryOps {
-  std::string load;      // most frequent load that is not a kernel-parameter read
-  std::string store;     // most frequent store
-  std::string bulk;      // most frequent copy-engine instruction (UBLKCP...), if any
-  std::string bulk_all;  // every distinct copy-engine instruction, " + " between
-  // Atomics and warp reductions (ATOMS.*, ATOMG.*, ATOM.*, RED.*, REDG.*, REDUX.*): every
-  // distinct one in order of first appearance, " + " between; a REDUX beside an atomic
-  // means the compiler folded a warp's operations into one.
-  std::string atomic_all;
-};
-
-// Per kernel (mangled name) of a cuobjdump --dump-sass listing.
-std::map<std::string, KernelMemoryOps> kernel_memory_ops(const std::string& sass);
 // kernel_memory_ops of this binary's own listing, parsed once for every probe that asks.
 const std::map<std::string, KernelMemoryOps>& own_memory_ops();
 
