@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "gpudissect/shell.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
 #include "report.hpp"
@@ -31,18 +32,6 @@ const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 constexpr const char* kLevelColour = "#b03a2e";
 // Room above the highest point for the level and capacity labels.
 constexpr double kHeadroom = 1.3;
-
-// A string for a gnuplot script: single quotes, where only '' is special.
-std::string sh_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -381,8 +370,8 @@ bool render_chart(const ChartSpec& spec, ChartFormat fmt, const fs::path& out, s
     }
   }
   std::error_code ec;
-  const std::string cmd = sh_quote(gnuplot_executable()) + ' ' + sh_quote(script.string()) +
-                          " </dev/null >/dev/null 2>" + sh_quote(errfile.string());
+  const std::string cmd = shell_quote(gnuplot_executable()) + ' ' + shell_quote(script.string()) +
+                          " </dev/null >/dev/null 2>" + shell_quote(errfile.string());
   const int rc = std::system(cmd.c_str());
   const bool ran = rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
   if (ran && fs::exists(drawn, ec) && fs::file_size(drawn, ec) > 0) {
@@ -447,7 +436,7 @@ std::optional<std::string> render_inline_svg(const ChartSpec& spec, const std::s
 
 bool gnuplot_available(std::string* why) {
   const std::string exe = detail::gnuplot_executable();
-  const std::string cmd = detail::sh_quote(exe) + " --version </dev/null 2>&1";
+  const std::string cmd = shell_quote(exe) + " --version </dev/null 2>&1";
   std::FILE* f = ::popen(cmd.c_str(), "r");
   if (!f) {
     if (why) *why = "cannot start a shell to run " + exe;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/shell.hpp"
 
 namespace gd::cuda {
 
@@ -67,7 +68,8 @@ const std::string& cuobjdump() {
 std::string dump_sass(const std::string& file) {
   if (cuobjdump().empty()) return {};
   std::string out;
-  if (FILE* f = popen((cuobjdump() + " --dump-sass '" + file + "' 2>/dev/null").c_str(), "r")) {
+  if (FILE* f = popen((cuobjdump() + " --dump-sass " + shell_quote(file) + " 2>/dev/null").c_str(),
+                      "r")) {
     char buf[4096];
     std::size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "gpudissect/shell.hpp"
 #include "output.hpp"
 #include "report.hpp"
 
@@ -133,6 +135,22 @@ TEST(Format, StatusTextIsOkOrStatusAndReason) {
   EXPECT_EQ(status_text(gd::Status{gd::StatusCode::unsupported, ""}), "unsupported");
   EXPECT_EQ(status_text(gd::Status{gd::StatusCode::error, "out of memory"}),
             "error: out of memory");
+}
+
+// A path or name through `sh -c` arrives as one argument, byte for byte: quotes, spaces,
+// `$(...)`, backquotes and a line break are no shell syntax.
+TEST(Format, ShellQuoteKeepsEveryByteOneArgument) {
+  const std::string hostile = "a b'c\"d $(touch /tmp/gd-pwned) `id` ;|&\n*?~\\";
+  const std::string cmd = "printf '%s|' " + gd::shell_quote(hostile) + " " + gd::shell_quote("");
+  std::FILE* f = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[256];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  ASSERT_EQ(::pclose(f), 0);
+  EXPECT_EQ(out, hostile + "||");
+  EXPECT_EQ(gd::shell_quote("it's"), "'it'\\''s'");
 }
 
 TEST(Output, WritesWholeFilesAndReplacesRegularOnes) {
