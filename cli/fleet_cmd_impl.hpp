@@ -36,6 +36,7 @@
 #include "fleet_cmd.hpp"
 #include "gpudissect/compare.hpp"
 #include "gpudissect/fleet.hpp"
+#include "gpudissect/stopwatch.hpp"
 
 namespace gd::cli::fleet {
 
@@ -57,8 +58,6 @@ std::string stop_reason();
 void die_with_parent(pid_t parent);
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0);
-std::string now_iso8601();
 std::string host_name();
 std::string self_exe(const char* argv0);
 const char* env(const char* name);

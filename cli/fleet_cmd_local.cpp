@@ -51,7 +51,7 @@ NodeLinks FleetCmd::measure_links(const fs::path& dir, const std::string& device
     for (const auto& o : a_.options)
       if (o.rfind("links.", 0) == 0) opts.push_back(o);
     const RunOutcome out = run_in_child({"links"}, device_id, opts, dir, false);
-    n.wall_seconds = since(t0);
+    n.wall_seconds = seconds_since(t0);
     const nlohmann::json& r = out.result;
     if (!r.is_null()) {
       const auto& probes = r.value("probes", nlohmann::json::object());
@@ -67,14 +67,14 @@ NodeLinks FleetCmd::measure_links(const fs::path& dir, const std::string& device
     }
     if (out.child.timed_out)
       n.status = {StatusCode::timeout, "killed after the per-rank timeout of " +
-                                 std::to_string(static_cast<int>(rank_timeout())) + " s"};
+                                           std::to_string(static_cast<int>(rank_timeout())) + " s"};
     else if (r.is_null())
       n.status = {StatusCode::error, "gpudissect run links exited with status " +
-                               std::to_string(out.child.rc) + ": " +
-                               last_error_line(dir / "run.log")};
+                                         std::to_string(out.child.rc) + ": " +
+                                         last_error_line(dir / "run.log")};
   } catch (const std::exception& e) {
     n.status = {StatusCode::error, e.what()};
-    n.wall_seconds = since(t0);
+    n.wall_seconds = seconds_since(t0);
   }
   return n;
 }
@@ -119,7 +119,7 @@ std::vector<std::string> FleetCmd::rank_options(const std::vector<std::string>& 
 void FleetCmd::rank_status(FleetRank& r, const ChildOutcome& out, const fs::path& dir) const {
   if (out.timed_out) {
     r.status = {StatusCode::timeout, "killed after the per-rank timeout of " +
-                               std::to_string(static_cast<int>(rank_timeout())) + " s"};
+                                         std::to_string(static_cast<int>(rank_timeout())) + " s"};
   } else if (g_fleet_stop || out.rc == 128 + SIGTERM || out.rc == 128 + SIGINT) {
     // Stopped (a preempted job): what was measured is kept, and the GPU is not blamed.
     r.status = {StatusCode::interrupted,
@@ -133,10 +133,11 @@ void FleetCmd::rank_status(FleetRank& r, const ChildOutcome& out, const fs::path
   } else if (out.rc == 3 && !r.result.is_null() && r.result.contains("soak")) {
     r.status = {};  // run --duration: a figure drifted; the soak verdict says which
   } else if (out.rc == 5 && a_.require_idle) {  // run --require-idle: shared, not measured
-    r.status = {StatusCode::busy, "not measured (--require-idle): " + last_error_line(dir / "run.log")};
+    r.status = {StatusCode::busy,
+                "not measured (--require-idle): " + last_error_line(dir / "run.log")};
   } else {
-    r.status = {StatusCode::error, "gpudissect run exited with status " + std::to_string(out.rc) + ": " +
-                             last_error_line(dir / "run.log")};
+    r.status = {StatusCode::error, "gpudissect run exited with status " + std::to_string(out.rc) +
+                                       ": " + last_error_line(dir / "run.log")};
   }
 }
 
@@ -157,7 +158,7 @@ FleetRank FleetCmd::measure(int rank, int local_rank, const fs::path& dir) const
     const std::vector<std::string> probes = rank_probes();
     const RunOutcome run =
         run_in_child(probes, r.device_id, rank_options(probes), dir, hang, /*soak=*/true);
-    r.wall_seconds = since(t0);
+    r.wall_seconds = seconds_since(t0);
     if (!run.result.is_null()) fleet_fill_from_result(r, run.result);
     rank_status(r, run.child, dir);
     if (const FleetInjection* s = injection("slow", rank); s && r.status.ok()) {
@@ -169,7 +170,7 @@ FleetRank FleetCmd::measure(int rank, int local_rank, const fs::path& dir) const
     }
   } catch (const std::exception& e) {
     r.status = {StatusCode::error, e.what()};
-    r.wall_seconds = since(t0);
+    r.wall_seconds = seconds_since(t0);
   }
   return r;
 }
@@ -244,7 +245,7 @@ int FleetCmd::run_local() {
       }
     }
     if (left == 0) break;
-    const double t = since(t0);
+    const double t = seconds_since(t0);
     if (!termed && (t > gather_deadline() || g_fleet_stop)) {
       for (int k = 0; k < n; ++k)
         if (status[k] < 0) kill(-pids[k], SIGTERM);

@@ -27,9 +27,9 @@ bool node_barrier(MPI_Comm node, Clock::time_point t0, double limit) {
   MPI_Request barrier;
   MPI_Ibarrier(node, &barrier);
   int done = 0;
-  while (!done && since(t0) < limit) {
+  while (!done && seconds_since(t0) < limit) {
     // Stopped: the others were too and reach the barrier within the kill grace.
-    if (g_fleet_stop) limit = std::min(limit, since(t0) + kKillGrace + 5);
+    if (g_fleet_stop) limit = std::min(limit, seconds_since(t0) + kKillGrace + 5);
     MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
     if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -45,7 +45,7 @@ int send_report(int rank, const FleetRank& mine, Clock::time_point t0, double ga
             &req);
   int done = 0;
   // Rank 0 stops listening at its deadline; past twice that it is gone.
-  while (!done && since(t0) < 2 * gather_deadline) {
+  while (!done && seconds_since(t0) < 2 * gather_deadline) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -64,9 +64,9 @@ int gather_reports(std::vector<FleetRank>& ranks, Clock::time_point t0, double d
   std::vector<bool> got(size, false);
   got[0] = true;
   int left = size - 1;
-  while (left > 0 && since(t0) < deadline) {
+  while (left > 0 && seconds_since(t0) < deadline) {
     // Stopped (Ctrl-C, Slurm's SIGTERM): the others were too, and send what they have soon.
-    if (g_fleet_stop) deadline = std::min(deadline, since(t0) + kKillGrace + 5);
+    if (g_fleet_stop) deadline = std::min(deadline, seconds_since(t0) + kKillGrace + 5);
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, kTag, MPI_COMM_WORLD, &flag, &st);
@@ -96,8 +96,8 @@ int gather_reports(std::vector<FleetRank>& ranks, Clock::time_point t0, double d
     } else if (!got[k]) {
       ranks[k].rank = k;
       ranks[k].status = {StatusCode::missing, "no report within " +
-                                        std::to_string(static_cast<int>(deadline)) +
-                                        " s (the rank hung or died)"};
+                                                  std::to_string(static_cast<int>(deadline)) +
+                                                  " s (the rank hung or died)"};
     }
   return left;
 }
@@ -142,9 +142,10 @@ int FleetCmd::run_mpi() {
       mine.node_links = measure_links(dir / "links", pick_device(0));
     } else if (local == 0) {
       NodeLinks n;
-      n.status = {StatusCode::skipped, g_fleet_stop ? "stopped by the user"
-                                          : "a rank of this node had not finished measuring "
-                                            "by the deadline"};
+      n.status = {StatusCode::skipped, g_fleet_stop
+                                           ? "stopped by the user"
+                                           : "a rank of this node had not finished measuring "
+                                             "by the deadline"};
       mine.node_links = n;
     }
   }

@@ -39,17 +39,6 @@ void die_with_parent(pid_t parent) {
   if (getppid() != parent) _exit(128 + SIGTERM);
 }
 
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "?";
@@ -112,7 +101,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const fs::path& log
       out.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
       return out;
     }
-    const double t = since(t0);
+    const double t = seconds_since(t0);
     if (!termed && (t > timeout || g_fleet_stop)) {
       out.timed_out = !g_fleet_stop;
       kill(pid, SIGTERM);

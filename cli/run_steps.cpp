@@ -46,13 +46,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 namespace {
 
 using OptionMap = std::map<std::string, std::map<std::string, std::string>>;

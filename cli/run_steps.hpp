@@ -18,6 +18,7 @@
 #include "gpudissect/gpu_state.hpp"
 #include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "report.hpp"
 #include "run_cmd.hpp"
 
@@ -113,6 +114,5 @@ void say_written(const std::vector<std::filesystem::path>& files);
 void attach_references(report::HtmlOptions& ho, ReferenceDb& db);
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ");
-std::string now_iso8601();
 
 }  // namespace gd::cli

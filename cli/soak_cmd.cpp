@@ -10,6 +10,7 @@
 #include "backends.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/soak.hpp"
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/units.hpp"
 #include "output.hpp"
 #include "registry.hpp"
@@ -19,10 +20,6 @@ namespace gd::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // 75 -> "1m15s"
 std::string minutes(double s) {
@@ -164,27 +161,27 @@ int run_soak(const RunArgs& a, const RunPlan& plan, RunSession& s, double durati
   std::optional<RunResult> last;  // the last repetition that ran to its end
   int measured = 0;
   auto save = [&](const RunResult& r) { report::write_json(s.out.json, r, registry); };
-  while (!last || (!g_stop && since(t0) < duration_s)) {  // at least one
+  while (!last || (!g_stop && seconds_since(t0) < duration_s)) {  // at least one
     RunResult r = s.result;
     std::vector<GpuStateSample> samples = s.samples;  // the first: the reading before it all
     if (last) samples = {sample_gpu(s.dev, plan.probes.front(), "before")};
-    soak.set_finished(false, since(t0));
+    soak.set_finished(false, seconds_since(t0));
     r.soak = soak.to_json();  // the repetitions so far, in every file this one writes
-    const double started = since(t0);
+    const double started = seconds_since(t0);
     const int rc = measure_probes(s.dev, plan, r, s.progress, samples, s.deadline, save);
     if (g_stop && last) break;  // a repetition cut short is no point of the series
     measured |= rc;
     inject(injections, soak.repetitions() + 1, started, duration_s, r.figures);
-    if (!g_stop) soak.add({started, since(t0) - started, rc}, r.figures, r.gpu_state);
+    if (!g_stop) soak.add({started, seconds_since(t0) - started, rc}, r.figures, r.gpu_state);
     last = std::move(r);
     soak.set_ecc(ecc_before, read_ecc(s.dev));
-    soak.set_finished(!g_stop && since(t0) >= duration_s, since(t0));
+    soak.set_finished(!g_stop && seconds_since(t0) >= duration_s, seconds_since(t0));
     last->soak = soak.to_json();
     save(*last);
-    s.progress.note(repetition_line(soak, since(t0), duration_s, tolerance));
+    s.progress.note(repetition_line(soak, seconds_since(t0), duration_s, tolerance));
   }
   s.deadline.disarm();
-  soak.set_finished(!g_stop && since(t0) >= duration_s, since(t0));
+  soak.set_finished(!g_stop && seconds_since(t0) >= duration_s, seconds_since(t0));
   last->soak = soak.to_json();
   save(*last);
   std::vector<std::filesystem::path> written = {s.out.json};

@@ -33,13 +33,6 @@ constexpr const char* kLevelColour = "#b03a2e";
 // Room above the highest point for the level and capacity labels.
 constexpr double kHeadroom = 1.3;
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 enum class Unit { cycles, ns };
 
 const std::optional<Summary>& value(const LatencyPoint& p, Unit u) {
@@ -449,7 +442,7 @@ bool gnuplot_available(std::string* why) {
   const bool ok =
       rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0 && out.find("gnuplot") != std::string::npos;
   if (!ok && why) {
-    out = detail::trim(out);
+    out = trim(out);
     if (out.empty()) out = "exit status " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : rc);
     *why = "'" + exe + " --version' failed: " + out;
   }

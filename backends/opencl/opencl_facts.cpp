@@ -134,7 +134,7 @@ std::string device_string_or_empty(cl_device_id d, cl_device_info what) {
   if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
   std::string s(n, '\0');
   if (clGetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-  return detail::trim(std::move(s));
+  return gd::trim(std::move(s));
 }
 
 bool has_extension(const std::string& extension_list, const std::string& extension) {
@@ -150,7 +150,7 @@ std::string platform_string_or_empty(cl_platform_id p, cl_platform_info what) {
   if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
   std::string s(n, '\0');
   if (clGetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-  return detail::trim(std::move(s));
+  return gd::trim(std::move(s));
 }
 
 std::pair<int, int> nv_compute_capability(cl_device_id d) {
@@ -220,13 +220,6 @@ void check_alloc(cl_int err, const char* call, uint64_t bytes) {
 }
 
 // ---- queries ----
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\0' || s.back() == ' ' || s.back() == '\n')) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && s[b] == ' ') ++b;
-  return s.substr(b);
-}
 
 std::string platform_string(cl_platform_id p, cl_platform_info what, const char* call) {
   std::size_t n = 0;

@@ -62,7 +62,6 @@ using Event = Handle<cl_event, clReleaseEvent>;
 
 // ---- queries ----
 
-std::string trim(std::string s);
 std::string platform_string(cl_platform_id p, cl_platform_info what, const char* call);
 std::string device_string(cl_device_id d, cl_device_info what, const char* call);
 std::pair<int, int> parse_version(const std::string& s);

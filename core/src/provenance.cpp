@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpudissect/json_fields.hpp"
+#include "gpudissect/units.hpp"
 
 #ifndef GD_GIT_REVISION
 #define GD_GIT_REVISION "unknown"
@@ -18,12 +19,6 @@
 
 namespace gd {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 std::string or_unknown(const std::string& s) { return s.empty() ? kUnknown : s; }
 

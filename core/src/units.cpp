@@ -99,4 +99,12 @@ std::string hex_bytes(const void* data, std::size_t n) {
   return s;
 }
 
+std::string trim(std::string s) {
+  auto blank = [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!s.empty() && blank(s.back())) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && blank(s[b])) ++b;
+  return s.substr(b);
+}
+
 }  // namespace gd

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "gpudissect/stopwatch.hpp"
 #include "gpudissect/sweep.hpp"
 #include "gpudissect/units.hpp"
 
@@ -252,6 +253,24 @@ TEST(UnitsSlugify, Names) {
   EXPECT_EQ(gd::slugify(""), "device");
   EXPECT_EQ(gd::slugify("  AMD Radeon (TM)  Pro!! "), "amd-radeon-tm-pro");
   EXPECT_EQ(gd::slugify("pthread-Intel(R) Core(TM) i7"), "pthread-intel-r-core-tm-i7");
+}
+
+// A driver's string with its terminating NUL, a /proc line, a tool's message: trimmed at both
+// ends only.
+TEST(UnitsTrim, WhiteSpaceAndNulAtTheEnds) {
+  EXPECT_EQ(gd::trim(std::string("NVIDIA CUDA\0", 12)), "NVIDIA CUDA");
+  EXPECT_EQ(gd::trim(" \t model name : AMD EPYC \r\n"), "model name : AMD EPYC");
+  EXPECT_EQ(gd::trim(std::string(" \0 \n", 4)), "");
+  EXPECT_EQ(gd::trim(""), "");
+}
+
+TEST(UnitsNowIso8601, UtcToTheSecond) {
+  const std::string t = gd::now_iso8601();
+  ASSERT_EQ(t.size(), 20u) << t;
+  EXPECT_EQ(t[4], '-');
+  EXPECT_EQ(t[10], 'T');
+  EXPECT_EQ(t[19], 'Z');
+  EXPECT_GE(t.substr(0, 4), "2025");
 }
 
 TEST(UnitsParseBytes, Accepted) {

@@ -23,6 +23,9 @@ std::string format_significant(double v, int digits);
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A filesystem-friendly name: "NVIDIA H200" -> "nvidia-h200".
 std::string slugify(const std::string& s);
+// The text without the white space and NUL bytes at either end: a driver's string (OpenCL's
+// come with their terminating NUL), a line of /proc, a tool's message.
+std::string trim(std::string s);
 
 }  // namespace gd
 
