@@ -230,6 +230,32 @@ const Figure* lookup(const std::map<std::string, const Figure*>& m, const std::s
   return it == m.end() ? nullptr : it->second;
 }
 
+// One quantity under two path names. CUDA's texture path (tex1Dfetch from a texture object
+// over a linear buffer) and OpenCL's and Vulkan's image path (read_imageui from an
+// image1d_buffer_t; texelFetch from a uniform texel buffer) are the same fetch through the
+// texture units of a 1D buffer (TLD on NVIDIA: the Vulkan image path's L1 reads CUDA's
+// texture L1 latency to the cycle). The memory probe already calls Vulkan's "texture".
+struct PathAlias {
+  const char* first;
+  const char* second;
+};
+constexpr PathAlias kPathAliases[] = {{"latency.texture.", "latency.image."}};
+
+// The id that stands for `id` in the other run (`other`), where that run lacks `id` itself,
+// has the aliased path's id, and this run (`same`) lacks that one: empty where none.
+std::string counterpart(const std::string& id, const std::map<std::string, const Figure*>& same,
+                        const std::map<std::string, const Figure*>& other) {
+  if (other.count(id)) return {};
+  for (const PathAlias& p : kPathAliases)
+    for (const auto& [from, to] : {std::pair{p.first, p.second}, std::pair{p.second, p.first}}) {
+      const std::string prefix = from;
+      if (id.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string alias = to + id.substr(prefix.size());
+      if (other.count(alias) && !same.count(alias)) return alias;
+    }
+  return {};
+}
+
 }  // namespace
 
 int CrossBackendReport::count(BackendVerdict v) const {
@@ -256,14 +282,26 @@ CrossBackendReport compare_backends(const CompareInput& a, const CompareInput& b
   r.match = same_gpu(a, b);
   r.tolerance = tolerance;
   const auto ma = by_id(a), mb = by_id(b);
-  std::set<std::string> done;
+  std::set<std::string> done, done_b;  // ids of a (or of both), ids of b paired by alias
   for (const CompareInput* in : {&a, &b}) {
     for (const Figure& f : in->figures) {
+      if (in == &b && done_b.count(f.id)) continue;
       if (!done.insert(f.id).second) continue;
       const Figure* fa = lookup(ma, f.id);
       const Figure* fb = lookup(mb, f.id);
+      std::string alias;
+      if (in == &a && !fb) alias = counterpart(f.id, ma, mb);
+      if (!alias.empty()) {
+        fb = lookup(mb, alias);
+        done_b.insert(alias);
+      }
       if (!is_ok(fa) && !is_ok(fb)) continue;
       r.items.push_back(make_item(f.id, fa, fb, a, b, tolerance));
+      if (!alias.empty()) {
+        BackendItem& it = r.items.back();
+        const std::string as = "[2] as " + alias + " (the same texture-unit fetch)";
+        it.note = it.note.empty() ? as : as + "; " + it.note;
+      }
     }
   }
   return r;

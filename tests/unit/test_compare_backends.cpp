@@ -255,6 +255,41 @@ TEST(CrossBackend, AnIdOkOnOneSideIsListedWithTheOtherSidesStatus) {
       << os.str();
 }
 
+// CUDA's texture path and OpenCL's and Vulkan's image path are one fetch under two names:
+// paired where each run has only its own name, in either order; never where a run has both.
+TEST(CrossBackend, TexturePathMeetsImagePath) {
+  const auto cuda = run_of("cuda", "G", "",
+                           {fig("latency.texture.L1.cycles", 88, "cycles"),
+                            fig("latency.texture.L2_far.cycles", 556, "cycles"),
+                            fig("latency.global.L1.cycles", 32, "cycles")});
+  const auto vk = run_of(
+      "vulkan", "G", "",
+      {fig("latency.image.L1.cycles", 88, "cycles"),
+       fig("latency.image.L2_far.cycles", 620, "cycles"),
+       fig("latency.image.L9.cycles", 1, "cycles"), fig("latency.global.L1.cycles", 32, "cycles")});
+  const auto r = compare_backends(cuda, vk, 0.05);
+  ASSERT_TRUE(item(r, "latency.texture.L1.cycles"));
+  EXPECT_EQ(item(r, "latency.texture.L1.cycles")->verdict, BackendVerdict::within);
+  EXPECT_NE(item(r, "latency.texture.L1.cycles")->note.find("[2] as latency.image.L1.cycles"),
+            std::string::npos);
+  EXPECT_EQ(item(r, "latency.texture.L2_far.cycles")->verdict, BackendVerdict::differs);
+  EXPECT_FALSE(item(r, "latency.image.L1.cycles"));  // not listed again as [2]'s alone
+  ASSERT_TRUE(item(r, "latency.image.L9.cycles"));   // no texture counterpart: [2]'s alone
+  EXPECT_EQ(item(r, "latency.image.L9.cycles")->verdict, BackendVerdict::only_second);
+  EXPECT_EQ(r.common(), 3);
+
+  const auto back = compare_backends(vk, cuda, 0.05);  // the other way round
+  ASSERT_TRUE(item(back, "latency.image.L1.cycles"));
+  EXPECT_EQ(item(back, "latency.image.L1.cycles")->verdict, BackendVerdict::within);
+  EXPECT_FALSE(item(back, "latency.texture.L1.cycles"));
+
+  auto both = vk;  // a run with both names compares each with its own
+  both.figures.push_back(fig("latency.texture.L1.cycles", 90, "cycles"));
+  const auto r2 = compare_backends(cuda, both, 0.05);
+  EXPECT_TRUE(item(r2, "latency.texture.L1.cycles")->note.empty());
+  EXPECT_EQ(item(r2, "latency.image.L1.cycles")->verdict, BackendVerdict::only_second);
+}
+
 // ---- the committed H100 runs through CUDA and OpenCL ----
 
 TEST(CrossBackend, H100CudaAgainstOpenClFromTheCommittedRuns) {
