@@ -424,6 +424,7 @@ class OpenCLDevice final : public Device {
     info_.extra["image_support"] = f.image_support ? "yes" : "no";
     info_.extra["image_path"] = f.image_path.ok ? "yes" : "no: " + f.image_path.reason;
     info_.extra["platform"] = f.platform_name;
+    if (!f.uuid.empty()) info_.extra["uuid"] = f.uuid;
     info_.extra["opencl_c_version"] = f.c_version;
     info_.extra["local_mem_bytes"] = std::to_string(f.local_mem);
     info_.extra["local_mem_type"] =

@@ -366,6 +366,15 @@ Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context c
   if (f.image_support && at_least(parse_version(f.version), 1, 2))
     f.image_max_buffer = device_value<std::size_t>(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
                                                    "clGetDeviceInfo(IMAGE_MAX_BUFFER_SIZE)");
+  // cl_khr_device_uuid's CL_DEVICE_UUID_KHR, 16 bytes (cl_ext.h has it; CL/cl.h not); a
+  // driver without the extension says nothing.
+  constexpr cl_device_info kUuid = 0x106A;
+  const std::string extensions = device_string_or_empty(d, CL_DEVICE_EXTENSIONS);
+  if (has_extension(extensions, "cl_khr_device_uuid")) {
+    cl_uchar uuid[16] = {};
+    if (clGetDeviceInfo(d, kUuid, sizeof uuid, uuid, nullptr) == CL_SUCCESS)
+      f.uuid = hex_bytes(uuid, sizeof uuid);
+  }
   if (f.image_support) {
     Context own;
     if (!ctx) {

@@ -95,7 +95,10 @@ struct Facts {
   cl_device_local_mem_type local_type = CL_GLOBAL;
   bool image_support = false;
   std::size_t image_max_buffer = 0;  // pixels of a 1D image from a buffer
-  Support image_path;                // decided once: needs a context for the format list
+  // CL_DEVICE_UUID_KHR as 32 lower-case hex digits (cl_khr_device_uuid), the 16 bytes CUDA
+  // and Vulkan give for the same GPU; empty without the extension.
+  std::string uuid;
+  Support image_path;  // decided once: needs a context for the format list
 
   std::string id() const {
     return "opencl:" + std::to_string(platform_index) + "." + std::to_string(device_index);

@@ -19,8 +19,8 @@ enum class GpuMatch { uuid, name, none };
 std::string to_string(GpuMatch m);  // "uuid", "name", "none"
 
 // A result's device UUID as 32 lower-case hex digits, however its backend spelled it (CUDA:
-// "GPU-7203...-...", Vulkan: the 32 digits); "" for a reference, a backend that gives none
-// (OpenCL) or anything that is not 16 bytes of hex.
+// "GPU-7203...-...", Vulkan and OpenCL with cl_khr_device_uuid: the 32 digits); "" for a
+// reference, a backend that gives none or anything that is not 16 bytes of hex.
 std::string device_uuid(const CompareInput& in);
 GpuMatch same_gpu(const CompareInput& a, const CompareInput& b);
 
