@@ -1,6 +1,6 @@
 // The one fake device of the probe tests: a DeviceInfo, no memory paths and no clock, and
 // the kernel sets it serves (fake backends the tests define). A test derives from it where
-// its device needs more (the latency tests' chase device keeps its own).
+// its device needs more (the latency tests' chase device: every path and a chase).
 #pragma once
 
 #include <map>

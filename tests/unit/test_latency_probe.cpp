@@ -8,6 +8,7 @@
 #include <list>
 #include <unordered_map>
 
+#include "fake_device.hpp"
 #include "figure_ids_check.hpp"
 #include "gpudissect/chain.hpp"
 #include "gpudissect/sweep.hpp"
@@ -30,7 +31,8 @@ double staircase(uint64_t footprint) {
   return 600;
 }
 
-class FakeDevice final : public Device {
+// The one fake device with a pointer chase of its own: every memory path, a clock.
+class FakeDevice final : public fakes::FakeDevice {
  public:
   FakeDevice() {
     info_.backend = "cuda";
@@ -40,7 +42,6 @@ class FakeDevice final : public Device {
     info_.l2_bytes = 4 * MiB;
     info_.memory_bytes = 64 * GiB;
   }
-  const DeviceInfo& info() const override { return info_; }
   Support supports(MemPath p) const override {
     if (p == MemPath::texture) return Support::no("no textures on the fake");
     return Support::yes();
@@ -95,9 +96,6 @@ class FakeDevice final : public Device {
   std::atomic<bool>* stop = nullptr;
   bool lose_loads = false;
   int chases = 0;
-
- private:
-  DeviceInfo info_;
 };
 
 LatencyOptions small(std::vector<MemPath> paths) {
