@@ -45,7 +45,7 @@ const char* unit_name(Unit u) { return u == Unit::cycles ? "cycles" : "ns"; }
 
 bool has(const CurveResult& c, Unit u) {
   for (const LatencyPoint& p : c.points)
-    if (p.status == "ok" && value(p, u) && p.footprint_bytes > 0) return true;
+    if (p.status.ok() && value(p, u) && p.footprint_bytes > 0) return true;
   return false;
 }
 
@@ -54,7 +54,7 @@ std::string data_block(const std::string& name, const CurveResult& c, Unit u, do
   std::string s = "$" + name + " << EOD\n";
   for (const LatencyPoint& p : c.points) {
     const auto& v = value(p, u);
-    if (p.status != "ok" || !v || p.footprint_bytes == 0) continue;
+    if (!p.status.ok() || !v || p.footprint_bytes == 0) continue;
     s += std::to_string(p.footprint_bytes) + ' ' + script_num(v->median) + ' ' + script_num(v->q1) +
          ' ' + script_num(v->q3) + '\n';
     if (ymax) *ymax = std::max({*ymax, v->median, v->q3});
@@ -67,7 +67,7 @@ struct XRange {
   double lo = 0, hi = 0;
   void add(const CurveResult& c) {
     for (const LatencyPoint& p : c.points) {
-      if (p.status != "ok" || p.footprint_bytes == 0) continue;
+      if (!p.status.ok() || p.footprint_bytes == 0) continue;
       const double x = static_cast<double>(p.footprint_bytes);
       lo = lo == 0 ? x : std::min(lo, x);
       hi = std::max(hi, x);
@@ -205,7 +205,7 @@ std::optional<ChartSpec> path_chart(const std::string& path, const CurveResult& 
     // ns on the right axis, scaled so that it lies on the cycles curve at the run's clock.
     std::vector<double> ratios;
     for (const LatencyPoint& p : c.points)
-      if (p.status == "ok" && p.cycles && p.ns && p.cycles->median > 0)
+      if (p.status.ok() && p.cycles && p.ns && p.cycles->median > 0)
         ratios.push_back(p.ns->median / p.cycles->median);
     std::sort(ratios.begin(), ratios.end());
     const double k = ratios.empty() ? 1.0 : ratios[ratios.size() / 2];

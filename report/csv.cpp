@@ -52,7 +52,7 @@ fs::path write_points(const fs::path& file, const CurveResult& c) {
   f.row(kPointHeader);
   for (const LatencyPoint& pt : c.points) {
     std::vector<std::string> cells = {std::to_string(pt.footprint_bytes),
-                                      std::to_string(pt.stride_bytes), pt.status};
+                                      std::to_string(pt.stride_bytes), pt.status.name()};
     for (const auto* s : {&pt.cycles, &pt.ns}) {
       if (*s) {
         cells.push_back(num((*s)->median));

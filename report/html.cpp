@@ -227,7 +227,7 @@ std::string spread(const std::optional<Summary>& s, int digits) {
 void points_table(Html& h, const CurveResult& c) {
   if (c.points.empty()) return;
   std::size_t ok = 0;
-  for (const LatencyPoint& p : c.points) ok += p.status == "ok";
+  for (const LatencyPoint& p : c.points) ok += p.status.ok();
   h.o << "<details><summary>" << c.points.size() << " points (" << ok
       << " measured)</summary>\n<table>\n<tr><th class=\"n\">footprint</th>"
          "<th class=\"n\">stride</th><th>status</th><th class=\"n\">cycles</th>"
@@ -237,12 +237,12 @@ void points_table(Html& h, const CurveResult& c) {
     h.o << "<tr><td class=\"n\" title=\"" << p.footprint_bytes << " bytes\">"
         << html_escape(format_bytes(static_cast<double>(p.footprint_bytes)))
         << "</td><td class=\"n\">" << html_escape(format_bytes(static_cast<double>(p.stride_bytes)))
-        << "</td><td>" << html_escape(p.status) << "</td><td class=\"n\">"
+        << "</td><td>" << html_escape(p.status.name()) << "</td><td class=\"n\">"
         << html_escape(p.cycles ? format_fixed(p.cycles->median, 1) : std::string("-"))
         << "</td><td class=\"n\">" << html_escape(spread(p.cycles, 1)) << "</td><td class=\"n\">"
         << html_escape(p.ns ? format_fixed(p.ns->median, 1) : std::string("-"))
         << "</td><td class=\"n\">" << html_escape(spread(p.ns, 1)) << "</td><td class=\"n\">"
-        << html_escape(opt_fixed(p.clock_mhz, 0)) << "</td><td>" << html_escape(p.reason)
+        << html_escape(opt_fixed(p.clock_mhz, 0)) << "</td><td>" << html_escape(p.status.reason)
         << "</td></tr>\n";
   }
   h.o << "</table>\n</details>\n";

@@ -28,7 +28,7 @@ std::vector<CurveSeries> latency_series(const std::vector<CompareInput>& inputs,
     s.input_index = index;
     for (const LatencyPoint& p : it->second.points) {
       const auto& v = cycles ? p.cycles : p.ns;
-      if (p.status != "ok" || !v || p.footprint_bytes == 0) continue;
+      if (!p.status.ok() || !v || p.footprint_bytes == 0) continue;
       s.points.emplace_back(static_cast<double>(p.footprint_bytes), v->median);
     }
     std::sort(s.points.begin(), s.points.end());
@@ -124,7 +124,7 @@ std::vector<CurveSeries> bandwidth_series(const std::vector<CompareInput>& input
     s.input_index = index;
     for (const BandwidthPoint& p : it->second.points) {
       const auto& v = per_clk ? p.bytes_per_clk_sm : p.gbps;
-      if (p.status != "ok" || !v || p.x <= 0) continue;
+      if (!p.status.ok() || !v || p.x <= 0) continue;
       s.points.emplace_back(p.x, v->median);
     }
     std::sort(s.points.begin(), s.points.end());

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "gpudissect/json_fields.hpp"
 #include "gpudissect/budget.hpp"
+#include "gpudissect/json_fields.hpp"
 #include "gpudissect/units.hpp"
 
 namespace gd {
@@ -95,10 +95,8 @@ void from_json(const json& j, Telemetry& t) {
 }
 
 void to_json(json& j, const LatencyPoint& p) {
-  j = json{{"footprint_bytes", p.footprint_bytes},
-           {"stride_bytes", p.stride_bytes},
-           {"status", p.status}};
-  if (!p.reason.empty()) j["reason"] = p.reason;
+  j = json{{"footprint_bytes", p.footprint_bytes}, {"stride_bytes", p.stride_bytes}};
+  put_status(j, p.status);
   // Flat medians first (what scripts read), the full spread beside them.
   if (p.cycles) j["cycles"] = p.cycles->median;
   if (p.ns) j["ns"] = p.ns->median;
@@ -111,8 +109,7 @@ void to_json(json& j, const LatencyPoint& p) {
 void from_json(const json& j, LatencyPoint& p) {
   need(j, "footprint_bytes", p.footprint_bytes);
   get(j, "stride_bytes", p.stride_bytes);
-  get(j, "status", p.status);
-  get(j, "reason", p.reason);
+  p.status = get_status(j);
   if (auto s = j.find("spread"); s != j.end()) {
     get(*s, "cycles", p.cycles);
     get(*s, "ns", p.ns);
@@ -207,10 +204,10 @@ std::vector<Figure> collect_figures(const RunResult& r, const ProbeRegistry& reg
   // A spread over 10 % is not a result: the figure keeps its value but says so.
   for (Figure& f : all)
     if (f.status.ok() && f.value && is_unstable(*f.value))
-      f.status = {StatusCode::unstable, "relative spread (IQR over median) " +
-                                  format_fixed(100 * f.value->relative_spread(), 0) +
-                                  " % is over " + format_fixed(100 * kUnstableRelativeSpread, 0) +
-                                  " %; measured " + f.where};
+      f.status = {StatusCode::unstable,
+                  "relative spread (IQR over median) " +
+                      format_fixed(100 * f.value->relative_spread(), 0) + " % is over " +
+                      format_fixed(100 * kUnstableRelativeSpread, 0) + " %; measured " + f.where};
   return all;
 }
 

@@ -249,9 +249,8 @@ class BandwidthKernels : public KernelSet {
 // ---- the result model ----
 
 struct BandwidthPoint {
-  double x = 0;  // footprint bytes, active SMs, stride or transfer bytes (see the curve)
-  std::string status = "ok";  // ok | skipped | error
-  std::string reason;
+  double x = 0;   // footprint bytes, active SMs, stride or transfer bytes (see the curve)
+  Status status;  // ok, skipped or error
   uint64_t read_bytes = 0, write_bytes = 0;  // per launch
   std::optional<Summary> gbps;               // 1e9 bytes/s, read + write
   std::optional<Summary> bytes_per_clk_sm;   // at the clock seen, over the SMs used

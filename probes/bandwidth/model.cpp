@@ -1,9 +1,8 @@
-#include "bandwidth/bandwidth.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
 
@@ -221,8 +220,8 @@ using json_fields::put;
 using json_fields::put_status;
 
 void to_json(json& j, const BandwidthPoint& p) {
-  j = json{{"x", p.x}, {"status", p.status}};
-  if (!p.reason.empty()) j["reason"] = p.reason;
+  j = json{{"x", p.x}};
+  put_status(j, p.status);
   if (p.read_bytes) j["read_bytes"] = p.read_bytes;
   if (p.write_bytes) j["write_bytes"] = p.write_bytes;
   put(j, "gbps", p.gbps);
@@ -233,8 +232,7 @@ void to_json(json& j, const BandwidthPoint& p) {
 }
 void from_json(const json& j, BandwidthPoint& p) {
   get(j, "x", p.x);
-  get(j, "status", p.status);
-  get(j, "reason", p.reason);
+  p.status = get_status(j);
   get(j, "read_bytes", p.read_bytes);
   get(j, "write_bytes", p.write_bytes);
   get(j, "gbps", p.gbps);

@@ -84,7 +84,7 @@ std::optional<detail::ChartSpec> chart(
     std::string block = "$d" + std::to_string(i) + " << EOD\n";
     int n = 0;
     for (const BandwidthPoint& p : c->points)
-      if (p.status == "ok" && p.gbps && (!logx || p.x > 0)) {
+      if (p.status.ok() && p.gbps && (!logx || p.x > 0)) {
         block += script_num(p.x) + ' ' + script_num(p.gbps->median) + ' ' + script_num(p.gbps->q1) +
                  ' ' + script_num(p.gbps->q3) + '\n';
         ++n;
@@ -177,7 +177,7 @@ void print_bandwidth_summary(std::ostream& os, const RunResult& r) {
     const BandwidthPoint* first = nullptr;
     const BandwidthPoint* last = nullptr;
     for (const BandwidthPoint& pt : c.points)
-      if (pt.status == "ok" && pt.gbps) {
+      if (pt.status.ok() && pt.gbps) {
         if (!first) first = &pt;
         last = &pt;
       }
@@ -220,7 +220,7 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
       << ",status,gbps_median,gbps_q1,gbps_q3,bytes_per_clk_sm,clock_mhz,read_bytes,write_bytes,"
          "sms,reason\n";
     for (const BandwidthPoint& q : c->points) {
-      f << script_num(q.x) << ',' << detail::csv_field(q.status) << ',';
+      f << script_num(q.x) << ',' << detail::csv_field(q.status.name()) << ',';
       if (q.gbps)
         f << script_num(q.gbps->median) << ',' << script_num(q.gbps->q1) << ','
           << script_num(q.gbps->q3);
@@ -228,7 +228,7 @@ std::vector<std::filesystem::path> write_bandwidth_csv(const std::filesystem::pa
         f << ",,";
       f << ',' << (q.bytes_per_clk_sm ? script_num(q.bytes_per_clk_sm->median) : "") << ','
         << (q.clock_mhz ? script_num(*q.clock_mhz) : "") << ',' << q.read_bytes << ','
-        << q.write_bytes << ',' << q.sms << ',' << detail::csv_field(q.reason) << '\n';
+        << q.write_bytes << ',' << q.sms << ',' << detail::csv_field(q.status.reason) << '\n';
     }
     f.commit();
     out.push_back(path);

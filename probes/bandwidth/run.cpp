@@ -56,8 +56,7 @@ void fill_figures(BandwidthPoint& p, const Traffic& t, const std::vector<double>
   for (double s : seconds)
     if (s > 0) gbps.push_back(double(t.total()) / s / 1e9);
   if (gbps.empty()) {
-    p.status = "error";
-    p.reason = "no timings";
+    p.status = {StatusCode::error, "no timings"};
     return;
   }
   p.seconds = summarize(seconds);
@@ -85,15 +84,14 @@ void insert_sorted(BandwidthCurve& c, BandwidthPoint p) {
 void insert_skipped(BandwidthCurve& c, double x, std::string reason) {
   BandwidthPoint p;
   p.x = x;
-  p.status = "skipped";
-  p.reason = std::move(reason);
+  p.status = {StatusCode::skipped, std::move(reason)};
   insert_sorted(c, std::move(p));
 }
 
 const BandwidthPoint* best_point(const BandwidthCurve& c, double lo, double hi) {
   const BandwidthPoint* best = nullptr;
   for (const BandwidthPoint& p : c.points)
-    if (p.status == "ok" && p.gbps && p.x >= lo && p.x <= hi &&
+    if (p.status.ok() && p.gbps && p.x >= lo && p.x <= hi &&
         (!best || p.gbps->median > best->gbps->median))
       best = &p;
   return best;

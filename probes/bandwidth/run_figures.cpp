@@ -66,7 +66,7 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
       const double own = o->second;
       std::vector<const BandwidthPoint*> in;
       for (const BandwidthPoint& q : c.points)
-        if (q.status == "ok" && q.gbps && q.x >= own && q.x <= l2 / 2) in.push_back(&q);
+        if (q.status.ok() && q.gbps && q.x >= own && q.x <= l2 / 2) in.push_back(&q);
       if (!in.empty()) {
         std::sort(in.begin(), in.end(),
                   [](auto* a, auto* b) { return a->gbps->median < b->gbps->median; });
@@ -116,7 +116,7 @@ void make_figures(BandwidthProbeResult& out, const DeviceInfo& info,
       const BandwidthPoint* last = nullptr;
       const BandwidthPoint* last_stable = nullptr;
       for (const BandwidthPoint& q : curve.points)
-        if (q.status == "ok" && q.gbps && q.x >= 4 * l2) {
+        if (q.status.ok() && q.gbps && q.x >= 4 * l2) {
           last = &q;
           if (!is_unstable(*q.gbps)) last_stable = &q;
         }

@@ -39,7 +39,7 @@ namespace gd::bandwidth_run {
 void adopt_memory_plateau(Ctx& c, const std::string& name, const BandwidthCurve& curve) {
   std::vector<FootprintRate> pts;
   for (const BandwidthPoint& p : curve.points)
-    if (p.status == "ok" && p.gbps && p.gbps->median > 0) pts.push_back({p.x, p.gbps->median});
+    if (p.status.ok() && p.gbps && p.gbps->median > 0) pts.push_back({p.x, p.gbps->median});
   const std::optional<MemoryPlateau> m = find_memory_plateau(pts);
   if (!m) return;
   const std::optional<uint64_t> assumed = c.info.l2_bytes;
@@ -280,8 +280,7 @@ void measure_point(Ctx& c, const Sweep& s, SweepPlanner& plan, BandwidthCurve& c
   BandwidthPoint p;
   p.x = double(stream_footprint(s.op, t.layout));
   if (!t.check_error.empty()) {
-    p.status = "error";
-    p.reason = t.check_error;
+    p.status = {StatusCode::error, t.check_error};
   } else {
     std::vector<double> clocks = t.clock_mhz;
     if (clocks.empty() && s.v.flat)
@@ -296,7 +295,7 @@ void measure_point(Ctx& c, const Sweep& s, SweepPlanner& plan, BandwidthCurve& c
 void finish_curve(Ctx& c, const Sweep& s, BandwidthCurve& curve, const std::string& name,
                   Clock::time_point t0) {
   for (const BandwidthPoint& q : curve.points)
-    if (q.status == "ok" && q.gbps && q.x >= 4.0 * double(c.info.l2_bytes.value_or(0)) &&
+    if (q.status.ok() && q.gbps && q.x >= 4.0 * double(c.info.l2_bytes.value_or(0)) &&
         c.info.l2_bytes) {
       c.memory_rate = q.gbps->median * 1e9;
       // A curve that reached past 4x the API's cache without a plateau below it: the API's
@@ -313,13 +312,14 @@ void finish_curve(Ctx& c, const Sweep& s, BandwidthCurve& curve, const std::stri
   if (!curve.levels.empty() && curve.levels.back().name == "device memory") {
     std::vector<double> g;
     for (const BandwidthPoint& p : curve.points)
-      if (p.status == "ok" && p.gbps && p.x >= 4.0 * double(s.l2)) g.push_back(p.gbps->median);
+      if (p.status.ok() && p.gbps && p.x >= 4.0 * double(s.l2)) g.push_back(p.gbps->median);
     if (!g.empty()) curve.levels.back().gbps = median(g);
   }
   // A flat sweep starts past 2x the L2: its one plateau is device memory, not "L1".
   if (s.v.flat)
     for (BandwidthLevel& l : curve.levels) l.name = "device memory";
-  if (c.stop) curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
+  if (c.stop)
+    curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
   c.footprint_spent += curve.wall_seconds;
   --c.footprint_curves_left;
@@ -383,7 +383,7 @@ void footprint_curve(Ctx& c, BwOp op, BwLoad load, const std::string& name, bool
       // figure; larger ones would read the same plateau again.
       const double from = 4.0 * double(*c.out.last_cache_bytes);
       for (const BandwidthPoint& q : curve.points)
-        if (q.status == "ok" && q.x >= from)
+        if (q.status.ok() && q.x >= from)
           past_memory = "past device memory's plateau, which this curve reached at " +
                         format_bytes(q.x) + " (" + c.out.last_cache_source + ")";
     }

@@ -65,7 +65,7 @@ void assign_bandwidth_levels(BandwidthCurve& curve, int first_cache_level,
   std::vector<CurvePoint> pts;
   std::vector<const BandwidthPoint*> src;
   for (const BandwidthPoint& p : curve.points) {
-    if (p.status != "ok" || !p.gbps || p.gbps->median <= 0) continue;
+    if (!p.status.ok() || !p.gbps || p.gbps->median <= 0) continue;
     // Time per byte (ps/B) rises with footprint as latency does; the spread carries over.
     pts.push_back({p.x, 1000.0 / p.gbps->median, p.gbps->relative_spread()});
     src.push_back(&p);
@@ -154,7 +154,7 @@ void name_levels_from_latency(BandwidthProbeResult& bw, const LatencyProbeResult
     int sms = 0;
     double first_x = -1, last_x = 0;
     for (const BandwidthPoint& p : curve.points)
-      if (p.status == "ok" && p.gbps) {
+      if (p.status.ok() && p.gbps) {
         if (first_x < 0) first_x = p.x;
         last_x = p.x;
         sms = std::max(sms, p.sms);
@@ -213,7 +213,7 @@ void device_memory_levels(BandwidthProbeResult& bw, std::optional<uint64_t> last
     if (name.find("flat") != std::string::npos) continue;  // all device memory already
     std::vector<double> g;
     for (const BandwidthPoint& p : curve.points)
-      if (p.status == "ok" && p.gbps && p.x >= from) g.push_back(p.gbps->median);
+      if (p.status.ok() && p.gbps && p.x >= from) g.push_back(p.gbps->median);
     if (g.empty()) continue;
     // A plateau named device memory that ends below the figures' footprints holds points a
     // cache still partly serves (the CPU VM's copy: 55 GB/s from 4 to 128 MiB, 35 past it).
@@ -239,7 +239,7 @@ void device_memory_levels(BandwidthProbeResult& bw, std::optional<uint64_t> last
         last.name.resize(last.name.size() - no_step.size());
         std::vector<double> below;
         for (const BandwidthPoint& p : curve.points)
-          if (p.status == "ok" && p.gbps && p.x < from) below.push_back(p.gbps->median);
+          if (p.status.ok() && p.gbps && p.x < from) below.push_back(p.gbps->median);
         if (!below.empty()) last.gbps = median(below);
       }
     }

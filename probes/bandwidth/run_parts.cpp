@@ -59,13 +59,12 @@ void scaling_curve(Ctx& c, const std::string& name, BwLoad load, bool dram) {
       p.x = k;
       const int used = t.distinct_sms ? t.distinct_sms : k;
       if (!t.check_error.empty()) {
-        p.status = "error";
-        p.reason = t.check_error;
+        p.status = {StatusCode::error, t.check_error};
       } else {
         fill_figures(p, stream_traffic(BwOp::read, t.layout, r.passes), t.seconds, t.clock_mhz,
                      used);
         if (t.distinct_sms && t.distinct_sms != k)
-          p.reason =
+          p.status.reason =
               std::to_string(k) + " blocks ran on " + std::to_string(t.distinct_sms) + " SMs";
       }
       insert_sorted(curve, std::move(p));
@@ -88,7 +87,8 @@ void scaling_curve(Ctx& c, const std::string& name, BwLoad load, bool dram) {
          << format_fixed(first->x, 0) << " SMs";
     curve.note = note.str();
   }
-  if (c.stop) curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
+  if (c.stop)
+    curve.status = {StatusCode::interrupted, "stopped by the user before the sweep finished"};
   curve.wall_seconds = seconds_since(t0);
   c.progress.note("bandwidth scaling " + name + ": " + curve.note);
 }
@@ -133,15 +133,13 @@ void shared_curves(Ctx& c) {
         BandwidthPoint p;
         p.x = st;
         if (!t.check_error.empty()) {
-          p.status = "error";
-          p.reason = t.check_error;
+          p.status = {StatusCode::error, t.check_error};
         } else {
           fill_figures(p, {shared_bytes(t.layout), 0}, t.seconds, t.clock_mhz,
                        c.info.compute_units);
           if (p.bytes_per_clk_sm)
             if (std::string why = shared_plausibility(p.bytes_per_clk_sm->median); !why.empty()) {
-              p.status = "error";
-              p.reason = why;
+              p.status = {StatusCode::error, why};
             }
         }
         insert_sorted(curve, std::move(p));
@@ -172,8 +170,7 @@ void constant_point(Ctx& c) {
     const ConstantTiming t = c.k.constant(c.opt.repeats);
     BandwidthPoint p;
     if (!t.check_error.empty()) {
-      p.status = "error";
-      p.reason = t.check_error;
+      p.status = {StatusCode::error, t.check_error};
     } else {
       fill_figures(p, {t.bytes_delivered, 0}, t.seconds, t.clock_mhz, c.info.compute_units);
     }
@@ -227,8 +224,7 @@ void host_curves(Ctx& c) {
           BandwidthPoint p;
           p.x = double(b);
           if (!t.check_error.empty()) {
-            p.status = "error";
-            p.reason = t.check_error;
+            p.status = {StatusCode::error, t.check_error};
           } else {
             const Traffic tr = d == HostDir::to_device ? Traffic{b, 0}
                                : d == HostDir::to_host ? Traffic{0, b}

@@ -6,11 +6,11 @@
 
 #include "bandwidth/bandwidth.hpp"
 #include "charts.hpp"
-#include "probe_report.hpp"
 #include "gpudissect/budget.hpp"  // unstable_note
-#include "host_memory/host_memory.hpp"
 #include "gpudissect/units.hpp"
+#include "host_memory/host_memory.hpp"
 #include "output.hpp"
+#include "probe_report.hpp"
 #include "sections.hpp"
 
 namespace gd::report {
@@ -38,11 +38,11 @@ std::vector<std::filesystem::path> write_host_memory_csv(const std::filesystem::
     OutputFile out(file);
     out << "footprint_bytes,status,gbps,gbps_q1,gbps_q3,read_bytes,write_bytes,reason\n";
     for (const BandwidthPoint& p : c.points)
-      out << static_cast<uint64_t>(p.x) << ',' << detail::csv_field(p.status) << ','
+      out << static_cast<uint64_t>(p.x) << ',' << detail::csv_field(p.status.name()) << ','
           << (p.gbps ? format_fixed(p.gbps->median, 3) : "") << ','
           << (p.gbps ? format_fixed(p.gbps->q1, 3) : "") << ','
           << (p.gbps ? format_fixed(p.gbps->q3, 3) : "") << ',' << p.read_bytes << ','
-          << p.write_bytes << ',' << detail::csv_field(p.reason) << '\n';
+          << p.write_bytes << ',' << detail::csv_field(p.status.reason) << '\n';
     if (!out) throw std::runtime_error("cannot write " + file.string());
     out.commit();
     files.push_back(file);
@@ -88,8 +88,7 @@ namespace gd {
 
 // The probe's report half (report/probe_report.hpp), registered by probes/registry.cpp.
 std::unique_ptr<report::ProbeReport> make_host_memory_report() {
-  return report::make_probe_report(report::print_host_memory_summary,
-                                   report::write_host_memory_csv,
+  return report::make_probe_report(report::print_host_memory_summary, report::write_host_memory_csv,
                                    report::host_memory_html_section);
 }
 

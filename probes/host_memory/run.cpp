@@ -310,11 +310,9 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
         pt.gbps = summarize(gbps);
         pt.seconds = summarize(secs);
       } catch (const AllocationFailed& e) {
-        pt.status = "skipped";
-        pt.reason = e.what();
+        pt.status = {StatusCode::skipped, e.what()};
       } catch (const std::exception& e) {
-        pt.status = "error";
-        pt.reason = e.what();
+        pt.status = {StatusCode::error, e.what()};
         curve.status = {StatusCode::error, std::string("check failed: ") + e.what()};
       }
       curve.points.push_back(pt);
@@ -324,7 +322,7 @@ void run_host_memory(const HostMemoryOptions& opt, Progress& progress,
     // 256 MiB where the OS describes no cache).
     const double past_caches = largest_cache ? 4.0 * double(largest_cache) : double(256 << 20);
     for (auto it = curve.points.rbegin(); it != curve.points.rend(); ++it) {
-      if (it->status != "ok" || !it->gbps) continue;
+      if (!it->status.ok() || !it->gbps) continue;
       if (it->x < past_caches) break;
       BandwidthFigure f;
       f.name = op == "write_streaming" ? "memory write, non-temporal" : "memory " + op;

@@ -125,8 +125,7 @@ class CurveSweep {
     LatencyPoint pt;
     pt.footprint_bytes = footprint;
     pt.stride_bytes = stride_;
-    pt.status = "skipped";
-    pt.reason = reason;
+    pt.status = {StatusCode::skipped, reason};
     insert(std::move(pt));
   }
   void measure(uint64_t footprint) {
@@ -135,8 +134,7 @@ class CurveSweep {
     pt.stride_bytes = stride_;
     const uint64_t lines64 = footprint / stride_;
     if (lines64 == 0 || lines64 > UINT32_MAX) {
-      pt.status = "skipped";
-      pt.reason = "footprint not a usable number of lines at this stride";
+      pt.status = {StatusCode::skipped, "footprint not a usable number of lines at this stride"};
       insert(std::move(pt));
       return;
     }
@@ -158,20 +156,18 @@ class CurveSweep {
           t.hops_walked ? t.hops_walked : req.warmup_hops + req.hops_per_repeat * req.repeats;
       const uint32_t expect = walk(next, 0, walked);
       if (t.end_line != expect) {
-        pt.status = "error";
-        pt.reason = "chase ended on line " + std::to_string(t.end_line) + ", expected " +
-                    std::to_string(expect) + ": loads were lost or the chain was corrupted";
+        pt.status = {StatusCode::error, "chase ended on line " + std::to_string(t.end_line) +
+                                            ", expected " + std::to_string(expect) +
+                                            ": loads were lost or the chain was corrupted"};
       } else if (t.ns_per_hop.empty()) {
-        pt.status = "error";
-        pt.reason = "backend returned no timings";
+        pt.status = {StatusCode::error, "backend returned no timings"};
       } else {
         pt.ns = summarize(t.ns_per_hop);
         if (!t.cycles_per_hop.empty()) pt.cycles = summarize(t.cycles_per_hop);
         pt.clock_mhz = t.clock_mhz;
       }
     } catch (const AllocationFailed& e) {
-      pt.status = "skipped";
-      pt.reason = e.what();
+      pt.status = {StatusCode::skipped, e.what()};
     }
     insert(std::move(pt));
   }
@@ -183,7 +179,7 @@ class CurveSweep {
     for (std::size_t i = 0; i < out_.points.size(); ++i) {
       const LatencyPoint& p = out_.points[i];
       const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
-      if (p.status != "ok" || !s || s->median <= 0) continue;
+      if (!p.status.ok() || !s || s->median <= 0) continue;
       c.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
       if (index) index->push_back(i);
     }
@@ -325,7 +321,7 @@ constexpr int kL1Rounds = 3;
 
 // The least disturbed repeat of a point in ns (preemption only adds time).
 std::optional<double> fastest(const LatencyPoint& p) {
-  if (p.status != "ok" || !p.ns || !(p.ns->min > 0)) return std::nullopt;
+  if (!p.status.ok() || !p.ns || !(p.ns->min > 0)) return std::nullopt;
   return p.ns->min;
 }
 

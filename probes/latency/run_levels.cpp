@@ -52,7 +52,7 @@ CurvePoints measured_points(const CurveResult& curve) {
   CurvePoints out;
   for (const LatencyPoint& p : curve.points) {
     const std::optional<Summary>& s = p.cycles ? p.cycles : p.ns;
-    if (p.status != "ok" || !s || s->median <= 0) continue;
+    if (!p.status.ok() || !s || s->median <= 0) continue;
     out.pts.push_back({double(p.footprint_bytes), s->median, s->relative_spread()});
     out.src.push_back(&p);
   }

@@ -295,8 +295,7 @@ struct LinkPair {
 struct CollectivePoint {
   uint64_t bytes = 0;  // S
   uint64_t count = 0;  // elements per rank's send buffer
-  std::string status = "ok";
-  std::string reason;
+  Status status;       // ok, skipped or error
   std::optional<Summary> time_us;
   std::optional<Summary> algbw_gbps, busbw_gbps;
   bool checked = false;

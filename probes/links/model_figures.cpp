@@ -22,7 +22,7 @@ using json_fields::put_status;
 const BandwidthPoint* largest_ok_point(const BandwidthCurve& c) {
   const BandwidthPoint* best = nullptr;
   for (const BandwidthPoint& p : c.points)
-    if (p.status == "ok" && p.gbps && (!best || p.x > best->x)) best = &p;
+    if (p.status.ok() && p.gbps && (!best || p.x > best->x)) best = &p;
   return best;
 }
 
@@ -327,7 +327,7 @@ void nccl_figures(const LinksProbeResult& r, std::vector<Figure>& out) {
     const CollectivePoint* smallest = nullptr;
     if (it != r.nccl.collectives.end())
       for (const CollectivePoint& p : it->second.points) {
-        if (p.status != "ok" || !p.busbw_gbps || !p.time_us) continue;
+        if (!p.status.ok() || !p.busbw_gbps || !p.time_us) continue;
         if (!largest || p.bytes > largest->bytes) largest = &p;
         if (!smallest || p.bytes < smallest->bytes) smallest = &p;
       }

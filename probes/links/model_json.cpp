@@ -140,8 +140,8 @@ void from_json(const nlohmann::json& j, LinkPair& p) {
 }
 
 void to_json(nlohmann::json& j, const CollectivePoint& p) {
-  j = nlohmann::json{{"bytes", p.bytes}, {"count", p.count}, {"status", p.status}};
-  if (!p.reason.empty()) j["reason"] = p.reason;
+  j = nlohmann::json{{"bytes", p.bytes}, {"count", p.count}};
+  put_status(j, p.status);
   put(j, "time_us", p.time_us);
   put(j, "algbw_gbps", p.algbw_gbps);
   put(j, "busbw_gbps", p.busbw_gbps);
@@ -151,8 +151,7 @@ void to_json(nlohmann::json& j, const CollectivePoint& p) {
 void from_json(const nlohmann::json& j, CollectivePoint& p) {
   get(j, "bytes", p.bytes);
   get(j, "count", p.count);
-  get(j, "status", p.status);
-  get(j, "reason", p.reason);
+  p.status = get_status(j);
   get(j, "time_us", p.time_us);
   get(j, "algbw_gbps", p.algbw_gbps);
   get(j, "busbw_gbps", p.busbw_gbps);

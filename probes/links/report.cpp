@@ -120,7 +120,7 @@ void print_nccl_table(std::ostream& os, const NcclResult& nccl) {
            << format_fixed(hit->algbw_gbps->median, 1) << std::setw(8)
            << format_fixed(hit->busbw_gbps->median, 1);
       else
-        os << "  " << std::setw(26) << (hit ? hit->status : "-");
+        os << "  " << std::setw(26) << (hit ? hit->status.name() : "-");
     }
     os << "\n";
   }
@@ -270,9 +270,10 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
       for (const auto& [key, c] : p.curves)
         for (const BandwidthPoint& pt : c.points)
           out << p.src << ',' << p.dst << ',' << q(key) << ',' << uint64_t(pt.x) << ','
-              << q(pt.status) << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "") << ','
-              << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
-              << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.reason) << "\n";
+              << q(pt.status.name()) << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "")
+              << ',' << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
+              << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.status.reason)
+              << "\n";
     done(out);
     auto lat = open("links_latency.csv");
     lat << "src,dst,kind,status,ns,ns_q1,ns_q3,cycles,footprint_bytes,reason\n";
@@ -296,9 +297,11 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
           const auto dot = key.find('.');
           out << q(dot == std::string::npos ? "all" : key.substr(0, dot)) << ','
               << q(dot == std::string::npos ? key : key.substr(dot + 1)) << ',' << uint64_t(pt.x)
-              << ',' << q(pt.status) << ',' << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "")
-              << ',' << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
-              << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.reason) << "\n";
+              << ',' << q(pt.status.name()) << ','
+              << (pt.gbps ? format_fixed(pt.gbps->median, 3) : "") << ','
+              << (pt.gbps ? format_fixed(pt.gbps->q1, 3) : "") << ','
+              << (pt.gbps ? format_fixed(pt.gbps->q3, 3) : "") << ',' << q(pt.status.reason)
+              << "\n";
         }
     done(out);
   }
@@ -307,11 +310,11 @@ std::vector<std::filesystem::path> write_links_csv(const std::filesystem::path& 
     out << "collective,bytes,count,status,time_us,algbw_gbps,busbw_gbps,checked,reason\n";
     for (const auto& [name, c] : r.nccl.collectives)
       for (const CollectivePoint& p : c.points)
-        out << q(name) << ',' << p.bytes << ',' << p.count << ',' << q(p.status) << ','
+        out << q(name) << ',' << p.bytes << ',' << p.count << ',' << q(p.status.name()) << ','
             << (p.time_us ? format_fixed(p.time_us->median, 2) : "") << ','
             << (p.algbw_gbps ? format_fixed(p.algbw_gbps->median, 3) : "") << ','
             << (p.busbw_gbps ? format_fixed(p.busbw_gbps->median, 3) : "") << ','
-            << (p.checked ? "yes" : "no") << ',' << q(p.reason) << "\n";
+            << (p.checked ? "yes" : "no") << ',' << q(p.status.reason) << "\n";
     done(out);
   }
   return files;

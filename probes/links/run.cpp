@@ -26,16 +26,14 @@ BandwidthPoint transfer_point(uint64_t bytes, const TransferTiming& t) {
   pt.x = double(bytes);
   pt.read_bytes = t.bytes_per_repeat;
   if (!t.check_error.empty()) {
-    pt.status = "error";
-    pt.reason = "check failed: " + t.check_error;
+    pt.status = {StatusCode::error, "check failed: " + t.check_error};
     return pt;
   }
   std::vector<double> gbps;
   for (double s : t.seconds)
     if (s > 0) gbps.push_back(double(t.bytes_per_repeat) / s / 1e9);
   if (gbps.empty()) {
-    pt.status = "error";
-    pt.reason = "no timed repeat";
+    pt.status = {StatusCode::error, "no timed repeat"};
     return pt;
   }
   pt.gbps = summarize(gbps);
@@ -49,8 +47,7 @@ BandwidthPoint transfer_point(uint64_t bytes, const TransferTiming& t) {
 // the shape matters at the 0.5 % level and is searched, not assumed. The largest point
 // becomes the best shape's, and the curve's note lists every shape tried.
 void best_sm_shape(Ctx& c, LinkPair& pair, const std::string& key, BandwidthCurve& curve) {
-  if (curve.points.empty() || curve.points.back().status != "ok" || !curve.points.back().gbps)
-    return;
+  if (curve.points.empty() || !curve.points.back().status.ok() || !curve.points.back().gbps) return;
   const bool write = key == "sm.write";
   const std::vector<std::pair<int, int>> shapes =
       write ? std::vector<std::pair<int, int>>{{1, 4}, {2, 4}}
@@ -81,15 +78,14 @@ void best_sm_shape(Ctx& c, LinkPair& pair, const std::string& key, BandwidthCurv
     const std::string shape = std::to_string(blocks) + "x" + std::to_string(loads);
     try {
       const BandwidthPoint pt = transfer_point(bytes, c.k.peer_sm(r));
-      if (pt.status != "ok" || !pt.gbps) {
+      if (!pt.status.ok() || !pt.gbps) {
         // A failed check is the kernel's error whatever its shape: the figure is not kept.
-        tried += sep + shape + " " + pt.status;
+        tried += sep + shape + " " + pt.status.name();
         c.error("p2p " + key + " " + std::to_string(pair.src) + "->" + std::to_string(pair.dst) +
                     " shape " + shape,
-                pt.reason);
-        curve.status = {StatusCode::error, shape + ": " + pt.reason};
-        best.status = "error";
-        best.reason = shape + ": " + pt.reason;
+                pt.status.reason);
+        curve.status = {StatusCode::error, shape + ": " + pt.status.reason};
+        best.status = {StatusCode::error, shape + ": " + pt.status.reason};
         break;
       }
       tried += sep + shape + " " + format_fixed(pt.gbps->median, 1);
@@ -151,18 +147,16 @@ void p2p_curve(Ctx& c, LinkPair& pair, const std::string& key, int& n, int total
       pt = transfer_point(bytes, t);
     } catch (const AllocationFailed& e) {
       pt.x = double(bytes);
-      pt.status = "skipped";
-      pt.reason = e.what();
+      pt.status = {StatusCode::skipped, e.what()};
     } catch (const BackendError& e) {
       pt.x = double(bytes);
-      pt.status = "error";
-      pt.reason = e.what();
+      pt.status = {StatusCode::error, e.what()};
     }
-    if (pt.status == "error") {
+    if (pt.status.code == StatusCode::error) {
       c.error("p2p " + key + " " + std::to_string(pair.src) + "->" + std::to_string(pair.dst) +
                   " at " + format_bytes(double(bytes)),
-              pt.reason);
-      if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
+              pt.status.reason);
+      if (curve.status.ok()) curve.status = {StatusCode::error, pt.status.reason};
     }
     curve.points.push_back(pt);
   }

@@ -72,25 +72,21 @@ void host_part(Ctx& c) {
           for (double s : t.wall_seconds)
             if (s > 0) gbps.push_back(double(total_bytes) / s / 1e9);
           if (!t.check_error.empty()) {
-            pt.status = "error";
-            pt.reason = "check failed: " + t.check_error;
+            pt.status = {StatusCode::error, "check failed: " + t.check_error};
           } else if (gbps.empty()) {
-            pt.status = "error";
-            pt.reason = "no timed repeat";
+            pt.status = {StatusCode::error, "no timed repeat"};
           } else {
             pt.gbps = summarize(gbps);
             pt.seconds = summarize(t.wall_seconds);
           }
         } catch (const AllocationFailed& e) {
-          pt.status = "skipped";
-          pt.reason = e.what();
+          pt.status = {StatusCode::skipped, e.what()};
         } catch (const BackendError& e) {
-          pt.status = "error";
-          pt.reason = e.what();
+          pt.status = {StatusCode::error, e.what()};
         }
-        if (pt.status == "error") {
-          c.error("host " + key + " at " + format_bytes(double(bytes)), pt.reason);
-          if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
+        if (pt.status.code == StatusCode::error) {
+          c.error("host " + key + " at " + format_bytes(double(bytes)), pt.status.reason);
+          if (curve.status.ok()) curve.status = {StatusCode::error, pt.status.reason};
         }
         curve.points.push_back(pt);
       }
@@ -135,8 +131,7 @@ void nccl_part(Ctx& c) {
       pt.bytes = bytes;
       const auto counts = collective_counts(op, bytes, nr.ranks);
       if (!counts) {
-        pt.status = "skipped";
-        pt.reason = "fewer than one float32 per rank";
+        pt.status = {StatusCode::skipped, "fewer than one float32 per rank"};
         curve.points.push_back(pt);
         continue;
       }
@@ -153,11 +148,9 @@ void nccl_part(Ctx& c) {
       try {
         const CollectiveTiming t = c.k.collective(r);
         if (!t.check_error.empty()) {
-          pt.status = "error";
-          pt.reason = "check failed: " + t.check_error;
+          pt.status = {StatusCode::error, "check failed: " + t.check_error};
         } else if (t.seconds_per_op.empty()) {
-          pt.status = "error";
-          pt.reason = "no timed repeat";
+          pt.status = {StatusCode::error, "no timed repeat"};
         } else {
           pt.checked = t.checked;
           checked_one = checked_one || t.checked;
@@ -172,19 +165,18 @@ void nccl_part(Ctx& c) {
           pt.busbw_gbps = summarize(bus);
         }
       } catch (const AllocationFailed& e) {
-        pt.status = "skipped";
-        pt.reason = e.what();
+        pt.status = {StatusCode::skipped, e.what()};
       } catch (const BackendError& e) {
-        pt.status = "error";
-        pt.reason = e.what();
+        pt.status = {StatusCode::error, e.what()};
       }
-      if (pt.status == "error") {
-        c.error("nccl " + to_string(op) + " at " + format_bytes(double(bytes)), pt.reason);
-        if (curve.status.ok()) curve.status = {StatusCode::error, pt.reason};
+      if (pt.status.code == StatusCode::error) {
+        c.error("nccl " + to_string(op) + " at " + format_bytes(double(bytes)), pt.status.reason);
+        if (curve.status.ok()) curve.status = {StatusCode::error, pt.status.reason};
       }
       curve.points.push_back(pt);
     }
-    if (curve.status.ok() && !checked_one) curve.status = {StatusCode::error, "no size's result was checked"};
+    if (curve.status.ok() && !checked_one)
+      curve.status = {StatusCode::error, "no size's result was checked"};
     if (c.stop) return;
   }
 }

@@ -55,8 +55,8 @@ struct MemChaseRequest {
 
 struct MemChaseTiming {
   std::vector<std::vector<double>> cycles_per_hop;  // [warp][repeat], in `unit`
-  std::vector<uint32_t> end_lines;  // per warp, checked against a host walk
-  std::optional<double> clock_mhz;  // cycles / %globaltimer ns over the launch
+  std::vector<uint32_t> end_lines;                  // per warp, checked against a host walk
+  std::optional<double> clock_mhz;                  // cycles / %globaltimer ns over the launch
   // The carve-out as the API reports it after it was set: blocks of kCarveoutProbeBlockBytes
   // (dynamic) + the per-block reservation that the occupancy calculator puts on one SM.
   std::optional<int> api_probe_blocks;
@@ -147,8 +147,7 @@ struct MemPoint {
   uint64_t footprint_bytes = 0;     // per warp (capacity curves) or the stride (granularity)
   std::optional<Summary> cycles;    // per hop: median over warps of each repeat
   std::vector<double> warp_cycles;  // per warp: median over its repeats
-  std::string status = "ok";
-  std::string reason;
+  Status status;                    // ok, skipped or error
 };
 
 // Where the first plateau of a latency curve ends: the plateau is the median of the first

@@ -1,5 +1,3 @@
-#include "memory/memory.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,6 +6,7 @@
 #include "gpudissect/figure.hpp"  // Summary <-> JSON
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/levels.hpp"
+#include "memory/memory.hpp"
 
 namespace gd {
 
@@ -176,7 +175,7 @@ CapacityEstimate estimate_capacity(const std::vector<MemPoint>& curve, double to
   CapacityEstimate e;
   std::vector<const MemPoint*> pts;
   for (const auto& p : curve)
-    if (p.cycles && p.status == "ok") pts.push_back(&p);
+    if (p.cycles && p.status.ok()) pts.push_back(&p);
   std::sort(pts.begin(), pts.end(), [](const MemPoint* a, const MemPoint* b) {
     return a->footprint_bytes < b->footprint_bytes;
   });
@@ -236,7 +235,7 @@ GranularityEstimate estimate_granularity(const std::vector<MemPoint>& by_stride,
   GranularityEstimate g;
   std::vector<const MemPoint*> pts;
   for (const auto& p : by_stride)
-    if (p.cycles && p.status == "ok") pts.push_back(&p);
+    if (p.cycles && p.status.ok()) pts.push_back(&p);
   std::sort(pts.begin(), pts.end(), [](const MemPoint* a, const MemPoint* b) {
     return a->footprint_bytes < b->footprint_bytes;
   });
@@ -390,7 +389,7 @@ PartitionVerdict partition_verdict(const std::vector<std::optional<uint64_t>>& c
 std::vector<TlbLevel> tlb_levels(const std::vector<MemPoint>& curve) {
   std::vector<CurvePoint> pts;
   for (const MemPoint& p : curve)
-    if (p.status == "ok" && p.cycles && p.cycles->median > 0)
+    if (p.status.ok() && p.cycles && p.cycles->median > 0)
       pts.push_back({double(p.footprint_bytes), p.cycles->median,
                      (p.cycles->q3 - p.cycles->q1) / p.cycles->median});
   std::vector<TlbLevel> out;

@@ -26,16 +26,15 @@ MemLoad parse_load(const std::string& s) {
 // ---- JSON ----
 
 void to_json(nlohmann::json& j, const MemPoint& p) {
-  j = {{"footprint_bytes", p.footprint_bytes}, {"status", p.status}};
-  if (!p.reason.empty()) j["reason"] = p.reason;
+  j = {{"footprint_bytes", p.footprint_bytes}};
+  jf::put_status(j, p.status);
   jf::put(j, "cycles", p.cycles);
   if (!p.warp_cycles.empty()) j["warp_cycles"] = p.warp_cycles;
 }
 
 void from_json(const nlohmann::json& j, MemPoint& p) {
   jf::need(j, "footprint_bytes", p.footprint_bytes);
-  jf::get(j, "status", p.status);
-  jf::get(j, "reason", p.reason);
+  p.status = jf::get_status(j);
   jf::get(j, "cycles", p.cycles);
   jf::get(j, "warp_cycles", p.warp_cycles);
 }

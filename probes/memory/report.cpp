@@ -88,8 +88,8 @@ void csv_curve(std::ostream& o, const std::string& part, const MemCurve& c) {
       << "," << c.warps << "," << p.footprint_bytes << ","
       << (p.cycles ? format_fixed(p.cycles->median, 3) : "") << ","
       << (p.cycles ? format_fixed(p.cycles->q1, 3) : "") << ","
-      << (p.cycles ? format_fixed(p.cycles->q3, 3) : "") << "," << detail::csv_field(p.status)
-      << "," << detail::csv_field(p.reason) << "\n";
+      << (p.cycles ? format_fixed(p.cycles->q3, 3) : "") << ","
+      << detail::csv_field(p.status.name()) << "," << detail::csv_field(p.status.reason) << "\n";
 }
 
 // Latency curves on one chart: x in bytes (log2), y cycles per hop.

@@ -38,9 +38,9 @@ MemPoint measure(Ctx& c, MemChaseRequest req, const std::vector<uint32_t>& next,
   for (int w = 0; w < req.warps; ++w) {
     const uint32_t want = walk(next, req.starts[w], hops);
     if (t.end_lines[w] != want) {
-      p.status = "error";
-      p.reason = "warp " + std::to_string(w) + " ended at line " + std::to_string(t.end_lines[w]) +
-                 ", the chain says " + std::to_string(want);
+      p.status = {StatusCode::error, "warp " + std::to_string(w) + " ended at line " +
+                                         std::to_string(t.end_lines[w]) + ", the chain says " +
+                                         std::to_string(want)};
       return p;
     }
   }
@@ -61,8 +61,7 @@ MemPoint measure(Ctx& c, MemChaseRequest req, const std::vector<uint32_t>& next,
   for (int w = 0; w < req.warps; ++w)
     if (!t.cycles_per_hop[w].empty()) p.warp_cycles.push_back(median(t.cycles_per_hop[w]));
   if (per_repeat.empty()) {
-    p.status = "error";
-    p.reason = "no timing came back";
+    p.status = {StatusCode::error, "no timing came back"};
     return p;
   }
   p.cycles = summarize(per_repeat);
@@ -99,15 +98,16 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
   for (uint64_t f : grid) {
     if (c.stop) return;
     if (c.over_budget()) {
-      curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
+      curve.points.push_back(
+          {f, std::nullopt, {}, {StatusCode::skipped, "over the probe's time budget"}});
       continue;
     }
     c.progress.step("memory", what, ++i, static_cast<int>(grid.size()),
                     std::to_string(f / KiB) + " KiB");
     curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
     have.push_back(f);
-    if (curve.points.back().status == "error") {
-      curve.status = {StatusCode::error, curve.points.back().reason};
+    if (curve.points.back().status.code == StatusCode::error) {
+      curve.status = {StatusCode::error, curve.points.back().status.reason};
       return;
     }
     // Three points past the edge settle it: the rest of the grid would only measure the next
@@ -126,8 +126,8 @@ void capacity_curve(Ctx& c, const MemChaseRequest& base, uint64_t lo, uint64_t h
       c.progress.step("memory", what + " (edge)", ++j, static_cast<int>(extra.size()),
                       std::to_string(f / KiB) + " KiB");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
-      if (curve.points.back().status == "error") {
-        curve.status = {StatusCode::error, curve.points.back().reason};
+      if (curve.points.back().status.code == StatusCode::error) {
+        curve.status = {StatusCode::error, curve.points.back().status.reason};
         break;
       }
     }

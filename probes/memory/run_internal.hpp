@@ -42,8 +42,7 @@ MemPoint guarded_point(uint64_t footprint, F&& fn) {
   } catch (const AllocationFailed& e) {
     MemPoint p;
     p.footprint_bytes = footprint;
-    p.status = "skipped";
-    p.reason = e.what();
+    p.status = {StatusCode::skipped, e.what()};
     return p;
   }
 }

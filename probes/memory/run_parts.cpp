@@ -51,7 +51,8 @@ void carveout_part(Ctx& c, const DeviceInfo& info, MemoryProbeResult& out) {
       const MemChaseTiming t = c.k.chase(probe);
       // One line that points at itself: the walk must end where it began.
       if (t.end_lines.size() != 1 || t.end_lines[0] != 0) {
-        r.curve.status = {StatusCode::error, "the carve-out launch of " + pt.label() + " did not walk its one-line chain"};
+        r.curve.status = {StatusCode::error, "the carve-out launch of " + pt.label() +
+                                                 " did not walk its one-line chain"};
         out.carveouts.push_back(r);
         throw ProbeError("memory: " + r.curve.key + ": " + r.curve.status.reason);
       }
@@ -165,7 +166,8 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
     for (uint64_t st : strides) {
       if (c.stop) return;
       if (c.over_budget()) {
-        g.curve.points.push_back({st, std::nullopt, {}, "skipped", "over the probe's time budget"});
+        g.curve.points.push_back(
+            {st, std::nullopt, {}, {StatusCode::skipped, "over the probe's time budget"}});
         continue;
       }
       c.progress.step("memory", level + " fetch granularity", ++i, static_cast<int>(strides.size()),
@@ -188,8 +190,8 @@ void granularity_part(Ctx& c, MemoryProbeResult& out) {
       req.starts = {0};
       g.curve.points.push_back(
           guarded_point(st, [&] { return measure(c, req, next, st, g.curve); }));
-      if (g.curve.points.back().status == "error") {
-        g.status = {StatusCode::error, g.curve.points.back().reason};
+      if (g.curve.points.back().status.code == StatusCode::error) {
+        g.status = {StatusCode::error, g.curve.points.back().status.reason};
         out.granularity.push_back(g);
         throw ProbeError("memory: " + g.curve.key + ": " + g.status.reason);
       }
@@ -248,7 +250,8 @@ void conflict_sweep(Ctx& c, WaysResult& wr, MemLoad load, int carveout_percent,
       if (c.stop) return;
       const uint64_t f = static_cast<uint64_t>(n) * st;
       if (c.over_budget()) {
-        curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
+        curve.points.push_back(
+            {f, std::nullopt, {}, {StatusCode::skipped, "over the probe's time budget"}});
         continue;
       }
       c.progress.step("memory",
@@ -256,8 +259,8 @@ void conflict_sweep(Ctx& c, WaysResult& wr, MemLoad load, int carveout_percent,
                           format_bytes(double(st)) + " apart",
                       ++i, static_cast<int>(counts.size()), std::to_string(n) + " lines");
       curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
-      if (curve.points.back().status == "error") {
-        wr.status = {StatusCode::error, curve.points.back().reason};
+      if (curve.points.back().status.code == StatusCode::error) {
+        wr.status = {StatusCode::error, curve.points.back().status.reason};
         wr.by_stride.push_back(curve);
         throw ProbeError("memory: " + curve.key + ": " + wr.status.reason);
       }
@@ -387,8 +390,8 @@ void constant_part(Ctx& c, MemoryProbeResult& out) {
     c.progress.step("memory", "constant", ++i, static_cast<int>(grid.size()),
                     std::to_string(f / KiB) + " KiB");
     curve.points.push_back(guarded_point(f, [&] { return capacity_point(c, base, f, curve); }));
-    if (curve.points.back().status == "error") {
-      curve.status = {StatusCode::error, curve.points.back().reason};
+    if (curve.points.back().status.code == StatusCode::error) {
+      curve.status = {StatusCode::error, curve.points.back().status.reason};
       out.constant = curve;
       throw ProbeError("memory: constant: " + curve.status.reason);
     }
@@ -436,7 +439,8 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
     for (uint64_t f : grid) {
       if (c.stop) break;
       if (c.over_budget()) {
-        t.curve.points.push_back({f, std::nullopt, {}, "skipped", "over the probe's time budget"});
+        t.curve.points.push_back(
+            {f, std::nullopt, {}, {StatusCode::skipped, "over the probe's time budget"}});
         continue;
       }
       c.progress.step("memory", "TLB, " + mapping, ++i, static_cast<int>(grid.size()),
@@ -449,8 +453,8 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
       req.warmup_hops = std::max<uint64_t>(2ULL * pages, 256);
       req.hops_per_repeat = std::max<uint64_t>(c.opt.hops, pages);
       t.curve.points.push_back(guarded_point(f, [&] { return measure(c, req, next, f, t.curve); }));
-      if (t.curve.points.back().status == "error") {
-        t.status = {StatusCode::error, t.curve.points.back().reason};
+      if (t.curve.points.back().status.code == StatusCode::error) {
+        t.status = {StatusCode::error, t.curve.points.back().status.reason};
         out.tlb.push_back(t);
         throw ProbeError("memory: " + t.curve.key + ": " + t.status.reason);
       }
@@ -459,7 +463,7 @@ void tlb_part(Ctx& c, MemoryProbeResult& out) {
     if (t.levels.size() <= 1 && !t.curve.points.empty()) {
       double lo = 0, hi = 0;
       for (const MemPoint& p : t.curve.points)
-        if (p.status == "ok" && p.cycles) {
+        if (p.status.ok() && p.cycles) {
           lo = lo > 0 ? std::min(lo, p.cycles->median) : p.cycles->median;
           hi = std::max(hi, p.cycles->median);
         }

@@ -191,7 +191,7 @@ TEST(OpenCLProbe, LatencySweepOverSmallFootprints) {
     const auto& curve = out.paths.at(path);
     EXPECT_FALSE(curve.points.empty()) << path;
     for (const auto& pt : curve.points)
-      EXPECT_EQ(pt.status, "ok") << path << " " << pt.footprint_bytes << ": " << pt.reason;
+      EXPECT_TRUE(pt.status.ok()) << path << " " << pt.footprint_bytes << ": " << pt.status.reason;
   }
 }
 
@@ -219,7 +219,7 @@ TEST(OpenCLProbe, L2AndSharedPathsGiveTheirFigures) {
   const auto& l2 = out.paths.at("l2");
   const auto& shared = out.paths.at("shared");
   for (const auto* c : {&global, &l2, &shared})
-    for (const auto& pt : c->points) EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes;
+    for (const auto& pt : c->points) EXPECT_TRUE(pt.status.ok()) << pt.footprint_bytes;
   // Same loads on a CPU: the lowest latency of the two smallest footprints within 3x of the
   // global path's (the lowest: another test on the other core only ever adds time).
   ASSERT_GE(global.points.size(), 2u);

@@ -18,8 +18,8 @@ namespace {
 
 void expect_sane(const BandwidthCurve& c, const std::string& name) {
   for (const BandwidthPoint& p : c.points) {
-    EXPECT_EQ(p.status, "ok") << name << " at " << p.x << ": " << p.reason;
-    if (p.status != "ok") continue;
+    EXPECT_TRUE(p.status.ok()) << name << " at " << p.x << ": " << p.status.reason;
+    if (!p.status.ok()) continue;
     ASSERT_TRUE(p.gbps) << name;
     EXPECT_TRUE(std::isfinite(p.gbps->median)) << name;
     EXPECT_GT(p.gbps->median, 1e-3) << name;
@@ -43,11 +43,11 @@ TEST(OpenCLBandwidth, BudgetSkipsLargestPointsWithAReason) {
   ASSERT_TRUE(out.status.ok()) << out.status.reason;
   const BandwidthCurve& rd = out.footprint["read"];
   ASSERT_FALSE(rd.points.empty());
-  EXPECT_EQ(rd.points.front().status, "ok");
-  EXPECT_EQ(rd.points.back().status, "skipped");
+  EXPECT_TRUE(rd.points.front().status.ok());
+  EXPECT_EQ(rd.points.back().status.code, StatusCode::skipped);
   // The budget's reason; on a machine loaded enough that the sweep's speed estimate lets it
   // reach 4x the last cache first, the other size limit's (device memory's plateau) instead.
-  const std::string& why = rd.points.back().reason;
+  const std::string& why = rd.points.back().status.reason;
   EXPECT_TRUE(why.find("skipped: would take ~") != std::string::npos ||
               why.find("past device memory's plateau") != std::string::npos)
       << why;
@@ -99,7 +99,7 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   double best = 0;
   std::string curve;  // shown on failure
   for (std::size_t i = 0; i < rd.size(); ++i) {
-    if (rd[i].status != "ok" || !rd[i].gbps) continue;
+    if (!rd[i].status.ok() || !rd[i].gbps) continue;
     curve += " " + std::to_string(static_cast<int>(rd[i].x / 1024)) +
              "K:" + std::to_string(rd[i].gbps->median);
     if (i + 1 < rd.size()) best = std::max(best, rd[i].gbps->median);
@@ -252,7 +252,7 @@ TEST(OpenCLBandwidth, LatencyMapOverridesTheApiCacheOnAGpuOnly) {
       bool from_past_4x = false;
       for (const auto& [name, curve] : out.footprint)
         for (const BandwidthPoint& p : curve.points)
-          from_past_4x |= name.rfind("read", 0) == 0 && p.status == "ok" && p.gbps &&
+          from_past_4x |= name.rfind("read", 0) == 0 && p.status.ok() && p.gbps &&
                           p.x >= double(4 * edge) && p.gbps->median == f.gbps.median;
       EXPECT_TRUE(from_past_4x) << f.where;
     }

@@ -217,7 +217,7 @@ TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
     if (!within_one_step(L1, *l1)) {
       std::vector<uint64_t> fps;
       for (const auto& p : c.points)
-        if (p.status == "ok" && p.footprint_bytes <= 4 * *l2) fps.push_back(p.footprint_bytes);
+        if (p.status.ok() && p.footprint_bytes <= 4 * *l2) fps.push_back(p.footprint_bytes);
       const auto native = native_levels(fps, c.stride_bytes, group_bytes);
       runs += "  native chase: " + describe(native) + "\n";
       if (!L1.capacity_lo_bytes || !L1.capacity_hi_bytes) continue;
@@ -249,7 +249,7 @@ TEST(OpenCLCpuCaches, GlobalPathFindsL1dAndL2OfSys) {
     if (!climbs) continue;
     std::optional<double> beyond;
     for (const auto& p : c.points)
-      if (p.status == "ok" && p.ns && p.footprint_bytes >= 2 * *l2) {
+      if (p.status.ok() && p.ns && p.footprint_bytes >= 2 * *l2) {
         beyond = p.ns->median;
         break;
       }

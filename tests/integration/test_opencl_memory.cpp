@@ -117,8 +117,8 @@ TEST(OpenCLMemory, CpuPartsRunCheckedAndTheRestSayWhy) {
     for (const MemCurve& c : p.by_warps) {
       EXPECT_EQ(c.unit, "ns") << c.key;
       for (const MemPoint& pt : c.points) {
-        EXPECT_NE(pt.status, "error") << c.key << ": " << pt.reason;
-        ok_points += pt.status == "ok" && pt.cycles && pt.cycles->median > 0;
+        EXPECT_NE(pt.status.code, StatusCode::error) << c.key << ": " << pt.status.reason;
+        ok_points += pt.status.ok() && pt.cycles && pt.cycles->median > 0;
       }
     }
   EXPECT_GT(ok_points, 4);
@@ -127,7 +127,8 @@ TEST(OpenCLMemory, CpuPartsRunCheckedAndTheRestSayWhy) {
   ASSERT_EQ(out.granularity.size(), 2u);
   EXPECT_TRUE(out.granularity[0].status.ok());
   EXPECT_EQ(out.granularity[0].curve.points.size(), 7u);
-  for (const MemPoint& p : out.granularity[0].curve.points) EXPECT_EQ(p.status, "ok") << p.reason;
+  for (const MemPoint& p : out.granularity[0].curve.points)
+    EXPECT_TRUE(p.status.ok()) << p.status.reason;
   expect_reason(out.granularity[1].status, "CPU");
   EXPECT_EQ(out.l1_line.by_stride.size(), 5u);
   EXPECT_EQ(out.l1_ways.by_stride.size(), 2u);
@@ -138,7 +139,7 @@ TEST(OpenCLMemory, CpuPartsRunCheckedAndTheRestSayWhy) {
   ASSERT_TRUE(out.constant);
   ASSERT_TRUE(out.constant_bank_bytes);
   EXPECT_FALSE(out.constant->points.empty());
-  for (const MemPoint& p : out.constant->points) EXPECT_EQ(p.status, "ok") << p.reason;
+  for (const MemPoint& p : out.constant->points) EXPECT_TRUE(p.status.ok()) << p.status.reason;
   EXPECT_LE(out.constant->points.back().footprint_bytes, *out.constant_bank_bytes);
 
   ASSERT_EQ(out.tlb.size(), 2u);

@@ -307,7 +307,7 @@ TEST(VulkanProbe, LatencyLevelsFoundOnTheGlobalPath) {
     EXPECT_FALSE(out.paths.at("shared").points.empty());
     const auto& global = out.paths.at("global");
     for (const auto& pt : global.points)
-      EXPECT_EQ(pt.status, "ok") << pt.footprint_bytes << ": " << pt.reason;
+      EXPECT_TRUE(pt.status.ok()) << pt.footprint_bytes << ": " << pt.status.reason;
     const std::string why = levels_problem(global);
     runs += "  sweep " + std::to_string(attempt) + ": " + (why.empty() ? "ok" : why) + "\n    " +
             describe_sweep(global) + "\n";
@@ -550,7 +550,7 @@ TEST(VulkanBandwidth, ProbeHostPartRuns) {
     EXPECT_FALSE(curve.note.empty()) << name;
     ASSERT_EQ(curve.points.size(), 3u) << name;  // 4, 16 and 64 KiB
     for (const auto& p : curve.points) {
-      EXPECT_EQ(p.status, "ok") << name << " " << p.x << ": " << p.reason;
+      EXPECT_TRUE(p.status.ok()) << name << " " << p.x << ": " << p.status.reason;
       ASSERT_TRUE(p.gbps) << name << " " << p.x;
       EXPECT_GT(p.gbps->median, 0.0) << name << " " << p.x;
     }

@@ -27,11 +27,11 @@ void expect_measured(const MemCurve& c, const std::string& unit) {
   EXPECT_EQ(c.unit, unit) << c.key;
   int measured = 0;
   for (const MemPoint& p : c.points) {
-    if (p.status == "skipped") {
-      EXPECT_FALSE(p.reason.empty()) << c.key;
+    if (p.status.code == StatusCode::skipped) {
+      EXPECT_FALSE(p.status.reason.empty()) << c.key;
       continue;
     }
-    EXPECT_EQ(p.status, "ok") << c.key << " at " << p.footprint_bytes << ": " << p.reason;
+    EXPECT_TRUE(p.status.ok()) << c.key << " at " << p.footprint_bytes << ": " << p.status.reason;
     ASSERT_TRUE(p.cycles) << c.key;
     EXPECT_GT(p.cycles->median, 0) << c.key;
     ++measured;

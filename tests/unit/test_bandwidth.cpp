@@ -165,8 +165,7 @@ TEST(BandwidthJson, RoundTrip) {
   BandwidthCurve c = synthetic({{20e6, 31000}, {1e30, 4550}}, 256.0 * (1 << 20));
   c.timed_instruction = "LDG.E.128";
   c.note = "n";
-  c.points[1].status = "skipped";
-  c.points[1].reason = "too big";
+  c.points[1].status = {StatusCode::skipped, "too big"};
   c.points[1].gbps.reset();
   c.points[2].read_bytes = 123;
   c.points[2].clock_mhz = 1977;
@@ -190,7 +189,8 @@ TEST(BandwidthJson, RoundTrip) {
   const RunResult back = run_result_from_json(j, gd::probe_registry());
   ASSERT_TRUE(back.get<BandwidthProbeResult>());
   EXPECT_EQ(to_json(back, gd::probe_registry()), j);
-  EXPECT_EQ(back.get<BandwidthProbeResult>()->footprint.at("read").points[1].status, "skipped");
+  EXPECT_EQ(back.get<BandwidthProbeResult>()->footprint.at("read").points[1].status.code,
+            StatusCode::skipped);
   EXPECT_EQ(back.get<BandwidthProbeResult>()->figures[0].timed_instruction, "LDG.E.128");
 }
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "figure_ids_check.hpp"
+#include "bandwidth/bandwidth.hpp"
 #include "bandwidth/run.hpp"
 #include "fake_device.hpp"
-#include "bandwidth/bandwidth.hpp"
+#include "figure_ids_check.hpp"
 #include "gpudissect/budget.hpp"
 #include "gpudissect/progress.hpp"
 
@@ -199,7 +199,8 @@ TEST(MemoryPlateauProbe, SlowDeviceFindsMemoryBelowTheApiCache) {
     // The read curve's points past its plateau are skipped with the reason.
     bool skipped_past = false;
     for (const BandwidthPoint& p : r.footprint.at("read").points)
-      if (p.status == "skipped" && p.reason.find("past device memory's plateau") == 0)
+      if (p.status.code == StatusCode::skipped &&
+          p.status.reason.find("past device memory's plateau") == 0)
         skipped_past = true;
     EXPECT_TRUE(skipped_past);
   }
@@ -240,7 +241,7 @@ TEST(MemoryPlateauProbe, FiguresPreferTheLargestStablePoint) {
   EXPECT_GT(expect_figure_ids_declared(rr), 0);
   bool measured_512 = false;  // the noisy point was measured, and passed over
   for (const BandwidthPoint& p : r.footprint.at("write").points)
-    measured_512 |= p.status == "ok" && p.x == 512 * MiB && p.gbps && is_unstable(*p.gbps);
+    measured_512 |= p.status.ok() && p.x == 512 * MiB && p.gbps && is_unstable(*p.gbps);
   EXPECT_TRUE(measured_512);
 }
 

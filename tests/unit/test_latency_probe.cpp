@@ -261,12 +261,12 @@ TEST(LatencyProbe, PointsThatCannotBeAllocatedAreSkippedWithTheReason) {
   int skipped = 0;
   for (const auto& p : c.points) {
     if (p.footprint_bytes > 16 * MiB) {
-      EXPECT_EQ(p.status, "skipped");
-      EXPECT_NE(p.reason.find("out of memory"), std::string::npos);
+      EXPECT_EQ(p.status.code, StatusCode::skipped);
+      EXPECT_NE(p.status.reason.find("out of memory"), std::string::npos);
       EXPECT_FALSE(p.cycles);
       ++skipped;
     } else {
-      EXPECT_EQ(p.status, "ok");
+      EXPECT_TRUE(p.status.ok());
     }
   }
   EXPECT_GT(skipped, 0);
@@ -304,8 +304,8 @@ TEST(LatencyProbe, LostLoadsMarkThePointInError) {
   ASSERT_FALSE(c.points.empty());
   for (const auto& p : c.points) {
     if (p.footprint_bytes < 256) continue;  // one line: every walk ends where it started
-    EXPECT_EQ(p.status, "error") << p.footprint_bytes;
-    EXPECT_NE(p.reason.find("lost"), std::string::npos);
+    EXPECT_EQ(p.status.code, StatusCode::error) << p.footprint_bytes;
+    EXPECT_NE(p.status.reason.find("lost"), std::string::npos);
     EXPECT_FALSE(p.cycles);
   }
 }

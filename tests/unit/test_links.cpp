@@ -586,7 +586,7 @@ TEST(LinksProbe, AFailedCheckIsAnErrorAndExitsThroughProbeError) {
   EXPECT_NE(out.status.reason.find("loads summed"), std::string::npos);
   const BandwidthCurve& c = out.pairs[0].curves.at("sm.read");
   EXPECT_EQ(c.status.name(), "error");
-  EXPECT_EQ(c.points[0].status, "error");
+  EXPECT_EQ(c.points[0].status.code, StatusCode::error);
   EXPECT_FALSE(c.points[0].gbps);
   // The other curves and parts still stand.
   EXPECT_TRUE(out.pairs[0].curves.at("ce.read").status.ok());

@@ -86,8 +86,7 @@ gd::RunResult sample_result() {
   gd::LatencyPoint p2;  // skipped
   p2.footprint_bytes = 256ull << 30;
   p2.stride_bytes = 128;
-  p2.status = "skipped";
-  p2.reason = "allocation failed";
+  p2.status = {gd::StatusCode::skipped, "allocation failed"};
   global.points = {p0, p1, p2};
 
   gd::Level l1;
@@ -200,8 +199,8 @@ TEST(ResultJson, RoundTripKeepsValuesAndAbsences) {
   EXPECT_FALSE(g.points[1].cycles.has_value());
   ASSERT_TRUE(g.points[1].ns.has_value());
   EXPECT_DOUBLE_EQ(g.points[1].ns->q3, 483.0);
-  EXPECT_EQ(g.points[2].status, "skipped");
-  EXPECT_EQ(g.points[2].reason, "allocation failed");
+  EXPECT_EQ(g.points[2].status.code, gd::StatusCode::skipped);
+  EXPECT_EQ(g.points[2].status.reason, "allocation failed");
   EXPECT_FALSE(g.points[2].ns.has_value());
   ASSERT_EQ(g.levels.size(), 3u);
   EXPECT_EQ(g.levels[0].capacity_lo_bytes, std::optional<uint64_t>(212992));
@@ -397,6 +396,15 @@ TEST(ResultJsonReject, FootprintAsString) {
   const std::string msg = reject_message(j);
   EXPECT_NE(msg, "<accepted>");
   EXPECT_EQ(msg.rfind("malformed", 0), 0u) << msg;
+}
+
+TEST(ResultJsonReject, PointStatusNotAStatusWord) {
+  json j = gd::to_json(sample_result(), gd::probe_registry());
+  j["probes"]["latency"]["paths"]["global"]["points"][0]["status"] = "fine";
+  const std::string msg = reject_message(j);
+  EXPECT_EQ(msg.rfind("malformed", 0), 0u) << msg;
+  EXPECT_NE(msg.find("points[0].status"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not a status: \"fine\""), std::string::npos) << msg;
 }
 
 TEST(ResultJsonReject, MissingToolOrProbes) {

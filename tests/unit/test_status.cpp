@@ -7,10 +7,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "bandwidth/bandwidth.hpp"
 #include "gpudissect/figure.hpp"
 #include "gpudissect/json_fields.hpp"
 #include "gpudissect/json_read.hpp"
+#include "gpudissect/result.hpp"
 #include "gpudissect/status.hpp"
+#include "links/links.hpp"
+#include "memory/memory.hpp"
 
 using nlohmann::json;
 using namespace gd;
@@ -61,7 +65,7 @@ TEST(StatusJson, WritesTheWordAndReadsItBack) {
   EXPECT_EQ(s.reason, "killed");
   json ok;
   json_fields::put_status(ok, Status{});
-  EXPECT_EQ(ok, (json{{"status", "ok"}}));  // no reason key when there is none
+  EXPECT_EQ(ok, (json{{"status", "ok"}}));                    // no reason key when there is none
   EXPECT_TRUE(json_fields::get_status(json::object()).ok());  // absent: ok, as before
 }
 
@@ -77,15 +81,76 @@ TEST(StatusJson, AnUnknownWordIsAnErrorAtItsKey) {
 }
 
 TEST(StatusJson, AFigureWithAnUnknownStatusIsRefusedWithItsPath) {
-  json f = {{"id", "bandwidth.dram.read"}, {"label", "x"}, {"unit", "GB/s"},
-            {"status", "<b>fine</b>"}};
+  json f = {
+      {"id", "bandwidth.dram.read"}, {"label", "x"}, {"unit", "GB/s"}, {"status", "<b>fine</b>"}};
   std::string path;
   try {
-    read_at("figures", [&] {
-      read_at(index_segment(2), [&] { (void)f.get<Figure>(); });
-    });
+    read_at("figures", [&] { read_at(index_segment(2), [&] { (void)f.get<Figure>(); }); });
   } catch (const JsonReadError& e) {
     path = e.path();
   }
   EXPECT_EQ(path, "figures[2].status");
+}
+
+// ---- the points of the curves: a Status each, written and read as the same words ----
+
+// Each point type with the smallest JSON its reader takes.
+template <class P>
+json smallest_point_json();
+template <>
+json smallest_point_json<LatencyPoint>() {
+  return {{"footprint_bytes", 64}};
+}
+template <>
+json smallest_point_json<BandwidthPoint>() {
+  return {{"x", 1024}};
+}
+template <>
+json smallest_point_json<CollectivePoint>() {
+  return {{"bytes", 8}, {"count", 2}};
+}
+template <>
+json smallest_point_json<MemPoint>() {
+  return {{"footprint_bytes", 64}};
+}
+
+template <class P>
+class PointStatus : public ::testing::Test {};
+using PointTypes = ::testing::Types<LatencyPoint, BandwidthPoint, CollectivePoint, MemPoint>;
+TYPED_TEST_SUITE(PointStatus, PointTypes);
+
+TYPED_TEST(PointStatus, WritesTheSameWordsAndReadsThemBack) {
+  const json plain = json(smallest_point_json<TypeParam>().template get<TypeParam>());
+  EXPECT_EQ(plain.at("status"), "ok");
+  EXPECT_FALSE(plain.contains("reason"));
+  EXPECT_TRUE(smallest_point_json<TypeParam>().template get<TypeParam>().status.ok());
+  for (const char* word : {"ok", "skipped", "error"}) {
+    json j = smallest_point_json<TypeParam>();
+    j["status"] = word;
+    j["reason"] = std::string("why ") + word;
+    const TypeParam p = j.template get<TypeParam>();
+    EXPECT_EQ(p.status.code, parse_status(word)) << word;
+    EXPECT_EQ(p.status.reason, std::string("why ") + word);
+    const json back = p;
+    EXPECT_EQ(back.at("status"), word);
+    EXPECT_EQ(back.at("reason"), std::string("why ") + word);
+    EXPECT_EQ(back, json(back.template get<TypeParam>()));
+  }
+}
+
+TYPED_TEST(PointStatus, AnUnknownWordIsRefusedWithItsPath) {
+  for (const json& bad : {json("fine"), json("OK"), json(3)}) {
+    json j = smallest_point_json<TypeParam>();
+    j["status"] = bad;
+    std::string path;
+    try {
+      read_at("points",
+              [&] { read_at(index_segment(1), [&] { (void)j.template get<TypeParam>(); }); });
+    } catch (const JsonReadError& e) {
+      path = e.path();
+      if (bad.is_string())
+        EXPECT_NE(e.detail().find("not a status: " + bad.dump()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(path, "points[1].status") << bad.dump();
+  }
 }

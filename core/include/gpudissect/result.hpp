@@ -30,8 +30,7 @@ inline constexpr int kOldestSchemaVersion = 1;
 struct LatencyPoint {
   uint64_t footprint_bytes = 0;
   uint64_t stride_bytes = 0;
-  std::string status = "ok";  // ok | skipped | error
-  std::string reason;
+  Status status;                  // ok, skipped or error
   std::optional<Summary> cycles;  // per hop; absent without a device clock
   std::optional<Summary> ns;      // per hop
   std::optional<double> clock_mhz;
