@@ -157,8 +157,4 @@ std::string median_spread(const std::optional<Summary>& s, int digits) {
   return r;
 }
 
-std::string status_text(const Status& s) {
-  return s.ok() ? std::string("ok") : s.name() + (s.reason.empty() ? "" : ": " + s.reason);
-}
-
 }  // namespace gd::report::detail

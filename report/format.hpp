@@ -62,7 +62,7 @@ std::string mhz(const std::optional<double>& v);
 // it (where there are several samples), and UNSTABLE where the spread is too wide to be a
 // result (gd::is_unstable); "-" where absent.
 std::string median_spread(const std::optional<Summary>& s, int digits);
-// "ok", or "<status>: <reason>" (the reason where there is one).
-std::string status_text(const Status& s);
+// gd::status_text (status.hpp), named here as the report writers have always called it.
+using gd::status_text;
 
 }  // namespace gd::report::detail

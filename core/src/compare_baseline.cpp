@@ -104,10 +104,6 @@ std::optional<double> number(const Figure& f, std::string* unit) {
   return std::nullopt;
 }
 
-std::string status_text(const Status& s) {
-  return s.name() + (s.reason.empty() ? "" : ": " + s.reason);
-}
-
 // A relative margin so that a change of exactly the tolerance (e.g. 100 -> 97 at 3 %) counts
 // as within despite rounding.
 constexpr double kEps = 1e-9;

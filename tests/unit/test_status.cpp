@@ -92,6 +92,14 @@ TEST(StatusJson, AFigureWithAnUnknownStatusIsRefusedWithItsPath) {
   EXPECT_EQ(path, "figures[2].status");
 }
 
+// One status_text for the report writers and the regression gate: the same words in both.
+TEST(StatusText, OkAloneOrTheCodeWithItsReason) {
+  EXPECT_EQ(status_text(Status{}), "ok");
+  EXPECT_EQ(status_text(Status{StatusCode::ok, "a note"}), "ok");  // ok shows no reason
+  EXPECT_EQ(status_text(Status{StatusCode::skipped, ""}), "skipped");
+  EXPECT_EQ(status_text(Status{StatusCode::error, "out of memory"}), "error: out of memory");
+}
+
 // ---- the points of the curves: a Status each, written and read as the same words ----
 
 // Each point type with the smallest JSON its reader takes.

@@ -78,4 +78,10 @@ struct Status {
   std::string name() const { return to_string(code); }
 };
 
+// "ok", or "<status>: <reason>" (the reason where there is one): how the terminal, HTML and
+// the regression gate's verdicts show a status. An ok status shows no reason.
+inline std::string status_text(const Status& s) {
+  return s.ok() ? std::string("ok") : s.name() + (s.reason.empty() ? "" : ": " + s.reason);
+}
+
 }  // namespace gd
