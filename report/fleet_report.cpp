@@ -213,9 +213,7 @@ void html_every_gpu(std::ostream& h, const FleetReport& rep) {
     html_identity(h, g, r);
     if (!r.status.ok()) {
       h << "<td class=\"l fail\" colspan=\"" << std::max<size_t>(1, rep.rows.size()) << "\">"
-        << detail::html_escape(r.status.name() +
-                               (r.status.reason.empty() ? "" : ": " + r.status.reason))
-        << "</td></tr>\n";
+        << detail::html_escape(r.status.with_reason()) << "</td></tr>\n";
       continue;
     }
     for (const FleetRow& row : rep.rows) html_cell(h, row, row.cells[g.index]);
@@ -249,9 +247,7 @@ void html_links(std::ostream& h, const FleetReport& rep) {
   for (const FleetNode& n : rep.nodes) {
     h << "<tr><td class=\"l\">" << detail::html_escape(n.host) << "</td><td class=\"l"
       << (n.links.status.ok() ? "" : " fail") << "\">"
-      << detail::html_escape(n.links.status.name() +
-                             (n.links.status.reason.empty() ? "" : ": " + n.links.status.reason))
-      << "</td>";
+      << detail::html_escape(n.links.status.with_reason()) << "</td>";
     for (const auto& id : ids) {
       h << "<td>";
       for (const Figure& f : n.links.figures)

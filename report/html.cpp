@@ -118,8 +118,8 @@ void probe_facts(Html& h, const RunResult& r, const ProbeRegistry& registry) {
     if (it == r.probes.end()) continue;
     std::any copy = it->second;  // status() takes the result by reference
     const Status st = probe->status(copy);
-    h.kv(probe->name() + " probe", st.name() + (st.reason.empty() ? "" : ": " + st.reason) + ", " +
-                                       format_fixed(probe->wall_seconds(it->second), 1) + " s");
+    h.kv(probe->name() + " probe",
+         st.with_reason() + ", " + format_fixed(probe->wall_seconds(it->second), 1) + " s");
   }
   if (const LatencyProbeResult* p = r.get<LatencyProbeResult>()) {
     h.kv("SM clock (measured)",
@@ -336,8 +336,7 @@ std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
       h.o << "<h2 id=\"path-" << html_escape(slugify(name)) << "\">Path: " << html_escape(name)
           << "</h2>\n";
       if (!c.status.ok())
-        h.o << "<p class=\"note\">" << html_escape(c.status.name())
-            << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
+        h.o << "<p class=\"note\">" << html_escape(c.status.with_reason()) << "</p>\n";
       if (c.points.empty()) continue;
       h.o << "<p class=\"muted\">Stride "
           << html_escape(format_bytes(static_cast<double>(c.stride_bytes))) << ", "
@@ -361,8 +360,7 @@ std::string latency_html_section(const RunResult& r, SectionContext& ctx) {
         const CurveResult& c = p.tlb.at(key);
         h.o << "<h3>Stride " << html_escape(tlb_stride_label(key, c)) << "</h3>\n";
         if (!c.status.ok())
-          h.o << "<p class=\"note\">" << html_escape(c.status.name())
-              << (c.status.reason.empty() ? "" : ": " + html_escape(c.status.reason)) << "</p>\n";
+          h.o << "<p class=\"note\">" << html_escape(c.status.with_reason()) << "</p>\n";
         if (c.points.empty()) continue;
         if (!c.note.empty()) h.o << "<p class=\"note\">" << html_escape(c.note) << "</p>\n";
         levels_table(h, c, true, tlb_stride(key, c));

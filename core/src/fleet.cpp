@@ -9,9 +9,9 @@
 
 #include "gpudissect/fleet_units.hpp"
 #include "gpudissect/gpu_state.hpp"
+#include "gpudissect/json_fields.hpp"
 #include "gpudissect/result.hpp"
 #include "gpudissect/units.hpp"
-#include "gpudissect/json_fields.hpp"
 
 namespace gd {
 
@@ -287,10 +287,9 @@ void build_rows(FleetReport& rep) {
         row.resolution = std::max(row.resolution, f.resolution.value_or(0));
       } else {
         c.mark = CellMark::failed;
-        c.reason = !f.status.ok()
-                       ? f.status.name() + (f.status.reason.empty() ? "" : ": " + f.status.reason)
-                   : v ? "unit " + f.unit + " differs from the fleet's"
-                       : "no value";
+        c.reason = !f.status.ok() ? f.status.with_reason()
+                   : v            ? "unit " + f.unit + " differs from the fleet's"
+                                  : "no value";
       }
     }
   }
@@ -501,9 +500,9 @@ FleetReport analyse_fleet(std::vector<FleetRank> ranks, const FleetOptions& opti
     if (busy[i]) {
       busy_verdict(g, r, state[i]);
     } else if (!r.status.ok()) {
-      g.verdict = r.status.code == StatusCode::interrupted ? GpuVerdict::interrupted : GpuVerdict::failed;
-      g.reasons.push_back(r.status.name() +
-                          (r.status.reason.empty() ? "" : ": " + r.status.reason));
+      g.verdict =
+          r.status.code == StatusCode::interrupted ? GpuVerdict::interrupted : GpuVerdict::failed;
+      g.reasons.push_back(r.status.with_reason());
     } else {
       // The bus id names a GPU on its host; without one (OpenCL) the device id does (CUDA
       // ids are not used: with one visible GPU per task every rank's is cuda:0).

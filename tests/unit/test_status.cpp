@@ -98,6 +98,10 @@ TEST(StatusText, OkAloneOrTheCodeWithItsReason) {
   EXPECT_EQ(status_text(Status{StatusCode::ok, "a note"}), "ok");  // ok shows no reason
   EXPECT_EQ(status_text(Status{StatusCode::skipped, ""}), "skipped");
   EXPECT_EQ(status_text(Status{StatusCode::error, "out of memory"}), "error: out of memory");
+  // with_reason: the word and any reason, an ok one's too (the fleet's and HTML's notes).
+  EXPECT_EQ((Status{StatusCode::ok, "a note"}).with_reason(), "ok: a note");
+  EXPECT_EQ((Status{StatusCode::busy, ""}).with_reason(), "busy");
+  EXPECT_EQ((Status{StatusCode::timeout, "rank 3"}).with_reason(), "timeout: rank 3");
 }
 
 // ---- the points of the curves: a Status each, written and read as the same words ----

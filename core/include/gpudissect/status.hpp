@@ -76,12 +76,14 @@ struct Status {
   bool ok() const { return code == StatusCode::ok; }
   // The JSON word of the code.
   std::string name() const { return to_string(code); }
+  // "<status>" or "<status>: <reason>", an ok status's reason too (a note beside the word).
+  std::string with_reason() const { return name() + (reason.empty() ? "" : ": " + reason); }
 };
 
 // "ok", or "<status>: <reason>" (the reason where there is one): how the terminal, HTML and
 // the regression gate's verdicts show a status. An ok status shows no reason.
 inline std::string status_text(const Status& s) {
-  return s.ok() ? std::string("ok") : s.name() + (s.reason.empty() ? "" : ": " + s.reason);
+  return s.ok() ? std::string("ok") : s.with_reason();
 }
 
 }  // namespace gd
