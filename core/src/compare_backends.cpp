@@ -238,22 +238,29 @@ const Figure* lookup(const std::map<std::string, const Figure*>& m, const std::s
 struct PathAlias {
   const char* first;
   const char* second;
+  const char* why;  // said in the paired item's note
 };
-constexpr PathAlias kPathAliases[] = {{"latency.texture.", "latency.image."}};
+constexpr PathAlias kPathAliases[] = {
+    {"latency.texture.", "latency.image.", "the same texture-unit fetch"}};
 
-// The id that stands for `id` in the other run (`other`), where that run lacks `id` itself,
-// has the aliased path's id, and this run (`same`) lacks that one: empty where none.
-std::string counterpart(const std::string& id, const std::map<std::string, const Figure*>& same,
-                        const std::map<std::string, const Figure*>& other) {
-  if (other.count(id)) return {};
+// The figure that stands for `id` in the other run (`other`), where that run lacks `id`
+// itself, has the aliased path's id, and this run (`same`) lacks that one.
+struct Counterpart {
+  std::string id;
+  const char* why = nullptr;
+};
+std::optional<Counterpart> counterpart(const std::string& id,
+                                       const std::map<std::string, const Figure*>& same,
+                                       const std::map<std::string, const Figure*>& other) {
+  if (other.count(id)) return std::nullopt;
   for (const PathAlias& p : kPathAliases)
     for (const auto& [from, to] : {std::pair{p.first, p.second}, std::pair{p.second, p.first}}) {
       const std::string prefix = from;
       if (id.compare(0, prefix.size(), prefix) != 0) continue;
       const std::string alias = to + id.substr(prefix.size());
-      if (other.count(alias) && !same.count(alias)) return alias;
+      if (other.count(alias) && !same.count(alias)) return Counterpart{alias, p.why};
     }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace
@@ -289,17 +296,17 @@ CrossBackendReport compare_backends(const CompareInput& a, const CompareInput& b
       if (!done.insert(f.id).second) continue;
       const Figure* fa = lookup(ma, f.id);
       const Figure* fb = lookup(mb, f.id);
-      std::string alias;
-      if (in == &a && !fb) alias = counterpart(f.id, ma, mb);
-      if (!alias.empty()) {
-        fb = lookup(mb, alias);
-        done_b.insert(alias);
+      std::optional<Counterpart> alias;
+      if (in == &a) alias = counterpart(f.id, ma, mb);
+      if (alias) {
+        fb = lookup(mb, alias->id);
+        done_b.insert(alias->id);
       }
       if (!is_ok(fa) && !is_ok(fb)) continue;
       r.items.push_back(make_item(f.id, fa, fb, a, b, tolerance));
-      if (!alias.empty()) {
+      if (alias) {
         BackendItem& it = r.items.back();
-        const std::string as = "[2] as " + alias + " (the same texture-unit fetch)";
+        const std::string as = "[2] as " + alias->id + " (" + alias->why + ")";
         it.note = it.note.empty() ? as : as + "; " + it.note;
       }
     }

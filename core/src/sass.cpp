@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <regex>
 #include <sstream>
 #include <string_view>
