@@ -59,36 +59,52 @@ inline void add_sum(global uint* sum, uint acc, local uint* scratch) {
   if (l == 0) atomic_add(sum, scratch[0]);
 }
 
+// The read kernels' body over `buf`: bw_read's plain loads and bw_read_l2's volatile ones.
+#ifdef GD_CPU_LANES
+#define GD_READ_BODY(buf)                                                      \
+  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL; \
+  uint4 acc = 0;                                                               \
+  for (ulong p = 0; p < passes; ++p) {                                         \
+    for (ulong i = first; i < end; ++i) acc += buf[i];                         \
+    barrier(CLK_GLOBAL_MEM_FENCE);                                             \
+  }                                                                            \
+  atomic_add(sum, acc.x + acc.y + acc.z + acc.w); /* one per item (above) */
+#else
+// 32-bit element indices and counters, line for line the Vulkan shader (stream_read.comp),
+// whose device-memory read matches CUDA's LDG.E.128; 64-bit ones were this kernel's only
+// difference from it, and it read 13 % below both. The host keeps the buffer under 2^32
+// vectors and the passes under 2^32.
+#define GD_READ_BODY(buf)                                                               \
+  local uint scratch[GD_WG];                                                            \
+  uint acc = 0;                                                                         \
+  const uint start = (uint)(first_chunk(chunks, groups) * GD_CHUNK) + (uint)get_local_id(0); \
+  const uint step = (uint)(groups * GD_CHUNK), n = (uint)cpb, np = (uint)passes;        \
+  for (uint p = 0; p < np; ++p) {                                                       \
+    uint e = start;                                                                     \
+    for (uint j = 0; j < n; ++j, e += step) {                                           \
+      uint4 v[GD_UNROLL];                                                               \
+      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + u * GD_WG];                    \
+      for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;     \
+    }                                                                                   \
+  }                                                                                     \
+  add_sum(sum, acc, scratch);
+#endif
+
 kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read(
     global const uint4* restrict buf, ulong chunks, ulong groups, ulong cpb, ulong passes,
     global uint* sum) {
-#ifdef GD_CPU_LANES
-  const ulong first = cpu_first(chunks, groups, cpb), end = first + cpb * GD_UNROLL;
-  uint4 acc = 0;
-  for (ulong p = 0; p < passes; ++p) {
-    for (ulong i = first; i < end; ++i) acc += buf[i];
-    barrier(CLK_GLOBAL_MEM_FENCE);
-  }
-  atomic_add(sum, acc.x + acc.y + acc.z + acc.w);  // one per item (above)
-#else
-  // 32-bit element indices and counters, line for line the Vulkan shader (stream_read.comp),
-  // whose device-memory read matches CUDA's LDG.E.128; 64-bit ones were this kernel's only
-  // difference from it, and it read 13 % below both. The host keeps the buffer under 2^32
-  // vectors and the passes under 2^32.
-  local uint scratch[GD_WG];
-  uint acc = 0;
-  const uint start = (uint)(first_chunk(chunks, groups) * GD_CHUNK) + (uint)get_local_id(0);
-  const uint step = (uint)(groups * GD_CHUNK), n = (uint)cpb, np = (uint)passes;
-  for (uint p = 0; p < np; ++p) {
-    uint e = start;
-    for (uint j = 0; j < n; ++j, e += step) {
-      uint4 v[GD_UNROLL];
-      for (int u = 0; u < GD_UNROLL; ++u) v[u] = buf[e + u * GD_WG];
-      for (int u = 0; u < GD_UNROLL; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-    }
-  }
-  add_sum(sum, acc, scratch);
-#endif
+  GD_READ_BODY(buf)
+}
+
+// The L2 read (CUDA's ld.global.cg curve, read_l2): the same loads through a volatile
+// pointer. NVIDIA's compiler makes them ld.volatile.global, relaxed loads at system scope,
+// which the SM's L1 does not serve (the latency probe's l2 path rests on the same fact), so
+// every load goes to L2. A CPU's caches serve volatile loads at every level: the probe does
+// not sweep this kernel there.
+kernel __attribute__((reqd_work_group_size(GD_WG, 1, 1))) void bw_read_l2(
+    global const volatile uint4* buf, ulong chunks, ulong groups, ulong cpb, ulong passes,
+    global uint* sum) {
+  GD_READ_BODY(buf)
 }
 
 // Pass p stores word i = i + p (gd::stream_written_checksum).

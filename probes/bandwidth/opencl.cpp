@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "bandwidth/bandwidth.hpp"
+#include "compute/ptx_sass.hpp"
+#include "gpudissect/sass.hpp"
 #include "opencl_kernels.hpp"
 #include "opencl_probes.hpp"
 
@@ -84,8 +86,9 @@ class OpenCLBandwidth final : public BandwidthKernels {
     cl_int err = CL_SUCCESS;
     sum_ = clCreateBuffer(h.context, CL_MEM_READ_WRITE, 4, nullptr, &err);
     check(err, "clCreateBuffer(sum)");
-    for (const char* n : {"bw_read", "bw_write", "bw_copy", "bw_write_flat", "bw_copy_flat",
-                          "bw_fill", "bw_sum", "bw_local4", "bw_local8", "bw_local16"})
+    for (const char* n :
+         {"bw_read", "bw_read_l2", "bw_write", "bw_copy", "bw_write_flat", "bw_copy_flat",
+          "bw_fill", "bw_sum", "bw_local4", "bw_local8", "bw_local16"})
       kernel(n);
     if (image_ok_) kernel("bw_image_read");
     if (nt_ok_)
@@ -121,11 +124,22 @@ class OpenCLBandwidth final : public BandwidthKernels {
       if (image_ok_) return Support::yes();
       return Support::no("the device has no image1d_buffer support");
     }
-    return Support::no("OpenCL C has no cache operators; only plain loads (and image reads)");
+    if (load == BwLoad::l2_only && op == BwOp::read) {
+      if (cpu_)
+        return Support::no(
+            "a CPU's caches serve volatile loads at every level: no load skips its L1");
+      return Support::yes();
+    }
+    return Support::no(
+        "OpenCL C has no cache operators; only plain loads, volatile reads (the L2 path) and "
+        "image reads");
   }
 
   StreamTiming stream(const StreamRequest& r) override {
-    if (!supports(r.op, r.load).ok) throw BackendError("stream: unsupported load");
+    // The volatile read runs on a CPU too (tests check its sum there), though the probe does
+    // not sweep it as an L2 read on one.
+    const bool l2_read = r.op == BwOp::read && r.load == BwLoad::l2_only;
+    if (!supports(r.op, r.load).ok && !l2_read) throw BackendError("stream: unsupported load");
     if (r.blocks > 0) throw BackendError("stream: OpenCL cannot place work-groups on SMs");
     if (r.repeats < 1) throw BackendError("stream: bad repeat count");
     if (r.streaming_stores && r.op != BwOp::read && !nt_ok_)
@@ -149,7 +163,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
       make_image(bytes);
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &image_), "clSetKernelArg");
     } else if (r.op == BwOp::read) {
-      k = kernels_.at("bw_read");
+      k = kernels_.at(l2_read ? "bw_read_l2" : "bw_read");
       check(clSetKernelArg(k, a++, sizeof(cl_mem), &src_.mem), "clSetKernelArg");
     } else if (r.op == BwOp::write) {
       k = kernels_.at(r.streaming_stores ? "bw_write_nt" : "bw_write");
@@ -303,9 +317,19 @@ class OpenCLBandwidth final : public BandwidthKernels {
     return t;
   }
 
+  // On NVIDIA the instruction ptxas makes of the kernel's PTX (where CUDA's tools are
+  // installed), as CUDA's figures show theirs; elsewhere the OpenCL C access by name.
   std::optional<std::string> instruction(const std::string& kind) override {
-    // No ISA to read portably: name the OpenCL C access instead.
+    if (const auto it = machine_code().find(kernel_of(kind)); it != machine_code().end()) {
+      const std::string load = most_frequent(it->second, {"LDG", "LD.", "TLD", "TEX", "SULD"});
+      const std::string store = most_frequent(it->second, {"STG", "ST."});
+      const std::string s = kind.rfind("write", 0) == 0  ? store
+                            : kind.rfind("copy", 0) == 0 ? load + " + " + store
+                                                         : load;
+      if (!s.empty() && s != " + ") return s;
+    }
     if (kind.rfind("read.texture", 0) == 0) return "read_imageui (image1d_buffer)";
+    if (kind.rfind("read.l2_only", 0) == 0) return "global volatile uint4 load";
     if (kind.rfind("shared.", 0) == 0) return "local " + kind.substr(7) + "-byte load";
     if (kind.rfind("read", 0) == 0) return "global uint4 load";
     const bool nt = kind.find(".streaming") != std::string::npos;
@@ -317,6 +341,48 @@ class OpenCLBandwidth final : public BandwidthKernels {
   }
 
  private:
+  // The kernel that runs a sweep kind (plan_sweep's names), empty for none.
+  std::string kernel_of(const std::string& kind) const {
+    const bool nt = kind.find(".streaming") != std::string::npos;
+    const bool flat = kind.find(".flat") != std::string::npos;
+    if (kind.rfind("read.texture", 0) == 0) return "bw_image_read";
+    if (kind.rfind("read.l2_only", 0) == 0) return "bw_read_l2";
+    if (kind.rfind("read", 0) == 0) return "bw_read";
+    if (kind.rfind("shared.", 0) == 0) return "bw_local" + kind.substr(7);
+    if (kind.rfind("write", 0) == 0)
+      return flat ? "bw_write_flat" : nt ? "bw_write_nt" : "bw_write";
+    if (kind.rfind("copy", 0) == 0) return flat ? "bw_copy_flat" : nt ? "bw_copy_nt" : "bw_copy";
+    return "";
+  }
+
+  // Each kernel's instructions in the SASS of the program's PTX, read once; empty off
+  // NVIDIA or without ptxas and cuobjdump.
+  const std::map<std::string, std::vector<SassInstruction>>& machine_code() {
+    if (machine_read_) return machine_code_;
+    machine_read_ = true;
+    const std::string pname = platform_string_or_empty(h_.platform, CL_PLATFORM_NAME),
+                      pvendor = platform_string_or_empty(h_.platform, CL_PLATFORM_VENDOR);
+    if (cpu_ || !is_nvidia_opencl(pname, pvendor)) return machine_code_;
+    const std::string ptx = program_binary(program_, h_.device);
+    const auto cc = nv_compute_capability(h_.device);
+    if (ptx.find(".entry") == std::string::npos || cc.first <= 0) return machine_code_;
+    machine_code_ =
+        sass_functions(ptx_to_sass(ptx, sm_target(cc.first, cc.second), sass_tools()).sass);
+    return machine_code_;
+  }
+
+  // The most frequent opcode of `fn` that starts with one of `prefixes` (global memory
+  // only: the read kernels' local-memory reduction holds more LDS than the loop holds LDG).
+  static std::string most_frequent(const std::vector<SassInstruction>& fn,
+                                   std::initializer_list<const char*> prefixes) {
+    std::map<std::string, int> counts;
+    for (const SassInstruction& in : fn)
+      for (const char* p : prefixes)
+        if (in.opcode.rfind(p, 0) == 0) ++counts[in.opcode];
+    const auto top = top_opcodes(counts, 1);
+    return top.empty() ? "" : top.front().substr(0, top.front().rfind(" x"));
+  }
+
   // An untimed warm-up launch of `global` work-items in groups of kWg, then `repeats` timed
   // ones, each waited for and timed by its profiling event; the timed launches' seconds.
   // tag and kernel name the enqueue and the wait in an error ("clEnqueueNDRangeKernel(tag)",
@@ -464,6 +530,8 @@ class OpenCLBandwidth final : public BandwidthKernels {
   std::size_t image_texels_ = 0;
   cl_ulong max_alloc_ = 0;
   bool image_ok_ = false, local_ok_ = false, cpu_ = false, nt_ok_ = false;
+  bool machine_read_ = false;  // machine_code_ looked for (once)
+  std::map<std::string, std::vector<SassInstruction>> machine_code_;
 };
 
 }  // namespace

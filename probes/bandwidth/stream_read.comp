@@ -4,7 +4,16 @@
 #extension GL_GOOGLE_include_directive : require
 #include "stream_common.glsl"
 
+// Built twice: plain, and with GD_COHERENT as the L2 read (CUDA's ld.global.cg curve,
+// read_l2). A coherent buffer promises device-scope coherence between workgroups, which an
+// SM-private L1 cannot keep, so a GPU driver serves its loads from L2 (the latency probe's l2
+// path rests on the same fact). A CPU's caches serve them at every level: the probe does not
+// sweep that build there.
+#ifdef GD_COHERENT
+layout(std430, set = 0, binding = 0) coherent readonly buffer Source { uvec4 source[]; };
+#else
 layout(std430, set = 0, binding = 0) readonly buffer Source { uvec4 source[]; };
+#endif
 layout(std430, set = 0, binding = 1) buffer Sum { uint sum; };
 
 void main() {

@@ -50,6 +50,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     shared_ok_ = limits.maxComputeSharedMemorySize >= kSharedBytes + kWorkgroup * 4;
     timing_ = ctx.facts().timing();  // without timestamps nothing here can be timed
     read_ = ctx.pipeline("stream_read", {kStorage, kStorage}, sizeof(StreamPush));
+    read_l2_ = ctx.pipeline("stream_read_l2", {kStorage, kStorage}, sizeof(StreamPush));
     write_ = ctx.pipeline("stream_write", {kStorage}, sizeof(StreamPush));
     copy_ = ctx.pipeline("stream_copy", {kStorage, kStorage}, sizeof(StreamPush));
     write_flat_ = ctx.pipeline("stream_write_flat", {kStorage}, sizeof(StreamPush));
@@ -74,17 +75,26 @@ class VulkanBandwidth final : public BandwidthKernels {
     return 1024;
   }
 
-  Support supports(BwOp, BwLoad load) const override {
+  Support supports(BwOp op, BwLoad load) const override {
     if (!timing_.ok) return timing_;
     if (load == BwLoad::cached) return Support::yes();
+    if (load == BwLoad::l2_only && op == BwOp::read) {
+      if (cpu_device())
+        return Support::no(
+            "a CPU's caches serve coherent loads at every level: no load skips its L1");
+      return Support::yes();
+    }
     return Support::no(
         "GLSL has no cache operators or bulk copies; the Vulkan backend streams "
-        "through storage buffers with plain loads only");
+        "through storage buffers with plain loads (and coherent reads: the L2 path) only");
   }
 
   StreamTiming stream(const StreamRequest& r) override {
+    // The coherent read runs on a CPU too (tests check its sum there), though the probe does
+    // not sweep it as an L2 read on one.
+    const bool l2_read = r.op == BwOp::read && r.load == BwLoad::l2_only;
     const Support s = supports(r.op, r.load);
-    if (!s.ok) throw BackendError("stream: " + s.reason);
+    if (!s.ok && !(l2_read && timing_.ok)) throw BackendError("stream: " + s.reason);
     if (r.blocks > 0) throw BackendError("stream: Vulkan cannot place workgroups on chosen SMs");
     if (r.repeats < 1) throw BackendError("stream: bad repeat count");
     if (flat(r)) return stream_flat(r);
@@ -114,7 +124,7 @@ class VulkanBandwidth final : public BandwidthKernels {
     std::vector<Binding> bindings;
     switch (r.op) {
       case BwOp::read:
-        pipeline = read_.get();
+        pipeline = l2_read ? read_l2_.get() : read_.get();
         bindings = {{&source_, 0}, {&sum_word_, 0}};
         break;
       case BwOp::write:
@@ -303,6 +313,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   std::optional<std::string> instruction(const std::string& kind) override {
     // SPIR-V, not the machine's ISA: name the GLSL access instead.
     if (kind.rfind("shared.", 0) == 0) return "shared " + kind.substr(7) + "-byte load";
+    if (kind.rfind("read.l2_only", 0) == 0) return "coherent storage-buffer uvec4 load";
     if (kind.rfind("read", 0) == 0) return "storage-buffer uvec4 load";
     if (kind.rfind("write", 0) == 0) return "storage-buffer uvec4 store";
     if (kind.rfind("copy", 0) == 0) return "storage-buffer uvec4 load + store";
@@ -311,6 +322,7 @@ class VulkanBandwidth final : public BandwidthKernels {
 
  private:
   static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
+  bool cpu_device() const { return ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
   // A stream buffer of `bytes` within what one binding and one allocation reach.
   void check_fits(uint64_t bytes) const {
@@ -495,7 +507,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   uint64_t max_buffer_ = 0;
   bool shared_ok_ = false;
   Support timing_;
-  std::unique_ptr<Pipeline> read_, write_, copy_, write_flat_, copy_flat_, fill_, sum_;
+  std::unique_ptr<Pipeline> read_, read_l2_, write_, copy_, write_flat_, copy_flat_, fill_, sum_;
   uint64_t max_groups_ = 0;  // maxComputeWorkGroupCount[0]
   std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
   Buffer source_, destination_, sum_word_;

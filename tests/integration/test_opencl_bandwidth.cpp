@@ -144,6 +144,41 @@ TEST(OpenCLBandwidth, RealProbeSmallSizes) {
   EXPECT_TRUE(have_read);
 }
 
+// The L2 read (bw_read_l2: volatile loads) is summed and checked as the plain read; on a CPU
+// its loads are served by every cache level, so the probe does not sweep it there and says
+// why, on a GPU it does. Any other load that is not a plain one stays unsupported.
+TEST(OpenCLBandwidth, VolatileL2ReadIsCheckedAndOnlyAGpuSweepsIt) {
+  GD_OPEN_OPENCL_DEVICE(dev);
+  auto* k = dev->kernels<BandwidthKernels>();
+  ASSERT_NE(k, nullptr);
+  StreamRequest r;
+  r.op = BwOp::read;
+  r.load = BwLoad::l2_only;
+  r.buffer_bytes = 1 << 20;
+  r.passes = 3;
+  r.repeats = 2;
+  const StreamTiming t = k->stream(r);
+  EXPECT_TRUE(t.check_error.empty()) << t.check_error;
+  ASSERT_EQ(t.seconds.size(), 2u);
+  for (double s : t.seconds) EXPECT_GT(s, 0.0);
+  const auto type = dev->info().extra.find("device_type");
+  const bool cpu = type != dev->info().extra.end() && type->second.find("CPU") != std::string::npos;
+  const Support s = k->supports(BwOp::read, BwLoad::l2_only);
+  if (cpu) {
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.reason.find("CPU"), std::string::npos) << s.reason;
+    // No SASS on a CPU: the access by name.
+    EXPECT_EQ(k->instruction("read.l2_only"), "global volatile uint4 load");
+  } else {
+    EXPECT_TRUE(s.ok) << s.reason;
+  }
+  for (BwOp op : {BwOp::write, BwOp::copy}) {
+    const Support other = k->supports(op, BwLoad::l2_only);
+    EXPECT_FALSE(other.ok) << to_string(op);
+    EXPECT_FALSE(other.reason.empty()) << to_string(op);
+  }
+}
+
 // The flat grids (bw_write_flat, bw_copy_flat): CUDA's flat1 layout (one 4 KiB chunk a
 // work-group, every group once), checked as the persistent kernels are; a grid that leaves a
 // chunk unwritten fails the check even where a persistent run left the right data there
