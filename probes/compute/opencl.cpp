@@ -108,8 +108,12 @@ class OpenCLCompute final : public ComputeKernels {
 
   // A GPU's driver compiles on the host's cores: every program of the plan (its ILP and the
   // latency chain's ILP 1) is built, and on NVIDIA assembled to SASS, in parallel here, where
-  // one after the other they took most of the probe (27 s of an H200's OpenCL run). A CPU
-  // device (PoCL) builds each when it runs: its LLVM shares the cores being measured.
+  // one after the other they took most of the probe (27 s of an H200's OpenCL run); and they
+  // start with the run, beside the probes before this one (HeadStart, Probe::ahead), as the
+  // front end's programs do: built in parallel in the probe's turn they still took about 14
+  // of its 17 s. A CPU device (PoCL) builds each when it runs: its LLVM shares the cores
+  // being measured.
+  bool compiles_beside_measurements() const override { return gpu_; }
   void prepare(const std::vector<ComputeLaunch>& ls, const std::atomic<bool>* cancel) override {
     if (!gpu_) return;
     std::vector<std::pair<const ComputeOp*, int>> keys;

@@ -15,10 +15,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "compute/compute.hpp"
 #include "gpu_clock.hpp"
+#include "gpudissect/build_once.hpp"
+#include "gpudissect/parallel.hpp"
 #include "vulkan_listing.hpp"
 #include "vulkan_ops.hpp"
 #include "vulkan_probes.hpp"
@@ -53,6 +56,35 @@ class VulkanCompute final : public ComputeKernels {
   }
 
   std::string language() const override { return "glsl"; }
+
+  // A GPU's driver compiles pipelines on the host's cores, and creating objects on one device
+  // needs no external synchronisation in Vulkan: the table's pipelines start with the run,
+  // beside the probes before this one (HeadStart, Probe::ahead), where one after the other
+  // they took most of the probe (about 14 of an H200's 16 s). Not on a CPU driver, whose
+  // compiles would share the cores being measured.
+  bool compiles_beside_measurements() const override { return !cpu_; }
+
+  // Every table launch's pipeline (ILP 8, the table's workgroup) and its latency chain's
+  // (ILP 1, one subgroup), created in parallel.
+  void prepare(const std::vector<ComputeLaunch>& ls, const std::atomic<bool>* cancel) override {
+    if (cpu_) return;
+    std::vector<std::tuple<std::string, int, uint32_t>> keys;
+    auto add = [&](const std::string& op, int ilp, uint32_t local) {
+      const auto k = std::make_tuple(op, ilp, local);
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    };
+    const uint32_t chain = std::max<uint32_t>(1, ctx_.facts().subgroup_size);
+    for (const ComputeLaunch& l : ls)
+      if (const ComputeOp* op = find_compute_op(l.op);
+          op && l.mix.empty() && supports(*op).ok &&
+          (l.ilp == 1 || l.ilp == 2 || l.ilp == 4 || l.ilp == 8)) {
+        add(l.op, l.ilp, table_local());
+        add(l.op, 1, chain);
+      }
+    parallel_for(keys.size(), cancel, [&](std::size_t i) {
+      built(std::get<0>(keys[i]), std::get<1>(keys[i]), std::get<2>(keys[i]));
+    });
+  }
 
   Support supports(const ComputeOp& op) override {
     const VkOp* v = find_vk_op(op.name);
@@ -245,13 +277,16 @@ class VulkanCompute final : public ComputeKernels {
   // The pipeline of (op, ILP, workgroup size), created on first use; *fresh: not yet
   // dispatched (its warm-up launch is owed).
   Pipeline& pipeline(const std::string& op, int ilp, uint32_t local, bool* fresh) {
-    const std::string key = module_name(op, ilp) + "|" + std::to_string(local);
-    auto& p = pipelines_[key];
-    *fresh = !p || !warmed_.count(p.get());
-    if (!p)
-      p = ctx_.pipeline(module_name(op, ilp), {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, sizeof(Push),
-                        {local});
-    return *p;
+    Pipeline& p = built(op, ilp, local);
+    *fresh = !warmed_.count(&p);
+    return p;
+  }
+  // Created once from any thread (prepare() may be creating it in the background).
+  Pipeline& built(const std::string& op, int ilp, uint32_t local) {
+    return *pipelines_.get(module_name(op, ilp) + "|" + std::to_string(local), [&] {
+      return ctx_.pipeline(module_name(op, ilp), {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, sizeof(Push),
+                           {local});
+    });
   }
 
   Context& ctx_;
@@ -259,8 +294,8 @@ class VulkanCompute final : public ComputeKernels {
   bool cpu_ = false;
   bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint32_t max_wg_ = 1;
-  std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
-  std::set<const Pipeline*> warmed_;  // dispatched once, untimed
+  BuildOnce<std::unique_ptr<Pipeline>> pipelines_;  // by module and workgroup size
+  std::set<const Pipeline*> warmed_;                // dispatched once, untimed
   Buffer out_;
 };
 
