@@ -180,9 +180,17 @@ void refill_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
     f.status = p.refill_status;
     out.push_back(f);
   };
-  if (p.refill_latency_us)
+  if (p.refill_latency_us) {
     add("frontend.refill.latency", "block end to the next block's start on the freed slot", "us",
         *p.refill_latency_us, false);
+    // A gap between two GPU timer stamps, each end known to one timer step (as the dispatch
+    // spans): two runs differ by up to two steps (an H200: 1.089 against 1.125 us, 36 ns,
+    // with 32 ns steps), which a regression gate must not read as a change.
+    const std::optional<double> step_ns =
+        p.timer_resolution_ns ? p.timer_resolution_ns : timer_step_ns(p.dispatch_trace);
+    if (step_ns && p.refill_latency_us->median > 0)
+      out.back().resolution = 2 * *step_ns / 1000 / p.refill_latency_us->median;
+  }
   if (p.refill_sm_rate)
     add("frontend.refill.sm_blocks_per_us", "blocks started per SM after the first wave",
         "blocks/us", *p.refill_sm_rate, true);

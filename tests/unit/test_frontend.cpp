@@ -18,6 +18,7 @@
 #include "figure_ids_check.hpp"
 #include "frontend/frontend.hpp"
 #include "frontend/run.hpp"
+#include "gpudissect/compare.hpp"
 #include "gpudissect/json_read.hpp"
 #include "gpudissect/progress.hpp"
 #include "gpudissect/result.hpp"
@@ -508,6 +509,30 @@ TEST(FrontendFigures, IdsFromAResult) {
   for (const auto& f : figs)
     if (f.id == "frontend.occupancy.max_regs_full") EXPECT_EQ(f.value->median, 32);
   EXPECT_FALSE(ids.count("frontend.launch.rate.graph"));
+}
+
+// The refill latency is a gap between two timer stamps: two timer steps over its median is
+// its resolution, so a quick run one step off the full one is not a regression.
+TEST(FrontendFigures, RefillLatencyCarriesTwoTimerSteps) {
+  FrontendProbeResult p = populated();
+  p.timer_resolution_ns = 32;
+  p.refill_latency_us = summarize({1.089});
+  RunResult rr;
+  rr.put(p);
+  const auto figs = probe_registry().find("frontend")->figures(rr);
+  const auto it = std::find_if(figs.begin(), figs.end(),
+                               [](const Figure& f) { return f.id == "frontend.refill.latency"; });
+  ASSERT_NE(it, figs.end());
+  ASSERT_TRUE(it->resolution);
+  EXPECT_NEAR(*it->resolution, 0.064 / 1.089, 1e-12);
+  CompareInput base, now;
+  base.figures = {*it};
+  now.figures = {*it};
+  now.figures[0].value->median = 1.125;  // +3.3 %: inside 5.9 %
+  now.figures[0].resolution.reset();
+  EXPECT_EQ(compare_baseline(base, now, 0.03).regressions(), 0);
+  now.figures[0].value->median = 1.2;  // +10 %
+  EXPECT_EQ(compare_baseline(base, now, 0.03).regressions(), 1);
 }
 
 TEST(FrontendReport, RefillLineAndCsvOnlyWhereItRan) {
