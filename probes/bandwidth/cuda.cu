@@ -107,8 +107,12 @@ class CudaBandwidth final : public BandwidthKernels {
     if (r.op != BwOp::write) prepare_source(bytes);
     uint4* dst = nullptr;
     if (r.op != BwOp::read) dst = static_cast<uint4*>(dst_.get(bytes, "the destination buffer"));
-    const auto* src =
-        static_cast<const uint4*>(src_.get(std::max<uint64_t>(bytes, 16), "the source"));
+    // A write reads nothing and leaves the source alone: the source grows only in
+    // prepare_source, which fills what it grows. (A write's 4 GiB point once regrew it
+    // unfilled, and the flat copies after it copied zeros: "stores were lost".)
+    const uint4* src = nullptr;
+    if (r.op != BwOp::write)
+      src = static_cast<const uint4*>(src_.get(std::max<uint64_t>(bytes, 16), "the source"));
     void* flush = nullptr;
     const std::size_t flush_bytes = 2 * info_.l2_bytes.value_or(64u << 20);
     if (r.flush_l2) flush = flush_.get(flush_bytes, "the cache-flush buffer");
