@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <list>
+#include <thread>
 #include <unordered_map>
 
 #include "fake_device.hpp"
@@ -308,6 +310,28 @@ TEST(LatencyProbe, LostLoadsMarkThePointInError) {
     EXPECT_NE(p.status.reason.find("lost"), std::string::npos);
     EXPECT_FALSE(p.cycles);
   }
+}
+
+// A path's first point holding a one-time stall (a driver compiling the kernel on its first
+// launch, behind the run's background compiles) sets no rate: the rest of the sweep runs.
+// Timed by that point (0.6 s of a 1 s budget), every later point would have been skipped.
+TEST(LatencyProbe, AStalledFirstPointDoesNotSkipTheSweep) {
+  FakeDevice dev;
+  dev.latency_of = [&](const ChaseRequest& req) {
+    if (dev.chases == 1) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    return staircase(req.footprint_bytes());
+  };
+  auto o = small({MemPath::global});
+  o.max_footprint = 8 * MiB;
+  o.path_budget_seconds = 1;
+  LatencyProbeResult out;
+  fakes::run_probe(run_latency, dev, o, out);
+  const CurveResult& c = out.paths.at("global");
+  ASSERT_TRUE(c.status.ok()) << c.status.reason;
+  int skipped = 0;
+  for (const auto& p : c.points) skipped += p.status.code == StatusCode::skipped;
+  EXPECT_EQ(skipped, 0);
+  EXPECT_EQ(c.levels.size(), 4u);
 }
 
 TEST(LatencyProbe, StopKeepsWhatWasMeasuredAndSaysInterrupted) {
