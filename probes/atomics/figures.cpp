@@ -43,12 +43,13 @@ std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
   return std::isfinite(step) && step > 0 ? std::optional<double>(step) : std::nullopt;
 }
 
-// Between two processes every placement of a global target has been seen to move together:
-// add_i32.distinct read 485.8 GOP/s in one full H200 run and 457.0 in another and in the
-// quick runs, all 16 placements shifted (and 435 against 459 between two machines' runs).
-// No spread inside one run shows such a shift, so a global throughput figure's band is at
-// least the largest measured, 6.3 %, rounded up.
-constexpr double kGlobalProcessShift = 0.07;
+// Between two processes the mean over every placement of a global target moves more than the
+// placements' spread inside one run explains: add_i32.distinct read 485.8, 457.0, 449.1,
+// 481.7, 456.0 and 439.8 GOP/s in six processes on H200s (full and quick runs; 16 placements
+// each, standard error about 2 %), all placements moving together. No spread inside one run
+// shows that, so a global throughput figure's band is at least the largest measured, 10.5 %
+// (485.8 against 439.8), rounded down to 10 %.
+constexpr double kGlobalProcessShift = 0.10;
 
 std::string describe(const AtomicThroughput& t) {
   std::string s = t.space + " " + (t.use_return || t.op != "add" ? t.op : "red") + " " + t.type +
