@@ -267,18 +267,22 @@ void sweep_curve(Device& dev, MemPath path, uint64_t stride, const std::vector<u
   // The TLB sweep is not limited (it runs on CUDA only, where it is the point).
   SweepPlanner plan(kind.kind == "tlb" ? 1e9 : opt.path_budget_seconds);
   const bool check_levels = !is_cpu(dev.info());  // see assign_levels
-  // A path's first point carries its one-time costs (a kernel's first launch, which a driver
-  // may compile then, behind the run's background compiles: NVIDIA's OpenCL l2 path once took
-  // 6.3 s on its 1 KiB point, and at that "rate" every later point was skipped). It counts
-  // against the budget but sets no rate; the points after it do.
+  // One-time stalls count against the budget but set no rate: a kernel's first launch, which
+  // a driver may compile then, behind the run's background compiles (NVIDIA's OpenCL l2 path
+  // stalled 6.3 s on its 1 KiB point in one run and 5.7 s on its 512 KiB point in the next,
+  // and at either "rate" every later point was skipped). So the path's first point sets no
+  // rate, nor does a point that took over 8x (and 0.5 s more than) what the rate before it
+  // predicted; the points after it do.
   bool first = true;
   auto timed = [&](uint64_t fp) {
+    const std::optional<double> predicted = plan.estimate(double(fp), 1);
     const auto tp = Clock::now();
     measure(fp);
-    if (first)
-      plan.spend(seconds_since(tp));
+    const double took = seconds_since(tp);
+    if (first || (predicted && took > 8 * *predicted + 0.5))
+      plan.spend(took);
     else
-      plan.record(double(fp), 1, seconds_since(tp));
+      plan.record(double(fp), 1, took);
     first = false;
   };
   for (std::size_t i = 0; i < grid.size(); ++i) {
