@@ -239,8 +239,7 @@ void throughput_part(Ctx& c) {
       const auto w0 = std::chrono::steady_clock::now();
       try {
         do c.k.throughput(r);
-        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() <
-                   c.opt.warmup_ms / 1000.0 &&
+        while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < 0.3 &&
                !c.stop);
       } catch (const std::exception&) {
         // the timed call below reports what is wrong
@@ -315,8 +314,6 @@ AtomicsOptions parse_atomics_options(const std::map<std::string, std::string>& k
       o.locations = options::integer(kName, k, v, 1, 64);
     else if (k == "placements")
       o.placements = options::integer(kName, k, v, 1, 16);
-    else if (k == "warmup_ms")
-      o.warmup_ms = options::integer(kName, k, v, 0, 10000);
     else if (k == "parts") {
       o.parts.clear();
       for (const std::string& part : options::list(v)) {
@@ -352,7 +349,6 @@ std::vector<OptionSpec> atomics_option_specs() {
        "global ping-pongs: flag locations, 1/8 of round_trips each; the figure is their mean"},
       {"placements", "16",
        "global throughput: placements of the target; the figure is the mean over them"},
-      {"warmup_ms", "300", "global throughput: milliseconds of untimed atomics before the first"},
       {"parts", "latency,throughput,matrix", "parts to run, comma separated"},
   };
 }

@@ -25,7 +25,6 @@ struct AtomicsOptions {
   uint32_t matrix_round_trips = 64;  // per segment; 4 segments per pair, median taken
   int locations = 16;                // global ping-pongs: flag locations (mean over them)
   int placements = 16;               // global throughput: target placements (mean over them)
-  int warmup_ms = 300;               // global throughput: untimed atomics before the first
   std::set<std::string> parts = {"latency", "throughput"};  // plus the matrix when `matrix`
 };
 
