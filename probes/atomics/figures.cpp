@@ -44,12 +44,13 @@ std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
 }
 
 // Between two processes the mean over every placement of a global target moves more than the
-// placements' spread inside one run explains: add_i32.distinct read 485.8, 457.0, 449.1,
-// 481.7, 456.0 and 439.8 GOP/s in six processes on H200s (full and quick runs; 16 placements
-// each, standard error about 2 %), all placements moving together. No spread inside one run
-// shows that, so a global throughput figure's band is at least the largest measured, 10.5 %
-// (485.8 against 439.8), rounded down to 10 %.
-constexpr double kGlobalProcessShift = 0.10;
+// placements' spread inside one run explains: add_i32.distinct read 427.6 to 485.8 GOP/s in
+// 16 processes on H200s (full, quick and standalone runs of five calls; 16 placements each,
+// standard error about 2 %), all placements moving together, whichever ran before and
+// however long the untimed warm-up (0.3, 1 or 2 s: no difference). No spread inside one run
+// shows that, so a global throughput figure's band is at least the largest measured, 13.6 %
+// (485.8 against 427.6), rounded up.
+constexpr double kGlobalProcessShift = 0.14;
 
 std::string describe(const AtomicThroughput& t) {
   std::string s = t.space + " " + (t.use_return || t.op != "add" ? t.op : "red") + " " + t.type +

@@ -139,8 +139,8 @@ TEST(QuickGate, APlacementMeanIsJudgedByItsOwnSpread) {
 }
 
 // A global throughput figure over placements: all placements have been seen to move
-// together between processes by up to 10.5 %, which its own spread (here under 1 %) cannot
-// show; its band is at least 10 %. A shared-memory figure has no placements and no band.
+// together between processes by up to 13.6 %, which its own spread (here under 1 %) cannot
+// show; its band is at least 14 %. A shared-memory figure has no placements and no band.
 TEST(QuickGate, AGlobalAtomicsMeanKeepsTheShiftBetweenProcesses) {
   AtomicsProbeResult r;
   AtomicThroughput g;
@@ -163,10 +163,10 @@ TEST(QuickGate, AGlobalAtomicsMeanKeepsTheShiftBetweenProcesses) {
   for (const Figure& f : figs) {
     if (f.id.find(".global.") != std::string::npos) {
       ASSERT_TRUE(f.resolution) << f.id;
-      EXPECT_DOUBLE_EQ(*f.resolution, 0.10) << f.id;
-      // The full run against a quick one 8.7 % lower (481.7 against 439.8 GOP/s): inside the
-      // band; 12 % lower: a regression.
-      for (const auto& [factor, regressions] : {std::pair<double, int>{0.913, 0}, {0.88, 1}}) {
+      EXPECT_DOUBLE_EQ(*f.resolution, 0.14) << f.id;
+      // The full run against a quick one 10.2 % lower (483.0 against 433.9 GOP/s): inside the
+      // band; 18 % lower: a regression.
+      for (const auto& [factor, regressions] : {std::pair<double, int>{0.898, 0}, {0.82, 1}}) {
         CompareInput base, now;
         base.figures = {f};
         now.figures = {f};
