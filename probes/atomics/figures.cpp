@@ -45,7 +45,7 @@ std::optional<double> placement_step(const std::optional<PlacementSpread>& s) {
 
 // Between two processes the mean over every placement of a global target moves more than the
 // placements' spread inside one run explains: add_i32.distinct read 427.6 to 485.8 GOP/s in
-// 16 processes on H200s (full, quick and standalone runs of five calls; 16 placements each,
+// 21 processes on H200s (full, quick and standalone runs of six calls; 16 placements each,
 // standard error about 2 %), all placements moving together, whichever ran before and
 // however long the untimed warm-up (0.3, 1 or 2 s: no difference). No spread inside one run
 // shows that, so a global throughput figure's band is at least the largest measured, 13.6 %
