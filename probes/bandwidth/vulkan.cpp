@@ -4,12 +4,14 @@
 // so the probe reports GB/s and no bytes per clock (never from an assumed clock).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
 
 #include "bandwidth/bandwidth.hpp"
+#include "compute/vulkan_listing.hpp"
 #include "vulkan_probes.hpp"
 
 namespace gd::vulkan {
@@ -310,18 +312,51 @@ class VulkanBandwidth final : public BandwidthKernels {
     return t;
   }
 
+  // The GLSL access by name, and where the device offers VK_KHR_pipeline_executable_properties
+  // what the driver compiled the kernel to (NVIDIA: statistics only; Mesa drivers, lavapipe
+  // included: the ISA's most frequent opcodes).
   std::optional<std::string> instruction(const std::string& kind) override {
-    // SPIR-V, not the machine's ISA: name the GLSL access instead.
-    if (kind.rfind("shared.", 0) == 0) return "shared " + kind.substr(7) + "-byte load";
-    if (kind.rfind("read.l2_only", 0) == 0) return "coherent storage-buffer uvec4 load";
-    if (kind.rfind("read", 0) == 0) return "storage-buffer uvec4 load";
-    if (kind.rfind("write", 0) == 0) return "storage-buffer uvec4 store";
-    if (kind.rfind("copy", 0) == 0) return "storage-buffer uvec4 load + store";
-    return std::nullopt;
+    std::string s;
+    if (kind.rfind("shared.", 0) == 0)
+      s = "shared " + kind.substr(7) + "-byte load";
+    else if (kind.rfind("read.l2_only", 0) == 0)
+      s = "coherent storage-buffer uvec4 load";
+    else if (kind.rfind("read", 0) == 0)
+      s = "storage-buffer uvec4 load";
+    else if (kind.rfind("write", 0) == 0)
+      s = "storage-buffer uvec4 store";
+    else if (kind.rfind("copy", 0) == 0)
+      s = "storage-buffer uvec4 load + store";
+    else
+      return std::nullopt;
+    const Pipeline* p = pipeline_of(kind);
+    if (p && ctx_.facts().pipeline_executable_info) {
+      try {
+        const std::string isa =
+            summarize_executables(read_executables(ctx_.device(), p->pipeline), 200);
+        if (!isa.empty()) s += "; " + isa;
+      } catch (const BackendError&) {
+        // The listing is an aid beside the figure; the stream does not depend on it.
+      }
+    }
+    return s;
   }
 
  private:
   static bool flat(const StreamRequest& r) { return r.flat && r.op != BwOp::read; }
+  // The pipeline a sweep kind (plan_sweep's names) runs; null for none made yet.
+  const Pipeline* pipeline_of(const std::string& kind) const {
+    const bool is_flat = kind.find(".flat") != std::string::npos;
+    if (kind.rfind("read.l2_only", 0) == 0) return read_l2_.get();
+    if (kind.rfind("read", 0) == 0) return read_.get();
+    if (kind.rfind("write", 0) == 0) return is_flat ? write_flat_.get() : write_.get();
+    if (kind.rfind("copy", 0) == 0) return is_flat ? copy_flat_.get() : copy_.get();
+    if (kind.rfind("shared.", 0) == 0) {
+      const auto it = shared_.find(static_cast<uint32_t>(std::atoi(kind.c_str() + 7)));
+      return it != shared_.end() ? it->second.get() : nullptr;
+    }
+    return nullptr;
+  }
   bool cpu_device() const { return ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
   // A stream buffer of `bytes` within what one binding and one allocation reach.
