@@ -123,15 +123,8 @@ class VulkanDevice final : public Device {
       default:
         return std::nullopt;
     }
-    if (const Pipeline* made = last_pipeline_[p]; made && facts_.pipeline_executable_info) {
-      try {
-        const std::string isa =
-            summarize_executables(read_executables(ctx_.device(), made->pipeline), 200);
-        if (!isa.empty()) s += "; " + isa;
-      } catch (const BackendError&) {
-        // The listing is an aid beside the figure; the chase does not depend on it.
-      }
-    }
+    if (const Pipeline* made = last_pipeline_[p])
+      s += executables_suffix(ctx_.device(), made->pipeline, facts_.pipeline_executable_info);
     return s;
   }
 

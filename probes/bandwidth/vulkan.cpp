@@ -329,16 +329,8 @@ class VulkanBandwidth final : public BandwidthKernels {
       s = "storage-buffer uvec4 load + store";
     else
       return std::nullopt;
-    const Pipeline* p = pipeline_of(kind);
-    if (p && ctx_.facts().pipeline_executable_info) {
-      try {
-        const std::string isa =
-            summarize_executables(read_executables(ctx_.device(), p->pipeline), 200);
-        if (!isa.empty()) s += "; " + isa;
-      } catch (const BackendError&) {
-        // The listing is an aid beside the figure; the stream does not depend on it.
-      }
-    }
+    if (const Pipeline* p = pipeline_of(kind))
+      s += executables_suffix(ctx_.device(), p->pipeline, ctx_.facts().pipeline_executable_info);
     return s;
   }
 

@@ -227,6 +227,17 @@ std::vector<std::string> top_counts(const std::map<std::string, int>& counts, st
   return out;
 }
 
+std::string executables_suffix(VkDevice device, VkPipeline pipeline, bool captured,
+                               std::size_t max_chars) {
+  if (!captured || pipeline == VK_NULL_HANDLE) return {};
+  try {
+    const std::string isa = summarize_executables(read_executables(device, pipeline), max_chars);
+    return isa.empty() ? std::string() : "; " + isa;
+  } catch (const BackendError&) {
+    return {};
+  }
+}
+
 std::string summarize_executables(const std::vector<ExecutableListing>& e, std::size_t max_chars) {
   std::string s;
   for (const auto& x : e) {

@@ -41,6 +41,13 @@ std::vector<std::string> top_counts(const std::map<std::string, int>& counts, st
 std::string summarize_executables(const std::vector<ExecutableListing>& e,
                                   std::size_t max_chars = 300);
 
+// "; " and summarize_executables(read_executables(device, pipeline), max_chars) where the
+// pipeline was created capturing them (`captured`: the device's pipelineExecutableInfo);
+// empty otherwise, or where reading them fails: a listing is an aid beside a figure, and the
+// measurement never depends on it.
+std::string executables_suffix(VkDevice device, VkPipeline pipeline, bool captured,
+                               std::size_t max_chars = 200);
+
 // Opcode -> count between the first OpLoopMerge of a SPIR-V module and its merge block (the
 // timed loop of compute.comp), named as spirv-dis names them ("OpFAdd"; extended
 // instructions of GLSL.std.450 as "GLSL.std.450 Fma"); opcodes without a name here as

@@ -224,15 +224,8 @@ std::string VulkanMemory::instruction(MemLoad l, int warps) {
   std::string s = spirv_load(l);
   if (l == MemLoad::constant && ctx_.facts().uniform_standard_layout)
     s = "SPIR-V OpLoad (Uniform, std430 uint array)";
-  if (ctx_.facts().pipeline_executable_info) {
-    try {
-      const std::string isa =
-          summarize_executables(read_executables(ctx_.device(), pipeline(l, warps).pipeline), 200);
-      if (!isa.empty()) s += "; " + isa;
-    } catch (const BackendError&) {
-      // The listing is an aid beside the figure; the chase itself does not depend on it.
-    }
-  }
+  if (ctx_.facts().pipeline_executable_info)
+    s += executables_suffix(ctx_.device(), pipeline(l, warps).pipeline, true);
   return instructions_[key] = s;
 }
 

@@ -851,6 +851,9 @@ TEST(VulkanListing, OpcodesOfIsaAndSsaText) {
   EXPECT_EQ(line.rfind("Compute shader, Assembly (5 instructions): v_fma_f32 x2,", 0), 0u) << line;
   EXPECT_NE(line.find("statistics: Instructions 12, VGPRs 8"), std::string::npos) << line;
   EXPECT_LE(gd::vulkan::summarize_executables({e}, 40).size(), 40u);
+  // Nothing captured, or no pipeline: no suffix, and no call reaches the device.
+  EXPECT_EQ(gd::vulkan::executables_suffix(VK_NULL_HANDLE, VK_NULL_HANDLE, false), "");
+  EXPECT_EQ(gd::vulkan::executables_suffix(VK_NULL_HANDLE, VK_NULL_HANDLE, true), "");
 }
 
 // Where the device offers VK_KHR_pipeline_executable_properties, a figure's instruction
