@@ -177,6 +177,24 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
       check(vkCreateFence(device_, &fci, nullptr, &transfer_fence2_), "vkCreateFence");
     }
   }
+  // Calibrated timestamps where the device reads both its own clock and CLOCK_MONOTONIC
+  // (steady_clock's on Linux) and its timestamps do not wrap.
+  if (facts_.calibrated_timestamps && facts_.timestamp_valid_bits >= 64) {
+    const auto domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
+        vkGetInstanceProcAddr(instance_->get(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
+    uint32_t n = 0;
+    std::vector<VkTimeDomainEXT> have;
+    if (domains && domains(pd, &n, nullptr) == VK_SUCCESS && n > 0) {
+      have.resize(n);
+      if (domains(pd, &n, have.data()) != VK_SUCCESS) have.clear();
+    }
+    auto offers = [&](VkTimeDomainEXT d) {
+      return std::find(have.begin(), have.end(), d) != have.end();
+    };
+    if (offers(VK_TIME_DOMAIN_DEVICE_EXT) && offers(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT))
+      get_calibrated_ = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
+          vkGetDeviceProcAddr(device_, "vkGetCalibratedTimestampsEXT"));
+  }
   if (facts_.timing().ok) {
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -535,14 +553,44 @@ Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
   t.submit_ns = ns(t1, t2);
   t.round_trip_ns = ns(t1, t3);
   t.gpu_ns = elapsed_ns();
+  t.submit_at_ns = ns(Clock::time_point{}, t1);
+  t.done_at_ns = ns(Clock::time_point{}, t3);
+  uint64_t ticks[2] = {0, 0};
+  read_timestamps(ticks);
+  const double period = facts_.props.limits.timestampPeriod;
+  t.start_device_ns = static_cast<double>(ticks[0]) * period;
+  t.end_device_ns = static_cast<double>(ticks[1]) * period;
   return t;
+}
+
+std::optional<Context::Calibration> Context::calibrate(int tries) {
+  if (!get_calibrated_) return std::nullopt;
+  const VkCalibratedTimestampInfoEXT info[2] = {
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
+      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr,
+       VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  std::optional<Calibration> best;
+  for (int i = 0; i < tries; ++i) {
+    uint64_t values[2] = {0, 0}, deviation = 0;
+    if (get_calibrated_(device_, 2, info, values, &deviation) != VK_SUCCESS) return std::nullopt;
+    // Device ticks in the timestamp period; CLOCK_MONOTONIC in ns (the extension's unit).
+    const Calibration c{static_cast<double>(values[0]) * facts_.props.limits.timestampPeriod -
+                            static_cast<double>(values[1]),
+                        static_cast<double>(deviation)};
+    if (!best || c.deviation_ns < best->deviation_ns) best = c;
+  }
+  return best;
+}
+
+void Context::read_timestamps(uint64_t ticks[2]) {
+  check(vkGetQueryPoolResults(device_, timestamps_, 0, 2, 2 * sizeof(uint64_t), ticks,
+                              sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
 }
 
 double Context::elapsed_ns() {
   uint64_t ticks[2] = {0, 0};
-  check(vkGetQueryPoolResults(device_, timestamps_, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
+  read_timestamps(ticks);
   // Only the low timestampValidBits bits count; the difference is taken modulo that width.
   const uint32_t bits = facts_.timestamp_valid_bits;
   const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);

@@ -83,6 +83,9 @@ struct Facts {
   // records, which need both.
   bool sm_builtins = false;
   bool shader_device_clock = false;
+  // VK_EXT_calibrated_timestamps: enabled where offered; the context then reads the device's
+  // timestamps against the host clock where both time domains are offered (calibrate()).
+  bool calibrated_timestamps = false;
 
   std::string id() const { return "vulkan:" + std::to_string(index); }
   std::string device_type() const;
@@ -260,11 +263,25 @@ class Context {
   // call, round_trip_ns from before vkQueueSubmit until the fence wait returned. gpu_ns:
   // between timestamps written before the first dispatch and after the last (count 1: the
   // dispatch's own span) or after the last but one (count > 1: first start to last start).
+  // submit_at_ns, done_at_ns: the host's steady_clock (CLOCK_MONOTONIC) before vkQueueSubmit
+  // and after the fence wait, in ns since its epoch; start_device_ns, end_device_ns: the two
+  // timestamps in ns of the device's clock, for calibrate()'s offset.
   struct BatchTiming {
     double record_ns = 0, submit_ns = 0, round_trip_ns = 0, gpu_ns = 0;
+    double submit_at_ns = 0, done_at_ns = 0, start_device_ns = 0, end_device_ns = 0;
   };
   BatchTiming dispatch_batch(const Pipeline& p, const std::vector<Binding>& bindings,
                              uint32_t groups, int count);
+
+  // The device's timestamp clock against the host's steady_clock (CLOCK_MONOTONIC on Linux),
+  // from VK_EXT_calibrated_timestamps where the device offers both time domains and 64-bit
+  // timestamps: offset_ns = device ns - host ns, the best (smallest deviation) of `tries`
+  // calibrations; deviation_ns the driver's bound on how far apart the two readings were.
+  // nullopt elsewhere.
+  struct Calibration {
+    double offset_ns = 0, deviation_ns = 0;
+  };
+  std::optional<Calibration> calibrate(int tries = 16);
 
   // Records, submits and waits for one dispatch; returns the nanoseconds between the
   // timestamps written before and after it.
@@ -274,6 +291,9 @@ class Context {
  private:
   void submit_and_wait(const char* what);
   double elapsed_ns();  // between timestamps 0 and 1 of the last submission
+  // Timestamps 0 and 1 of the last submission, raw ticks.
+  void read_timestamps(uint64_t ticks[2]);
+  PFN_vkGetCalibratedTimestampsEXT get_calibrated_ = nullptr;  // null: no calibration
   VkDescriptorSet descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings);
 
   std::shared_ptr<Instance> instance_;

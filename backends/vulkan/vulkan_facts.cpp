@@ -127,6 +127,7 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
                 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_UNIFORM_BUFFER_STANDARD_LAYOUT_FEATURES_KHR});
     f.uniform_standard_layout = ubsl.uniformBufferStandardLayout == VK_TRUE;
   }
+  f.calibrated_timestamps = has_extension(pd, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   if (has_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
     const auto pe = features_of(
         pd, VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR{
@@ -210,6 +211,8 @@ DeviceFeatures::DeviceFeatures(VkPhysicalDevice pd, const Facts& f) {
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     add(name, s);
   }
+  // The device's timestamps against the host clock (no features: the extension alone).
+  if (f.calibrated_timestamps) extensions.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   core.shaderFloat64 = f.shader_float64 ? VK_TRUE : VK_FALSE;
   core.shaderInt64 = f.shader_int64 ? VK_TRUE : VK_FALSE;  // int64 ops and atomics
 }

@@ -9,7 +9,9 @@
 // by a calibration against the timestamps. The instruction-cache loops, several queues,
 // graphs and the register staircase are unsupported here, each with its reason.
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,26 +62,53 @@ class VulkanFrontend final : public FrontendKernels {
   IcacheTiming icache(const IcacheRun&) override { throw BackendError(supports("icache").reason); }
 
   // Per sample: api_ns the vkQueueSubmit call, round_trip_ns vkQueueSubmit until the fence
-  // wait returned, kernel_ns the dispatch between its timestamps. No start time: the GPU's
-  // timestamps are not synced to the host clock here.
+  // wait returned, kernel_ns the dispatch between its timestamps; start_ns, where the device
+  // calibrates its timestamps against the host clock (VK_EXT_calibrated_timestamps), from
+  // before vkQueueSubmit to the dispatch's first timestamp on the host's clock (the rest of
+  // the round trip, less the dispatch, is the completion). The calibration is read before and
+  // after the samples; the offset used is their mean and the uncertainty half their distance
+  // plus the driver's deviation bound.
   LaunchTiming launch_latency(int launches) override {
     if (!timing_.ok) throw BackendError(timing_.reason);
     if (launches < 1) throw BackendError("launch latency: no launches asked for");
     LaunchTiming out;
-    out.start_source =
-        "not measured: the GPU's timestamps are not synced to the host clock "
-        "(VK_EXT_calibrated_timestamps is not used)";
+    const std::optional<Context::Calibration> before = ctx_.calibrate();
     reset_count();
+    std::vector<Context::BatchTiming> batches;
     for (int i = 0; i < launches + kWarmup; ++i) {
       const Context::BatchTiming t = ctx_.dispatch_batch(pipeline(), {{&count_, 0}}, 1, 1);
-      if (i < kWarmup) continue;
+      if (i >= kWarmup) batches.push_back(t);
+    }
+    expect_count(uint32_t(launches + kWarmup), "launch latency");
+    const std::optional<Context::Calibration> after = ctx_.calibrate();
+    std::optional<double> offset;
+    if (before && after) {
+      offset = (before->offset_ns + after->offset_ns) / 2;
+      ClockSync sync;
+      sync.offset_ns = *offset;
+      sync.uncertainty_ns = std::abs(after->offset_ns - before->offset_ns) / 2 +
+                            std::max(before->deviation_ns, after->deviation_ns);
+      sync.samples = 2;
+      out.sync = sync;
+      out.start_source = "timestamps calibrated to the host clock (VK_EXT_calibrated_timestamps)";
+    } else {
+      out.start_source =
+          "not measured: the device does not calibrate its timestamps against the host clock "
+          "(VK_EXT_calibrated_timestamps with the device and CLOCK_MONOTONIC time domains)";
+    }
+    for (const Context::BatchTiming& t : batches) {
       LaunchSample s;
       s.api_ns = t.submit_ns;
       s.round_trip_ns = t.round_trip_ns;
       s.kernel_ns = t.gpu_ns;
+      // Kept only where the dispatch starts inside the round trip (a start outside it is a
+      // calibration that does not hold, and no measurement).
+      if (offset) {
+        const double start = t.start_device_ns - *offset - t.submit_at_ns;
+        if (start > 0 && start + t.gpu_ns <= t.round_trip_ns) s.start_ns = start;
+      }
       out.samples.push_back(s);
     }
-    expect_count(uint32_t(launches + kWarmup), "launch latency");
     return out;
   }
 
