@@ -177,24 +177,7 @@ Context::Context(std::shared_ptr<Instance> instance, VkPhysicalDevice pd, const 
       check(vkCreateFence(device_, &fci, nullptr, &transfer_fence2_), "vkCreateFence");
     }
   }
-  // Calibrated timestamps where the device reads both its own clock and CLOCK_MONOTONIC
-  // (steady_clock's on Linux) and its timestamps do not wrap.
-  if (facts_.calibrated_timestamps && facts_.timestamp_valid_bits >= 64) {
-    const auto domains = reinterpret_cast<PFN_vkGetPhysicalDeviceCalibrateableTimeDomainsEXT>(
-        vkGetInstanceProcAddr(instance_->get(), "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT"));
-    uint32_t n = 0;
-    std::vector<VkTimeDomainEXT> have;
-    if (domains && domains(pd, &n, nullptr) == VK_SUCCESS && n > 0) {
-      have.resize(n);
-      if (domains(pd, &n, have.data()) != VK_SUCCESS) have.clear();
-    }
-    auto offers = [&](VkTimeDomainEXT d) {
-      return std::find(have.begin(), have.end(), d) != have.end();
-    };
-    if (offers(VK_TIME_DOMAIN_DEVICE_EXT) && offers(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT))
-      get_calibrated_ = reinterpret_cast<PFN_vkGetCalibratedTimestampsEXT>(
-          vkGetDeviceProcAddr(device_, "vkGetCalibratedTimestampsEXT"));
-  }
+  find_calibration(pd);
   if (facts_.timing().ok) {
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -561,25 +544,6 @@ Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
   t.start_device_ns = static_cast<double>(ticks[0]) * period;
   t.end_device_ns = static_cast<double>(ticks[1]) * period;
   return t;
-}
-
-std::optional<Context::Calibration> Context::calibrate(int tries) {
-  if (!get_calibrated_) return std::nullopt;
-  const VkCalibratedTimestampInfoEXT info[2] = {
-      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr, VK_TIME_DOMAIN_DEVICE_EXT},
-      {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, nullptr,
-       VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
-  std::optional<Calibration> best;
-  for (int i = 0; i < tries; ++i) {
-    uint64_t values[2] = {0, 0}, deviation = 0;
-    if (get_calibrated_(device_, 2, info, values, &deviation) != VK_SUCCESS) return std::nullopt;
-    // Device ticks in the timestamp period; CLOCK_MONOTONIC in ns (the extension's unit).
-    const Calibration c{static_cast<double>(values[0]) * facts_.props.limits.timestampPeriod -
-                            static_cast<double>(values[1]),
-                        static_cast<double>(deviation)};
-    if (!best || c.deviation_ns < best->deviation_ns) best = c;
-  }
-  return best;
 }
 
 void Context::read_timestamps(uint64_t ticks[2]) {

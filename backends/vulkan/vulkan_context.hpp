@@ -293,6 +293,8 @@ class Context {
   double elapsed_ns();  // between timestamps 0 and 1 of the last submission
   // Timestamps 0 and 1 of the last submission, raw ticks.
   void read_timestamps(uint64_t ticks[2]);
+  // Where the device calibrates its timestamps (vulkan_calibration.cpp): sets get_calibrated_.
+  void find_calibration(VkPhysicalDevice pd);
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_ = nullptr;  // null: no calibration
   VkDescriptorSet descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings);
 
