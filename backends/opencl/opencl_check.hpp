@@ -41,5 +41,12 @@ std::string program_build_log(cl_program program, cl_device_id d);
 // The binary of a built program for `d` (NVIDIA: PTX text), trailing NULs dropped; empty
 // where the query fails.
 std::string program_binary(cl_program program, cl_device_id d);
+// NVIDIA: a built program's PTX (its binary) and the SASS ptxas makes of it for d's compute
+// capability, or why there is none ("the program binary is not PTX", "the device gives no
+// compute capability", or ptx_to_sass's reason). `ptx` is empty where the binary is no PTX.
+struct ProgramSass {
+  std::string ptx, sass, why;
+};
+ProgramSass program_sass(cl_program program, cl_device_id d);
 
 }  // namespace gd::opencl

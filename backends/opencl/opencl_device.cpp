@@ -17,7 +17,6 @@
 
 #include "compute/cl_vendor.hpp"
 #include "compute/compute.hpp"
-#include "compute/ptx_sass.hpp"
 #include "gpudissect/chase_chain.hpp"
 #include "gpudissect/kernel_sets.hpp"
 #include "gpudissect/sass.hpp"
@@ -129,18 +128,11 @@ class OpenCLDevice final : public Device {
     if (!nv_ || k == kKernel.end()) return std::nullopt;
     if (!machine_read_) {
       machine_read_ = true;
-      ptx_ = program_binary(program_.get(), device_);
-      const auto cc = nv_compute_capability(device_);
-      if (ptx_.find(".entry") == std::string::npos)
-        machine_why_ = "the program binary is not PTX";
-      else if (cc.first <= 0)
-        machine_why_ = "the device gives no compute capability";
-      else {
-        const PtxSass ps = ptx_to_sass(ptx_, sm_target(cc.first, cc.second), sass_tools());
-        sass_ = ps.sass;
-        sass_loops_ = parse_sass_loops(sass_);
-        machine_why_ = ps.why;
-      }
+      ProgramSass ps = program_sass(program_.get(), device_);
+      ptx_ = std::move(ps.ptx);
+      sass_ = std::move(ps.sass);
+      sass_loops_ = parse_sass_loops(sass_);
+      machine_why_ = std::move(ps.why);
     }
     if (const std::string s = sass_function_load(sass_, k->second); !s.empty())
       return s + loop_opcodes(k->second);

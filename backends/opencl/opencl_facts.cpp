@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/ptx_sass.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_internal.hpp"
 
@@ -203,6 +204,25 @@ std::string program_binary(cl_program program, cl_device_id d) {
       return b;
     }
   return {};
+}
+
+ProgramSass program_sass(cl_program program, cl_device_id d) {
+  ProgramSass out;
+  out.ptx = program_binary(program, d);
+  if (out.ptx.find(".entry") == std::string::npos) {
+    out.ptx.clear();
+    out.why = "the program binary is not PTX";
+    return out;
+  }
+  const auto cc = nv_compute_capability(d);
+  if (cc.first <= 0) {
+    out.why = "the device gives no compute capability";
+    return out;
+  }
+  PtxSass ps = ptx_to_sass(out.ptx, sm_target(cc.first, cc.second), sass_tools());
+  out.sass = std::move(ps.sass);
+  out.why = std::move(ps.why);
+  return out;
 }
 
 }  // namespace gd::opencl

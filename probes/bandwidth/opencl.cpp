@@ -363,11 +363,7 @@ class OpenCLBandwidth final : public BandwidthKernels {
     const std::string pname = platform_string_or_empty(h_.platform, CL_PLATFORM_NAME),
                       pvendor = platform_string_or_empty(h_.platform, CL_PLATFORM_VENDOR);
     if (cpu_ || !is_nvidia_opencl(pname, pvendor)) return machine_code_;
-    const std::string ptx = program_binary(program_, h_.device);
-    const auto cc = nv_compute_capability(h_.device);
-    if (ptx.find(".entry") == std::string::npos || cc.first <= 0) return machine_code_;
-    machine_code_ =
-        sass_functions(ptx_to_sass(ptx, sm_target(cc.first, cc.second), sass_tools()).sass);
+    machine_code_ = sass_functions(program_sass(program_, h_.device).sass);
     return machine_code_;
   }
 

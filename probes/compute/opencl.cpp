@@ -73,7 +73,6 @@ class OpenCLCompute final : public ComputeKernels {
                       pvendor = platform_string_or_empty(h.platform, CL_PLATFORM_VENDOR);
     nv_ = is_nvidia_opencl(pname, pvendor);
     clock_ = opencl_clock_for(pname, pvendor, gpu_);
-    if (nv_) nv_cc_ = nv_compute_capability(h.device);
   }
   ~OpenCLCompute() override {
     if (out_) clReleaseMemObject(out_);
@@ -228,7 +227,7 @@ class OpenCLCompute final : public ComputeKernels {
     const Machine& m = machine(*op, l.ilp);
     if (m.loop.read) return m.loop;
     // A binary that is not PTX says nothing either way.
-    if (m.is_ptx && !ptx_holds(m.ptx, op->ptx_expect))
+    if (!m.ptx.empty() && !ptx_holds(m.ptx, op->ptx_expect))
       throw BackendError("the PTX of the timed kernel holds no " + op->ptx_expect + " (" + m.why +
                          ": PTX only); the figure is not that instruction's");
     return {};
@@ -239,7 +238,7 @@ class OpenCLCompute final : public ComputeKernels {
     if (!nv_ || op.cl_step.empty()) return {};
     try {
       const Machine& m = machine(op, 8);
-      if (!m.loop.read && m.is_ptx && ptx_holds(m.ptx, op.ptx_expect))
+      if (!m.loop.read && !m.ptx.empty() && ptx_holds(m.ptx, op.ptx_expect))
         return op.ptx_expect + " (" + m.why + ": PTX only)";
     } catch (const std::exception&) {
       // The build fails again, and is reported, when the figure runs.
@@ -250,8 +249,7 @@ class OpenCLCompute final : public ComputeKernels {
  private:
   // What a program's binary says on NVIDIA.
   struct Machine {
-    std::string ptx, why;
-    bool is_ptx = false;
+    std::string ptx, why;  // ptx: empty where the program binary is no PTX
     LoopSass loop;
   };
   // One (op, ILP) program, built once from any thread (prepare builds them in parallel):
@@ -315,25 +313,18 @@ class OpenCLCompute final : public ComputeKernels {
 
   Machine read_machine(const ComputeOp& op, int ilp, cl_program program) const {
     Machine m;
-    m.ptx = program_binary(program, h_.device);
-    m.is_ptx = m.ptx.find(".entry") != std::string::npos;
-    if (!m.is_ptx) {
-      m.why = "the program binary is not PTX";
-    } else if (nv_cc_.first <= 0) {
-      m.why = "the device gives no compute capability";
-    } else {
-      const PtxSass ps = ptx_to_sass(m.ptx, sm_target(nv_cc_.first, nv_cc_.second), sass_tools());
-      m.why = ps.why;
-      if (!ps.sass.empty()) {
-        auto loops = parse_sass_loops(ps.sass);
-        auto found = loops.find(compute_kernel_name(ilp));
-        if (found != loops.end() && found->second.loop_instructions > 0) {
-          m.loop = found->second;
-          m.loop.ops_per_iteration =
-              opencl_steps_per_iteration(op, ilp) * std::max(1, ilp) * op.insts_per_step;
-        } else {
-          m.why = "no loop of " + compute_kernel_name(ilp) + " in cuobjdump's listing";
-        }
+    ProgramSass ps = program_sass(program, h_.device);
+    m.ptx = std::move(ps.ptx);
+    m.why = std::move(ps.why);
+    if (!ps.sass.empty()) {
+      auto loops = parse_sass_loops(ps.sass);
+      auto found = loops.find(compute_kernel_name(ilp));
+      if (found != loops.end() && found->second.loop_instructions > 0) {
+        m.loop = found->second;
+        m.loop.ops_per_iteration =
+            opencl_steps_per_iteration(op, ilp) * std::max(1, ilp) * op.insts_per_step;
+      } else {
+        m.why = "no loop of " + compute_kernel_name(ilp) + " in cuobjdump's listing";
       }
     }
     return m;
@@ -369,7 +360,6 @@ class OpenCLCompute final : public ComputeKernels {
   bool gpu_ = false;
   bool fp32_ieee_div_sqrt_ = false;  // CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
   bool nv_ = false;                  // NVIDIA's platform: clocked kernels, PTX binaries
-  std::pair<int, int> nv_cc_{0, 0};  // its compute capability
   // The kernels' counter: NVIDIA's, AMD's (clocked kernels), or none.
   OpenCLClock clock_ = OpenCLClock::none;
   BuildOnce<Built> built_;

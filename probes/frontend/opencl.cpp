@@ -257,12 +257,8 @@ class OpenCLFrontend final : public FrontendKernels {
   // The loops of `kernel` in the machine code of the program's PTX, assembled by ptxas where
   // CUDA's tools are installed; empty otherwise.
   std::vector<SassLoop> sass_loops(cl_program program, const std::string& kernel) const {
-    const std::pair<int, int> cc = nv_compute_capability(h_.device);
-    if (cc.first <= 0 || !sass_tools().found()) return {};
-    const std::string ptx = program_binary(program, h_.device);
-    if (ptx.find(".entry") == std::string::npos) return {};
-    const PtxSass ps = ptx_to_sass(ptx, sm_target(cc.first, cc.second), sass_tools());
-    const auto all = parse_sass_all_loops(ps.sass);
+    if (!sass_tools().found()) return {};
+    const auto all = parse_sass_all_loops(program_sass(program, h_.device).sass);
     const auto it = all.find(kernel);
     return it == all.end() ? std::vector<SassLoop>{} : it->second;
   }

@@ -195,20 +195,11 @@ class OpenCLMemory final : public MemoryKernels {
   // NVIDIA: the program binary is PTX. Each kernel's timed load from it, and from the SASS
   // ptxas makes of it where CUDA's tools are installed.
   void read_machine_code() {
-    const std::string ptx = program_binary(program_, h_.device);
-    if (ptx.find(".entry") == std::string::npos) {
-      machine_why_ = "the program binary is not PTX";
-      return;
-    }
-    for (MemLoad l : {MemLoad::ca, MemLoad::nc, MemLoad::cg, MemLoad::constant, MemLoad::texture})
-      ptx_load_[l] = ptx_entry_load(ptx, kernel_name(l));
-    const auto cc = nv_compute_capability(h_.device);
-    PtxSass ps;
-    if (cc.first <= 0)
-      ps.why = "the device gives no compute capability";
-    else
-      ps = ptx_to_sass(ptx, sm_target(cc.first, cc.second), sass_tools());
+    const ProgramSass ps = program_sass(program_, h_.device);
     machine_why_ = ps.why;
+    if (ps.ptx.empty()) return;
+    for (MemLoad l : {MemLoad::ca, MemLoad::nc, MemLoad::cg, MemLoad::constant, MemLoad::texture})
+      ptx_load_[l] = ptx_entry_load(ps.ptx, kernel_name(l));
     for (MemLoad l : {MemLoad::ca, MemLoad::nc, MemLoad::cg, MemLoad::constant, MemLoad::texture})
       if (!ps.sass.empty()) sass_load_[l] = sass_function_load(ps.sass, kernel_name(l));
   }
