@@ -535,14 +535,11 @@ Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
   t.record_ns = ns(t0, t1);
   t.submit_ns = ns(t1, t2);
   t.round_trip_ns = ns(t1, t3);
-  t.gpu_ns = elapsed_ns();
   t.submit_at_ns = ns(Clock::time_point{}, t1);
-  t.done_at_ns = ns(Clock::time_point{}, t3);
   uint64_t ticks[2] = {0, 0};
   read_timestamps(ticks);
-  const double period = facts_.props.limits.timestampPeriod;
-  t.start_device_ns = static_cast<double>(ticks[0]) * period;
-  t.end_device_ns = static_cast<double>(ticks[1]) * period;
+  t.gpu_ns = span_ns(ticks);
+  t.start_device_ns = static_cast<double>(ticks[0]) * facts_.props.limits.timestampPeriod;
   return t;
 }
 
@@ -555,6 +552,10 @@ void Context::read_timestamps(uint64_t ticks[2]) {
 double Context::elapsed_ns() {
   uint64_t ticks[2] = {0, 0};
   read_timestamps(ticks);
+  return span_ns(ticks);
+}
+
+double Context::span_ns(const uint64_t ticks[2]) const {
   // Only the low timestampValidBits bits count; the difference is taken modulo that width.
   const uint32_t bits = facts_.timestamp_valid_bits;
   const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);

@@ -263,12 +263,12 @@ class Context {
   // call, round_trip_ns from before vkQueueSubmit until the fence wait returned. gpu_ns:
   // between timestamps written before the first dispatch and after the last (count 1: the
   // dispatch's own span) or after the last but one (count > 1: first start to last start).
-  // submit_at_ns, done_at_ns: the host's steady_clock (CLOCK_MONOTONIC) before vkQueueSubmit
-  // and after the fence wait, in ns since its epoch; start_device_ns, end_device_ns: the two
-  // timestamps in ns of the device's clock, for calibrate()'s offset.
+  // submit_at_ns: the host's steady_clock (CLOCK_MONOTONIC) before vkQueueSubmit, in ns since
+  // its epoch; start_device_ns: the first timestamp in ns of the device's clock, for
+  // calibrate()'s offset.
   struct BatchTiming {
     double record_ns = 0, submit_ns = 0, round_trip_ns = 0, gpu_ns = 0;
-    double submit_at_ns = 0, done_at_ns = 0, start_device_ns = 0, end_device_ns = 0;
+    double submit_at_ns = 0, start_device_ns = 0;
   };
   BatchTiming dispatch_batch(const Pipeline& p, const std::vector<Binding>& bindings,
                              uint32_t groups, int count);
@@ -293,6 +293,7 @@ class Context {
   double elapsed_ns();  // between timestamps 0 and 1 of the last submission
   // Timestamps 0 and 1 of the last submission, raw ticks.
   void read_timestamps(uint64_t ticks[2]);
+  double span_ns(const uint64_t ticks[2]) const;  // from the first to the second, in ns
   // Where the device calibrates its timestamps (vulkan_calibration.cpp): sets get_calibrated_.
   void find_calibration(VkPhysicalDevice pd);
   PFN_vkGetCalibratedTimestampsEXT get_calibrated_ = nullptr;  // null: no calibration

@@ -72,7 +72,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   // host core (lavapipe runs workgroups on one worker thread per core); 1024 elsewhere.
   int stream_blocks() const override {
     if (info_.compute_units > 0) return info_.compute_units * 4;
-    if (ctx_.facts().props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    if (cpu_device())
       return 4 * static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
     return 1024;
   }
