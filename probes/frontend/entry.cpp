@@ -116,6 +116,12 @@ void launch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
 }
 
 // The block dispatch rate and the first wave's start.
+// The GPU timer's step the front-end spans are read in: the launch part's, else the smallest
+// step between the dispatch records' starts.
+std::optional<double> gpu_timer_step_ns(const FrontendProbeResult& p) {
+  return p.timer_resolution_ns ? p.timer_resolution_ns : timer_step_ns(p.dispatch_trace);
+}
+
 void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
   if (p.dispatch_blocks_per_us) {
     Figure f;
@@ -137,8 +143,7 @@ void dispatch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
     // of the same front end can differ by two steps (on an H200, 32 ns steps: the first wave
     // reads 32 or 64 ns, a 1.4 us span of 4224 starts 44 or 46 steps). That is the
     // measurement's resolution, which a regression gate must not read as a change.
-    const std::optional<double> step_ns =
-        p.timer_resolution_ns ? p.timer_resolution_ns : timer_step_ns(p.dispatch_trace);
+    const std::optional<double> step_ns = gpu_timer_step_ns(p);
     const double span_us = p.dispatch_blocks > 1 && p.dispatch_blocks_per_us->median > 0
                                ? (p.dispatch_blocks - 1) / p.dispatch_blocks_per_us->median
                                : 0;
@@ -186,8 +191,7 @@ void refill_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
     // A gap between two GPU timer stamps, each end known to one timer step (as the dispatch
     // spans): two runs differ by up to two steps (an H200: 1.089 against 1.125 us, 36 ns,
     // with 32 ns steps), which a regression gate must not read as a change.
-    const std::optional<double> step_ns =
-        p.timer_resolution_ns ? p.timer_resolution_ns : timer_step_ns(p.dispatch_trace);
+    const std::optional<double> step_ns = gpu_timer_step_ns(p);
     if (step_ns && p.refill_latency_us->median > 0)
       out.back().resolution = 2 * *step_ns / 1000 / p.refill_latency_us->median;
   }
