@@ -49,6 +49,11 @@ class OpenCLDevice final : public Device {
     std::string options;
     if (at_least(parse_version(facts_.c_version), 1, 2)) options += "-cl-std=CL1.2";
     if (facts_.image_path.ok) options += " -DGD_IMAGES=1";
+    // The in-kernel local array of chase_local_static: the device's local memory, at most the
+    // 48 KiB a kernel may declare statically on NVIDIA's OpenCL.
+    static_local_words_ = std::min<cl_ulong>(facts_.local_mem, 48 * 1024) / 4;
+    if (static_local_words_ > 0)
+      options += " -DGD_LOCAL_WORDS=" + std::to_string(static_local_words_);
     // NVIDIA: the chase also counts its cycles (inline PTX); AMD's ROCm platform through
     // clang's amdgcn builtins (not validated on AMD hardware: the facts say so). Should the
     // driver refuse that, the chase runs as elsewhere, in ns only, and the facts say why.
@@ -77,6 +82,7 @@ class OpenCLDevice final : public Device {
     to_addresses_ = make_kernel("chain_to_addresses");
     kernels_[MemPath::local] = make_kernel("chase_local");
     kernels_[MemPath::shared] = make_kernel("chase_local");  // CUDA's name for __local
+    if (static_local_words_ > 0) local_static_ = make_kernel("chase_local_static");
     if (facts_.image_path.ok) kernels_[MemPath::image] = make_kernel("chase_image");
 
     // The local kernel copies with a work-group and chases with work-item 0.
@@ -115,8 +121,8 @@ class OpenCLDevice final : public Device {
   // that where CUDA's tools are installed: the evidence of what each path times (the l2
   // path's volatile load is LDG...STRONG.SYS, which the L1 does not serve).
   std::optional<std::string> timed_instruction(MemPath p) override {
-    // Not the local chase: its kernel also loads the chain from global memory to copy it,
-    // and the most frequent load need not be the chase's.
+    // The local chase's kernel also loads the chain from global memory to copy it, so its
+    // load is read from the chase loop (chase_local_static's only; not the other kernel's).
     // The address chases where the last chain of the path was one (chain_kind).
     const bool addr = last_kind_[p] == ChainKind::address;
     const std::map<MemPath, std::string> kKernel = {
@@ -124,8 +130,9 @@ class OpenCLDevice final : public Device {
         {MemPath::l2, addr ? "chase_l2_addr" : "chase_l2"},
         {MemPath::constant, "chase_constant"},
         {MemPath::image, "chase_image"}};
+    const bool local = (p == MemPath::shared || p == MemPath::local) && last_local_static_;
     auto k = kKernel.find(p);
-    if (!nv_ || k == kKernel.end()) return std::nullopt;
+    if (!nv_ || (k == kKernel.end() && !local)) return std::nullopt;
     if (!machine_read_) {
       machine_read_ = true;
       ProgramSass ps = program_sass(program_.get(), device_);
@@ -133,6 +140,14 @@ class OpenCLDevice final : public Device {
       sass_ = std::move(ps.sass);
       sass_loops_ = parse_sass_loops(sass_);
       machine_why_ = std::move(ps.why);
+    }
+    if (local) {
+      // The chase loop's local load (the copy's LDG is in another loop).
+      const auto it = sass_loops_.find("chase_local_static");
+      if (it == sass_loops_.end()) return std::nullopt;
+      for (const auto& [op, n] : it->second.opcodes)
+        if (op.rfind("LDS", 0) == 0) return op + loop_opcodes("chase_local_static");
+      return std::nullopt;
     }
     if (const std::string s = sass_function_load(sass_, k->second); !s.empty())
       return s + loop_opcodes(k->second);
@@ -342,7 +357,20 @@ class OpenCLDevice final : public Device {
       check(clSetKernelArg(k, 2, sizeof(cl_ulong), &start_addr), "clSetKernelArg(start)");
       check(clSetKernelArg(k, 3, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
       check(clSetKernelArg(k, 4, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    } else if ((l.path == MemPath::local || l.path == MemPath::shared) && local_static_ &&
+               l.bytes / 4 <= static_local_words_) {
+      k = local_static_.get();
+      last_local_static_ = true;
+      cl_mem src = l.pb.buf.get();
+      const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
+      check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
+      check(clSetKernelArg(k, 1, sizeof(cl_uint), &n_words), "clSetKernelArg(n_words)");
+      check(clSetKernelArg(k, 2, sizeof(cl_uint), &start), "clSetKernelArg(start)");
+      check(clSetKernelArg(k, 3, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+      check(clSetKernelArg(k, 4, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+      global = local = local_group_;
     } else if (l.path == MemPath::local || l.path == MemPath::shared) {
+      last_local_static_ = false;
       cl_mem src = l.pb.buf.get();
       const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
       check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
@@ -449,8 +477,12 @@ class OpenCLDevice final : public Device {
   Kernel to_addresses_;
   std::map<MemPath, ChainKind> last_kind_;  // of each path's last chase, for its listing
   std::size_t local_group_ = 1;
-  bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
-  bool nv_ = false;        // NVIDIA's platform: the program binary is PTX
+  // chase_local_static and the words of its array (0: not built).
+  Kernel local_static_;
+  cl_ulong static_local_words_ = 0;
+  bool last_local_static_ = false;  // the last local chase ran chase_local_static
+  bool nv_clock_ = false;           // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
+  bool nv_ = false;                 // NVIDIA's platform: the program binary is PTX
   bool machine_read_ = false;
   std::string ptx_, sass_, machine_why_;        // the chase program's, read once on NVIDIA
   std::map<std::string, LoopSass> sass_loops_;  // sass_'s loops, by kernel

@@ -491,7 +491,7 @@ double Context::dispatch(const Pipeline& p, const std::vector<Binding>& bindings
 
 Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
                                              const std::vector<Binding>& bindings, uint32_t groups,
-                                             int count) {
+                                             int count, bool blocking_wait) {
   if (!timestamps_) throw BackendError(facts_.timing().reason);
   if (count < 1) throw BackendError("dispatch_batch: no dispatches");
   using Clock = std::chrono::steady_clock;
@@ -529,7 +529,15 @@ Context::BatchTiming Context::dispatch_batch(const Pipeline& p,
   const VkResult r = vkQueueSubmit(queue_, 1, &si, fence_);
   const auto t2 = Clock::now();
   check(r, "vkQueueSubmit (a dispatch batch)");
-  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for a dispatch batch");
+  if (blocking_wait) {
+    check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX),
+          "waiting for a dispatch batch");
+  } else {
+    VkResult st = VK_NOT_READY;
+    while ((st = vkGetFenceStatus(device_, fence_)) == VK_NOT_READY) {
+    }
+    check(st, "polling a dispatch batch's fence");
+  }
   const auto t3 = Clock::now();
   last_done_ = t3;
   t.record_ns = ns(t0, t1);

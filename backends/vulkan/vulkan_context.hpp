@@ -259,8 +259,10 @@ class Context {
 
   // `count` (>= 1) dispatches of `groups` workgroups each, in one command buffer, each after
   // a barrier on the one before (in order, as kernels on one stream); recorded, submitted
-  // once and waited for. Host clock: record_ns the recording, submit_ns the vkQueueSubmit
-  // call, round_trip_ns from before vkQueueSubmit until the fence wait returned. gpu_ns:
+  // once and waited for: by polling the fence (vkGetFenceStatus), as CUDA's synchronize spins
+  // where the host has a core to spare, or with `blocking_wait` by vkWaitForFences (which
+  // may sleep). Host clock: record_ns the recording, submit_ns the vkQueueSubmit call,
+  // round_trip_ns from before vkQueueSubmit until the fence was seen signalled. gpu_ns:
   // between timestamps written before the first dispatch and after the last (count 1: the
   // dispatch's own span) or after the last but one (count > 1: first start to last start).
   // submit_at_ns: the host's steady_clock (CLOCK_MONOTONIC) before vkQueueSubmit, in ns since
@@ -271,7 +273,7 @@ class Context {
     double submit_at_ns = 0, start_device_ns = 0;
   };
   BatchTiming dispatch_batch(const Pipeline& p, const std::vector<Binding>& bindings,
-                             uint32_t groups, int count);
+                             uint32_t groups, int count, bool blocking_wait = false);
 
   // The device's timestamp clock against the host's steady_clock (CLOCK_MONOTONIC on Linux),
   // from VK_EXT_calibrated_timestamps where the device offers both time domains and 64-bit

@@ -16,21 +16,17 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_atomic_int64 : require
 #define WORD_T uint64_t
-#define ONE 1ul
 #elif defined(GD_F32) || defined(GD_F64)
 #extension GL_EXT_shader_atomic_float : require
 #ifdef GD_F64
 #define WORD_T double
-#define ONE 1.0lf
 #else
 #define WORD_T float
-#define ONE 1.0
 #endif
 #elif defined(GD_MIN) || defined(GD_MAX)
 #define WORD_T int
 #else
 #define WORD_T uint
-#define ONE 1u
 #endif
 #ifdef GD_SCOPE_WORKGROUP
 #extension GL_KHR_memory_scope_semantics : require
@@ -53,6 +49,7 @@ layout(push_constant) uniform Push {
   uint iterations;
   uint base;   // the placement's first word (storage buffer)
   uint place;  // the placement's index: where its per-invocation results go
+  uint zero;   // 0: makes the operand differ per invocation as far as the compiler knows
 } pc;
 
 // Global: the target words; shared: every workgroup's array copied out, one after another.
@@ -99,6 +96,13 @@ void main() {
   const uint w = pc.base + global_word(g);
 #endif
   uint acc = 0u;
+#if !defined(GD_CAS) && !defined(GD_MIN) && !defined(GD_MAX)
+  // The add's operand is 1, but not one the compiler can prove the same in every invocation.
+  // NVIDIA's Vulkan compiler turns adds of a uniform operand into one atomic per group of
+  // invocations that hit one word (found out at run time, at a cost on every add): the
+  // figures were then that combining's, not the atomic unit's that CUDA's `atom` measures.
+  const WORD_T one = WORD_T(1u + (t & pc.zero));
+#endif
 #if defined(GD_CAS)
   // Each attempt swaps guess -> guess + 1; a failure learns the current value.
   uint guess = 0u;
@@ -123,9 +127,9 @@ void main() {
 #elif defined(GD_SCOPE_WORKGROUP)
   // A relaxed add whose coherence reaches the workgroup only (CUDA's atom.relaxed.cta).
 #define STEP(k) \
-  acc += atomicAdd(WORD, ONE, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+  acc += atomicAdd(WORD, one, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
 #else
-#define STEP(k) acc += uint(atomicAdd(WORD, ONE));
+#define STEP(k) acc += uint(atomicAdd(WORD, one));
 #endif
   // Eight to a loop trip, so the loop's own instructions stay out of the way.
   uint k = 0u;

@@ -51,6 +51,7 @@ constexpr VkDescriptorType kStorage = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 struct ThroughputPush {
   uint32_t contention, ways, iterations;
   uint32_t base, place;  // the placement's first word and index (atomics.comp)
+  uint32_t zero = 0;     // the operand's opaque zero (atomics.comp)
 };
 struct PingPongPush {
   uint32_t rounds, spin_limit, budget, solo;

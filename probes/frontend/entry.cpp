@@ -98,7 +98,7 @@ void launch_figures(const FrontendProbeResult& p, std::vector<Figure>& out) {
                 (p.launch_round_trip_api.empty() ? std::string() : ", " + p.launch_round_trip_api) +
                 "), host clock"
           : std::string("empty kernel, host clock")) +
-         batches);
+         (p.launch_wait.empty() ? std::string() : "; " + p.launch_wait) + batches);
   us("frontend.launch.api", "host time in the launch call", p.launch_api_us,
      "empty kernel, host clock" + batches);
   us("frontend.launch.completion", "kernel end to synchronize returning on the host",

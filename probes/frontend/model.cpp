@@ -466,4 +466,14 @@ LaunchDistribution launch_distribution(const std::vector<double>& samples) {
   return d;
 }
 
+std::string blocking_wait_note(const std::string& how, const std::string& blocking_call,
+                               const std::vector<double>& blocking_round_trip_ns) {
+  std::string s = "wait: " + how;
+  if (blocking_round_trip_ns.empty()) return s;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", quantile(blocking_round_trip_ns, 0.5) / 1000);
+  return s + "; with " + blocking_call + " instead: median " + buf + " us (" +
+         std::to_string(blocking_round_trip_ns.size()) + " samples)";
+}
+
 }  // namespace gd

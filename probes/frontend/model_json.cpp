@@ -106,6 +106,7 @@ void to_json(nlohmann::json& j, const FrontendProbeResult& r) {
   if (r.launch_batches) la["batches"] = r.launch_batches;
   if (r.launch_round_trip_empty_kernel) la["round_trip_empty_kernel"] = true;
   if (!r.launch_round_trip_api.empty()) la["round_trip_api"] = r.launch_round_trip_api;
+  if (!r.launch_wait.empty()) la["wait"] = r.launch_wait;
   for (const auto& [part, d] : r.launch_distribution_us)
     la["distribution_us"][part] = {{"min", d.min}, {"p10", d.p10}, {"median", d.median},
                                    {"p90", d.p90}, {"max", d.max}, {"n", d.n}};
@@ -250,6 +251,7 @@ void from_json(const nlohmann::json& j, FrontendProbeResult& r) {
     get(la, "batches", r.launch_batches);
     get(la, "round_trip_empty_kernel", r.launch_round_trip_empty_kernel);
     get(la, "round_trip_api", r.launch_round_trip_api);
+    get(la, "wait", r.launch_wait);
     if (auto d = la.find("distribution_us"); d != la.end() && d->is_object())
       for (const auto& [part, v] : d->items()) {
         LaunchDistribution x;

@@ -87,6 +87,7 @@ void launch_latency_batches(FrontendKernels& k, const FrontendOptions& opt,
       out.launch_start_source = t.start_source;
       out.timer_resolution_ns = t.timer_resolution_ns;
       out.launch_round_trip_api = t.empty_round_trip_api;
+      out.launch_wait = t.wait;
     }
     if (t.sync &&
         (!out.sync_uncertainty_us || t.sync->uncertainty_ns / 1000 > *out.sync_uncertainty_us))

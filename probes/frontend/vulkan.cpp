@@ -61,13 +61,13 @@ class VulkanFrontend final : public FrontendKernels {
 
   IcacheTiming icache(const IcacheRun&) override { throw BackendError(supports("icache").reason); }
 
-  // Per sample: api_ns the vkQueueSubmit call, round_trip_ns vkQueueSubmit until the fence
-  // wait returned, kernel_ns the dispatch between its timestamps; start_ns, where the device
-  // calibrates its timestamps against the host clock (VK_EXT_calibrated_timestamps), from
-  // before vkQueueSubmit to the dispatch's first timestamp on the host's clock (the rest of
-  // the round trip, less the dispatch, is the completion). The calibration is read before and
-  // after the samples; the offset used is their mean and the uncertainty half their distance
-  // plus the driver's deviation bound.
+  // Per sample: api_ns the vkQueueSubmit call, round_trip_ns vkQueueSubmit until the polled
+  // fence was signalled (vkWaitForFences' own time is measured after and named in `wait`),
+  // kernel_ns the dispatch between its timestamps; start_ns, where the device calibrates its
+  // timestamps against the host clock (VK_EXT_calibrated_timestamps), from before vkQueueSubmit to
+  // the dispatch's first timestamp on the host's clock (the rest of the round trip, less the
+  // dispatch, is the completion). The calibration is read before and after the samples; the offset
+  // used is their mean and the uncertainty half their distance plus the driver's deviation bound.
   LaunchTiming launch_latency(int launches) override {
     if (!timing_.ok) throw BackendError(timing_.reason);
     if (launches < 1) throw BackendError("launch latency: no launches asked for");
@@ -75,11 +75,19 @@ class VulkanFrontend final : public FrontendKernels {
     const std::optional<Context::Calibration> before = ctx_.calibrate();
     reset_count();
     std::vector<Context::BatchTiming> batches;
-    for (int i = 0; i < launches + kWarmup; ++i) {
-      const Context::BatchTiming t = ctx_.dispatch_batch(pipeline(), {{&count_, 0}}, 1, 1);
-      if (i >= kWarmup) batches.push_back(t);
+    std::vector<double> blocking_ns;
+    for (int i = 0; i < launches + kWarmup + kBlockingWaitSamples; ++i) {
+      const bool blocking = i >= launches + kWarmup;
+      const Context::BatchTiming t =
+          ctx_.dispatch_batch(pipeline(), {{&count_, 0}}, 1, 1, blocking);
+      if (blocking)
+        blocking_ns.push_back(t.round_trip_ns);
+      else if (i >= kWarmup)
+        batches.push_back(t);
     }
-    expect_count(uint32_t(launches + kWarmup), "launch latency");
+    expect_count(uint32_t(launches + kWarmup + kBlockingWaitSamples), "launch latency");
+    out.wait =
+        blocking_wait_note("polling the fence (vkGetFenceStatus)", "vkWaitForFences", blocking_ns);
     const std::optional<Context::Calibration> after = ctx_.calibrate();
     std::optional<double> offset;
     if (before && after) {

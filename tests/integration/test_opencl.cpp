@@ -160,6 +160,25 @@ TEST(OpenCLChase, DramIsSlowerThanL1) {
   EXPECT_GE(dram, 1.5 * l1) << "16 KiB: " << l1 << " ns/hop, 64 MiB: " << dram << " ns/hop";
 }
 
+// The local chase runs chase_local_static (its array declared in the kernel, 48 KiB at most)
+// where the chain fits, chase_local (the array an argument) where it does not: both walk to
+// the line the host predicts.
+TEST(OpenCLChase, LocalChaseEndsRightInsideAndBeyondTheStaticArray) {
+  GD_REQUIRE_DEVICE(dev);
+  if (!dev->supports(MemPath::local).ok) GTEST_SKIP() << "no local path";
+  int ran = 0;
+  for (const uint64_t bytes : {uint64_t(16) << 10, uint64_t(96) << 10}) {
+    if (bytes > dev->max_footprint(MemPath::local)) continue;
+    const auto next = gd::sattolo_cycle(static_cast<uint32_t>(bytes / kStride));
+    const auto r = request(MemPath::local, next, kHops);
+    const ChaseTiming t = dev->chase(r);
+    expect_sane(t, (std::to_string(bytes >> 10) + " KiB").c_str());
+    EXPECT_EQ(t.end_line, expected_end(next, r)) << bytes << " bytes";
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+}
+
 TEST(OpenCLChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
   GD_REQUIRE_DEVICE(dev);
   for (MemPath p : {MemPath::local, MemPath::constant}) {

@@ -80,6 +80,10 @@ TEST(OpenCLFrontend, SmallSweepAndLaunches) {
   EXPECT_LE(d.p10, d.median);
   EXPECT_LE(d.median, d.p90);
   EXPECT_LE(d.p90, d.max);
+  // The samples poll the event; clFinish's own round trip is named beside them.
+  EXPECT_NE(out.launch_wait.find("polling the event"), std::string::npos) << out.launch_wait;
+  EXPECT_NE(out.launch_wait.find("with clFinish instead: median"), std::string::npos)
+      << out.launch_wait;
   ASSERT_TRUE(out.rate_kernels_per_s.count("plain"));
   EXPECT_GT(out.rate_kernels_per_s.at("plain").median, 0);
   EXPECT_EQ(out.rate_status.at("graph").name(), "unsupported");

@@ -1010,6 +1010,9 @@ TEST(VulkanFrontend, LaunchLatencyAndRateAreMeasured) {
   }
   const gd::LaunchTiming l = k->launch_latency(20);
   ASSERT_EQ(l.samples.size(), 20u);
+  // The samples poll the fence; vkWaitForFences' own round trip is named beside them.
+  EXPECT_NE(l.wait.find("polling the fence"), std::string::npos) << l.wait;
+  EXPECT_NE(l.wait.find("with vkWaitForFences instead: median"), std::string::npos) << l.wait;
   // Where the device calibrates its timestamps against the host clock (lavapipe does), each
   // dispatch's start lies inside its round trip and the dispatch ends before the wait does;
   // elsewhere no start is given and the source says why.

@@ -402,6 +402,7 @@ FrontendProbeResult populated() {
   r.launch_start_us = summarize({4.0, 4.5});
   r.launch_round_trip_us = summarize({8.0, 8.7});
   r.launch_round_trip_samples_us = {8.0, 8.7};
+  r.launch_wait = "wait: polling the event; with clFinish instead: median 17.90 us (50 samples)";
   r.rate_status["plain"] = {};
   r.rate_status["graph"] = {StatusCode::unsupported, "no"};
   r.rate_kernels_per_s["plain"] = summarize({400000.0});
@@ -456,6 +457,7 @@ TEST(FrontendJson, RoundTrip) {
   ASSERT_EQ(back.refill_per_sm.size(), 2u);
   EXPECT_EQ(back.refill_per_sm[1].sm, 2u);
   EXPECT_DOUBLE_EQ(back.refill_latency_us->median, 0.31);
+  EXPECT_EQ(back.launch_wait, r.launch_wait);
   // A result without the part (an older file) writes no "refill" object.
   FrontendProbeResult old;
   EXPECT_FALSE(nlohmann::json(old).contains("refill"));
@@ -509,6 +511,25 @@ TEST(FrontendFigures, IdsFromAResult) {
   for (const auto& f : figs)
     if (f.id == "frontend.occupancy.max_regs_full") EXPECT_EQ(f.value->median, 32);
   EXPECT_FALSE(ids.count("frontend.launch.rate.graph"));
+}
+
+// A backend that polls for the launch's end names how, and what the API's blocking wait took
+// instead; the round trip's `where` carries it.
+TEST(FrontendFigures, RoundTripNamesHowTheHostWaited) {
+  EXPECT_EQ(gd::blocking_wait_note("polling the fence", "vkWaitForFences", {48e3, 47e3, 60e3}),
+            "wait: polling the fence; with vkWaitForFences instead: median 48.00 us (3 samples)");
+  EXPECT_EQ(gd::blocking_wait_note("polling the fence", "vkWaitForFences", {}),
+            "wait: polling the fence");
+  RunResult rr;
+  rr.put(populated());
+  bool found = false;
+  for (const auto& f : probe_registry().find("frontend")->figures(rr))
+    if (f.id == "frontend.launch.round_trip") {
+      found = true;
+      EXPECT_NE(f.where.find("with clFinish instead: median 17.90 us"), std::string::npos)
+          << f.where;
+    }
+  EXPECT_TRUE(found);
 }
 
 // The refill latency is a gap between two timer stamps: two timer steps over its median is
