@@ -18,8 +18,9 @@
 //     large (> 0.4) compared with the step to its neighbours, or that lies on a
 //     significantly rising line through the 3 points beyond each of its ends (on a ramp
 //     every piece rises about as much as the step to the next; a plateau's rise is noise
-//     and the points beyond it are a step off any line through it). Then enforce
-//     increasing levels at least min_relative_step apart, merge sub-levels
+//     and the points beyond it are a step off any line through it; a ramp piece's longest
+//     flat prefix is kept: a plateau whose hit rate starts to fall before the piece ends). Then
+//     enforce increasing levels at least min_relative_step apart, merge sub-levels
 //     (sublevel_ratio), and drop a level whose capacity is within min_capacity_ratio of a
 //     neighbour's when its plateau is the narrower (a flat stretch of the ramp past a cache
 //     whose hit rate falls gradually: no cache adds a few percent to the one below it);
@@ -256,10 +257,28 @@ bool Analyzer::is_ramp(const Piece& p, double adj_step) const {
   return std::fabs(r / own_span - slope) <= kRiseSignif * se / own_span;
 }
 
+// A piece that rises like a ramp may be a plateau whose cache's hit rate starts to fall
+// before the segmentation ended it (the far L2 of a Hopper through Vulkan: 523, 521, 525
+// cycles, then 532, 543, 547 on the way to 577): its longest prefix of at least min_points
+// that is no ramp is kept as the plateau, the rest left to the ramp.
 void Analyzer::drop_ramps(std::vector<Piece>* ps) const {
   std::vector<Piece> keep;
-  for (std::size_t i = 0; i < ps->size(); ++i)
-    if (!is_ramp((*ps)[i], outer_step(*ps, i, i))) keep.push_back((*ps)[i]);
+  for (std::size_t i = 0; i < ps->size(); ++i) {
+    const Piece p = (*ps)[i];
+    const double adj = outer_step(*ps, i, i);
+    if (!is_ramp(p, adj)) {
+      keep.push_back(p);
+      continue;
+    }
+    for (std::size_t b = p.b; b > p.a; --b) {
+      const Piece q{p.a, b - 1};
+      if (q.b - q.a + 1 < need(q.a, q.b)) break;
+      if (!is_ramp(q, adj)) {
+        keep.push_back(q);
+        break;
+      }
+    }
+  }
   *ps = keep;
 }
 

@@ -228,16 +228,16 @@ class VulkanCompute final : public ComputeKernels {
       << " invocations differ, " << unwritten << " unwritten";
     // The host replay costs steps x ILP operations per run: capped as on OpenCL.
     if (steps * static_cast<uint64_t>(l.ilp) <= (uint64_t{1} << 26)) {
-      if (auto fused = host_checksum(l.op, l.ilp, steps, z, true)) {
-        const auto split = host_checksum(l.op, l.ilp, steps, z, false);
+      if (auto fused = replay(l.op, l.ilp, steps, z, true)) {
         m << ", host reference 0x" << std::hex << *fused << std::dec;
+        std::optional<uint32_t> split;
         if (out[0] == *fused) {
           m << " (matches)";
-        } else if (split && out[0] == *split) {
+        } else if ((split = replay(l.op, l.ilp, steps, z, false)) && out[0] == *split) {
           m << "; matches the unfused replay 0x" << std::hex << *split << std::dec
             << " (fma() with two roundings, which Vulkan allows)";
         } else if (const auto flushed = l.op.rfind("fp32.", 0) == 0
-                                            ? host_checksum(l.op, l.ilp, steps, z, true, true)
+                                            ? replay(l.op, l.ilp, steps, z, true, true)
                                             : std::nullopt;
                    flushed && out[0] == *flushed) {
           m << "; matches the replay with denormals flushed to zero 0x" << std::hex << *flushed
@@ -256,13 +256,28 @@ class VulkanCompute final : public ComputeKernels {
  private:
   uint32_t units() const { return static_cast<uint32_t>(std::max(1, info_.compute_units)); }
 
+  // host_checksum, once per op, ILP, step count and variant: a figure's repeats run the same
+  // count, and a GPU launch of 10 ms is millions of steps to replay (the replays were most of
+  // the probe's 12.6 s on an H200).
+  std::optional<uint32_t> replay(const std::string& op, int ilp, uint64_t steps,
+                                 const ComputeSeeds& z, bool fused, bool flushed = false) {
+    const std::string key = op + "|" + std::to_string(ilp) + "|" + std::to_string(steps) + "|" +
+                            (fused ? "f" : "s") + (flushed ? "z" : "");
+    if (const auto it = replays_.find(key); it != replays_.end()) return it->second;
+    return replays_[key] = host_checksum(op, ilp, steps, z, fused, flushed);
+  }
+
   // warp.shfl_up/down: each invocation of the first subgroup against the host's replay of the
   // subgroup, where workgroups are whole subgroups.
   void check_shuffles(const ComputeLaunch& l, uint64_t steps, const ComputeSeeds& z, uint32_t local,
-                      const std::vector<uint32_t>& out, bool& ok, std::ostringstream& m) const {
+                      const std::vector<uint32_t>& out, bool& ok, std::ostringstream& m) {
     const uint32_t sg = ctx_.facts().subgroup_size;
     if (sg == 0 || local % sg != 0 || steps * uint64_t(l.ilp) * sg > (uint64_t{1} << 26)) return;
-    const std::vector<uint32_t> want = shuffle_checksums(l.op, l.ilp, steps, z, sg);
+    const std::string key = l.op + "|" + std::to_string(l.ilp) + "|" + std::to_string(steps);
+    auto it = shuffle_replays_.find(key);
+    if (it == shuffle_replays_.end())
+      it = shuffle_replays_.emplace(key, shuffle_checksums(l.op, l.ilp, steps, z, sg)).first;
+    const std::vector<uint32_t>& want = it->second;
     if (want.empty()) return;
     uint32_t differ = 0;
     for (uint32_t s = 0; s < sg; ++s) differ += out[s] != want[s];
@@ -294,8 +309,10 @@ class VulkanCompute final : public ComputeKernels {
   bool cpu_ = false;
   bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint32_t max_wg_ = 1;
-  BuildOnce<std::unique_ptr<Pipeline>> pipelines_;  // by module and workgroup size
-  std::set<const Pipeline*> warmed_;                // dispatched once, untimed
+  BuildOnce<std::unique_ptr<Pipeline>> pipelines_;                // by module and workgroup size
+  std::set<const Pipeline*> warmed_;                              // dispatched once, untimed
+  std::map<std::string, std::optional<uint32_t>> replays_;        // replay()'s
+  std::map<std::string, std::vector<uint32_t>> shuffle_replays_;  // check_shuffles()'
   Buffer out_;
 };
 

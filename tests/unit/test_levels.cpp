@@ -329,6 +329,42 @@ TEST(LevelsRamp, FlatStretchOnTheRampPastAHashedL2IsNoLevel) {
   EXPECT_EQ(detect_levels(c, keep).size(), 5u);
 }
 
+TEST(LevelsRamp, PlateauWhoseHitRateStartsToFallInsideItsPieceIsKept) {
+  // An H200's far L2 through Vulkan (the committed call's global path): 521-525 cycles over
+  // 38-54 MiB, then 532, 543, 547 before the ramp's 575-596 and device memory's 667. The
+  // segmentation made 38-57 MiB one piece, whose rise read as a ramp: the level found was
+  // the flat stretch 58.7-61.3 MiB at 577 cycles (CUDA's far L2 on that GPU: 514).
+  std::vector<CurvePoint> c;
+  for (double f : grid(KiB, 32 * MiB)) {
+    const double lat = f <= 180 * KiB  ? 32.0
+                       : f <= 27 * MiB ? 287.0
+                       : f <= 30 * MiB ? 374.0
+                                       : 444.0;
+    c.push_back({f, lat, 0.004});
+  }
+  const std::array<std::array<double, 3>, 11> edge = {{{38.05, 523.5, 0.007},
+                                                       {45.25, 521.1, 0.001},
+                                                       {53.82, 524.5, 0.007},
+                                                       {55.00, 532.4, 0.003},
+                                                       {56.20, 542.6, 0.006},
+                                                       {57.43, 546.6, 0.008},
+                                                       {58.69, 575.1, 0.019},
+                                                       {59.97, 577.5, 0.031},
+                                                       {61.29, 596.4, 0.011},
+                                                       {64.00, 643.1, 0.023},
+                                                       {76.11, 669.8, 0.006}}};
+  for (const auto& e : edge) c.push_back({e[0] * MiB, e[1], e[2]});
+  for (double f : {90.5, 128.0, 181.0, 256.0}) c.push_back({f * MiB, 667.0, 0.003});
+
+  const auto lv = detect_levels(c);
+  ASSERT_EQ(lv.size(), 4u);
+  expect_near_rel(lv[2].latency, 525, 0.02);
+  ASSERT_TRUE(lv[2].capacity_lo.has_value());
+  EXPECT_GE(*lv[2].capacity_lo, 53 * MiB);
+  EXPECT_LE(*lv[2].capacity_lo, 58 * MiB);
+  EXPECT_GT(lv[3].latency, 660);
+}
+
 TEST(LevelsSpacing, ExtraPointsNearStepTightenBracket) {
   const auto lat = staircase({{300 * KiB, 33}}, 270);
   auto fps = grid(KiB, 16 * MiB);
