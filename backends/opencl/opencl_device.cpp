@@ -9,6 +9,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,7 @@
 #include "gpudissect/units.hpp"
 #include "memory/listing.hpp"
 #include "opencl_backend.hpp"
+#include "opencl_constant_chase.hpp"
 #include "opencl_internal.hpp"
 #include "opencl_kernels.hpp"
 #include "opencl_probes.hpp"
@@ -40,7 +42,7 @@ class OpenCLDevice final : public Device {
   OpenCLDevice(cl_platform_id p, cl_device_id d, int pi, int di) : platform_(p), device_(d) {
     ctx_ = make_context(p, d);
     facts_ = query_facts(p, d, pi, di, ctx_.get());
-    fill_info();
+    info_ = device_info(facts_, d);
 
     cl_int err = CL_SUCCESS;
     queue_ = Queue(clCreateCommandQueue(ctx_.get(), d, CL_QUEUE_PROFILING_ENABLE, &err));
@@ -69,10 +71,19 @@ class OpenCLDevice final : public Device {
           err == CL_SUCCESS ? what : "none: " + describe("clBuildProgram", err);
       nv_clock_ = err == CL_SUCCESS;
     }
-    if (!nv_clock_ && (err = build_chase(options)) != CL_SUCCESS) {
-      throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
-                         options + "\"); build log:\n" + build_log());
+    std::string built = options + (nv_ ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1");
+    if (!nv_clock_) {
+      built = options;
+      if ((err = build_chase(options)) != CL_SUCCESS)
+        throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
+                           options + "\"); build log:\n" + build_log());
     }
+    // NVIDIA: the constant chase through a program-scope array (opencl_constant_chase.hpp),
+    // built as the chase program was. Elsewhere a `__constant` argument is what the platform
+    // makes of it, and one build per chain would only cost time (PoCL: 0.8 -> 9.4 s for the
+    // constant path); tests force it (GD_TEST_CONSTANT_BANK=1) where AMD's clock is not used.
+    if (nv_ || (constant_bank_forced() && vendor_clock != OpenCLClock::amd))
+      bank_ = std::make_unique<ConstantBankChase>(ctx_.get(), d, built);
 
     kernels_[MemPath::global] = make_kernel("chase_global");
     kernels_[MemPath::constant] = make_kernel("chase_constant");
@@ -130,6 +141,7 @@ class OpenCLDevice final : public Device {
         {MemPath::l2, addr ? "chase_l2_addr" : "chase_l2"},
         {MemPath::constant, "chase_constant"},
         {MemPath::image, "chase_image"}};
+    if (p == MemPath::constant && last_bank_ && nv_ && bank_) return bank_instruction();
     const bool local = (p == MemPath::shared || p == MemPath::local) && last_local_static_;
     auto k = kKernel.find(p);
     if (!nv_ || (k == kKernel.end() && !local)) return std::nullopt;
@@ -154,6 +166,22 @@ class OpenCLDevice final : public Device {
     const std::string load = ptx_entry_load(ptx_, k->second);
     if (load.empty()) return std::nullopt;
     return load + " (" + (machine_why_.empty() ? "no SASS" : machine_why_) + ": PTX only)";
+  }
+
+  // The constant-bank chase's load and loop, from the last chain's own program.
+  std::optional<std::string> bank_instruction() {
+    const ProgramSass ps = program_sass(bank_->program(), device_);
+    if (const std::string s = sass_function_load(ps.sass, "chase_constant_bank"); !s.empty()) {
+      const auto loops = parse_sass_loops(ps.sass);
+      std::string loop;
+      if (auto it = loops.find("chase_constant_bank"); it != loops.end())
+        for (const std::string& op : top_opcodes(it->second.opcodes, 8))
+          loop += (loop.empty() ? "; loop: " : ", ") + op;
+      return s + loop;
+    }
+    const std::string load = ptx_entry_load(ps.ptx, "chase_constant_bank");
+    if (load.empty()) return std::nullopt;
+    return load + " (" + (ps.why.empty() ? "no SASS" : ps.why) + ": PTX only)";
   }
 
   // "; loop: LDG.E.64 x8, IADD3 x1, ...": the chase kernel's loop body in the SASS, most
@@ -192,6 +220,17 @@ class OpenCLDevice final : public Device {
                 "clEnqueueWriteBuffer", bytes);
 
     Launch launch{req.path, pb, bytes, words_per_line, next.size(), kind, 0};
+    last_bank_ = false;
+    if (req.path == MemPath::constant && bank_ && kind == ChainKind::bytes) {
+      try {
+        launch.bank = bank_->kernel_for(image);
+        last_bank_ = true;
+      } catch (const BackendError& e) {
+        // The argument kernel from here on, and the run says why.
+        info_.extra["opencl_constant_chase"] = std::string("__constant argument: ") + e.what();
+        bank_.reset();
+      }
+    }
     if (kind == ChainKind::address) launch.base = to_addresses(launch);
     cl_uint idx = 0;  // line 0
     if (req.warmup_hops > 0) run(launch, idx, req.warmup_hops);
@@ -240,7 +279,8 @@ class OpenCLDevice final : public Device {
     uint64_t words_per_line;
     std::size_t lines;
     ChainKind kind;
-    uint64_t base;  // the chain's device address (address chains)
+    uint64_t base;             // the chain's device address (address chains)
+    cl_kernel bank = nullptr;  // constant: chase_constant_bank over this chain
   };
 
   // Converts the launch's index chain in place into addresses (chase.cl's
@@ -357,6 +397,11 @@ class OpenCLDevice final : public Device {
       check(clSetKernelArg(k, 2, sizeof(cl_ulong), &start_addr), "clSetKernelArg(start)");
       check(clSetKernelArg(k, 3, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
       check(clSetKernelArg(k, 4, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    } else if (l.bank) {
+      k = l.bank;
+      check(clSetKernelArg(k, 0, sizeof(cl_uint), &start), "clSetKernelArg(start)");
+      check(clSetKernelArg(k, 1, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+      check(clSetKernelArg(k, 2, sizeof(cl_mem), &out), "clSetKernelArg(out)");
     } else if ((l.path == MemPath::local || l.path == MemPath::shared) && local_static_ &&
                l.bytes / 4 <= static_local_words_) {
       k = local_static_.get();
@@ -423,46 +468,6 @@ class OpenCLDevice final : public Device {
     return ns;
   }
 
-  void fill_info() {
-    const Facts& f = facts_;
-    info_.backend = "opencl";
-    info_.id = f.id();
-    info_.name = f.name;
-    info_.vendor = f.vendor;
-    info_.compute_units = static_cast<int>(f.compute_units);
-    if (f.clock_mhz) info_.clock_mhz_reported = f.clock_mhz;
-    if (f.global_mem) info_.memory_bytes = f.global_mem;
-    if (f.cache_bytes) info_.l2_bytes = f.cache_bytes;
-    if (f.cacheline) info_.l1_or_cacheline_bytes = f.cacheline;
-    if (f.local_is_local()) info_.shared_per_block_bytes = f.local_mem;
-    if (f.constant_mem) info_.constant_bytes = f.constant_mem;
-    info_.compute_capability = f.version;
-    info_.driver_version = f.driver;
-    info_.toolkit_version = f.platform_version;
-    info_.extra["device_type"] = device_type_name(f.type);
-    info_.extra["max_alloc_bytes"] = std::to_string(f.max_alloc);
-    info_.extra["image_support"] = f.image_support ? "yes" : "no";
-    info_.extra["image_path"] = f.image_path.ok ? "yes" : "no: " + f.image_path.reason;
-    info_.extra["platform"] = f.platform_name;
-    if (!f.uuid.empty()) info_.extra["uuid"] = f.uuid;
-    info_.extra["opencl_c_version"] = f.c_version;
-    info_.extra["local_mem_bytes"] = std::to_string(f.local_mem);
-    info_.extra["local_mem_type"] =
-        f.local_is_local() ? "local"
-                           : "global (local memory is emulated in global memory on this device)";
-    // NVIDIA's global memory cache is not its L2 (opencl_nv_l2.cpp): the CUDA driver's L2 size
-    // of the same GPU sizes the probes, and what OpenCL said stays beside it.
-    if (opencl_clock_for(f.platform_name, f.vendor, (f.type & CL_DEVICE_TYPE_GPU) != 0) ==
-        OpenCLClock::nvidia) {
-      info_.extra["global_mem_cache_bytes"] = std::to_string(f.cache_bytes);
-      const DriverL2 l2 = nvidia_l2_from_cuda_driver(device_);
-      if (l2.bytes) info_.l2_bytes = l2.bytes;
-      info_.extra["l2_bytes"] =
-          l2.bytes ? l2.source
-                   : "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, not the L2 on NVIDIA (" + l2.source + ")";
-    }
-  }
-
   Handles handles() const { return {platform_, device_, ctx_.get(), queue_.get()}; }
 
   cl_platform_id platform_;
@@ -480,9 +485,11 @@ class OpenCLDevice final : public Device {
   // chase_local_static and the words of its array (0: not built).
   Kernel local_static_;
   cl_ulong static_local_words_ = 0;
-  bool last_local_static_ = false;  // the last local chase ran chase_local_static
-  bool nv_clock_ = false;           // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
-  bool nv_ = false;                 // NVIDIA's platform: the program binary is PTX
+  bool last_local_static_ = false;           // the last local chase ran chase_local_static
+  std::unique_ptr<ConstantBankChase> bank_;  // null: the constant chase takes an argument
+  bool last_bank_ = false;                   // the last constant chase ran through bank_
+  bool nv_clock_ = false;  // the chase kernels count cycles (GD_NV_CLOCK, GD_AMD_CLOCK)
+  bool nv_ = false;        // NVIDIA's platform: the program binary is PTX
   bool machine_read_ = false;
   std::string ptx_, sass_, machine_why_;        // the chase program's, read once on NVIDIA
   std::map<std::string, LoopSass> sass_loops_;  // sass_'s loops, by kernel

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/cl_vendor.hpp"
 #include "compute/ptx_sass.hpp"
 #include "gpudissect/units.hpp"
 #include "opencl_internal.hpp"
@@ -406,6 +407,48 @@ Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context c
     f.image_path = decide_image_path(f, nullptr);
   }
   return f;
+}
+
+// The DeviceInfo of a device from its facts (NVIDIA: the L2 from the CUDA driver).
+DeviceInfo device_info(const Facts& f, cl_device_id d) {
+  DeviceInfo info;
+  info.backend = "opencl";
+  info.id = f.id();
+  info.name = f.name;
+  info.vendor = f.vendor;
+  info.compute_units = static_cast<int>(f.compute_units);
+  if (f.clock_mhz) info.clock_mhz_reported = f.clock_mhz;
+  if (f.global_mem) info.memory_bytes = f.global_mem;
+  if (f.cache_bytes) info.l2_bytes = f.cache_bytes;
+  if (f.cacheline) info.l1_or_cacheline_bytes = f.cacheline;
+  if (f.local_is_local()) info.shared_per_block_bytes = f.local_mem;
+  if (f.constant_mem) info.constant_bytes = f.constant_mem;
+  info.compute_capability = f.version;
+  info.driver_version = f.driver;
+  info.toolkit_version = f.platform_version;
+  info.extra["device_type"] = device_type_name(f.type);
+  info.extra["max_alloc_bytes"] = std::to_string(f.max_alloc);
+  info.extra["image_support"] = f.image_support ? "yes" : "no";
+  info.extra["image_path"] = f.image_path.ok ? "yes" : "no: " + f.image_path.reason;
+  info.extra["platform"] = f.platform_name;
+  if (!f.uuid.empty()) info.extra["uuid"] = f.uuid;
+  info.extra["opencl_c_version"] = f.c_version;
+  info.extra["local_mem_bytes"] = std::to_string(f.local_mem);
+  info.extra["local_mem_type"] =
+      f.local_is_local() ? "local"
+                         : "global (local memory is emulated in global memory on this device)";
+  // NVIDIA's global memory cache is not its L2 (opencl_nv_l2.cpp): the CUDA driver's L2 size
+  // of the same GPU sizes the probes, and what OpenCL said stays beside it.
+  if (opencl_clock_for(f.platform_name, f.vendor, (f.type & CL_DEVICE_TYPE_GPU) != 0) ==
+      OpenCLClock::nvidia) {
+    info.extra["global_mem_cache_bytes"] = std::to_string(f.cache_bytes);
+    const DriverL2 l2 = nvidia_l2_from_cuda_driver(d);
+    if (l2.bytes) info.l2_bytes = l2.bytes;
+    info.extra["l2_bytes"] =
+        l2.bytes ? l2.source
+                 : "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, not the L2 on NVIDIA (" + l2.source + ")";
+  }
+  return info;
 }
 
 }  // namespace gd::opencl::detail

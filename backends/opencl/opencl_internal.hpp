@@ -172,6 +172,9 @@ struct DriverL2 {
 };
 // The CUDA driver's L2 size of the GPU behind an NVIDIA OpenCL device.
 DriverL2 nvidia_l2_from_cuda_driver(cl_device_id d);
+
+// The DeviceInfo the backend reports for a device (opencl_facts.cpp).
+DeviceInfo device_info(const Facts& f, cl_device_id d);
 Facts query_facts(cl_platform_id p, cl_device_id d, int pi, int di, cl_context ctx);
 
 }  // namespace gd::opencl::detail

@@ -179,6 +179,27 @@ TEST(OpenCLChase, LocalChaseEndsRightInsideAndBeyondTheStaticArray) {
   EXPECT_GE(ran, 1);
 }
 
+// The constant chain as a program-scope `__constant` array (NVIDIA's constant bank; forced
+// here, where the platform would take the argument kernel): one program per chain, each
+// walk ends on the line the host predicts, and no fallback is recorded.
+TEST(OpenCLChase, ConstantChainAsAProgramScopeArrayEndsRight) {
+  GD_REQUIRE_DEVICE(dev);
+  if (!dev->supports(MemPath::constant).ok) GTEST_SKIP() << "no constant path";
+  setenv("GD_TEST_CONSTANT_BANK", "1", 1);
+  const auto bank = gd::opencl::open(0, 0);
+  unsetenv("GD_TEST_CONSTANT_BANK");
+  for (const uint64_t bytes : {uint64_t(2) << 10, uint64_t(16) << 10, uint64_t(2) << 10}) {
+    if (bytes > bank->max_footprint(MemPath::constant)) continue;
+    const auto next = gd::sattolo_cycle(static_cast<uint32_t>(bytes / kStride));
+    const auto r = request(MemPath::constant, next, kHops);
+    const ChaseTiming t = bank->chase(r);
+    expect_sane(t, (std::to_string(bytes >> 10) + " KiB").c_str());
+    EXPECT_EQ(t.end_line, expected_end(next, r)) << bytes << " bytes";
+  }
+  EXPECT_FALSE(bank->info().extra.count("opencl_constant_chase"))
+      << bank->info().extra.at("opencl_constant_chase");
+}
+
 TEST(OpenCLChase, FootprintBeyondTheLimitIsAnAllocationFailure) {
   GD_REQUIRE_DEVICE(dev);
   for (MemPath p : {MemPath::local, MemPath::constant}) {
