@@ -380,6 +380,29 @@ class OpenCLDevice final : public Device {
     uint64_t cycles = 0, ns = 0;
   };
 
+  // The local chase's kernel with its arguments set: chase_local_static where the chain fits
+  // its array, else chase_local (the array an argument).
+  cl_kernel set_local_args(const Launch& l, cl_uint start, cl_ulong h) {
+    cl_mem src = l.pb.buf.get(), out = out_.get();
+    const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
+    last_local_static_ = local_static_ && l.bytes / 4 <= static_local_words_;
+    cl_kernel k = last_local_static_ ? local_static_.get() : kernels_.at(l.path).get();
+    cl_uint arg = 0;
+    check(clSetKernelArg(k, arg++, sizeof(cl_mem), &src), "clSetKernelArg(src)");
+    check(clSetKernelArg(k, arg++, sizeof(cl_uint), &n_words), "clSetKernelArg(n_words)");
+    if (!last_local_static_)
+      check_alloc(clSetKernelArg(k, arg++, l.bytes, nullptr), "clSetKernelArg(local buffer)",
+                  l.bytes);
+    check(clSetKernelArg(k, arg++, sizeof(cl_uint), &start), "clSetKernelArg(start)");
+    check(clSetKernelArg(k, arg++, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
+    check(clSetKernelArg(k, arg++, sizeof(cl_mem), &out), "clSetKernelArg(out)");
+    if (!last_local_static_) {
+      const cl_uint wpl = static_cast<cl_uint>(l.words_per_line);
+      check(clSetKernelArg(k, arg, sizeof(cl_uint), &wpl), "clSetKernelArg(words_per_line)");
+    }
+    return k;
+  }
+
   // One launch of `hops` hops from element idx; idx becomes the element reached. Returns the
   // kernel's execution time in ns from event profiling; the loop's clock into `clock`.
   double run(const Launch& l, cl_uint& idx, uint64_t hops, LoopClock* clock = nullptr) {
@@ -402,30 +425,8 @@ class OpenCLDevice final : public Device {
       check(clSetKernelArg(k, 0, sizeof(cl_uint), &start), "clSetKernelArg(start)");
       check(clSetKernelArg(k, 1, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
       check(clSetKernelArg(k, 2, sizeof(cl_mem), &out), "clSetKernelArg(out)");
-    } else if ((l.path == MemPath::local || l.path == MemPath::shared) && local_static_ &&
-               l.bytes / 4 <= static_local_words_) {
-      k = local_static_.get();
-      last_local_static_ = true;
-      cl_mem src = l.pb.buf.get();
-      const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
-      check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
-      check(clSetKernelArg(k, 1, sizeof(cl_uint), &n_words), "clSetKernelArg(n_words)");
-      check(clSetKernelArg(k, 2, sizeof(cl_uint), &start), "clSetKernelArg(start)");
-      check(clSetKernelArg(k, 3, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
-      check(clSetKernelArg(k, 4, sizeof(cl_mem), &out), "clSetKernelArg(out)");
-      global = local = local_group_;
     } else if (l.path == MemPath::local || l.path == MemPath::shared) {
-      last_local_static_ = false;
-      cl_mem src = l.pb.buf.get();
-      const cl_uint n_words = static_cast<cl_uint>(l.bytes / 4);
-      check(clSetKernelArg(k, 0, sizeof(cl_mem), &src), "clSetKernelArg(src)");
-      check(clSetKernelArg(k, 1, sizeof(cl_uint), &n_words), "clSetKernelArg(n_words)");
-      check_alloc(clSetKernelArg(k, 2, l.bytes, nullptr), "clSetKernelArg(local buffer)", l.bytes);
-      check(clSetKernelArg(k, 3, sizeof(cl_uint), &start), "clSetKernelArg(start)");
-      check(clSetKernelArg(k, 4, sizeof(cl_ulong), &h), "clSetKernelArg(hops)");
-      check(clSetKernelArg(k, 5, sizeof(cl_mem), &out), "clSetKernelArg(out)");
-      const cl_uint wpl = static_cast<cl_uint>(l.words_per_line);
-      check(clSetKernelArg(k, 6, sizeof(cl_uint), &wpl), "clSetKernelArg(words_per_line)");
+      k = set_local_args(l, start, h);
       global = local = local_group_;
     } else {
       cl_mem mem = l.path == MemPath::image ? l.pb.image.get() : l.pb.buf.get();
