@@ -220,7 +220,7 @@ class OpenCLDevice final : public Device {
                 "clEnqueueWriteBuffer", bytes);
 
     Launch launch{req.path, pb, bytes, words_per_line, next.size(), kind, 0};
-    last_bank_ = false;
+    if (req.path == MemPath::constant) last_bank_ = false;
     if (req.path == MemPath::constant && bank_ && kind == ChainKind::bytes) {
       try {
         launch.bank = bank_->kernel_for(image);
