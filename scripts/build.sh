@@ -70,11 +70,13 @@ if [[ ! -f $BUILD_DIR/CMakeCache.txt ]]; then
 else
   echo "build.sh: $BUILD_DIR already configured; building with its settings"
   # Only the test switch follows the caller: the tests need it on, the main job does not.
+  # Configured again every time (about a second): the revision a result names is read at
+  # configure time, and an older one would be named by a binary built from newer sources.
   have=$(sed -n 's/^GD_BUILD_TESTS:BOOL=//p' "$BUILD_DIR/CMakeCache.txt")
-  if [[ ${have^^} != "${GD_BUILD_TESTS^^}" ]]; then
-    echo "+ cmake -B $BUILD_DIR -DGD_BUILD_TESTS=$GD_BUILD_TESTS"
-    cmake -B "$BUILD_DIR" -DGD_BUILD_TESTS="$GD_BUILD_TESTS" >>"$BUILD_DIR/configure.log" 2>&1
-  fi
+  echo "+ cmake -B $BUILD_DIR -DGD_BUILD_TESTS=$GD_BUILD_TESTS"
+  cmake -B "$BUILD_DIR" -DGD_BUILD_TESTS="$GD_BUILD_TESTS" >>"$BUILD_DIR/configure.log" 2>&1 ||
+    die "cmake could not configure $BUILD_DIR again (see $BUILD_DIR/configure.log)"
+  if [[ ${have^^} != "${GD_BUILD_TESTS^^}" ]]; then echo "build.sh: tests now $GD_BUILD_TESTS"; fi
 fi
 
 echo "+ cmake --build $BUILD_DIR -j$JOBS"

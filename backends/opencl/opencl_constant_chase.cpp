@@ -62,6 +62,7 @@ cl_kernel ConstantBankChase::kernel_for(const std::vector<uint32_t>& words) {
   program_ = std::move(p);
   kernel_ = std::move(k);
   words_ = words;
+  built_once_ = true;
   return kernel_.get();
 }
 

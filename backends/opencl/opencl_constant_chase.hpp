@@ -40,6 +40,8 @@ class ConstantBankChase {
   cl_kernel kernel_for(const std::vector<uint32_t>& words);
   // The last program built (for its machine code); null before the first.
   cl_program program() const { return program_.get(); }
+  // Whether any chain has built (a later failure is then that chain's size).
+  bool built_once() const { return built_once_; }
 
  private:
   cl_context ctx_;
@@ -48,6 +50,7 @@ class ConstantBankChase {
   std::vector<uint32_t> words_;
   detail::Program program_;
   detail::Kernel kernel_;
+  bool built_once_ = false;
 };
 
 }  // namespace gd::opencl

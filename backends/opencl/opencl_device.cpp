@@ -226,7 +226,12 @@ class OpenCLDevice final : public Device {
         launch.bank = bank_->kernel_for(image);
         last_bank_ = true;
       } catch (const BackendError& e) {
-        // The argument kernel from here on, and the run says why.
+        // A chain the array cannot hold once others built (NVIDIA: 64 KiB, the whole bank)
+        // is skipped, not walked by the other kernel; a bank that never built gives way to
+        // the argument kernel for the path, and the run says why.
+        if (bank_->built_once())
+          throw AllocationFailed(std::string("the constant chain as a program-scope array: ") +
+                                 e.what());
         info_.extra["opencl_constant_chase"] = std::string("__constant argument: ") + e.what();
         bank_.reset();
       }
