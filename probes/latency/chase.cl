@@ -136,6 +136,21 @@ __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __gl
   GD_CLOCK_END(out)
 }
 
+// The local chase's body, for an array passed in (chase_local) or declared in the kernel
+// (chase_local_static): the work-group copies the chain, then work-item 0 walks it.
+#define GD_LOCAL_CHASE(lbuf)                                                 \
+  const uint lid = (uint)get_local_id(0);                                    \
+  const uint lsz = (uint)get_local_size(0);                                  \
+  for (uint i = lid; i < n_words; i += lsz) (lbuf)[i] = src[i];              \
+  barrier(CLK_LOCAL_MEM_FENCE);                                              \
+  if (lid != 0) return;                                                      \
+  uint off = start;                                                          \
+  GD_CLOCK_START                                                             \
+  for (ulong h = 0; h < hops; ++h)                                           \
+    off = *(__local const uint*)((__local const uchar*)(lbuf) + off);        \
+  out[0] = off;                                                              \
+  GD_CLOCK_END(out)
+
 // The work-group copies the chain (byte offsets of the next line) into local memory, then
 // work-item 0 chases there: a hop is one load at local base + offset, which a GPU's local
 // load takes as a register plus the base (CUDA's shared chase holds shared-window addresses
@@ -146,17 +161,8 @@ __kernel void chase_constant(__constant uint* cbuf, uint start, ulong hops, __gl
 // it by taking the difference of two launches with N and 2N hops.
 __kernel void chase_local(__global const uint* src, uint n_words, __local uint* lbuf, uint start,
                           ulong hops, __global uint* out, uint words_per_line) {
-  const uint lid = (uint)get_local_id(0);
-  const uint lsz = (uint)get_local_size(0);
   (void)words_per_line;
-  for (uint i = lid; i < n_words; i += lsz) lbuf[i] = src[i];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid != 0) return;
-  uint off = start;
-  GD_CLOCK_START
-  for (ulong h = 0; h < hops; ++h) off = *(__local const uint*)((__local const uchar*)lbuf + off);
-  out[0] = off;
-  GD_CLOCK_END(out)
+  GD_LOCAL_CHASE(lbuf)
 }
 
 #ifdef GD_LOCAL_WORDS
@@ -168,16 +174,7 @@ __kernel void chase_local(__global const uint* src, uint n_words, __local uint* 
 __kernel void chase_local_static(__global const uint* src, uint n_words, uint start, ulong hops,
                                  __global uint* out) {
   __local uint lbuf[GD_LOCAL_WORDS];
-  const uint lid = (uint)get_local_id(0);
-  const uint lsz = (uint)get_local_size(0);
-  for (uint i = lid; i < n_words; i += lsz) lbuf[i] = src[i];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (lid != 0) return;
-  uint off = start;
-  GD_CLOCK_START
-  for (ulong h = 0; h < hops; ++h) off = *(__local const uint*)((__local const uchar*)lbuf + off);
-  out[0] = off;
-  GD_CLOCK_END(out)
+  GD_LOCAL_CHASE(lbuf)
 }
 #endif
 
