@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "gpudissect/units.hpp"
 #include "opencl_kernels.hpp"
 
 namespace gd::opencl {
@@ -46,13 +47,7 @@ cl_kernel ConstantBankChase::kernel_for(const std::vector<uint32_t>& words) {
   check(err, "clCreateProgramWithSource (constant chain)");
   err = clBuildProgram(p.get(), 1, &dev_, options_.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
-    std::size_t n = 0;
-    std::string log;
-    if (clGetProgramBuildInfo(p.get(), dev_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) == CL_SUCCESS &&
-        n > 1) {
-      log.resize(n);
-      clGetProgramBuildInfo(p.get(), dev_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-    }
+    const std::string log = trim(program_build_log(p.get(), dev_));
     throw BackendError(describe("clBuildProgram", err) + " for a " +
                        std::to_string(words.size() * 4) + "-byte constant chain" +
                        (log.empty() ? std::string() : ": " + log.substr(0, 400)));

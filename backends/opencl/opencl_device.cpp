@@ -62,21 +62,21 @@ class OpenCLDevice final : public Device {
     const OpenCLClock vendor_clock = opencl_clock_for(facts_.platform_name, facts_.vendor,
                                                       (facts_.type & CL_DEVICE_TYPE_GPU) != 0);
     nv_ = vendor_clock == OpenCLClock::nvidia;
+    std::string built = options;  // the options the chase program was built with
     if (vendor_clock != OpenCLClock::none) {
       const bool nv = nv_;
-      err = build_chase(options + (nv ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1"));
+      const std::string clocked = options + (nv ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1");
+      err = build_chase(clocked);
       const std::string what =
           nv ? "clock64 (inline PTX)" : "s_memtime (" + opencl_clock_note(vendor_clock) + ")";
       info_.extra["opencl_chase_clock"] =
           err == CL_SUCCESS ? what : "none: " + describe("clBuildProgram", err);
       nv_clock_ = err == CL_SUCCESS;
+      if (nv_clock_) built = clocked;
     }
-    std::string built = options + (nv_ ? " -DGD_NV_CLOCK=1" : " -DGD_AMD_CLOCK=1");
-    if (!nv_clock_) {
-      built = options;
-      if ((err = build_chase(options)) != CL_SUCCESS)
-        throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
-                           options + "\"); build log:\n" + build_log());
+    if (!nv_clock_ && (err = build_chase(options)) != CL_SUCCESS) {
+      throw BackendError(describe("clBuildProgram", err) + " on " + facts_.name + " (options \"" +
+                         options + "\"); build log:\n" + build_log());
     }
     // NVIDIA: the constant chase through a program-scope array (opencl_constant_chase.hpp),
     // built as the chase program was. Elsewhere a `__constant` argument is what the platform
@@ -158,38 +158,39 @@ class OpenCLDevice final : public Device {
       const auto it = sass_loops_.find("chase_local_static");
       if (it == sass_loops_.end()) return std::nullopt;
       for (const auto& [op, n] : it->second.opcodes)
-        if (op.rfind("LDS", 0) == 0) return op + loop_opcodes("chase_local_static");
+        if (op.rfind("LDS", 0) == 0) return op + loop_opcodes(sass_loops_, "chase_local_static");
       return std::nullopt;
     }
-    if (const std::string s = sass_function_load(sass_, k->second); !s.empty())
-      return s + loop_opcodes(k->second);
-    const std::string load = ptx_entry_load(ptx_, k->second);
-    if (load.empty()) return std::nullopt;
-    return load + " (" + (machine_why_.empty() ? "no SASS" : machine_why_) + ": PTX only)";
+    return kernel_listing(sass_, sass_loops_, ptx_, machine_why_, k->second);
   }
 
   // The constant-bank chase's load and loop, from the last chain's own program.
   std::optional<std::string> bank_instruction() {
     const ProgramSass ps = program_sass(bank_->program(), device_);
-    if (const std::string s = sass_function_load(ps.sass, "chase_constant_bank"); !s.empty()) {
-      const auto loops = parse_sass_loops(ps.sass);
-      std::string loop;
-      if (auto it = loops.find("chase_constant_bank"); it != loops.end())
-        for (const std::string& op : top_opcodes(it->second.opcodes, 8))
-          loop += (loop.empty() ? "; loop: " : ", ") + op;
-      return s + loop;
-    }
-    const std::string load = ptx_entry_load(ps.ptx, "chase_constant_bank");
+    return kernel_listing(ps.sass, parse_sass_loops(ps.sass), ps.ptx, ps.why,
+                          "chase_constant_bank");
+  }
+
+  // `kernel`'s load in a program's SASS with its loop (loop_opcodes), else the load its PTX
+  // holds and why there is no SASS (`why`); nullopt where neither has one.
+  static std::optional<std::string> kernel_listing(const std::string& sass,
+                                                   const std::map<std::string, LoopSass>& loops,
+                                                   const std::string& ptx, const std::string& why,
+                                                   const std::string& kernel) {
+    if (const std::string s = sass_function_load(sass, kernel); !s.empty())
+      return s + loop_opcodes(loops, kernel);
+    const std::string load = ptx_entry_load(ptx, kernel);
     if (load.empty()) return std::nullopt;
-    return load + " (" + (ps.why.empty() ? "no SASS" : ps.why) + ": PTX only)";
+    return load + " (" + (why.empty() ? "no SASS" : why) + ": PTX only)";
   }
 
   // "; loop: LDG.E.64 x8, IADD3 x1, ...": the chase kernel's loop body in the SASS, most
   // frequent first, so that the figure shows what one hop costs beside the load; empty
   // where the SASS has no loop for it.
-  std::string loop_opcodes(const std::string& kernel) const {
-    const auto it = sass_loops_.find(kernel);
-    if (it == sass_loops_.end() || it->second.opcodes.empty()) return "";
+  static std::string loop_opcodes(const std::map<std::string, LoopSass>& loops,
+                                  const std::string& kernel) {
+    const auto it = loops.find(kernel);
+    if (it == loops.end() || it->second.opcodes.empty()) return "";
     std::string s;
     for (const std::string& op : top_opcodes(it->second.opcodes, 8))
       s += (s.empty() ? "; loop: " : ", ") + op;
