@@ -352,6 +352,7 @@ std::vector<DeviceEntry> enumerate(std::string* why) {
       e.paths.emplace_back(p, Support::no("OpenCL path"));
     e.uuid = hex_bytes(prop.uuid.bytes, sizeof prop.uuid.bytes);
     if (prop.l2CacheSize > 0) e.l2_bytes = static_cast<uint64_t>(prop.l2CacheSize);
+    e.sm_arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
     out.push_back(std::move(e));
   }
   return out;

@@ -430,9 +430,33 @@ std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
   if (facts_.pipeline_executable_info)
     cpi.flags = VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR |
                 VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-  check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &p->pipeline),
-        "vkCreateComputePipelines(" + shader + ")");
+  VkPipelineCache cache = VK_NULL_HANDLE;
+  if (!nv_sm_arch_.empty()) {
+    const VkPipelineCacheCreateInfo pcci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    if (vkCreatePipelineCache(device_, &pcci, nullptr, &cache) != VK_SUCCESS)
+      cache = VK_NULL_HANDLE;
+  }
+  const VkResult made = vkCreateComputePipelines(device_, cache, 1, &cpi, nullptr, &p->pipeline);
+  if (cache != VK_NULL_HANDLE) {
+    // The machine code is an aid beside a figure: a cache that cannot be read leaves none.
+    std::size_t bytes = 0;
+    if (made == VK_SUCCESS &&
+        vkGetPipelineCacheData(device_, cache, &bytes, nullptr) == VK_SUCCESS && bytes > 0) {
+      p->nv_cache.resize(bytes);
+      if (vkGetPipelineCacheData(device_, cache, &bytes, p->nv_cache.data()) != VK_SUCCESS)
+        bytes = 0;
+      p->nv_cache.resize(bytes);
+    }
+    vkDestroyPipelineCache(device_, cache, nullptr);
+  }
+  check(made, "vkCreateComputePipelines(" + shader + ")");
   return p;
+}
+
+NvCacheSass Context::nv_sass(const Pipeline& p) const {
+  if (nv_sm_arch_.empty()) return {{}, nv_why_.empty() ? "machine code not kept" : nv_why_};
+  if (p.nv_cache.empty()) return {{}, "the driver's pipeline cache returned no data"};
+  return nv_cache_sass(p.nv_cache, nv_sm_arch_, nvdisasm_tool());
 }
 
 VkDescriptorSet Context::descriptor_set(const Pipeline& p, const std::vector<Binding>& bindings) {

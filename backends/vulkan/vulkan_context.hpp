@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpudissect/device.hpp"
+#include "gpudissect/nv_shader_cache.hpp"
 
 namespace gd::vulkan {
 
@@ -169,6 +170,9 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   std::vector<VkDescriptorType> bindings;
+  // vkGetPipelineCacheData of a cache that saw only this pipeline, where the context keeps
+  // NVIDIA's machine code (Context::keep_nv_machine_code): nv_shader_cache.hpp reads it.
+  std::vector<uint8_t> nv_cache;
   Pipeline() = default;
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -209,6 +213,16 @@ class Context {
 
   const Facts& facts() const { return facts_; }
   VkDevice device() const { return device_; }
+  // From now on every pipeline is created through a pipeline cache of its own and keeps the
+  // cache's data (NVIDIA: its machine code), disassembled for `sm_arch` ("sm_90") by the
+  // probes that show it (nv_sass).
+  void keep_nv_machine_code(const std::string& sm_arch) { nv_sm_arch_ = sm_arch; }
+  // The SASS of a pipeline created keeping its machine code, in cuobjdump's form
+  // (nv_cache_sass); why there is none otherwise. Runs nvdisasm: not for a timed path.
+  NvCacheSass nv_sass(const Pipeline& p) const;
+  // Why pipelines carry no machine code (empty where they do).
+  std::string nv_machine_code_why() const { return nv_why_; }
+  void set_nv_machine_code_why(const std::string& why) { nv_why_ = why; }
   VkPhysicalDevice physical_device() const { return physical_; }
   // The GPU's clock as the kernel sets see it (gpu_clock.hpp), made on first use.
   GpuClock& clock();
@@ -304,6 +318,8 @@ class Context {
   std::shared_ptr<Instance> instance_;
   VkPhysicalDevice physical_;
   Facts facts_;
+  std::string nv_sm_arch_;  // keep_nv_machine_code's; empty: pipelines keep no cache data
+  std::string nv_why_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool pool_ = VK_NULL_HANDLE;

@@ -73,12 +73,34 @@ class VulkanDevice final : public Device {
       info_.l2_bytes = borrowed.l2_bytes;
       info_.extra["l2_bytes"] = borrowed.source;
     }
+    keep_machine_code(borrowed);
     result_ =
         ctx_.buffer(sizeof(ChaseResult), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::host);
   }
 
   ~VulkanDevice() override {
     kernel_sets_.clear();  // before the context they borrow
+  }
+
+  // NVIDIA's driver gives no ISA text, but its pipeline cache holds the machine code, which
+  // CUDA's nvdisasm reads given the SM architecture (from CUDA's view of the same GPU):
+  // pipelines then keep their cache data, and the device says where the listings come from.
+  void keep_machine_code(const BorrowedFacts& borrowed) {
+    if (facts_.props.vendorID != 0x10de) return;
+    std::string why;
+    if (borrowed.sm_arch.empty())
+      why = "no SM architecture: no CUDA device with the same UUID";
+    else if (nvdisasm_tool().empty())
+      why = "no nvdisasm found (CUDA's tools, on PATH or under CUDA_HOME)";
+    if (why.empty()) {
+      ctx_.keep_nv_machine_code(borrowed.sm_arch);
+      info_.extra["machine_code"] = "SASS: the driver's pipeline cache (" + borrowed.sm_arch +
+                                    ", " + borrowed.sm_arch_source + ") disassembled by " +
+                                    nvdisasm_tool();
+    } else {
+      ctx_.set_nv_machine_code_why(why);
+      info_.extra["machine_code"] = "none: " + why;
+    }
   }
 
   const DeviceInfo& info() const override { return info_; }

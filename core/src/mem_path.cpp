@@ -44,13 +44,18 @@ const std::vector<MemPath>& all_mem_paths() {
 
 BorrowedFacts borrow_facts(const DeviceEntry& target, const std::vector<DeviceEntry>& all) {
   BorrowedFacts b;
-  if (target.uuid.empty() || target.l2_bytes) return b;
-  for (const DeviceEntry& e : all)
-    if (e.id != target.id && e.uuid == target.uuid && e.l2_bytes) {
+  if (target.uuid.empty()) return b;
+  for (const DeviceEntry& e : all) {
+    if (e.id == target.id || e.uuid != target.uuid) continue;
+    if (!target.l2_bytes && !b.l2_bytes && e.l2_bytes) {
       b.l2_bytes = e.l2_bytes;
       b.source = "L2 size of " + e.id + " (the same UUID)";
-      break;
     }
+    if (target.sm_arch.empty() && b.sm_arch.empty() && !e.sm_arch.empty()) {
+      b.sm_arch = e.sm_arch;
+      b.sm_arch_source = "SM architecture of " + e.id + " (the same UUID)";
+    }
+  }
   return b;
 }
 

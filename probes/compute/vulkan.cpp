@@ -131,6 +131,25 @@ class VulkanCompute final : public ComputeKernels {
     return s;
   }
 
+  // The timed loop's SASS where the context keeps NVIDIA's machine code (the pipeline
+  // cache's, disassembled by nvdisasm), so that the loop gets CUDA's checks: the intended
+  // instruction there, and as many as the op counts.
+  LoopSass sass(const ComputeLaunch& l) override {
+    const ComputeOp* op = find_compute_op(l.op);
+    const VkOp* v = op ? find_vk_op(op->name) : nullptr;
+    if (!v || !supports(*op).ok) return {};
+    const Pipeline& p = built(l.op, l.ilp, launch_local(l));
+    const NvCacheSass code = ctx_.nv_sass(p);
+    if (code.sass.empty()) return {};
+    auto loops = parse_sass_loops(code.sass);
+    auto found = loops.find("main");
+    if (found == loops.end() || found->second.loop_instructions == 0) return {};
+    LoopSass s = found->second;
+    s.ops_per_iteration =
+        v->steps_per_iteration / l.ilp * (l.latency ? 1 : l.ilp) * op->insts_per_step;
+    return s;
+  }
+
   // On a GPU: the H200 stayed near its idle clock through 2 ms launches with host work
   // between them (gpu_clock.hpp); 10 ms keeps it busy most of the time. A CPU driver keeps
   // the probe's target (CI time).
@@ -150,15 +169,12 @@ class VulkanCompute final : public ComputeKernels {
     // where Vulkan does not say how many units there are) in groups of 256; a CPU driver
     // (lavapipe: a workgroup runs on one thread, a subgroup in SIMD lanes) two groups of 64
     // per host core.
-    uint32_t local = table_local();
+    const uint32_t local = launch_local(l);
     uint32_t groups = 0;
     if (l.latency) {
-      local = static_cast<uint32_t>(std::max(1, l.block_threads));
-      if (l.block_threads <= 0) local = std::max<uint32_t>(1, ctx_.facts().subgroup_size);
       groups = 1;
     } else if (l.warps_per_sm > 0) {
       const uint32_t per_cu = static_cast<uint32_t>(l.warps_per_sm) * 32;
-      local = std::min(local, per_cu);
       groups = std::max<uint32_t>(1, units() * per_cu / local);
     } else if (info_.compute_units > 0) {
       groups = units() * 2048 / local;
@@ -288,6 +304,16 @@ class VulkanCompute final : public ComputeKernels {
 
   // The throughput launch's workgroup size (run()'s default).
   uint32_t table_local() const { return std::min<uint32_t>(cpu_ ? 64 : 256, max_wg_); }
+  // The workgroup size of launch l: a latency chain's group (a subgroup unless asked), a
+  // throughput launch's at most the warps per SM it asks for.
+  uint32_t launch_local(const ComputeLaunch& l) const {
+    if (l.latency)
+      return l.block_threads > 0 ? static_cast<uint32_t>(l.block_threads)
+                                 : std::max<uint32_t>(1, ctx_.facts().subgroup_size);
+    if (l.warps_per_sm > 0)
+      return std::min(table_local(), static_cast<uint32_t>(l.warps_per_sm) * 32);
+    return table_local();
+  }
 
   // The pipeline of (op, ILP, workgroup size), created on first use; *fresh: not yet
   // dispatched (its warm-up launch is owed).

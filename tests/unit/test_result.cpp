@@ -455,6 +455,7 @@ TEST(BorrowFacts, L2SizeFromTheEntryWithTheSameUuid) {
   cuda1.id = "cuda:1";
   cuda1.uuid = "00000000000000000000000000000001";
   cuda1.l2_bytes = 52428800;
+  cuda1.sm_arch = "sm_90";
   vk0.id = "vulkan:0";
   vk0.uuid = "00000000000000000000000000000001";  // the second CUDA GPU
   vk1.id = "vulkan:1";
@@ -465,6 +466,9 @@ TEST(BorrowFacts, L2SizeFromTheEntryWithTheSameUuid) {
   ASSERT_TRUE(b.l2_bytes);
   EXPECT_EQ(*b.l2_bytes, 52428800u);
   EXPECT_EQ(b.source, "L2 size of cuda:1 (the same UUID)");
+  EXPECT_EQ(b.sm_arch, "sm_90");
+  EXPECT_EQ(b.sm_arch_source, "SM architecture of cuda:1 (the same UUID)");
+  EXPECT_TRUE(gd::borrow_facts(vk1, all).sm_arch.empty());
   EXPECT_FALSE(gd::borrow_facts(vk1, all).l2_bytes);
   EXPECT_FALSE(gd::borrow_facts(cl, all).l2_bytes);
   // An entry that knows its own L2 keeps it; one never matches itself.

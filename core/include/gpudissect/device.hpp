@@ -184,15 +184,20 @@ struct DeviceEntry {
   // bytes for the same NVIDIA GPU), and the L2 size where the API reports it.
   std::string uuid;
   std::optional<uint64_t> l2_bytes;
+  // The SM architecture as CUDA's tools name it ("sm_90"), where the API gives one (CUDA).
+  std::string sm_arch;
 };
 
 // Facts one API does not report, taken from another API's view of the same GPU.
 struct BorrowedFacts {
   std::optional<uint64_t> l2_bytes;
   std::string source;  // "L2 size of cuda:0 (the same UUID)"
+  // The SM architecture ("sm_90"), which disassembling NVIDIA's Vulkan machine code needs.
+  std::string sm_arch;
+  std::string sm_arch_source;  // "SM architecture of cuda:0 (the same UUID)"
 };
-// What `target` lacks and another entry with the same UUID has (Vulkan reports no L2 size;
-// CUDA does, for the same GPU). Empty where no other entry matches.
+// What `target` lacks and another entry with the same UUID has (Vulkan reports no L2 size
+// and no SM architecture; CUDA does, for the same GPU). Empty where no other entry matches.
 BorrowedFacts borrow_facts(const DeviceEntry& target, const std::vector<DeviceEntry>& all);
 
 }  // namespace gd
