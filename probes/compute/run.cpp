@@ -276,6 +276,17 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
                     : "the timed loop holds no " + a.sass_expect.front() +
                           (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
                           "; the figure is not that instruction's"};
+  } else if (expected > 0 && n * 4 < expected) {
+    // A quarter or less of the counted instructions: the compiler rewrote the chain (NVIDIA's
+    // Vulkan compiler turned a f32->f16->f32 trip into LOP3 and PRMT with 4 F2FP for 256).
+    f.missing_instruction = true;
+    f.status = {StatusCode::error,
+                !a.missing_why.empty()
+                    ? a.missing_why
+                    : "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
+                          " for " + std::to_string(expected) +
+                          " counted: the compiler folded most of them; the figure is not that "
+                          "instruction's"};
   } else if (exact && n < expected) {
     f.missing_instruction = true;
     f.status = {StatusCode::error, "the timed loop holds " + std::to_string(n) + " " +

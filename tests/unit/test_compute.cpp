@@ -10,11 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include "compute/run.hpp"
-#include "figure_ids_check.hpp"
 #include "compute/compute.hpp"
 #include "compute/run.hpp"
 #include "fake_device.hpp"
+#include "figure_ids_check.hpp"
 #include "gpudissect/result.hpp"
 #include "registry.hpp"
 #include "sections.hpp"
@@ -486,6 +485,28 @@ TEST(ComputeSass, SyncwarpCompiledToNopIsZeroCostNotFlagged) {
       gd::run_result_from_json(gd::to_json(r, gd::probe_registry()), gd::probe_registry());
   EXPECT_TRUE(back.get<gd::ComputeProbeResult>()->table.at(0).compiled_away);
   EXPECT_EQ(back.get<gd::ComputeProbeResult>()->table.at(0).note, f.note);
+}
+
+// NVIDIA's Vulkan compiler rewrote the f32->f16->f32 chain into LOP3 and PRMT, keeping 4
+// F2FP and 8 HADD2.F32 of 256 counted conversions (its SASS on an H200): not a conversion
+// rate, whatever the loop measured. Half as many (CUDA's packed F2FP) is a conversion rate.
+TEST(ComputeSass, LoopWithAQuarterOfTheCountedInstructionsIsFlagged) {
+  const gd::ComputeOp& op = *gd::find_compute_op("conv.f32_f16");
+  gd::LoopSass s;
+  s.read = true;
+  s.opcodes = {{"LOP3.LUT", 256}, {"PRMT", 256}, {"HADD2.F32", 8}, {"F2FP.F16.F32.PACK_AB", 4}};
+  gd::ComputeFigure f;
+  gd::judge_loop_sass(f, op, s, gd::count_opcodes(s, op.sass_expect), 256);
+  EXPECT_TRUE(f.missing_instruction);
+  EXPECT_EQ(f.status.code, gd::StatusCode::error);
+  EXPECT_NE(f.status.reason.find("holds 12 F2F for 256 counted"), std::string::npos)
+      << f.status.reason;
+  gd::LoopSass packed = s;
+  packed.opcodes = {{"HADD2.F32", 128}, {"F2FP.F16.F32.PACK_AB", 64}};
+  gd::ComputeFigure g;
+  gd::judge_loop_sass(g, op, packed, gd::count_opcodes(packed, op.sass_expect), 256);
+  EXPECT_FALSE(g.missing_instruction);
+  EXPECT_TRUE(g.status.ok());
 }
 
 // FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
