@@ -7,13 +7,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/nv_shader_cache.hpp"
+#include "gpudissect/sass.hpp"
 
 namespace gd::vulkan {
 
@@ -173,6 +176,9 @@ struct Pipeline {
   // vkGetPipelineCacheData of a cache that saw only this pipeline, where the context keeps
   // NVIDIA's machine code (Context::keep_nv_machine_code): nv_shader_cache.hpp reads it.
   std::vector<uint8_t> nv_cache;
+  // Context::nv_sass's answer, made once (nvdisasm takes ~0.1 s).
+  mutable std::once_flag nv_sass_once;
+  mutable NvCacheSass nv_sass;
   Pipeline() = default;
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -217,9 +223,17 @@ class Context {
   // cache's data (NVIDIA: its machine code), disassembled for `sm_arch` ("sm_90") by the
   // probes that show it (nv_sass).
   void keep_nv_machine_code(const std::string& sm_arch) { nv_sm_arch_ = sm_arch; }
+  bool keeps_nv_machine_code() const { return !nv_sm_arch_.empty(); }
   // The SASS of a pipeline created keeping its machine code, in cuobjdump's form
-  // (nv_cache_sass); why there is none otherwise. Runs nvdisasm: not for a timed path.
-  NvCacheSass nv_sass(const Pipeline& p) const;
+  // (nv_cache_sass); why there is none otherwise. Runs nvdisasm the first time (~0.1 s):
+  // a probe asks from a background thread first (nv_sass_ahead), never between timed launches.
+  const NvCacheSass& nv_sass(const Pipeline& p) const;
+  // nv_sass(p) started on a thread of its own where the context keeps machine code (an
+  // invalid future otherwise): a probe keeps the future until it no longer needs `p`.
+  std::future<void> nv_sass_ahead(const Pipeline& p) const;
+  // The memory instructions of a pipeline's SASS (sass.hpp's reading of its one function);
+  // nullopt without machine code.
+  std::optional<KernelMemoryOps> nv_memory_ops(const Pipeline& p) const;
   // Why pipelines carry no machine code (empty where they do).
   std::string nv_machine_code_why() const { return nv_why_; }
   void set_nv_machine_code_why(const std::string& why) { nv_why_ = why; }

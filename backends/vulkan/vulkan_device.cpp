@@ -4,6 +4,7 @@
 // where the device has it, none otherwise.
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "compute/compute.hpp"
 #include "compute/vulkan_listing.hpp"
 #include "gpu_clock.hpp"
 #include "gpudissect/chase_chain.hpp"
@@ -145,8 +147,19 @@ class VulkanDevice final : public Device {
       default:
         return std::nullopt;
     }
-    if (const Pipeline* made = last_pipeline_[p])
-      s += executables_suffix(ctx_.device(), made->pipeline, facts_.pipeline_executable_info);
+    const Pipeline* made = last_pipeline_[p];
+    if (!made) return s;
+    // NVIDIA: the chase loop's SASS, as OpenCL's listing gives it ("LDS; loop: LDS x16, ...").
+    if (const auto ops = ctx_.nv_memory_ops(*made); ops && !ops->load.empty()) {
+      const auto loops = parse_sass_loops(ctx_.nv_sass(*made).sass);
+      const auto it = loops.find("main");
+      std::string loop;
+      if (it != loops.end())
+        for (const std::string& o : top_opcodes(it->second.opcodes, 6))
+          loop += (loop.empty() ? "; loop: " : ", ") + o;
+      return ops->load + loop + " (" + s + ")";
+    }
+    s += executables_suffix(ctx_.device(), made->pipeline, facts_.pipeline_executable_info);
     return s;
   }
 
@@ -337,6 +350,8 @@ class VulkanDevice final : public Device {
     if (p == MemPath::shared) spec.push_back(shared_words);
     auto made = ctx_.pipeline(shader, {chain_type, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                               4 * sizeof(uint32_t), spec);
+    // NVIDIA's machine code, disassembled while the chase runs (timed_instruction reads it).
+    if (auto f = ctx_.nv_sass_ahead(*made); f.valid()) ahead_.push_back(std::move(f));
     return *(pipelines_[key] = std::move(made));
   }
 
@@ -420,6 +435,7 @@ class VulkanDevice final : public Device {
   std::map<std::tuple<MemPath, uint32_t, ChainKind>, std::unique_ptr<Pipeline>> pipelines_;
   std::map<MemPath, ChainKind> last_kind_;            // of each path's last chase
   std::map<MemPath, const Pipeline*> last_pipeline_;  // for its listing
+  std::vector<std::future<void>> ahead_;  // nv_sass_ahead's: each waits, before the pipelines go
   PFN_vkGetBufferDeviceAddressKHR get_address_ = nullptr;
   std::map<std::string, std::unique_ptr<KernelSet>> kernel_sets_;
 };

@@ -111,6 +111,8 @@ void latency_part(Ctx& c) {
     } catch (const std::exception& e) {
       fail(l.status, name, e);
     }
+    // A backend that reads its code once built (Vulkan's pipeline cache) answers now.
+    if (auto after = c.k.instruction("pingpong." + name)) l.instruction = after;
     if (t.sm_a >= 0) l.sm_a = t.sm_a;
     if (t.sm_b >= 0) l.sm_b = t.sm_b;
     const std::string err = pingpong_check(t.outcome, t.total_round_trips);
@@ -255,6 +257,10 @@ void throughput_part(Ctx& c) {
       continue;
     } catch (const std::exception& e) {
       fail(f.status, key, e);
+    }
+    if (auto after = c.k.instruction(key)) {
+      f.instruction = after;
+      f.note = sass_note(f.instruction);
     }
     f.ops_per_launch = t.layout.ops();
     f.sms = t.sms > 0 ? t.sms : sm_count;

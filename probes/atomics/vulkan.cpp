@@ -15,7 +15,9 @@
 // 256 per SM, 8 atomics per loop trip).
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <limits>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -232,8 +234,30 @@ class VulkanAtomics final : public AtomicsKernels {
     return t;
   }
 
+  // Where the context keeps NVIDIA's machine code, the SASS of the pipeline the figure was
+  // timed with (as CUDA's: the first atomic of a CAS game, the polling load and the exchange,
+  // the ordered load and store; every atomic of a throughput kernel), the SPIR-V beside it;
+  // the SPIR-V alone before the figure ran or without machine code.
   std::optional<std::string> instruction(const std::string& what) override {
-    // SPIR-V, not the machine's ISA.
+    const std::optional<std::string> spirv = spirv_instruction(what);
+    const auto timed = timed_.find(what);
+    if (!spirv || timed == timed_.end()) return spirv;
+    const std::optional<KernelMemoryOps> ops = ctx_.nv_memory_ops(*timed->second);
+    if (!ops || ops->atomic_all.empty()) return spirv;
+    const std::string first = ops->atomic_all.substr(0, ops->atomic_all.find(" + "));
+    std::string sass = ops->atomic_all;
+    if (what.find("release_acquire") != std::string::npos)
+      sass = ops->load + " + " + ops->store;
+    else if (what.find("exch_pingpong") != std::string::npos)
+      sass = ops->load + " + " + first;
+    else if (what.rfind("pingpong.", 0) == 0)
+      sass = first;
+    return sass + " (" + *spirv + ")";
+  }
+
+ private:
+  // The SPIR-V operation a figure's shader performs.
+  static std::optional<std::string> spirv_instruction(const std::string& what) {
     if (what.rfind("pingpong.", 0) == 0) {
       const std::string where =
           what.find("shared") != std::string::npos ? "Workgroup" : "StorageBuffer";
@@ -260,7 +284,6 @@ class VulkanAtomics final : public AtomicsKernels {
     return "SPIR-V " + spirv + " (" + where + ")";
   }
 
- private:
   // What the device offers of the atomics the kernels use, as the context enabled it
   // (backends/vulkan/vulkan_context.cpp enables every feature of these structs offered).
   void query_atomic_features() {
@@ -369,6 +392,8 @@ class VulkanAtomics final : public AtomicsKernels {
       std::vector<uint32_t> spec = {local};
       if (shared_words) spec.push_back(shared_words);
       p = ctx_.pipeline(name, {kStorage, kStorage}, push_bytes, spec);
+      // Disassembled beside the timed launches, for instruction() after them.
+      if (auto f = ctx_.nv_sass_ahead(*p); f.valid()) ahead_.push_back(std::move(f));
     }
     return *p;
   }
@@ -396,6 +421,7 @@ class VulkanAtomics final : public AtomicsKernels {
     const std::string name = shader_name(r);
     const uint32_t wpb = shared ? uint32_t(shared_words_per_block(l)) : 0;
     Pipeline& pl = pipeline(name, kWg, wpb, sizeof(ThroughputPush));
+    timed_[r.key()] = &pl;
     const ThroughputPush push{uint32_t(r.contention), uint32_t(l.ways), uint32_t(l.iterations),
                               uint32_t(offset / wb), uint32_t(p)};
     return 1e-9 * ctx_.dispatch(pl, {{&target_, span}, {&aux_, aux_bytes}}, &push, sizeof push,
@@ -462,6 +488,7 @@ class VulkanAtomics final : public AtomicsKernels {
     const bool global = kind != PingPong::shared_cas && kind != PingPong::shared_exch;
     // Global: two workgroups of one invocation; shared: one of 128 (players 0 and 64).
     Pipeline& p = pipeline(pingpong_shader(kind), global ? 1 : 128, 0, sizeof(PingPongPush));
+    timed_["pingpong." + to_string(kind)] = &p;
     uint32_t budget = std::numeric_limits<uint32_t>::max();
     if (const auto limit = ctx_.facts().loop_iteration_limit)
       budget = uint32_t(*limit - kLoopHeadroom);
@@ -497,6 +524,9 @@ class VulkanAtomics final : public AtomicsKernels {
   bool int64_words_ = false, buffer_int64_ = false, buffer_f32_add_ = false;
   bool shared_f32_add_ = false, buffer_f64_add_ = false;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  std::map<std::string, const Pipeline*> timed_;  // by figure key: the pipeline it ran
+  // nv_sass_ahead's; destroyed (each waits for its thread) before the pipelines.
+  std::vector<std::future<void>> ahead_;
   Buffer target_, aux_, flag_, res_;
 };
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <string>
 #include <thread>
@@ -61,6 +62,9 @@ class VulkanBandwidth final : public BandwidthKernels {
     fill_ = ctx.pipeline("buffer_fill", {kStorage}, sizeof(uint32_t));
     sum_ = ctx.pipeline("buffer_sum", {kStorage, kStorage}, sizeof(StreamPush));
     sum_word_ = ctx.buffer(4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, Context::Memory::device);
+    // NVIDIA's machine code, disassembled while the probe measures (instruction() reads it).
+    for (const auto* p : {&read_, &read_l2_, &write_, &copy_, &write_flat_, &copy_flat_})
+      if (auto f = ctx.nv_sass_ahead(**p); f.valid()) ahead_.push_back(std::move(f));
   }
 
   uint64_t stream_chunk_bytes(const StreamRequest& r) const override {
@@ -312,9 +316,10 @@ class VulkanBandwidth final : public BandwidthKernels {
     return t;
   }
 
-  // The GLSL access by name, and where the device offers VK_KHR_pipeline_executable_properties
-  // what the driver compiled the kernel to (NVIDIA: statistics only; Mesa drivers, lavapipe
-  // included: the ISA's most frequent opcodes).
+  // The GLSL access by name, and what the driver compiled the kernel to: NVIDIA's SASS load
+  // and store where the context keeps its machine code, else what
+  // VK_KHR_pipeline_executable_properties gives (NVIDIA: statistics only; Mesa drivers,
+  // lavapipe included: the ISA's most frequent opcodes).
   std::optional<std::string> instruction(const std::string& kind) override {
     std::string s;
     if (kind.rfind("shared.", 0) == 0)
@@ -329,8 +334,16 @@ class VulkanBandwidth final : public BandwidthKernels {
       s = "storage-buffer uvec4 load + store";
     else
       return std::nullopt;
-    if (const Pipeline* p = pipeline_of(kind))
-      s += executables_suffix(ctx_.device(), p->pipeline, ctx_.facts().pipeline_executable_info);
+    const Pipeline* p = pipeline_of(kind);
+    if (!p) return s;
+    if (const auto ops = ctx_.nv_memory_ops(*p)) {
+      const bool copy = kind.rfind("copy", 0) == 0, write = kind.rfind("write", 0) == 0;
+      const std::string sass = copy    ? ops->load + " + " + ops->store
+                               : write ? ops->store
+                                       : ops->load;
+      if (!sass.empty() && sass != " + ") return sass + " (" + s + ")";
+    }
+    s += executables_suffix(ctx_.device(), p->pipeline, ctx_.facts().pipeline_executable_info);
     return s;
   }
 
@@ -537,6 +550,7 @@ class VulkanBandwidth final : public BandwidthKernels {
   std::unique_ptr<Pipeline> read_, read_l2_, write_, copy_, write_flat_, copy_flat_, fill_, sum_;
   uint64_t max_groups_ = 0;  // maxComputeWorkGroupCount[0]
   std::map<uint32_t, std::unique_ptr<Pipeline>> shared_;
+  std::vector<std::future<void>> ahead_;  // destroyed (each waits) before the pipelines
   Buffer source_, destination_, sum_word_;
   // Host-link transfers: mapped staging buffers and their device-local ends.
   Buffer stage_in_, stage_out_, dev_in_, dev_out_;

@@ -331,7 +331,7 @@ class VulkanCompute final : public ComputeKernels {
   // code); read = false otherwise. Made once from any thread, with the pipeline.
   const LoopSass& machine_loop(const std::string& op, int ilp, uint32_t local) {
     return loops_.get(module_name(op, ilp) + "|" + std::to_string(local), [&] {
-      const NvCacheSass code = ctx_.nv_sass(built(op, ilp, local));
+      const NvCacheSass& code = ctx_.nv_sass(built(op, ilp, local));
       if (code.sass.empty()) return LoopSass{};
       auto loops = parse_sass_loops(code.sass);
       auto found = loops.find("main");
