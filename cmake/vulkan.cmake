@@ -38,6 +38,7 @@ endfunction()
 
 add_library(gpudissect_vulkan STATIC backends/vulkan/vulkan_context.cpp
   backends/vulkan/copy_pieces.cpp
+  backends/vulkan/vulkan_machine_code.cpp
   backends/vulkan/vulkan_calibration.cpp
   backends/vulkan/vulkan_facts.cpp backends/vulkan/vulkan_device.cpp
   backends/vulkan/kernel_table.cpp backends/vulkan/gpu_clock.cpp)
