@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "compute/ptx_sass.hpp"
+#include "gpudissect/tools.hpp"
 
 namespace gd {
 

@@ -4,8 +4,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "stream_common.glsl"
 
-layout(std430, set = 0, binding = 0) readonly buffer Source { uvec4 source[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Destination { uvec4 destination[]; };
+layout(std430, set = 0, binding = 0) restrict readonly buffer Source { uvec4 source[]; };
+layout(std430, set = 0, binding = 1) restrict writeonly buffer Destination { uvec4 destination[]; };
 
 void main() {
   const uint start = first_element();

@@ -7,7 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "stream_common.glsl"
 
-layout(std430, set = 0, binding = 0) writeonly buffer Destination { uvec4 destination[]; };
+layout(std430, set = 0, binding = 0) restrict writeonly buffer Destination { uvec4 destination[]; };
 
 void main() {
   const uint element = (gl_WorkGroupID.x % layout_.chunks) * GD_WG + gl_LocalInvocationID.x;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bandwidth/bandwidth.hpp"
+#include "compute/compute.hpp"
 #include "compute/vulkan_listing.hpp"
 #include "vulkan_probes.hpp"
 
@@ -336,12 +337,18 @@ class VulkanBandwidth final : public BandwidthKernels {
       return std::nullopt;
     const Pipeline* p = pipeline_of(kind);
     if (!p) return s;
-    if (const auto ops = ctx_.nv_memory_ops(*p)) {
+    // The timed loop's own load and store (a reduction after it may load more often).
+    const auto loops = parse_sass_loops(ctx_.nv_sass(*p).sass);
+    if (const auto it = loops.find("main"); it != loops.end()) {
+      std::string load, store;
+      int loads = 0, stores = 0;
+      for (const auto& [op, n] : it->second.opcodes) {
+        if (op.rfind("LD", 0) == 0 && op.rfind("LDC", 0) != 0 && n > loads) load = op, loads = n;
+        if (op.rfind("ST", 0) == 0 && n > stores) store = op, stores = n;
+      }
       const bool copy = kind.rfind("copy", 0) == 0, write = kind.rfind("write", 0) == 0;
-      const std::string sass = copy    ? ops->load + " + " + ops->store
-                               : write ? ops->store
-                                       : ops->load;
-      if (!sass.empty() && sass != " + ") return sass + " (" + s + ")";
+      const std::string sass = copy ? load + " + " + store : write ? store : load;
+      if (!(copy ? load.empty() || store.empty() : sass.empty())) return sass + " (" + s + ")";
     }
     s += executables_suffix(ctx_.device(), p->pipeline, ctx_.facts().pipeline_executable_info);
     return s;

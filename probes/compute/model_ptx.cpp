@@ -1,10 +1,6 @@
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -95,91 +91,12 @@ std::string sm_target(int major, int minor) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
-ToolRun run_tool(const std::vector<std::string>& argv) {
-  ToolRun r;
-  if (argv.empty()) return r;
-  // Built before fork: the child only calls what is safe after it in a threaded process.
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  int fds[2];
-  if (pipe(fds) != 0) return r;
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return r;
-  }
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  constexpr std::size_t kMax = std::size_t(64) << 20;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (r.out.size() < kMax) r.out.append(buf, static_cast<std::size_t>(n));
-  }
-  close(fds[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::vector<std::string> cuda_tool_dirs(const char* path_env, const char* cuda_home) {
-  std::vector<std::string> dirs;
-  if (path_env) {
-    std::stringstream s(path_env);
-    std::string d;
-    while (std::getline(s, d, ':'))
-      if (!d.empty()) dirs.push_back(d);
-  }
-  if (cuda_home && *cuda_home) dirs.push_back(std::string(cuda_home) + "/bin");
-  dirs.push_back("/usr/local/cuda/bin");
-  return dirs;
-}
-
-std::string find_tool(const std::string& name, const std::vector<std::string>& dirs) {
-  for (const auto& d : dirs) {
-    const std::string p = d + "/" + name;
-    struct stat st {};
-    if (stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0) return p;
-  }
-  return {};
-}
-
 const SassTools& sass_tools() {
   static const SassTools tools = [] {
     const auto dirs = cuda_tool_dirs(std::getenv("PATH"), std::getenv("CUDA_HOME"));
     return SassTools{find_tool("ptxas", dirs), find_tool("cuobjdump", dirs)};
   }();
   return tools;
-}
-
-std::string first_line(const std::string& text) {
-  // The first line naming an error where one does (a warning may come first).
-  std::size_t at = 0;
-  for (const char* w : {"fatal", "error"})
-    if (const std::size_t p = text.find(w); p != std::string::npos) {
-      at = text.rfind('\n', p);
-      at = at == std::string::npos ? 0 : at + 1;
-      break;
-    }
-  std::string s = text.substr(at, text.find('\n', at) - at);
-  if (s.empty()) return "no output";
-  if (s.size() > 200) s = s.substr(0, 200) + "...";
-  return s;
 }
 
 std::string ptxas_current_version(const std::string& ptxas_output) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/compute.hpp"
+#include "gpudissect/tools.hpp"
 
 namespace gd {
 
@@ -29,21 +30,6 @@ bool ptx_holds(const std::string& ptx, const std::string& expect);
 
 // "sm_90" for compute capability 9.0.
 std::string sm_target(int major, int minor);
-
-// A program's exit status and its output (stdout and stderr together, at most 64 MiB), run
-// from argv[0] as a path with no shell: no argument is ever parsed. rc -1: it did not start
-// or died of a signal.
-struct ToolRun {
-  int rc = -1;
-  std::string out;
-};
-ToolRun run_tool(const std::vector<std::string>& argv);
-
-// Where CUDA's tools are looked for, in order: each directory of `path_env` (PATH), then
-// `cuda_home`/bin, then /usr/local/cuda/bin. Null or empty variables add nothing.
-std::vector<std::string> cuda_tool_dirs(const char* path_env, const char* cuda_home);
-// The first regular, executable file `name` in `dirs`; empty where there is none.
-std::string find_tool(const std::string& name, const std::vector<std::string>& dirs);
 
 struct SassTools {
   std::string ptxas, cuobjdump;  // full paths, empty where not found
@@ -67,9 +53,5 @@ PtxSass ptx_to_sass(const std::string& ptx, const std::string& sm, const SassToo
 std::string ptxas_current_version(const std::string& ptxas_output);
 // The PTX with its .version directive set to `version`.
 std::string ptx_with_version(const std::string& ptx, const std::string& version);
-
-// The first line of a tool's output naming an error (else its first line), at most 200
-// characters, "no output" for none: for a figure's reason.
-std::string first_line(const std::string& text);
 
 }  // namespace gd
