@@ -111,8 +111,6 @@ void latency_part(Ctx& c) {
     } catch (const std::exception& e) {
       fail(l.status, name, e);
     }
-    // A backend that reads its code once built (Vulkan's pipeline cache) answers now.
-    if (auto after = c.k.instruction("pingpong." + name)) l.instruction = after;
     if (t.sm_a >= 0) l.sm_a = t.sm_a;
     if (t.sm_b >= 0) l.sm_b = t.sm_b;
     const std::string err = pingpong_check(t.outcome, t.total_round_trips);
@@ -205,6 +203,24 @@ void matrix_part(Ctx& c) {
   if (!m.status.ok()) c.progress.note("atomics matrix: " + m.status.reason);
 }
 
+// A backend that reads its code once built (Vulkan's pipeline cache, disassembled beside
+// the timed launches) answers after the measurements: asked between them, it would wait
+// for its disassembler with the GPU idle. A changed listing brings its own SASS note.
+void listings_after(Ctx& c) {
+  for (auto& [name, l] : c.out.latency)
+    if (auto i = c.k.instruction("pingpong." + name)) l.instruction = i;
+  for (auto& [key, f] : c.out.throughput) {
+    const auto i = c.k.instruction(key);
+    if (!i || i == f.instruction) continue;
+    const std::string before = sass_note(f.instruction), now = sass_note(i);
+    std::string rest = f.note;
+    if (!before.empty() && rest.rfind(before, 0) == 0)
+      rest = rest.substr(std::min(rest.size(), before.size() + 2));  // "<before>; ..."
+    f.instruction = i;
+    f.note = now.empty() ? rest : rest.empty() ? now : now + "; " + rest;
+  }
+}
+
 // shape: the throughput plan in order: warm-up, then each request timed and checked
 void throughput_part(Ctx& c) {
   const std::vector<ThroughputRequest> plan = atomics_throughput_plan(c.opt);
@@ -257,10 +273,6 @@ void throughput_part(Ctx& c) {
       continue;
     } catch (const std::exception& e) {
       fail(f.status, key, e);
-    }
-    if (auto after = c.k.instruction(key)) {
-      f.instruction = after;
-      f.note = sass_note(f.instruction);
     }
     f.ops_per_launch = t.layout.ops();
     f.sms = t.sms > 0 ? t.sms : sm_count;
@@ -426,6 +438,7 @@ void run_atomics(Device& dev, const AtomicsOptions& opt, Progress& progress,
     if (opt.parts.count("latency")) latency_part(c);
     if (opt.matrix) matrix_part(c);
     if (opt.parts.count("throughput")) throughput_part(c);
+    listings_after(c);
   } catch (const ProbeError& e) {
     out.status = {StatusCode::error, e.what()};
     finish();

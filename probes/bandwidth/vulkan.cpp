@@ -337,14 +337,17 @@ class VulkanBandwidth final : public BandwidthKernels {
       return std::nullopt;
     const Pipeline* p = pipeline_of(kind);
     if (!p) return s;
-    // The timed loop's own load and store (a reduction after it may load more often).
-    const auto loops = parse_sass_loops(ctx_.nv_sass(*p).sass);
-    if (const auto it = loops.find("main"); it != loops.end()) {
-      std::string load, store;
-      int loads = 0, stores = 0;
-      for (const auto& [op, n] : it->second.opcodes) {
-        if (op.rfind("LD", 0) == 0 && op.rfind("LDC", 0) != 0 && n > loads) load = op, loads = n;
-        if (op.rfind("ST", 0) == 0 && n > stores) store = op, stores = n;
+    // The timed loop's own load and store (a reduction after it may load more often); a
+    // kernel without a loop (the flat grids: one access per invocation) by its whole code.
+    if (const auto ops = ctx_.nv_memory_ops(*p)) {
+      std::string load = ops->load, store = ops->store;
+      const auto loops = parse_sass_loops(ctx_.nv_sass(*p).sass);
+      if (const auto it = loops.find("main"); it != loops.end()) {
+        int loads = 0, stores = 0;
+        for (const auto& [op, n] : it->second.opcodes) {
+          if (op.rfind("LD", 0) == 0 && op.rfind("LDC", 0) != 0 && n > loads) load = op, loads = n;
+          if (op.rfind("ST", 0) == 0 && n > stores) store = op, stores = n;
+        }
       }
       const bool copy = kind.rfind("copy", 0) == 0, write = kind.rfind("write", 0) == 0;
       const std::string sass = copy ? load + " + " + store : write ? store : load;
