@@ -94,7 +94,9 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& ra) {
       "Measure. Without a probe name runs every probe. Writes <out-dir>/<name>.json, one CSV per "
       "curve, and an HTML report; prints a summary table.");
   run->add_option("probes", ra.probes,
-                  "Probes to run (default: all). Valid: " + join(probe_registry().names()));
+                  "Probes to run, by space or comma (default: all). Valid: " +
+                      join(probe_registry().names()))
+      ->delimiter(',');
   run->add_option("-d,--device", ra.device,
                   "cuda:N, opencl:P.D or vulkan:N (default: first CUDA GPU, else first OpenCL "
                   "device, else first Vulkan device)");

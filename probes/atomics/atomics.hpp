@@ -19,6 +19,7 @@
 
 #include "gpudissect/device.hpp"
 #include "gpudissect/figure.hpp"
+#include "gpudissect/sass.hpp"
 #include "gpudissect/stats.hpp"
 #include "gpudissect/status.hpp"
 
@@ -293,6 +294,13 @@ class AtomicsKernels : public KernelSet {
   // throughput key.
   virtual std::optional<std::string> instruction(const std::string&) { return std::nullopt; }
 };
+
+// The instruction(s) a figure timed, from the memory instructions of its kernel's SASS
+// (sass.hpp): a ping-pong's own atomic (the first CAS of a CAS game, the polling load and
+// the first exchange of an exchange game, the ordered load and store of a release/acquire
+// one), every atomic of a throughput kernel. `what`: "pingpong.<kind>" or a throughput key.
+// Empty where the kernel holds no atomic.
+std::string atomic_listing(const KernelMemoryOps& ops, const std::string& what);
 
 // ---- placements: a figure over several locations of its target in memory ----
 

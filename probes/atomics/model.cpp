@@ -422,4 +422,23 @@ std::string throughput_check(const ThroughputRequest& r, const ThroughputLayout&
   return {};
 }
 
+std::string atomic_listing(const KernelMemoryOps& ops, const std::string& what) {
+  if (ops.atomic_all.empty()) return {};
+  if (what.find("release_acquire") != std::string::npos) return ops.load + " + " + ops.store;
+  if (what.rfind("pingpong.", 0) != 0) return ops.atomic_all;
+  // The game's own atomic: the first of its kind (a kernel may also count with an add).
+  const std::string kind = what.find("exch") != std::string::npos ? "EXCH" : "CAS";
+  std::string first = ops.atomic_all.substr(0, ops.atomic_all.find(" + "));
+  for (std::size_t at = 0; at < ops.atomic_all.size();) {
+    const std::size_t end = std::min(ops.atomic_all.find(" + ", at), ops.atomic_all.size());
+    const std::string one = ops.atomic_all.substr(at, end - at);
+    if (one.find(kind) != std::string::npos) {
+      first = one;
+      break;
+    }
+    at = end + 3;
+  }
+  return kind == "EXCH" ? ops.load + " + " + first : first;
+}
+
 }  // namespace gd

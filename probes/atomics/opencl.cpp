@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "compute/ptx_sass.hpp"
+#include "gpudissect/sass.hpp"
 #include "opencl_kernels.hpp"
 #include "opencl_probes.hpp"
 
@@ -279,6 +281,27 @@ class OpenCLAtomics final : public AtomicsKernels {
     return none;
   }
 
+  // NVIDIA: the SASS of the kernel a figure ran (the programs' PTX assembled by ptxas where
+  // CUDA's tools are installed), read once after the measurements; nullopt elsewhere.
+  std::optional<std::string> instruction(const std::string& what) override {
+    const auto k = timed_.find(what);
+    if (k == timed_.end()) return std::nullopt;
+    if (!machine_read_) {
+      machine_read_ = true;
+      const std::string pname = platform_string_or_empty(h_.platform, CL_PLATFORM_NAME),
+                        pvendor = platform_string_or_empty(h_.platform, CL_PLATFORM_VENDOR);
+      if (!cpu_ && is_nvidia_opencl(pname, pvendor))
+        for (cl_program p : {program_, cl2_program_})
+          if (p)
+            for (auto& [fn, ops] : kernel_memory_ops(program_sass(p, h_.device).sass))
+              machine_code_[fn] = ops;
+    }
+    const auto it = machine_code_.find(k->second);
+    if (it == machine_code_.end()) return std::nullopt;
+    const std::string sass = atomic_listing(it->second, what);
+    return sass.empty() ? std::nullopt : std::optional<std::string>(sass);
+  }
+
   static std::string kernel_name(const ThroughputRequest& r) {
     std::string n =
         std::string(r.space == AtomicSpace::shared ? "at_local_" : "at_global_") + to_string(r.op);
@@ -328,6 +351,7 @@ class OpenCLAtomics final : public AtomicsKernels {
           "setting the atomics target");
     const bool local = r.space == AtomicSpace::shared;
     cl_kernel k = kernels_.at(kernel_name(r));
+    timed_[r.key()] = kernel_name(r);
     const cl_uint contention = cl_uint(r.contention), ways = cl_uint(l.ways), place = cl_uint(p);
     const cl_ulong iterations = l.iterations, base = offset / wb;
     const cl_uint wpb = cl_uint(shared_words_per_block(l));
@@ -378,6 +402,7 @@ class OpenCLAtomics final : public AtomicsKernels {
           "resetting the result");
     const bool global = kind == PingPong::global_cas;
     cl_kernel k = kernels_.at(global ? "at_pingpong_global" : "at_pingpong_local");
+    timed_["pingpong." + to_string(kind)] = global ? "at_pingpong_global" : "at_pingpong_local";
     const cl_uint spin = kSpinLimit;
     int a = 0;
     if (global) {
@@ -423,6 +448,9 @@ class OpenCLAtomics final : public AtomicsKernels {
   bool cl2_tried_ = false, cl2_build_failed_ = false;
   bool has_float_atomics_ = false;  // the device lists cl_ext_float_atomics
   std::map<std::string, cl_kernel> kernels_;
+  std::map<std::string, std::string> timed_;  // figure key -> the kernel it ran
+  bool machine_read_ = false;
+  std::map<std::string, KernelMemoryOps> machine_code_;  // by kernel (NVIDIA only)
   cl_mem target_ = nullptr, aux_ = nullptr, flag_ = nullptr, res_ = nullptr;
   uint64_t target_bytes_ = 0, aux_bytes_ = 0, flag_bytes_ = 0;
 };

@@ -243,28 +243,8 @@ class VulkanAtomics final : public AtomicsKernels {
     const auto timed = timed_.find(what);
     if (!spirv || timed == timed_.end()) return spirv;
     const std::optional<KernelMemoryOps> ops = ctx_.nv_memory_ops(*timed->second);
-    if (!ops || ops->atomic_all.empty()) return spirv;
-    // The game's own atomic: the first of its kind (a kernel may also count with an add).
-    const std::string kind = what.find("cas") != std::string::npos    ? "CAS"
-                             : what.find("exch") != std::string::npos ? "EXCH"
-                                                                      : "";
-    std::string first = ops->atomic_all.substr(0, ops->atomic_all.find(" + "));
-    for (std::size_t at = 0; !kind.empty() && at < ops->atomic_all.size();) {
-      const std::size_t end = std::min(ops->atomic_all.find(" + ", at), ops->atomic_all.size());
-      const std::string one = ops->atomic_all.substr(at, end - at);
-      if (one.find(kind) != std::string::npos) {
-        first = one;
-        break;
-      }
-      at = end + 3;
-    }
-    std::string sass = ops->atomic_all;
-    if (what.find("release_acquire") != std::string::npos)
-      sass = ops->load + " + " + ops->store;
-    else if (what.find("exch_pingpong") != std::string::npos)
-      sass = ops->load + " + " + first;
-    else if (what.rfind("pingpong.", 0) == 0)
-      sass = first;
+    const std::string sass = ops ? atomic_listing(*ops, what) : std::string();
+    if (sass.empty()) return spirv;
     return sass + " (" + *spirv + ")";
   }
 

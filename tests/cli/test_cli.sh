@@ -58,6 +58,8 @@ fi
 # ---------------------------------------------------------------- bad input: exit 2
 check "unknown probe: exit 2, names the valid probes" 2 \
   "nosuchprobe" "valid probes" "latency" -- run nosuchprobe
+check "unknown probe in a comma list: exit 2, names it" 2 \
+  "unknown probe 'nosuchprobe'" "valid probes" -- run latency,nosuchprobe
 check "unknown path: exit 2, names the valid paths" 2 \
   "nosuch" "valid paths" "global" "local" -- run latency --path nosuch
 check "unknown path in a list: exit 2" 2 "valid paths" -- run latency --path global,nosuch

@@ -1129,3 +1129,24 @@ TEST(AtomicsPlacements, TimedRepeatByRepeatAndKeptPerPlacement) {
   EXPECT_EQ(one.seconds, (std::vector<double>{0, 1, 2}));
   EXPECT_TRUE(one.seconds_by_placement.empty());
 }
+
+// What a figure's listing names from its kernel's SASS (OpenCL's and Vulkan's on NVIDIA): the
+// game's own atomic where the kernel also counts with an add, the polling load beside an
+// exchange, the ordered pair of a release/acquire game, every atomic of a throughput kernel.
+TEST(AtomicListing, NamesTheGamesOwnInstruction) {
+  gd::KernelMemoryOps ops;
+  ops.load = "LDG.E.STRONG.GPU";
+  ops.store = "STG.E.STRONG.SM";
+  ops.atomic_all = "ATOMG.E.ADD.STRONG.GPU + ATOMG.E.EXCH.STRONG.GPU + ATOMG.E.CAS.STRONG.GPU";
+  EXPECT_EQ(gd::atomic_listing(ops, "pingpong.global.cas_pingpong"), "ATOMG.E.CAS.STRONG.GPU");
+  EXPECT_EQ(gd::atomic_listing(ops, "pingpong.global.exch_pingpong"),
+            "LDG.E.STRONG.GPU + ATOMG.E.EXCH.STRONG.GPU");
+  EXPECT_EQ(gd::atomic_listing(ops, "pingpong.global.release_acquire_pingpong"),
+            "LDG.E.STRONG.GPU + STG.E.STRONG.SM");
+  EXPECT_EQ(gd::atomic_listing(ops, "global.add_i32.distinct"), ops.atomic_all);
+  // A game whose kind is not in the kernel names its first atomic; no atomic, nothing.
+  ops.atomic_all = "ATOMS.ADD";
+  EXPECT_EQ(gd::atomic_listing(ops, "pingpong.shared.cas_pingpong"), "ATOMS.ADD");
+  ops.atomic_all.clear();
+  EXPECT_EQ(gd::atomic_listing(ops, "shared.add_i32.distinct"), "");
+}
