@@ -20,9 +20,8 @@ ToolRun run_tool(const std::vector<std::string>& argv) {
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   // Close-on-exec: a tool another thread starts meanwhile must not inherit this pipe (its
-  // reader would wait for that tool's end too). posix_spawn, not fork: the process maps the
-  // GPU drivers' memory, and fork copies the page tables holding the address space's lock,
-  // stalling the measuring thread (a Vulkan atomics probe went from 6.7 to 15.7 s).
+  // reader would wait for that tool's end too). posix_spawn, not fork: a process that maps
+  // a GPU driver's memory need not have its page tables copied for each tool.
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return r;
   posix_spawn_file_actions_t fa;
