@@ -109,9 +109,11 @@ std::vector<std::string> instruction_listing(const CompareInput& in, const Figur
   if (in.run && starts_with(f.id, "compute.")) {
     if (const auto* c = in.run->get<ComputeProbeResult>()) {
       std::string op = f.id.substr(8);
-      if (ends_with(op, ".latency")) op.resize(op.size() - 8);
+      const bool latency = ends_with(op, ".latency");
+      if (latency) op.resize(op.size() - 8);
       for (const ComputeFigure& row : c->table) {
         if (row.op != op) continue;
+        if (latency && !row.latency_opcodes.empty()) return row.latency_opcodes;
         if (!row.opcodes.empty()) return row.opcodes;
         if (!row.instruction.empty()) return lines_of(row.instruction);
         break;

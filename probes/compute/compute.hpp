@@ -262,11 +262,12 @@ struct ComputeFigure {
   // maximum clock, OpenCL: per-clock figures then assume the GPU ran at it) or "none" (no
   // clock: ops/s and ns only, no per-clock figure).
   std::string clock_source;
-  std::vector<std::string> opcodes;       // loop opcodes, most frequent first ("FFMA x512")
-  std::string instruction;                // ComputeKernels::instruction, where no SASS
-  std::optional<double> sass_per_op;      // intended SASS instructions per counted op
-  bool missing_instruction = false;       // loop lacks the intended instruction
-  std::optional<double> implied_latency;  // Little's law from the sweep
+  std::vector<std::string> opcodes;          // loop opcodes, most frequent first ("FFMA x512")
+  std::vector<std::string> latency_opcodes;  // the latency loop's (one chain), where read
+  std::string instruction;                   // ComputeKernels::instruction, where no SASS
+  std::optional<double> sass_per_op;         // intended SASS instructions per counted op
+  bool missing_instruction = false;          // loop lacks the intended instruction
+  std::optional<double> implied_latency;     // Little's law from the sweep
   // Compiled away by construction (ComputeOp::elided_to): the loop holds no instruction of
   // the op, so it has no rate; `note` says why.
   bool compiled_away = false;

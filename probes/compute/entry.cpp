@@ -10,6 +10,13 @@ namespace gd {
 
 namespace {
 
+// A latency figure's instruction: the first opcode of its own loop (one chain) where read,
+// else the table's.
+std::string latency_instruction(const ComputeFigure& c, const std::string& table) {
+  if (c.latency_opcodes.empty()) return table;
+  return c.latency_opcodes.front().substr(0, c.latency_opcodes.front().find(" x"));
+}
+
 class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult> {
  public:
   std::string name() const override { return "compute"; }
@@ -69,7 +76,8 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
                                ? rate_tera(c).value_or(0) / c.ops_per_s->median
                                : 0;
       if (c.compiled_away && f.status.ok()) {
-        f.status = {StatusCode::unsupported, c.note.empty() ? "compiled to no instruction" : c.note};
+        f.status = {StatusCode::unsupported,
+                    c.note.empty() ? "compiled to no instruction" : c.note};
       } else if (c.ops_per_s && f.status.ok()) {
         Summary s = *c.ops_per_s;
         for (double* v : {&s.median, &s.q1, &s.q3, &s.min, &s.max}) *v *= scale;
@@ -86,7 +94,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         l.label = c.label + " dependent latency";
         l.unit = "cycles";
         l.value = *c.latency_cycles;
-        l.instruction = f.instruction;
+        l.instruction = latency_instruction(c, f.instruction);
         l.clock_mhz = c.clock_mhz;
         l.where = "one warp, one dependent chain" + note;
         l.higher_is_better = false;
@@ -98,7 +106,7 @@ class ComputeProbe final : public TypedProbe<ComputeOptions, ComputeProbeResult>
         l.label = c.label + " dependent latency";
         l.unit = "ns";
         l.value = *c.latency_ns;
-        l.instruction = f.instruction;
+        l.instruction = latency_instruction(c, f.instruction);
         l.where = "one subgroup, one dependent chain (no clock: ns)" + note;
         l.higher_is_better = false;
         out.push_back(l);

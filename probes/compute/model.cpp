@@ -351,6 +351,7 @@ void to_json(nlohmann::json& j, const ComputeFigure& f) {
   if (!f.clock_source.empty()) j["clock_source"] = f.clock_source;
   put(j, "sass_per_op", f.sass_per_op);
   put(j, "implied_latency_cycles", f.implied_latency);
+  if (!f.latency_opcodes.empty()) j["latency_opcodes"] = f.latency_opcodes;
   if (f.compiled_away) j["compiled_away"] = true;
   if (!f.note.empty()) j["note"] = f.note;
 }
@@ -368,6 +369,7 @@ void from_json(const nlohmann::json& j, ComputeFigure& f) {
   f.warps_per_sm = 0;
   get(j, "warps_per_sm", f.warps_per_sm);
   f.opcodes = j.value("opcodes", std::vector<std::string>{});
+  f.latency_opcodes = j.value("latency_opcodes", std::vector<std::string>{});
   f.missing_instruction = j.value("missing_instruction", false);
   get(j, "ops_per_clk_sm", f.ops_per_clk_sm);
   get(j, "mix_ops_per_clk_sm", f.mix_ops_per_clk_sm);

@@ -468,6 +468,14 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       // Per SASS instruction where ptxas fused the counted op, judged on the latency's own
       // loop (ILP 1): at ILP 8 ptxas packs two chains' scalar FP16 fma into one HFMA2, which
       // one chain cannot, and scaling by that doubled FP16 fma's latency.
+      // The latency loop is another kernel (one chain): its own SASS goes with its figure
+      // (ptxas may put a chain on another pipe than the table's loop: HFMA2.MMA).
+      try {
+        if (const LoopSass ls = k->sass(ll); ls.read)
+          f.latency_opcodes = top_opcodes(ls.opcodes, 6);
+      } catch (const std::exception&) {
+        // the throughput loop's reading already said why
+      }
       const std::optional<double> per = latency_sass_per_op(*k, ll);
       if (f.latency_cycles && per && *per > 0 && *per < 1) {
         const double k = 1.0 / *per;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compare_report.hpp"
+#include "compute/compute.hpp"
 #include "gpudissect/compare_backends.hpp"
 #include "gpudissect/json_read.hpp"
 #include "output_lines.hpp"
@@ -124,6 +125,28 @@ TEST(CrossBackend, ListingsOneEntryALine) {
   Figure c = fig("compute.fp32.fma.latency", 4, "cycles");
   c.instruction = "FFMA";
   EXPECT_EQ(instruction_listing(in, c), std::vector<std::string>{"FFMA"});
+}
+
+// A latency figure lists its own loop (one chain), which ptxas may compile otherwise than the
+// table's loop; the JSON keeps both.
+TEST(CrossBackend, LatencyFigureListsItsOwnLoop) {
+  RunResult r;
+  r.device.backend = "cuda";
+  r.device.name = "G";
+  ComputeProbeResult c;
+  ComputeFigure row;
+  row.op = "fp16x2.fma";
+  row.opcodes = {"HFMA2 x256", "HFMA2.MMA x256"};
+  row.latency_opcodes = {"HFMA2.MMA x128", "BRA x1"};
+  c.table.push_back(row);
+  r.put(c);
+  const auto in = input_from_result(std::move(r), "cuda.json");
+  EXPECT_EQ(instruction_listing(in, fig("compute.fp16x2.fma.latency", 8, "cycles")),
+            row.latency_opcodes);
+  EXPECT_EQ(instruction_listing(in, fig("compute.fp16x2.fma", 126, "ops/clk/SM")), row.opcodes);
+  const json j = row;
+  EXPECT_EQ(j.get<ComputeFigure>().latency_opcodes, row.latency_opcodes);
+  EXPECT_FALSE(json(ComputeFigure{}).contains("latency_opcodes"));
 }
 
 // ---- verdicts ----
