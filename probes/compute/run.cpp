@@ -46,14 +46,6 @@ bool selected(const ComputeOptions& o, const ComputeOp& op) {
   return false;
 }
 
-// The intended instructions the loop of `l` holds, and how many its counted ops should be.
-std::pair<int, int> intended_sass(const LoopSass& s, const ComputeOp& a, const ComputeLaunch& l) {
-  const int expected = s.ops_per_iteration > 0 ? s.ops_per_iteration
-                       : l.mix.empty()         ? static_cast<int>(ops_per_thread(a, l.ilp, 1))
-                                               : static_cast<int>(ops_per_thread(a, l.ilp, 1, &a));
-  return {count_opcodes(s, a.sass_expect), expected};
-}
-
 class Runner {
  public:
   Runner(Device& dev, ComputeKernels& k, const ComputeOptions& opt)
@@ -257,100 +249,6 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
   return o;
 }
 
-// What the loop's SASS says about a figure: compiled away by construction, missing or
-// partly folded (flagged), or as intended.
-void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected) {
-  // Warp and tensor ops are one SASS instruction per counted op: fewer in the loop means
-  // ptxas folded or emulated some (a fixed-lane shuffle kept 8 of 512; FP8 mma.sync on
-  // sm_90 has no QMMA), and the figure would not be that instruction's rate.
-  const bool exact = a.klass == "warp" || a.klass == "tensor";
-  if (n == 0 && !a.elided_to.empty() && count_opcodes(s, {a.elided_to}) >= expected) {
-    // Compiled away by construction: the finding is that it costs nothing.
-    f.compiled_away = true;
-    f.note = a.elided_why;
-  } else if (n == 0) {
-    f.missing_instruction = true;
-    f.status = {StatusCode::error,
-                !a.missing_why.empty()
-                    ? a.missing_why
-                    : "the timed loop holds no " + a.sass_expect.front() +
-                          (a.klass == "tensor" ? " (not native here: emulated or folded)" : "") +
-                          "; the figure is not that instruction's"};
-  } else if (expected > 0 && n * 4 < expected) {
-    // A quarter or less of the counted instructions: the compiler rewrote the chain (NVIDIA's
-    // Vulkan compiler turned a f32->f16->f32 trip into LOP3 and PRMT with 4 F2FP for 256).
-    f.missing_instruction = true;
-    f.status = {StatusCode::error,
-                !a.missing_why.empty()
-                    ? a.missing_why
-                    : "the timed loop holds " + std::to_string(n) + " " + a.sass_expect.front() +
-                          " for " + std::to_string(expected) +
-                          " counted: the compiler folded most of them; the figure is not that "
-                          "instruction's"};
-  } else if (exact && n < expected) {
-    f.missing_instruction = true;
-    f.status = {StatusCode::error, "the timed loop holds " + std::to_string(n) + " " +
-                                       a.sass_expect.front() + " for " + std::to_string(expected) +
-                                       " counted; ptxas folded the rest"};
-  }
-}
-
-// Intended SASS instructions per counted op in the loop of `l`, where the backend reads it.
-std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch& l) {
-  LoopSass s;
-  try {
-    s = k.sass(l);
-  } catch (const std::exception&) {
-    return std::nullopt;  // the throughput loop's reading already said why
-  }
-  if (!s.read) return std::nullopt;
-  const auto [n, expected] = intended_sass(s, *find_compute_op(l.op), l);
-  if (expected <= 0) return std::nullopt;
-  return static_cast<double>(n) / expected;
-}
-
-// A rate above the architectural peak, or a dependent chain faster than half a cycle, is
-// impossible. Where the loop's machine code was read (CUDA) the instructions are known to
-// be there, so it is the documented peak that does not apply to this mix: the fraction is
-// dropped. Where it could not be read (OpenCL), the compiler most likely folded the chain:
-// the figure is withheld with the reason, never reported as a rate.
-void withhold_impossible(ComputeFigure& f) {
-  // An INT32 add may issue on two pipes (IADD3 on the integer pipe, IMAD.IADD on the FMA
-  // pipe): CUDA's SASS on Hopper holds both and reaches 126.4/clk/SM against the integer
-  // pipe's 64, and Vulkan, whose machine code is not read, reaches 122.1. Up to twice the
-  // one-pipe peak is then the split, not a folded chain, machine code read or not.
-  const bool two_pipes = f.op == "int32.add" && f.fraction_of_peak && *f.fraction_of_peak <= 2.05;
-  if (two_pipes) {
-    f.note += std::string(f.note.empty() ? "" : "; ") +
-              "above the integer pipe's peak: the compiler splits adds between IADD3 and "
-              "IMAD.IADD (two pipes), as CUDA's SASS shows";
-    f.fraction_of_peak.reset();
-    return;
-  }
-  const bool too_fast = f.fraction_of_peak && *f.fraction_of_peak > 1.05;
-  // Without a clock (latency in ns only): a dependent step takes at least a cycle, and
-  // under 0.1 ns is a 10 GHz chain (a folded shuffle pair measured 0.06 ns on lavapipe).
-  const bool no_latency = (f.latency_cycles && f.latency_cycles->median < 0.5) ||
-                          (f.latency_ns && f.latency_ns->median < 0.1);
-  if (!too_fast && !no_latency) return;
-  if (!f.opcodes.empty() && !no_latency) {
-    f.fraction_of_peak.reset();
-    f.peak_per_clk_sm.reset();
-    return;
-  }
-  const std::string why =
-      too_fast ? format_fixed(100 * *f.fraction_of_peak, 0) + "% of the architectural peak"
-      : f.latency_cycles
-          ? "a dependent chain of " + format_fixed(f.latency_cycles->median, 3) + " cycles per op"
-          : "a dependent chain of " + format_fixed(f.latency_ns->median, 4) + " ns per op";
-  f.status = {StatusCode::error,
-              "measured " + why +
-                  " with no machine code to check: the compiler most likely folded the "
-                  "chain, so the figure is withheld"};
-  f.fraction_of_peak.reset();
-  f.ops_per_s.reset();
-}
-
 namespace {
 
 bool mixed_pairs_run(const ComputeOptions& opt, const std::string& language) {
@@ -471,8 +369,11 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       // The latency loop is another kernel (one chain): its own SASS goes with its figure
       // (ptxas may put a chain on another pipe than the table's loop: HFMA2.MMA).
       try {
-        if (const LoopSass ls = k->sass(ll); ls.read)
+        if (const LoopSass ls = k->sass(ll); ls.read) {
           f.latency_opcodes = top_opcodes(ls.opcodes, 6);
+          const std::string mixed = mixed_chain_note(ls, *op);
+          if (!mixed.empty()) f.note += (f.note.empty() ? "" : "; ") + mixed;
+        }
       } catch (const std::exception&) {
         // the throughput loop's reading already said why
       }

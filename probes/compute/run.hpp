@@ -47,11 +47,17 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
 // Withholds a figure that is physically impossible (above the architectural peak, or a
 // dependent chain under half a cycle); see compute.cpp. Exposed for tests.
 void withhold_impossible(ComputeFigure& f);
+// The intended instructions the loop of `l` holds, and how many its counted ops should be.
+std::pair<int, int> intended_sass(const LoopSass& s, const ComputeOp& a, const ComputeLaunch& l);
 // Judges a figure by its timed loop: `n` intended instructions found (count_opcodes) for
 // `expected` counted ops. Exposed for tests.
 void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, int n, int expected);
 // Intended SASS instructions per counted op in the loop `l` times (the latency's own loop,
 // ILP 1), where the backend reads machine code; nullopt elsewhere. Exposed for tests.
 std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch& l);
+// Where a latency loop's chain holds two forms of the intended instruction, each at least a
+// quarter of its steps (ptxas alternates HFMA2 and HFMA2.MMA in an FP16x2 chain: 4 and about
+// 12 cycles, 8.03 measured), a note saying the latency is their mean; empty otherwise.
+std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a);
 
 }  // namespace gd

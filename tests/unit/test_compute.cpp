@@ -509,6 +509,23 @@ TEST(ComputeSass, LoopWithAQuarterOfTheCountedInstructionsIsFlagged) {
   EXPECT_TRUE(g.status.ok());
 }
 
+// CUDA's FP16x2 latency chain alternates HFMA2 and HFMA2.MMA (H200: 8.03 cycles, HFMA2 alone
+// 4.04): the figure says its latency is the two pipes' mean. One form, or a step made of two
+// instructions by design, says nothing.
+TEST(ComputeSass, ChainAlternatingTwoFormsIsNoted) {
+  gd::LoopSass s;
+  s.read = true;
+  s.opcodes = {{"HFMA2", 256}, {"HFMA2.MMA", 256}, {"BRA", 1}};
+  const std::string note = gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma"));
+  EXPECT_NE(note.find("alternates HFMA2 and HFMA2.MMA"), std::string::npos) << note;
+  s.opcodes = {{"HFMA2", 500}, {"HFMA2.MMA", 12}, {"BRA", 1}};  // a few: not a chain of two
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma")), "");
+  s.opcodes = {{"FFMA", 512}, {"BRA", 1}};
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp32.fma")), "");
+  s.opcodes = {{"F2I.TRUNC.NTZ", 128}, {"I2FP.F32.S32", 128}};
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("conv.f32_i32")), "");
+}
+
 // FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
 // the loop. Flagged with the reason, never a tensor rate.
 TEST(ComputeSass, Fp8MmaSyncFlaggedWithTheEmulationExplained) {
