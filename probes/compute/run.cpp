@@ -371,7 +371,7 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
       try {
         if (const LoopSass ls = k->sass(ll); ls.read) {
           f.latency_opcodes = top_opcodes(ls.opcodes, 6);
-          const std::string mixed = mixed_chain_note(ls, *op);
+          const std::string mixed = mixed_chain_note(ls, *op, intended_sass(ls, *op, ll).second);
           if (!mixed.empty()) f.note += (f.note.empty() ? "" : "; ") + mixed;
         }
       } catch (const std::exception&) {

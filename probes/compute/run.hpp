@@ -55,9 +55,10 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
 // Intended SASS instructions per counted op in the loop `l` times (the latency's own loop,
 // ILP 1), where the backend reads machine code; nullopt elsewhere. Exposed for tests.
 std::optional<double> latency_sass_per_op(ComputeKernels& k, const ComputeLaunch& l);
-// Where a latency loop's chain holds two forms of the intended instruction, each at least a
-// quarter of its steps (ptxas alternates HFMA2 and HFMA2.MMA in an FP16x2 chain: 4 and about
-// 12 cycles, 8.03 measured), a note saying the latency is their mean; empty otherwise.
-std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a);
+// Where a latency loop of `steps` counted steps holds two forms of the intended instruction
+// as alternatives (one a step, each at least a quarter of them: ptxas alternates HFMA2 and
+// HFMA2.MMA in an FP16x2 chain, 4 and about 12 cycles, 8.03 measured), a note saying the
+// latency is their mean; empty otherwise, and where each step needs both (parts of one op).
+std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a, int steps);
 
 }  // namespace gd

@@ -57,9 +57,9 @@ void judge_loop_sass(ComputeFigure& f, const ComputeOp& a, const LoopSass& s, in
   }
 }
 
-std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a) {
+std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a, int steps) {
   // A step of several instructions (f32->i32->f32: F2I then I2FP) holds each by design.
-  if (a.insts_per_step != 1) return {};
+  if (a.insts_per_step != 1 || steps <= 0) return {};
   // Forms of the intended instruction in the chain, each at least a quarter of the steps.
   std::vector<std::pair<std::string, int>> forms;
   int total = 0;
@@ -70,6 +70,9 @@ std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a) {
         total += n;
         break;
       }
+  // Alternatives take one instruction a step between them; parts of one step (a 64-bit
+  // multiply's IMAD and IMAD.WIDE, a rotate idiom's two shifts) take more.
+  if (4 * total > 5 * steps) return {};
   std::string list;
   int kept = 0;
   for (const auto& [op, n] : forms)
@@ -78,8 +81,7 @@ std::string mixed_chain_note(const LoopSass& s, const ComputeOp& a) {
       ++kept;
     }
   if (kept < 2) return {};
-  return "the dependent chain alternates " + list +
-         " (two pipes): its latency is their mean, not either's";
+  return "the dependent chain alternates " + list + ": its latency is their mean, not either's";
 }
 
 // Intended SASS instructions per counted op in the loop of `l`, where the backend reads it.

@@ -510,20 +510,28 @@ TEST(ComputeSass, LoopWithAQuarterOfTheCountedInstructionsIsFlagged) {
 }
 
 // CUDA's FP16x2 latency chain alternates HFMA2 and HFMA2.MMA (H200: 8.03 cycles, HFMA2 alone
-// 4.04): the figure says its latency is the two pipes' mean. One form, or a step made of two
-// instructions by design, says nothing.
+// 4.04): the figure says its latency is the two pipes' mean. One form, a few of another, a
+// step made of two instructions by design (conversions), or two instructions every step
+// (H200: a 64-bit multiply's IMAD and IMAD.WIDE.U32, Vulkan's rotate idiom's two shifts) say
+// nothing.
 TEST(ComputeSass, ChainAlternatingTwoFormsIsNoted) {
   gd::LoopSass s;
   s.read = true;
   s.opcodes = {{"HFMA2", 256}, {"HFMA2.MMA", 256}, {"BRA", 1}};
-  const std::string note = gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma"));
+  const std::string note = gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma"), 512);
   EXPECT_NE(note.find("alternates HFMA2 and HFMA2.MMA"), std::string::npos) << note;
-  s.opcodes = {{"HFMA2", 500}, {"HFMA2.MMA", 12}, {"BRA", 1}};  // a few: not a chain of two
-  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma")), "");
+  s.opcodes = {{"HFMA2", 500}, {"HFMA2.MMA", 12}, {"BRA", 1}};
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp16x2.fma"), 512), "");
   s.opcodes = {{"FFMA", 512}, {"BRA", 1}};
-  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp32.fma")), "");
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("fp32.fma"), 512), "");
   s.opcodes = {{"F2I.TRUNC.NTZ", 128}, {"I2FP.F32.S32", 128}};
-  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("conv.f32_i32")), "");
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("conv.f32_i32"), 128), "");
+  s.opcodes = {{"LOP3.LUT", 256}, {"SHF.L.U32", 256}, {"SHF.R.U32.HI", 256}};
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("int32.rot"), 256), "");
+  s.opcodes = {{"IMAD", 256}, {"IMAD.WIDE.U32", 256}};
+  EXPECT_EQ(gd::mixed_chain_note(s, *gd::find_compute_op("int64.mul"), 256), "");
+  s.opcodes = {{"IADD3", 129}, {"IMAD.IADD", 127}};
+  EXPECT_NE(gd::mixed_chain_note(s, *gd::find_compute_op("int32.add"), 256), "");
 }
 
 // FP8 mma.sync on sm_90 (and sm_90a): F2FP + 2 HMMA.16816 per op, products hoisted, FADDs in
