@@ -165,12 +165,12 @@ NvCacheSass nv_cache_sass(const std::vector<uint8_t>& cache_data, const std::str
               std::to_string(cache_data.size()) + " bytes)";
     return r;
   }
-  std::string tmpl = (std::filesystem::temp_directory_path() / "gd_nvuc_XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) {
+  const PrivateTempDir tmp("gd_nvuc");
+  if (!tmp.ok()) {
     r.why = "no temporary directory for nvdisasm";
     return r;
   }
-  const std::filesystem::path dir = tmpl;
+  const std::filesystem::path& dir = tmp.path();
   std::ostringstream out;
   for (std::size_t k = 0; k < code.size() && r.why.rfind("nvdisasm", 0) != 0; ++k) {
     const std::string file = (dir / ("code" + std::to_string(k) + ".bin")).string();
@@ -183,8 +183,6 @@ NvCacheSass nv_cache_sass(const std::vector<uint8_t>& cache_data, const std::str
     else
       append_function(out, k == 0 ? "main" : "main_" + std::to_string(k), dis.out);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   if (r.why.rfind("nvdisasm", 0) == 0) return r;
   r.why.clear();
   r.sass = out.str();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <sstream>
 
 namespace gd {
@@ -89,6 +90,16 @@ std::string first_line(const std::string& text) {
   if (s.empty()) return "no output";
   if (s.size() > 200) s = s.substr(0, 200) + "...";
   return s;
+}
+
+PrivateTempDir::PrivateTempDir(const std::string& prefix) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "_XXXXXX")).string();
+  if (mkdtemp(tmpl.data())) path_ = tmpl;
+}
+
+PrivateTempDir::~PrivateTempDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace gd

@@ -129,12 +129,12 @@ PtxSass ptx_to_sass(const std::string& ptx, const std::string& sm, const SassToo
     r.why = "no ptxas/cuobjdump found";
     return r;
   }
-  std::string tmpl = (std::filesystem::temp_directory_path() / "gd_ptx_XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) {
+  const PrivateTempDir tmp("gd_ptx");
+  if (!tmp.ok()) {
     r.why = "no temporary directory for ptxas";
     return r;
   }
-  const std::filesystem::path dir = tmpl;
+  const std::filesystem::path& dir = tmp.path();
   const std::string in = (dir / "kernel.ptx").string(), out = (dir / "kernel.cubin").string();
   {
     std::ofstream f(in, std::ios::binary);
@@ -158,8 +158,6 @@ PtxSass ptx_to_sass(const std::string& ptx, const std::string& sm, const SassToo
     else
       r.sass = dis.out;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   return r;
 }
 

@@ -11,6 +11,7 @@
 
 #include "compute/compute.hpp"
 #include "gpudissect/nv_shader_cache.hpp"
+#include "gpudissect/tools.hpp"
 
 namespace {
 
@@ -148,4 +149,19 @@ TEST(NvShaderCache, DriverDataOfAnH200HoldsOneCodeSection) {
   // The first instruction: S2R R0, SR_CTAID.X (opcode 0x919 in the low bits).
   EXPECT_EQ(code[0][0], 0x19);
   EXPECT_EQ(code[0][1], 0x79);
+}
+
+// The tools' working folder: private (0700) while it lives, gone with everything in it after.
+TEST(NvShaderCache, ToolFolderIsPrivateAndRemoved) {
+  std::filesystem::path kept;
+  {
+    const gd::PrivateTempDir d("gd_test_tools");
+    ASSERT_TRUE(d.ok());
+    kept = d.path();
+    std::ofstream(kept / "file") << "x";
+    struct stat st {};
+    ASSERT_EQ(stat(kept.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(kept));
 }

@@ -3,6 +3,7 @@
 // OpenCL's PTX, nvdisasm for NVIDIA's Vulkan pipelines).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,20 @@ std::string find_tool(const std::string& name, const std::vector<std::string>& d
 // The first line of a tool's output naming an error (else its first line), at most 200
 // characters, "no output" for none: for a figure's reason.
 std::string first_line(const std::string& text);
+
+// A private temporary directory (mkdtemp: mode 0700) for a tool's input and output files,
+// removed with everything in it when the object goes; ok() is false where none was made.
+class PrivateTempDir {
+ public:
+  explicit PrivateTempDir(const std::string& prefix);
+  ~PrivateTempDir();
+  PrivateTempDir(const PrivateTempDir&) = delete;
+  PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+  bool ok() const { return !path_.empty(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace gd
