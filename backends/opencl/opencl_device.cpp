@@ -158,7 +158,7 @@ class OpenCLDevice final : public Device {
       const auto it = sass_loops_.find("chase_local_static");
       if (it == sass_loops_.end()) return std::nullopt;
       for (const auto& [op, n] : it->second.opcodes)
-        if (op.rfind("LDS", 0) == 0) return op + loop_opcodes(sass_loops_, "chase_local_static");
+        if (op.rfind("LDS", 0) == 0) return op + loop_listing(sass_loops_, "chase_local_static");
       return std::nullopt;
     }
     return kernel_listing(sass_, sass_loops_, ptx_, machine_why_, k->second);
@@ -171,30 +171,18 @@ class OpenCLDevice final : public Device {
                           "chase_constant_bank");
   }
 
-  // `kernel`'s load in a program's SASS with its loop (loop_opcodes), else the load its PTX
-  // holds and why there is no SASS (`why`); nullopt where neither has one.
+  // `kernel`'s load in a program's SASS with its loop (loop_listing: what one hop costs beside the
+  // load), else the load its PTX holds and why there is no SASS (`why`); nullopt where neither has
+  // one.
   static std::optional<std::string> kernel_listing(const std::string& sass,
                                                    const std::map<std::string, LoopSass>& loops,
                                                    const std::string& ptx, const std::string& why,
                                                    const std::string& kernel) {
     if (const std::string s = sass_function_load(sass, kernel); !s.empty())
-      return s + loop_opcodes(loops, kernel);
+      return s + loop_listing(loops, kernel);
     const std::string load = ptx_entry_load(ptx, kernel);
     if (load.empty()) return std::nullopt;
     return load + " (" + (why.empty() ? "no SASS" : why) + ": PTX only)";
-  }
-
-  // "; loop: LDG.E.64 x8, IADD3 x1, ...": the chase kernel's loop body in the SASS, most
-  // frequent first, so that the figure shows what one hop costs beside the load; empty
-  // where the SASS has no loop for it.
-  static std::string loop_opcodes(const std::map<std::string, LoopSass>& loops,
-                                  const std::string& kernel) {
-    const auto it = loops.find(kernel);
-    if (it == loops.end() || it->second.opcodes.empty()) return "";
-    std::string s;
-    for (const std::string& op : top_opcodes(it->second.opcodes, 8))
-      s += (s.empty() ? "; loop: " : ", ") + op;
-    return s;
   }
 
   // Hop accounting: one launch of warmup_hops (skipped when 0), then for each repeat one

@@ -151,13 +151,8 @@ class VulkanDevice final : public Device {
     if (!made) return s;
     // NVIDIA: the chase loop's SASS, as OpenCL's listing gives it ("LDS; loop: LDS x16, ...").
     if (const auto ops = ctx_.nv_memory_ops(*made); ops && !ops->load.empty()) {
-      const auto loops = parse_sass_loops(ctx_.nv_sass(*made).sass);
-      const auto it = loops.find("main");
-      std::string loop;
-      if (it != loops.end())
-        for (const std::string& o : top_opcodes(it->second.opcodes, 6))
-          loop += (loop.empty() ? "; loop: " : ", ") + o;
-      return ops->load + loop + " (" + s + ")";
+      return ops->load + loop_listing(parse_sass_loops(ctx_.nv_sass(*made).sass), "main") + " (" +
+             s + ")";
     }
     s += executables_suffix(ctx_.device(), made->pipeline, facts_.pipeline_executable_info);
     return s;

@@ -217,6 +217,9 @@ struct LoopSass {
 int count_opcodes(const LoopSass& s, const std::vector<std::string>& expect);
 // Parses `cuobjdump -sass` text: kernel name -> its loop.
 std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass);
+// "; loop: LDS x16, BRA x1, ..." (the 8 most frequent opcodes) of `kernel`'s loop in `loops`,
+// for a memory figure's instruction after its load; empty where the kernel has no loop.
+std::string loop_listing(const std::map<std::string, LoopSass>& loops, const std::string& kernel);
 
 class ComputeKernels : public KernelSet {
  public:

@@ -281,6 +281,15 @@ std::map<std::string, LoopSass> parse_sass_loops(const std::string& sass) {
   return out;
 }
 
+std::string loop_listing(const std::map<std::string, LoopSass>& loops, const std::string& kernel) {
+  const auto it = loops.find(kernel);
+  if (it == loops.end() || it->second.opcodes.empty()) return "";
+  std::string s;
+  for (const std::string& op : top_opcodes(it->second.opcodes, 8))
+    s += (s.empty() ? "; loop: " : ", ") + op;
+  return s;
+}
+
 // ---- rate units ----
 
 RateKind rate_kind(const ComputeFigure& f) {

@@ -232,6 +232,10 @@ TEST(ComputeOpenCLNv, FixtureSassLoop) {
   ASSERT_EQ(loops.count("gd_ilp8"), 1u);
   const auto& l = loops.at("gd_ilp8");
   EXPECT_EQ(gd::count_opcodes(l, {"FFMA"}), 64);
+  // The loop as a memory figure's listing shows it: most frequent first, 8 at most.
+  EXPECT_EQ(gd::loop_listing(loops, "gd_ilp8").rfind("; loop: FFMA x64, ", 0), 0u)
+      << gd::loop_listing(loops, "gd_ilp8");
+  EXPECT_EQ(gd::loop_listing(loops, "no_such_kernel"), "");
   EXPECT_EQ(l.loop_instructions, 67);
   // The OpenCL body at ILP 8 counts 8 steps of 8 chains: one FFMA per counted op.
   const auto& op = *gd::find_compute_op("fp32.fma");
