@@ -328,16 +328,15 @@ class VulkanCompute final : public ComputeKernels {
   }
 
   // The pipeline's timed loop in its SASS (NVIDIA, where the context keeps the machine
-  // code); read = false otherwise. Made once from any thread, with the pipeline.
-  const LoopSass& machine_loop(const std::string& op, int ilp, uint32_t local) {
-    return loops_.get(module_name(op, ilp) + "|" + std::to_string(local), [&] {
-      const NvCacheSass& code = ctx_.nv_sass(built(op, ilp, local));
-      if (code.sass.empty()) return LoopSass{};
-      auto loops = parse_sass_loops(code.sass);
-      auto found = loops.find("main");
-      return found == loops.end() || found->second.loop_instructions == 0 ? LoopSass{}
-                                                                          : found->second;
-    });
+  // code); read = false otherwise. The disassembly is the pipeline's, made once from any
+  // thread (Context::nv_sass); the parse of its listing is cheap.
+  LoopSass machine_loop(const std::string& op, int ilp, uint32_t local) {
+    const NvCacheSass& code = ctx_.nv_sass(built(op, ilp, local));
+    if (code.sass.empty()) return {};
+    const auto loops = parse_sass_loops(code.sass);
+    const auto found = loops.find("main");
+    return found == loops.end() || found->second.loop_instructions == 0 ? LoopSass{}
+                                                                        : found->second;
   }
 
   Context& ctx_;
@@ -346,7 +345,6 @@ class VulkanCompute final : public ComputeKernels {
   bool prepared_ = false;  // the GPU's clock brought up for this probe
   uint32_t max_wg_ = 1;
   BuildOnce<std::unique_ptr<Pipeline>> pipelines_;                // by module and workgroup size
-  BuildOnce<LoopSass> loops_;                                     // machine_loop()'s, likewise
   std::set<const Pipeline*> warmed_;                              // dispatched once, untimed
   std::map<std::string, std::optional<uint32_t>> replays_;        // replay()'s
   std::map<std::string, std::vector<uint32_t>> shuffle_replays_;  // check_shuffles()'
