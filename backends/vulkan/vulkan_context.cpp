@@ -381,10 +381,16 @@ std::unique_ptr<Pipeline> Context::pipeline(const std::string& shader,
                                             const std::vector<VkDescriptorType>& bindings,
                                             uint32_t push_bytes,
                                             const std::vector<uint32_t>& spec) {
+  return pipeline_from_words(shader, shader_words(shader), bindings, push_bytes, spec);
+}
+
+std::unique_ptr<Pipeline> Context::pipeline_from_words(
+    const std::string& shader, const std::vector<uint32_t>& words,
+    const std::vector<VkDescriptorType>& bindings, uint32_t push_bytes,
+    const std::vector<uint32_t>& spec) {
   auto p = std::make_unique<Pipeline>();
   p->device = device_;
   p->bindings = bindings;
-  const std::vector<uint32_t> words = shader_words(shader);
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smi.codeSize = words.size() * 4;
   smi.pCode = words.data();

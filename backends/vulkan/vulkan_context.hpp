@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "compute/compute.hpp"
 #include "gpudissect/device.hpp"
 #include "gpudissect/nv_shader_cache.hpp"
 #include "gpudissect/sass.hpp"
+#include "vk_newer.hpp"
 
 namespace gd::vulkan {
 
@@ -87,6 +89,17 @@ struct Facts {
   // records, which need both.
   bool sm_builtins = false;
   bool shader_device_clock = false;
+  // VK_KHR_cooperative_matrix: the matrix shapes and types the driver lists (subgroup scope
+  // and others), with the features the listed types need (shaderInt8; VK_KHR_shader_bfloat16's
+  // and VK_EXT_shader_float8's cooperative-matrix features); cooperative_matrix_why says why
+  // the list is empty. Read by query_cooperative_matrix (it needs the instance).
+  bool cooperative_matrix = false;
+  std::vector<CoopMatShape> cooperative_matrix_shapes;
+  std::string cooperative_matrix_why;
+  bool shader_int8 = false;
+  bool vulkan_memory_model = false;  // the modules declare it, as Vulkan requires with them
+  bool bfloat16_cooperative_matrix = false;
+  bool float8_cooperative_matrix = false;
   // VK_EXT_calibrated_timestamps: enabled where offered; the context then reads the device's
   // timestamps against the host clock where both time domains are offered (calibrate()).
   bool calibrated_timestamps = false;
@@ -102,6 +115,9 @@ struct Facts {
 };
 
 Facts query_facts(VkPhysicalDevice pd, int index);
+// Fills f's cooperative-matrix fields (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR is
+// reached through the instance: the loader's headers here predate it).
+void query_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, Facts& f);
 
 // What the device is created with (vulkan_facts.cpp): the extensions, the core features and
 // the feature structs chained from `chain`, which point into this object (hence no copies).
@@ -131,6 +147,11 @@ struct DeviceFeatures {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR int_dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+  CooperativeMatrixFeatures cooperative_matrix;
+  VkPhysicalDeviceVulkanMemoryModelFeaturesKHR memory_model{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
+  BFloat16Features bfloat16;
+  Float8Features float8;
 
  private:
   void add(const char* extension, void* feature_struct);
@@ -260,6 +281,13 @@ class Context {
   std::unique_ptr<Pipeline> pipeline(const std::string& shader,
                                      const std::vector<VkDescriptorType>& bindings,
                                      uint32_t push_bytes, const std::vector<uint32_t>& spec = {});
+  // The same from SPIR-V written at run time (the matrix units' modules); `name` names it in
+  // errors.
+  std::unique_ptr<Pipeline> pipeline_from_words(const std::string& name,
+                                                const std::vector<uint32_t>& words,
+                                                const std::vector<VkDescriptorType>& bindings,
+                                                uint32_t push_bytes,
+                                                const std::vector<uint32_t>& spec = {});
   // Sets `bytes` bytes (a multiple of 4) from `offset` (one too) to `word`; waits.
   void fill(const Buffer& dst, uint64_t bytes, uint32_t word, uint64_t offset = 0);
   // Records, submits and waits for one vkCmdCopyBuffer of `bytes` bytes on the compute queue;

@@ -417,6 +417,11 @@ class VulkanDevice final : public Device {
     info_.extra["max_allocation_bytes"] = std::to_string(f.max_allocation_bytes);
     info_.extra["max_storage_buffer_range"] = std::to_string(limits.maxStorageBufferRange);
     info_.extra["max_texel_buffer_elements"] = std::to_string(limits.maxTexelBufferElements);
+    std::string shapes;
+    for (const CoopMatShape& c : f.cooperative_matrix_shapes)
+      shapes += (shapes.empty() ? "" : "; ") + c.name();
+    info_.extra["cooperative_matrix"] = shapes.empty() ? "none: " + f.cooperative_matrix_why
+                                                       : "VK_KHR_cooperative_matrix: " + shapes;
     info_.extra["image_path"] = f.supports(MemPath::image).ok
                                     ? "yes (R32_UINT uniform texel buffer)"
                                     : "no: " + f.supports(MemPath::image).reason;
@@ -457,7 +462,8 @@ std::vector<DeviceEntry> enumerate(std::string* why) {
       return {};
     }
     for (std::size_t i = 0; i < devices.size(); ++i) {
-      const Facts f = query_facts(devices[i], static_cast<int>(i));
+      Facts f = query_facts(devices[i], static_cast<int>(i));
+      query_cooperative_matrix(instance->get(), devices[i], f);
       DeviceEntry e;
       e.id = f.id();
       e.name = f.props.deviceName;
@@ -478,7 +484,8 @@ std::unique_ptr<Device> open(int index, const BorrowedFacts& borrowed) {
   if (index < 0 || static_cast<std::size_t>(index) >= devices.size())
     throw BackendError("no Vulkan device " + std::to_string(index) + " (" +
                        std::to_string(devices.size()) + " devices)");
-  const Facts f = query_facts(devices[index], index);
+  Facts f = query_facts(devices[index], index);
+  query_cooperative_matrix(instance->get(), devices[index], f);
   return std::make_unique<VulkanDevice>(instance, devices[index], f, borrowed);
 }
 

@@ -107,6 +107,7 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     f.shader_float64 = f2.features.shaderFloat64 == VK_TRUE;
     f.shader_float16 = f16_ext && f16.shaderFloat16 == VK_TRUE;
+    f.shader_int8 = f16_ext && f16.shaderInt8 == VK_TRUE;
     f.shader_int64 = f2.features.shaderInt64 == VK_TRUE;
   }
   if (has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
@@ -173,6 +174,61 @@ Facts query_facts(VkPhysicalDevice pd, int index) {
   return f;
 }
 
+void query_cooperative_matrix(VkInstance instance, VkPhysicalDevice pd, Facts& f) {
+  f.cooperative_matrix_shapes.clear();
+  if (!has_extension(pd, kCooperativeMatrixExtension)) {
+    f.cooperative_matrix_why = std::string("the device lacks ") + kCooperativeMatrixExtension;
+    return;
+  }
+  f.cooperative_matrix = features_of(pd, CooperativeMatrixFeatures{}).cooperativeMatrix == VK_TRUE;
+  if (!f.cooperative_matrix) {
+    f.cooperative_matrix_why = "the device lists VK_KHR_cooperative_matrix without its feature";
+    return;
+  }
+  const auto get = reinterpret_cast<PFN_GetCooperativeMatrixProperties>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  uint32_t n = 0;
+  if (!get || get(pd, &n, nullptr) != VK_SUCCESS) {
+    f.cooperative_matrix = false;
+    f.cooperative_matrix_why = "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR failed";
+    return;
+  }
+  std::vector<CooperativeMatrixProperties> props(n);
+  if (n > 0 && get(pd, &n, props.data()) != VK_SUCCESS) n = 0;
+  props.resize(n);
+  for (const CooperativeMatrixProperties& p : props) {
+    CoopMatShape s;
+    s.m = p.MSize;
+    s.n = p.NSize;
+    s.k = p.KSize;
+    s.a = coop_type_from_vk(p.AType);
+    s.b = coop_type_from_vk(p.BType);
+    s.c = coop_type_from_vk(p.CType);
+    s.result = coop_type_from_vk(p.ResultType);
+    s.saturating = p.saturatingAccumulation == VK_TRUE;
+    s.scope = p.scope;
+    f.cooperative_matrix_shapes.push_back(s);
+  }
+  if (f.cooperative_matrix_shapes.empty())
+    f.cooperative_matrix_why = "the driver lists no cooperative matrix shape";
+  if (has_extension(pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME))
+    f.vulkan_memory_model =
+        features_of(pd,
+                    VkPhysicalDeviceVulkanMemoryModelFeaturesKHR{
+                        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR})
+            .vulkanMemoryModel == VK_TRUE;
+  if (has_extension(pd, kBFloat16Extension)) {
+    const auto b = features_of(pd, BFloat16Features{});
+    f.bfloat16_cooperative_matrix =
+        b.shaderBFloat16Type == VK_TRUE && b.shaderBFloat16CooperativeMatrix == VK_TRUE;
+  }
+  if (has_extension(pd, kFloat8Extension)) {
+    const auto e = features_of(pd, Float8Features{});
+    f.float8_cooperative_matrix =
+        e.shaderFloat8 == VK_TRUE && e.shaderFloat8CooperativeMatrix == VK_TRUE;
+  }
+}
+
 void DeviceFeatures::add(const char* extension, void* feature_struct) {
   static_cast<VkBaseOutStructure*>(feature_struct)->pNext = static_cast<VkBaseOutStructure*>(chain);
   chain = feature_struct;
@@ -181,9 +237,31 @@ void DeviceFeatures::add(const char* extension, void* feature_struct) {
 
 DeviceFeatures::DeviceFeatures(VkPhysicalDevice pd, const Facts& f) {
   // FP16 and FP64 arithmetic for the compute probe's modules, where the device has them.
-  if (f.shader_float16) {
-    f16.shaderFloat16 = VK_TRUE;
+  // 8-bit integers for the matrix units' s8/u8 operands.
+  if (f.shader_float16 || f.shader_int8) {
+    f16.shaderFloat16 = f.shader_float16 ? VK_TRUE : VK_FALSE;
+    f16.shaderInt8 = f.shader_int8 ? VK_TRUE : VK_FALSE;
     add(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME, &f16);
+  }
+  // The matrix units (compute probe's mma rows), with the bfloat16 and FP8 types where the
+  // driver lists them.
+  if (f.cooperative_matrix) {
+    cooperative_matrix.cooperativeMatrix = VK_TRUE;
+    add(kCooperativeMatrixExtension, &cooperative_matrix);
+    if (f.vulkan_memory_model) {
+      memory_model.vulkanMemoryModel = VK_TRUE;
+      add(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME, &memory_model);
+    }
+    if (f.bfloat16_cooperative_matrix) {
+      bfloat16.shaderBFloat16Type = VK_TRUE;
+      bfloat16.shaderBFloat16CooperativeMatrix = VK_TRUE;
+      add(kBFloat16Extension, &bfloat16);
+    }
+    if (f.float8_cooperative_matrix) {
+      float8.shaderFloat8 = VK_TRUE;
+      float8.shaderFloat8CooperativeMatrix = VK_TRUE;
+      add(kFloat8Extension, &float8);
+    }
   }
   // The compiled code of each pipeline, read back beside the compute probe's figures.
   if (f.pipeline_executable_info) {

@@ -181,6 +181,9 @@ struct ComputeTiming {
   // What the figure says about the counter that gave clock_mhz, where that counter was not
   // validated by this project (OpenCL on AMD); empty elsewhere.
   std::string clock_note;
+  // What the backend says about what it timed, where that differs from the table's form
+  // (Vulkan's matrix units: the shape the driver offers); empty elsewhere.
+  std::string note;
 };
 
 // One block's record from a CUDA compute kernel: the SM it ran on, its clock64 at the loop's
@@ -301,6 +304,81 @@ RateKind rate_kind(const ComputeFigure& f);
 std::string rate_unit(const ComputeFigure& f);
 // The GPU-wide rate in that unit (ops_per_s x flops_per_op / 1e12, or instructions / 1e12).
 std::optional<double> rate_tera(const ComputeFigure& f);
+
+// ---- the matrix units through VK_KHR_cooperative_matrix (model_coopmat.cpp) ----
+
+// A component type of a cooperative matrix, as VkComponentTypeKHR names them.
+enum class CoopType {
+  f16,
+  f32,
+  f64,
+  s8,
+  s16,
+  s32,
+  s64,
+  u8,
+  u16,
+  u32,
+  u64,
+  bf16,
+  e4m3,
+  e5m2,
+  other
+};
+CoopType coop_type_from_vk(uint32_t vk_component_type);
+std::string coop_type_name(CoopType t);    // "f16", "bf16", "e4m3", "s8", ...
+bool coop_type_is_float(CoopType t);       // f16, bf16, f32, f64, e4m3, e5m2
+bool coop_type_is_signed_int(CoopType t);  // s8, s16, s32
+// One entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR: A is M x K, B K x N, C and
+// the result M x N; scope as VkScopeKHR (3: subgroup).
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  CoopType a = CoopType::other, b = CoopType::other, c = CoopType::other, result = CoopType::other;
+  bool saturating = false;
+  uint32_t scope = 3;
+  std::string name() const;  // "16x8x16 f16*f16+f32"
+};
+// The listed entry that states what the table's op `op` (mma.f16, mma.s8, ...) times: its
+// types, subgroup scope, no saturation, and the shape of CUDA's mma.sync (so that one MulAdd
+// is one of CUDA's ops); why none otherwise (the limit, and what the driver lists).
+// Where no entry has CUDA's shape, one with its K and a multiple of its M x N stands in: `note`
+// says so (its MulAdd is that many of CUDA's operations in the rate; the latency is one
+// MulAdd's).
+struct CoopMatChoice {
+  std::optional<CoopMatShape> shape;
+  std::string why, note;
+};
+CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatShape>& listed);
+// Whether this project can write a SPIR-V module for the entry (its types), and why not.
+Support coop_matrix_writable(const CoopMatShape& s);
+// The SPIR-V module (1.3, SPV_KHR_cooperative_matrix) of one timed kernel: each subgroup runs
+// `ilp` independent accumulators through iters x steps_per_iter MulAdds each (push constants
+// {uint iters; uint zero}, zero = 0 at run time) from C = 3: integers A = B = 1 (C wraps
+// exactly); floats A = B = 2^coop_matrix_operand_log2, whose products leave C at 3, or for FP8
+// B alternately +1 and -1 (C goes 3, 3 + K, 3); then stores every
+// accumulator, as f32 (f16, bf16, f32), f64 or 32-bit integers, row-major at element
+// ((workgroup x subgroups + subgroup) x ilp + chain) x M x N of binding 0.
+// Binding 1 takes each subgroup's clocks around the loop, kCoopMatClockWords words: the SM's
+// clock (OpReadClockKHR, subgroup scope) before and after, the device's (device scope) before
+// and after, each low word first; zeros for a clock the module does not read.
+constexpr uint32_t kCoopMatClockWords = 8;
+struct CoopMatKernel {
+  CoopMatShape shape;
+  int ilp = 1;
+  int steps_per_iter = 8;                             // even
+  uint32_t local = 32;                                // workgroup size
+  bool subgroup_clock = false, device_clock = false;  // VK_KHR_shader_clock's two
+};
+std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& k);
+// Whether B alternates +1 and -1 (FP8 operands), and the power of two A and B hold otherwise
+// (floats: small enough that K products leave C at 3; 0 for integers).
+bool coop_matrix_alternates(const CoopMatShape& s);
+int coop_matrix_operand_log2(const CoopMatShape& s);
+// Bytes one stored element takes (4, or 8 for f64 accumulators).
+uint32_t coop_matrix_store_bytes(const CoopMatShape& s);
+// The value every stored element holds after `steps` MulAdds of a chain (integers wrap at 32
+// bits), as the stored word(s) read on the host: f32 bits, f64 bits or the integer.
+uint64_t coop_matrix_expected(const CoopMatShape& s, uint64_t steps);
 
 void to_json(nlohmann::json& j, const ComputeFigure& f);
 void from_json(const nlohmann::json& j, ComputeFigure& f);

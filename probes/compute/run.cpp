@@ -141,6 +141,8 @@ class Runner {
       }
       f.warps_per_sm = t.warps_per_sm;
     }
+    if (!t.note.empty() && f.note.find(t.note) == std::string::npos)
+      f.note += (f.note.empty() ? "" : "; ") + t.note;
     if (!mhz.empty()) {
       f.clock_mhz = median(mhz);
       f.clock_source = "measured";

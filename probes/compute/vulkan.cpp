@@ -22,6 +22,7 @@
 #include "gpu_clock.hpp"
 #include "gpudissect/build_once.hpp"
 #include "gpudissect/parallel.hpp"
+#include "vulkan_coopmat.hpp"
 #include "vulkan_listing.hpp"
 #include "vulkan_ops.hpp"
 #include "vulkan_probes.hpp"
@@ -49,7 +50,7 @@ struct Push {
 
 class VulkanCompute final : public ComputeKernels {
  public:
-  VulkanCompute(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {
+  VulkanCompute(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info), coop_(ctx, info) {
     const Facts& f = ctx.facts();
     cpu_ = f.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     max_wg_ = f.props.limits.maxComputeWorkGroupSize[0];
@@ -74,9 +75,20 @@ class VulkanCompute final : public ComputeKernels {
       if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     };
     const uint32_t chain = std::max<uint32_t>(1, ctx_.facts().subgroup_size);
+    std::vector<std::pair<ComputeLaunch, uint32_t>> matrix;  // the mma rows' launches
     for (const ComputeLaunch& l : ls)
       if (const ComputeOp* op = find_compute_op(l.op);
-          op && l.mix.empty() && supports(*op).ok &&
+          op && l.mix.empty() && CoopMatRunner::handles(*op) && coop_.supports(*op).ok) {
+        ComputeLaunch lat = l;
+        lat.latency = true;
+        matrix.emplace_back(l, table_local());
+        matrix.emplace_back(lat, chain);
+      }
+    parallel_for(matrix.size(), cancel,
+                 [&](std::size_t i) { coop_.prepare(matrix[i].first, matrix[i].second); });
+    for (const ComputeLaunch& l : ls)
+      if (const ComputeOp* op = find_compute_op(l.op);
+          op && l.mix.empty() && !CoopMatRunner::handles(*op) && supports(*op).ok &&
           (l.ilp == 1 || l.ilp == 2 || l.ilp == 4 || l.ilp == 8)) {
         add(l.op, l.ilp, table_local());
         add(l.op, 1, chain);
@@ -89,6 +101,7 @@ class VulkanCompute final : public ComputeKernels {
   }
 
   Support supports(const ComputeOp& op) override {
+    if (CoopMatRunner::handles(op)) return coop_.supports(op);
     const VkOp* v = find_vk_op(op.name);
     if (!v) return Support::no(no_module_reason(op));
     const Facts& f = ctx_.facts();
@@ -116,6 +129,12 @@ class VulkanCompute final : public ComputeKernels {
   // the driver compiled the table's launch (ILP 8) to: its most frequent opcodes and its
   // statistics (vulkan_listing.hpp).
   std::string instruction(const ComputeOp& op) override {
+    if (CoopMatRunner::handles(op)) {
+      ComputeLaunch table;
+      table.op = op.name;
+      table.ilp = 8;
+      return coop_.instruction(op, table, table_local());
+    }
     const VkOp* v = find_vk_op(op.name);
     if (!v) return {};
     std::string s = std::string("SPIR-V ") + v->spirv;
@@ -138,6 +157,7 @@ class VulkanCompute final : public ComputeKernels {
   // instruction there, and as many as the op counts.
   LoopSass sass(const ComputeLaunch& l) override {
     const ComputeOp* op = find_compute_op(l.op);
+    if (op && CoopMatRunner::handles(*op)) return coop_.sass(l, launch_local(l));
     const VkOp* v = op ? find_vk_op(op->name) : nullptr;
     if (!v || !supports(*op).ok) return {};
     LoopSass s = machine_loop(l.op, l.ilp, launch_local(l));
@@ -178,6 +198,11 @@ class VulkanCompute final : public ComputeKernels {
     } else {
       groups = cpu_ ? 2 * std::max(2u, std::thread::hardware_concurrency()) : 1024;
     }
+    if (CoopMatRunner::handles(*op))
+      return coop_.run(l, local, groups, static_cast<int>(units()), [&] {
+        ctx_.clock().prepare(!prepared_);
+        prepared_ = true;
+      });
     const uint64_t threads = uint64_t(groups) * local;
     bool fresh = false;
     Pipeline& p = pipeline(l.op, l.ilp, local, &fresh);
@@ -349,6 +374,7 @@ class VulkanCompute final : public ComputeKernels {
   std::map<std::string, std::optional<uint32_t>> replays_;        // replay()'s
   std::map<std::string, std::vector<uint32_t>> shuffle_replays_;  // check_shuffles()'
   Buffer out_;
+  CoopMatRunner coop_;  // the mma rows
 };
 
 }  // namespace

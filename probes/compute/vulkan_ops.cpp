@@ -253,9 +253,9 @@ std::string no_module_reason(const ComputeOp& op) {
     return "wgmma is sm_90a PTX: GLSL has no warpgroup matrix op, and Vulkan's matrix units "
            "(VK_KHR_cooperative_matrix) are per subgroup";
   if (op.klass == "tensor")
-    return "the matrix units have no core GLSL form: Vulkan reaches them through "
-           "VK_KHR_cooperative_matrix, whose GL_KHR_cooperative_matrix glslang 12 cannot "
-           "compile";
+    return "the matrix units have no core GLSL form (and glslang 12 no "
+           "GL_KHR_cooperative_matrix): the mma rows run through VK_KHR_cooperative_matrix in "
+           "SPIR-V written at run time (vulkan_coopmat.hpp), not a compute.comp module";
   return "no GLSL form of this op in the Vulkan backend's modules (compute.comp)";
 }
 
