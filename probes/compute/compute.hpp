@@ -73,6 +73,10 @@ struct ComputeSeeds {
 // Every instruction the probe knows, in table order.
 const std::vector<ComputeOp>& compute_ops();
 const ComputeOp* find_compute_op(const std::string& name);
+// Adds an op a backend offers beyond the catalogue (Vulkan: each cooperative-matrix shape its
+// driver lists), found by find_compute_op from then on; an op of a known name is not added
+// again (the known one is returned). Thread-safe; references stay valid.
+const ComputeOp& register_compute_op(ComputeOp op);
 // Appends the tensor-core ops (model_tensor.cpp) to the table being built.
 void append_tensor_ops(std::vector<ComputeOp>& ops);
 
@@ -243,6 +247,9 @@ class ComputeKernels : public KernelSet {
   // The shortest timed launch worth making, ms (0: the probe's target stands). Vulkan on a
   // GPU: 10, to keep the GPU busy enough that its driver keeps the clock up.
   virtual double min_launch_ms() const { return 0; }
+  // Ops beyond the catalogue this device offers (registered with register_compute_op), run
+  // after the table's own: Vulkan's cooperative-matrix shapes that no mma row times.
+  virtual std::vector<std::string> extra_ops() const { return {}; }
 };
 
 // ---- result model ----
@@ -349,13 +356,18 @@ struct CoopMatChoice {
   std::string why, note;
 };
 CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatShape>& listed);
+// The row of one listed entry beyond the mma rows: "coopmat.f16_f32_16x16x16" (A and B's type
+// where they are one, else both; C's; M x N x K), class tensor; one MulAdd is one op of it,
+// 2 x M x N x K / subgroup flops per invocation; on NVIDIA its SASS must hold `sass_expect`.
+std::string coop_matrix_op_name(const CoopMatShape& s);
+ComputeOp coop_matrix_op(const CoopMatShape& s, uint32_t subgroup_size);
 // Whether this project can write a SPIR-V module for the entry (its types), and why not.
 Support coop_matrix_writable(const CoopMatShape& s);
 // The SPIR-V module (1.3, SPV_KHR_cooperative_matrix) of one timed kernel: each subgroup runs
 // `ilp` independent accumulators through iters x steps_per_iter MulAdds each (push constants
-// {uint iters; uint zero}, zero = 0 at run time) from C = 3: integers A = B = 1 (C wraps
+// {uint iters; uint zero; uint kept}, zero = 0 at run time) from C = 3: integers A = B = 1 (C wraps
 // exactly); floats A = B = 2^coop_matrix_operand_log2, whose products leave C at 3, or for FP8
-// B alternately +1 and -1 (C goes 3, 3 + K, 3); then stores every
+// B alternately +1 and -1 (C goes 3, 3 + K, 3); then the first `kept` subgroups store every
 // accumulator, as f32 (f16, bf16, f32), f64 or 32-bit integers, row-major at element
 // ((workgroup x subgroups + subgroup) x ilp + chain) x M x N of binding 0.
 // Binding 1 takes each subgroup's clocks around the loop, kCoopMatClockWords words: the SM's

@@ -1,6 +1,7 @@
 // The matrix units through VK_KHR_cooperative_matrix: which entry of the driver's list a
 // table op means, the types this project writes, and the value the timed kernel leaves
 // (model_coopmat_spirv.cpp writes the kernel).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -80,7 +81,36 @@ std::string CoopMatShape::name() const {
   return s;
 }
 
+std::string coop_matrix_op_name(const CoopMatShape& s) {
+  const std::string in =
+      s.a == s.b ? coop_type_name(s.a) : coop_type_name(s.a) + "_" + coop_type_name(s.b);
+  return "coopmat." + in + "_" + coop_type_name(s.c) + "_" + std::to_string(s.m) + "x" +
+         std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+ComputeOp coop_matrix_op(const CoopMatShape& s, uint32_t subgroup_size) {
+  ComputeOp o;
+  o.name = coop_matrix_op_name(s);
+  o.klass = "tensor";
+  o.label = "coopmat " + s.name();
+  o.flops_per_op = 2.0 * s.m * s.n * s.k / std::max<uint32_t>(1, subgroup_size);
+  // NVIDIA's names for its matrix instructions; other vendors' machine code is not read.
+  const bool fp8 = s.a == CoopType::e4m3 || s.a == CoopType::e5m2;
+  o.sass_expect = {s.a == CoopType::f64      ? "DMMA"
+                   : fp8                     ? "QMMA"
+                   : coop_type_is_float(s.a) ? "HMMA"
+                                             : "IMMA"};
+  return o;
+}
+
 CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatShape>& listed) {
+  if (op.rfind("coopmat.", 0) == 0) {  // a listed entry's own row
+    CoopMatChoice r;
+    for (const CoopMatShape& s : listed)
+      if (coop_matrix_op_name(s) == op && s.scope == kSubgroupScope && !s.saturating) r.shape = s;
+    if (!r.shape) r.why = "the device lists no subgroup-scope entry " + op;
+    return r;
+  }
   struct Want {
     const char* op;
     CoopType in, acc;

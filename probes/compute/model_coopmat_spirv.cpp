@@ -56,6 +56,7 @@ enum Op : uint32_t {
   kFMul = 133,
   kIMul = 132,
   kULessThan = 176,
+  kSelectionMerge = 247,
   kLoopMerge = 246,
   kLabel = 248,
   kBranch = 249,
@@ -144,6 +145,15 @@ class Module {
     w.insert(w.end(), operands.begin(), operands.end());
     emit(globals_, op, w);
     return types_[key] = r;
+  }
+  // An aggregate type of its own even where an equal one exists (SPIR-V allows that for
+  // arrays and structs): two blocks of one element type must not share their decorations.
+  uint32_t own_type(uint32_t op, const std::vector<uint32_t>& operands) {
+    const uint32_t r = id();
+    std::vector<uint32_t> w{r};
+    w.insert(w.end(), operands.begin(), operands.end());
+    emit(globals_, op, w);
+    return r;
   }
   // OpConstant takes its type before its id, so it is keyed and emitted apart from types.
   uint32_t constant(uint32_t type_id, uint32_t value) {
@@ -295,7 +305,7 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
   // Binding 0: { store_t data[]; }; push constants { uint iters; uint zero; }; builtins.
   const uint32_t rta = m.type(kTypeRuntimeArray, {st_t});
   const uint32_t out_struct = m.type(kTypeStruct, {rta});
-  const uint32_t push_struct = m.type(kTypeStruct, {u32, u32});
+  const uint32_t push_struct = m.type(kTypeStruct, {u32, u32, u32});
   auto& d = m.decorations;
   Module::emit(d, kDecorate, {rta, kDecoArrayStride, coop_matrix_store_bytes(s)});
   Module::emit(d, kDecorate, {out_struct, kDecoBlock});
@@ -303,6 +313,7 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
   Module::emit(d, kDecorate, {push_struct, kDecoBlock});
   Module::emit(d, kMemberDecorate, {push_struct, 0, kDecoOffset, 0});
   Module::emit(d, kMemberDecorate, {push_struct, 1, kDecoOffset, 4});
+  Module::emit(d, kMemberDecorate, {push_struct, 2, kDecoOffset, 8});
   auto variable = [&](uint32_t pointee, uint32_t storage) {
     const uint32_t ptr = m.type(kTypePointer, {storage, pointee});
     const uint32_t v = m.id();
@@ -311,8 +322,8 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
   };
   const uint32_t out_var = variable(out_struct, kStorageBuffer);
   // Binding 1: { uint rec[]; }, kCoopMatClockWords per subgroup.
-  const uint32_t rec_rta = m.type(kTypeRuntimeArray, {u32});
-  const uint32_t rec_struct = m.type(kTypeStruct, {rec_rta});
+  const uint32_t rec_rta = m.own_type(kTypeRuntimeArray, {u32});
+  const uint32_t rec_struct = m.own_type(kTypeStruct, {rec_rta});
   Module::emit(d, kDecorate, {rec_rta, kDecoArrayStride, 4});
   Module::emit(d, kDecorate, {rec_struct, kDecoBlock});
   Module::emit(d, kMemberDecorate, {rec_struct, 0, kDecoOffset, 0});
@@ -344,7 +355,7 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
   const uint32_t p_fn_u32 = m.type(kTypePointer, {kStorageFunction, u32});
   const uint32_t p_fn_c = m.type(kTypePointer, {kStorageFunction, mat_c});
   // Constants the code below names, declared before it is written (they go to the globals).
-  const uint32_t c0 = uconst(0), c1 = uconst(1), c3 = uconst(3);
+  const uint32_t c0 = uconst(0), c1 = uconst(1), c2 = uconst(2), c3 = uconst(3);
   const uint32_t c_ilp = uconst(static_cast<uint32_t>(ilp)), c_mn = uconst(s.m * s.n);
   const uint32_t c_layout = uconst(kLayoutRowMajor), c_stride = uconst(s.n);
   std::vector<uint32_t> chain_index;
@@ -358,7 +369,7 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
     return r;
   };
   const uint32_t entry = m.id(), header = m.id(), check = m.id(), body = m.id(), cont = m.id(),
-                 merge = m.id();
+                 merge = m.id(), store = m.id(), stored = m.id();
   Module::emit(c, kFunction, {void_t, main_id, 0, fn_t});
   Module::emit(c, kLabel, {entry});
   const uint32_t i_var = m.id();
@@ -421,13 +432,19 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
   Module::emit(c, kStore, {i_var, op(kIAdd, u32, {i, c1})});
   Module::emit(c, kBranch, {header});
 
-  // Each subgroup's accumulators, row-major, one after the other.
+  // The accumulators of the first `kept` subgroups, row-major, one after the other: a
+  // condition known at run time only, so every subgroup's products stay live.
   Module::emit(c, kLabel, {merge});
   const uint32_t dev_after = clock(kn.device_clock, scope_device);
   const uint32_t sm_after = clock(kn.subgroup_clock, scope);
   const uint32_t wg_x = op(kCompositeExtract, u32, {op(kLoad, v3u32, {wg_var}), 0});
   const uint32_t subgroup =
       op(kIAdd, u32, {op(kIMul, u32, {wg_x, op(kLoad, u32, {nsg_var})}), op(kLoad, u32, {sg_var})});
+  const uint32_t kept = op(kLoad, u32, {op(kAccessChain, p_push_u32, {push_var, c2})});
+  const uint32_t keep = op(kULessThan, bool_t, {subgroup, kept});
+  Module::emit(c, kSelectionMerge, {stored, 0});
+  Module::emit(c, kBranchConditional, {keep, store, stored});
+  Module::emit(c, kLabel, {store});
   for (int k = 0; k < ilp; ++k) {
     const uint32_t slot = op(kIAdd, u32, {op(kIMul, u32, {subgroup, c_ilp}), chain_index[k]});
     const uint32_t ptr = op(kAccessChain, p_out_elem, {out_var, c0, op(kIMul, u32, {slot, c_mn})});
@@ -435,6 +452,8 @@ std::vector<uint32_t> coop_matrix_spirv(const CoopMatKernel& kn) {
     if (mat_s != mat_c) value = op(kFConvert, mat_s, {value});
     Module::emit(c, kCooperativeMatrixStoreKHR, {ptr, value, c_layout, c_stride});
   }
+  Module::emit(c, kBranch, {stored});
+  Module::emit(c, kLabel, {stored});
   // The subgroup's record: {SM clock before, after, device clock before, after}, each as
   // low and high words; zeros for a clock not read.
   const uint32_t rec_base = op(kIMul, u32, {subgroup, c_rec});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -427,10 +429,37 @@ const std::vector<ComputeOp>& compute_ops() {
   return ops;
 }
 
+namespace {
+// Ops a backend adds beyond the catalogue (register_compute_op): a deque, so that references
+// handed out stay valid as more are added.
+struct Registered {
+  std::mutex mu;
+  std::deque<ComputeOp> ops;
+};
+Registered& registered() {
+  static Registered r;
+  return r;
+}
+}  // namespace
+
 const ComputeOp* find_compute_op(const std::string& name) {
   for (const auto& o : compute_ops())
     if (o.name == name) return &o;
+  Registered& r = registered();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& o : r.ops)
+    if (o.name == name) return &o;
   return nullptr;
+}
+
+const ComputeOp& register_compute_op(ComputeOp op) {
+  for (const auto& o : compute_ops())
+    if (o.name == op.name) return o;
+  Registered& r = registered();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& o : r.ops)
+    if (o.name == op.name) return o;
+  return r.ops.emplace_back(std::move(op));
 }
 
 }  // namespace gd

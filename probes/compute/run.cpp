@@ -236,7 +236,8 @@ ComputeOptions parse_compute_options(const std::map<std::string, std::string>& k
         if (!item.empty()) o.ops.push_back(item);
       if (o.ops.empty()) throw std::invalid_argument("compute.ops: empty list");
       for (const auto& n : o.ops) {
-        bool known = false;
+        // coopmat: the cooperative-matrix shapes a Vulkan device lists (known at run time).
+        bool known = n == "coopmat" || n.rfind("coopmat.", 0) == 0;
         for (const auto& op : compute_ops())
           known = known || op.name == n || op.klass == n || op.name.rfind(n + ".", 0) == 0;
         if (!known) throw std::invalid_argument("compute.ops: unknown op or class '" + n + "'");
@@ -262,21 +263,24 @@ bool barriers_run(const ComputeOptions& opt, const std::string& language) {
 
 }  // namespace
 
-std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt) {
+std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt, const ComputeKernels* k) {
   std::vector<const ComputeOp*> table;
-  for (const auto& op : compute_ops()) {
-    if (op.klass == "memory" || op.klass == "sync") continue;
-    if (op.klass == "tensor" && !opt.tensor) continue;
-    if (opt.quick && std::find(kQuick.begin(), kQuick.end(), op.name) == kQuick.end()) continue;
-    if (!selected(opt, op)) continue;
-    table.push_back(&op);
-  }
+  auto consider = [&](const ComputeOp& op) {
+    if (op.klass == "memory" || op.klass == "sync") return;
+    if (op.klass == "tensor" && !opt.tensor) return;
+    if (opt.quick && std::find(kQuick.begin(), kQuick.end(), op.name) == kQuick.end()) return;
+    if (selected(opt, op)) table.push_back(&op);
+  };
+  for (const auto& op : compute_ops()) consider(op);
+  if (k)
+    for (const std::string& name : k->extra_ops())
+      if (const ComputeOp* op = find_compute_op(name)) consider(*op);
   return table;
 }
 
 std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, ComputeKernels& k) {
   std::vector<ComputeLaunch> plan;
-  for (const auto* op : compute_table(opt))
+  for (const auto* op : compute_table(opt, &k))
     if (k.supports(*op).ok) plan.push_back({op->name, "", 8});
   if (mixed_pairs_run(opt, k.language()))
     for (const auto& [a, b] : kPairs) plan.push_back({a, b, 8});
@@ -317,7 +321,16 @@ void run_compute(Device& dev, const ComputeOptions& opt, Progress& progress,
 
   // What will run, compiled ahead in parallel (or already, since the run began: the
   // probe's AheadWork).
-  const std::vector<const ComputeOp*> table = compute_table(opt);
+  const std::vector<const ComputeOp*> table = compute_table(opt, k);
+  if (table.empty() && !opt.ops.empty() && !opt.sweep) {
+    // Only run-time rows asked for (coopmat), and the device offers none.
+    out.status = {StatusCode::unsupported,
+                  "no row of the table matches compute.ops on this device (coopmat: the "
+                  "cooperative-matrix shapes a Vulkan device lists beyond the mma rows'; " +
+                      std::string(k->extra_ops().empty() ? "it lists none)" : "none selected)")};
+    wall();
+    return;
+  }
   const std::vector<ComputeLaunch> plan = compute_compile_plan(opt, *k);
   const bool mixed = mixed_pairs_run(opt, out.language);
   const bool sync = barriers_run(opt, out.language);

@@ -31,8 +31,10 @@ struct ComputeOptions {
 // std::invalid_argument naming the key on a bad key or value.
 ComputeOptions parse_compute_options(const std::map<std::string, std::string>& kv);
 
-// The ops of the instruction table these options run, in order.
-std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt);
+// The ops of the instruction table these options run, in order: the catalogue's, then the
+// extra ops `k` offers (ComputeKernels::extra_ops), where given.
+std::vector<const ComputeOp*> compute_table(const ComputeOptions& opt,
+                                            const ComputeKernels* k = nullptr);
 // Every kernel source the probe runs with these options on `k`: one launch per (op, mix)
 // at ILP 8 for the table (1 for barriers), and per sweep ILP for the ILP sweep's ops.
 std::vector<ComputeLaunch> compute_compile_plan(const ComputeOptions& opt, ComputeKernels& k);

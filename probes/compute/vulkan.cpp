@@ -50,7 +50,8 @@ struct Push {
 
 class VulkanCompute final : public ComputeKernels {
  public:
-  VulkanCompute(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info), coop_(ctx, info) {
+  VulkanCompute(Context& ctx, const DeviceInfo& info)
+      : ctx_(ctx), info_(info), coop_(ctx, info), extra_(coop_.register_listed()) {
     const Facts& f = ctx.facts();
     cpu_ = f.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     max_wg_ = f.props.limits.maxComputeWorkGroupSize[0];
@@ -171,6 +172,8 @@ class VulkanCompute final : public ComputeKernels {
   // between them (gpu_clock.hpp); 10 ms keeps it busy most of the time. A CPU driver keeps
   // the probe's target (CI time).
   double min_launch_ms() const override { return cpu_ ? 0 : 10; }
+
+  std::vector<std::string> extra_ops() const override { return extra_; }
 
   // shape: one timed dispatch: pipeline, buffers, warm-up, timestamps, checksum, in order
   ComputeTiming run(const ComputeLaunch& l) override {
@@ -374,7 +377,8 @@ class VulkanCompute final : public ComputeKernels {
   std::map<std::string, std::optional<uint32_t>> replays_;        // replay()'s
   std::map<std::string, std::vector<uint32_t>> shuffle_replays_;  // check_shuffles()'
   Buffer out_;
-  CoopMatRunner coop_;  // the mma rows
+  CoopMatRunner coop_;              // the mma rows, and every listed cooperative matrix
+  std::vector<std::string> extra_;  // the listed ones no mma row takes (coop_'s rows)
 };
 
 }  // namespace

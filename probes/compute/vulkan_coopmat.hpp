@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compute/compute.hpp"
 #include "gpudissect/build_once.hpp"
@@ -19,6 +20,9 @@ class CoopMatRunner {
   CoopMatRunner(Context& ctx, const DeviceInfo& info) : ctx_(ctx), info_(info) {}
   // The mma.* rows (not wgmma, which the caller refuses with its own reason).
   static bool handles(const ComputeOp& op);
+  // Registers a row (coop_matrix_op) for every listed subgroup-scope entry the module can be
+  // written for and no mma row takes; returns their names (ComputeKernels::extra_ops).
+  std::vector<std::string> register_listed();
   Support supports(const ComputeOp& op) const;
   std::string instruction(const ComputeOp& op) const;
   // The same with the driver's statistics of the launch's pipeline, where it captures them.
@@ -35,7 +39,8 @@ class CoopMatRunner {
   // MulAdds of one chain per loop iteration (even: B alternates sign), ~16 in the body.
   static int steps_per_iteration(int ilp) { return std::max(2, 16 / std::max(1, ilp)); }
   // CUDA's thread-instructions one MulAdd of the entry is (1 for CUDA's own shape).
-  static double ops_per_muladd(const ComputeOp& op, const CoopMatShape& s);
+  double ops_per_muladd(const ComputeOp& op, const CoopMatShape& s) const;
+  uint32_t subgroup_size() const { return std::max<uint32_t>(1, ctx_.facts().subgroup_size); }
   CoopMatShape shape_of(const ComputeOp& op) const;
   Pipeline& built(const ComputeOp& op, int ilp, uint32_t local);
   LoopSass machine_loop(const ComputeOp& op, int ilp, uint32_t local);

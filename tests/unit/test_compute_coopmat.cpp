@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "compute/compute.hpp"
+#include "compute/run.hpp"
+#include "fake_device.hpp"
+#include "gpudissect/progress.hpp"
 
 namespace {
 
@@ -214,6 +217,122 @@ TEST(CoopMat, ModuleMarksSignedIntegersAndNewFloatTypes) {
   k.shape = shape(16, 8, 32, CoopType::e5m2, CoopType::f32);
   insts = walk(gd::coop_matrix_spirv(k));
   EXPECT_TRUE(has(insts, kCapability, {4213}));  // Float8CooperativeMatrixEXT
+}
+
+// SPIR-V forbids decorating one id twice alike (spirv-val refused a u32-accumulator module
+// whose output array shared its type, and so its ArrayStride and Block, with the clocks').
+TEST(CoopMat, NoIdIsDecoratedTwiceAlike) {
+  constexpr uint32_t kDecorate = 71, kMemberDecorate = 72;
+  for (const auto& s : h200_list()) {
+    gd::CoopMatKernel k;
+    k.shape = s;
+    k.subgroup_clock = k.device_clock = true;
+    std::map<std::vector<uint32_t>, int> seen;
+    for (const Inst& i : walk(gd::coop_matrix_spirv(k))) {
+      if (i.op == kDecorate) ++seen[{i.operands.at(0), i.operands.at(1)}];
+      if (i.op == kMemberDecorate)
+        ++seen[{i.operands.at(0), i.operands.at(1), i.operands.at(2), 1000}];
+    }
+    for (const auto& [key, n] : seen) EXPECT_EQ(n, 1) << s.name() << ": id " << key[0];
+  }
+}
+
+// A backend that offers one listed shape beyond the catalogue, as Vulkan does, with a clock in
+// the loop (cycles_per_block) and a note on what it timed.
+class ExtraRowCompute final : public gd::ComputeKernels {
+ public:
+  explicit ExtraRowCompute(std::string extra) : extra_(std::move(extra)) {}
+  std::string language() const override { return "glsl"; }
+  gd::Support supports(const gd::ComputeOp& op) override {
+    return op.name == extra_ ? gd::Support::yes() : gd::Support::no("not this fake's");
+  }
+  std::vector<std::string> extra_ops() const override { return {extra_}; }
+  gd::ComputeTiming run(const gd::ComputeLaunch& l) override {
+    gd::ComputeTiming t;
+    t.ops_per_thread = l.iters * 16;
+    t.sms = l.latency ? 1 : 132;
+    t.threads = l.latency ? 32 : 132 * 1024;
+    t.warps_per_sm = l.latency ? 1 : 32;
+    t.clock_mhz = 1800;
+    // 20 ops/clk/SM, 24 cycles a step.
+    const double cycles = l.latency ? 24.0 * double(t.ops_per_thread)
+                                    : double(t.ops_per_thread) * double(t.threads) / 20 / 132;
+    t.cycles_per_block = l.latency ? cycles : 0;
+    t.span_ns = cycles / 1800 * 1e3;
+    t.note = "the shape the fake timed";
+    return t;
+  }
+
+ private:
+  std::string extra_;
+};
+
+class ExtraRowDevice final : public gd::fakes::FakeDevice {
+ public:
+  explicit ExtraRowDevice(const std::string& extra) : kernels(extra) {
+    info_.backend = "vulkan";
+    info_.name = "Fake GPU through Vulkan";
+    info_.compute_units = 132;
+    serve(gd::ComputeKernels::kProbe, &kernels);
+  }
+  ExtraRowCompute kernels;
+};
+
+TEST(CoopMat, EachListedShapeBeyondTheMmaRowsIsARowOfItsOwn) {
+  const auto s = shape(16, 16, 16, CoopType::f16, CoopType::f32);
+  EXPECT_EQ(gd::coop_matrix_op_name(s), "coopmat.f16_f32_16x16x16");
+  auto mixed = shape(16, 8, 32, CoopType::u8, CoopType::s32);
+  mixed.b = CoopType::s8;
+  EXPECT_EQ(gd::coop_matrix_op_name(mixed), "coopmat.u8_s8_s32_16x8x32");
+  const gd::ComputeOp op = gd::coop_matrix_op(s, 32);
+  EXPECT_EQ(op.klass, "tensor");
+  EXPECT_DOUBLE_EQ(op.flops_per_op, 2.0 * 16 * 16 * 16 / 32);
+  EXPECT_EQ(op.sass_expect, std::vector<std::string>{"HMMA"});
+  EXPECT_EQ(gd::coop_matrix_op(shape(16, 8, 32, CoopType::s8, CoopType::s32), 32).sass_expect,
+            std::vector<std::string>{"IMMA"});
+  // The row finds its own entry in the list, and only a subgroup-scope one.
+  const auto list = h200_list();
+  const auto c = gd::coop_matrix_for("coopmat.f16_f32_16x16x16", list);
+  ASSERT_TRUE(c.shape);
+  EXPECT_EQ(c.shape->name(), "16x16x16 f16*f16+f32");
+  EXPECT_FALSE(gd::coop_matrix_for("coopmat.f16_f32_32x32x32", list).shape);
+
+  // Registered, it is found by name, once, and runs after the catalogue's rows.
+  const gd::ComputeOp& r = gd::register_compute_op(op);
+  EXPECT_EQ(&gd::register_compute_op(op), &r);
+  EXPECT_EQ(gd::find_compute_op("coopmat.f16_f32_16x16x16"), &r);
+  EXPECT_EQ(&gd::register_compute_op(*gd::find_compute_op("fp32.fma")),
+            gd::find_compute_op("fp32.fma"));
+  ExtraRowCompute k(op.name);
+  const auto all = gd::compute_table(gd::parse_compute_options({}), &k);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.back(), &r);
+  EXPECT_EQ(
+      gd::compute_table(gd::parse_compute_options({}), nullptr).back()->name.rfind("coopmat.", 0),
+      std::string::npos);
+  EXPECT_TRUE(gd::compute_table(gd::parse_compute_options({{"tensor", "0"}}), &k).back() != &r);
+  const auto only = gd::compute_table(gd::parse_compute_options({{"ops", "coopmat"}}), &k);
+  ASSERT_EQ(only.size(), 1u);
+  EXPECT_EQ(only[0], &r);
+  EXPECT_THROW(gd::parse_compute_options({{"ops", "coopmatx"}}), std::invalid_argument);
+
+  // Measured, it is a figure like any row: its id, the loop's own clock, the backend's note.
+  ExtraRowDevice dev(op.name);
+  gd::NullProgress progress;
+  std::atomic<bool> stop{false};
+  gd::ComputeProbeResult out;
+  gd::run_compute(dev,
+                  gd::parse_compute_options({{"ops", "coopmat"}, {"repeats", "2"}, {"ms", "0.2"}}),
+                  progress, stop, out);
+  ASSERT_EQ(out.table.size(), 1u);
+  const gd::ComputeFigure& f = out.table[0];
+  ASSERT_TRUE(f.status.ok()) << f.status.reason;
+  EXPECT_EQ(f.op, "coopmat.f16_f32_16x16x16");
+  ASSERT_TRUE(f.ops_per_clk_sm);
+  EXPECT_NEAR(f.ops_per_clk_sm->median, 20, 1e-6);
+  ASSERT_TRUE(f.latency_cycles);
+  EXPECT_NEAR(f.latency_cycles->median, 24, 1e-9);
+  EXPECT_NE(f.note.find("the shape the fake timed"), std::string::npos) << f.note;
 }
 
 }  // namespace
