@@ -97,10 +97,14 @@ else
   not_ok "soak: the table names the figures and says throttling is not available"
 fi
 
-# ---- a GPU that slows once hot: x10000 (beyond any noise) in the last third: exit 3 ----
-check "soak with a figure 10000x slower in its last third: exit 3, names it" 3 \
+# ---- a GPU that slows once hot: x1e9 in the last third: exit 3 ----
+# Beyond any noise, a loaded host's included: beside ctest's browser tests on 2 cores, PoCL
+# repetitions starved of the CPU (one read 254202 cycles for 3) raised the first third's
+# median or spread until the 10000x this check first injected stayed inside them (exit 0 in
+# 3 of 4 local ctest runs), and the soak rightly judged that noise.
+check "soak with a figure 1e9x slower in its last third: exit 3, names it" 3 \
   "$FMA" -- run "${SOAK[@]}" --duration 3s --tolerance 100000% \
-  --inject slow:late:$FMA:10000 --out-dir "$tmp/reg" --no-html -q
+  --inject slow:late:$FMA:1e9 --out-dir "$tmp/reg" --no-html -q
 py "soak JSON: the regression is in the file" "$tmp/reg/compute.json" \
   "j['soak']['regressions'] == ['$FMA']" \
   "[f for f in j['soak']['figures'] if f['id'] == '$FMA'][0]['regressed'] is True" \

@@ -161,8 +161,12 @@ TEST(VulkanDevice, InfoIsSane) {
   EXPECT_NE(info.compute_capability.find("Vulkan"), std::string::npos);
   EXPECT_NE(info.toolkit_version.find("Vulkan loader"), std::string::npos);
   for (const char* key : {"timing", "shader_clock", "timestamp_period_ns", "timestamp_valid_bits",
-                          "compute_units", "image_path"})
+                          "compute_units", "image_path", "cooperative_matrix"})
     EXPECT_TRUE(info.extra.count(key)) << key;
+  // The matrix shapes the driver lists, or why there are none (lavapipe: no extension).
+  const std::string& coop = info.extra.at("cooperative_matrix");
+  EXPECT_TRUE(coop.rfind("VK_KHR_cooperative_matrix: ", 0) == 0 || coop.rfind("none: ", 0) == 0)
+      << coop;
   EXPECT_FALSE(dev->telemetry().has_value());
   // A clock sample only where the shader clock is used (not on lavapipe: see its reason).
   const auto clock = dev->sample_clock();
