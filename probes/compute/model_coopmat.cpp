@@ -122,6 +122,8 @@ CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatSh
       {"mma.f16", CoopType::f16, CoopType::f32, 16, 8, 16},
       {"mma.bf16", CoopType::bf16, CoopType::f32, 16, 8, 16},
       {"mma.f16acc", CoopType::f16, CoopType::f16, 16, 8, 16},
+      {"mma.f16_m16n8k8", CoopType::f16, CoopType::f32, 16, 8, 8},
+      {"mma.f16acc_m16n8k8", CoopType::f16, CoopType::f16, 16, 8, 8},
       {"mma.s8", CoopType::s8, CoopType::s32, 16, 8, 32},
       {"mma.e4m3", CoopType::e4m3, CoopType::f32, 16, 8, 32},
       {"mma.e5m2", CoopType::e5m2, CoopType::f32, 16, 8, 32},

@@ -278,6 +278,25 @@ void append_tensor_ops(std::vector<ComputeOp>& v) {
     f.peak_flops = 4096;
     add(mma_op("mma.f16acc", "mma.sync m16n8k16 f16->f16", f)).sass_expect = {"HMMA"};
   }
+  // m16n8k8 f16 (HMMA.1688), with f32 and f16 accumulators: half the K of the rows above, the
+  // shape Vulkan's cooperative matrices list as 16x8x8 beside 16x8x16. A 2 registers, B 1.
+  for (const bool f16_acc : {false, true}) {
+    MmaForm f;
+    f.shape = "m16n8k8";
+    f.types = f16_acc ? "f16.f16.f16.f16" : "f32.f16.f16.f32";
+    f.acc = f16_acc ? "unsigned" : "float";
+    f.n_acc = f16_acc ? 2 : 4;
+    f.n_a = 2;
+    f.n_b = 1;
+    // f16 accumulators: A's k-pairs (x, -x) cancel against B's (x, x), as mma.f16acc's.
+    f.a_word = f16_acc ? "(hb & 0xffffu) * 0x10001u ^ 0x80000000u" : "hb";
+    f.b_word = f16_acc ? "hb" : "";
+    f.flops_per_warp = 2.0 * 16 * 8 * 8;
+    f.peak_flops = 4096;
+    add(mma_op(f16_acc ? "mma.f16acc_m16n8k8" : "mma.f16_m16n8k8",
+               f16_acc ? "mma.sync m16n8k8 f16->f16" : "mma.sync m16n8k8 f16->f32", f))
+        .sass_expect = {"HMMA"};
+  }
   add(wgmma("wgmma.f16acc", "wgmma m64n256k16 f16->f16", "f16.f16.f16", 16, false, true,
             "(j & 1) ? (0x38 + ((j >> 2) & 3)) | (j < 64 * 32 && (j & 2) ? 0x80 : 0) "
             ": ((j >> 2) * 37) & 0xff"));

@@ -95,6 +95,16 @@ TEST(CoopMat, EachOpTakesTheEntryOfItsTypesAndCudasShape) {
   EXPECT_TRUE(f16.note.empty());
   EXPECT_EQ(gd::coop_matrix_for("mma.f16acc", list).shape->name(), "16x8x16 f16*f16+f16");
   EXPECT_EQ(gd::coop_matrix_for("mma.s8", list).shape->name(), "16x8x32 s8*s8+s32");
+  // CUDA's m16n8k8 rows take the 16x8x8 entries (HMMA.1688 on both sides).
+  EXPECT_EQ(gd::coop_matrix_for("mma.f16_m16n8k8", list).shape->name(), "16x8x8 f16*f16+f32");
+  EXPECT_EQ(gd::coop_matrix_for("mma.f16acc_m16n8k8", list).shape->name(), "16x8x8 f16*f16+f16");
+  for (const char* k8 : {"mma.f16_m16n8k8", "mma.f16acc_m16n8k8"}) {
+    const gd::ComputeOp* o = gd::find_compute_op(k8);
+    ASSERT_NE(o, nullptr) << k8;
+    EXPECT_DOUBLE_EQ(o->flops_per_op, 2.0 * 16 * 8 * 8 / 32);
+    EXPECT_DOUBLE_EQ(*o->peak_per_clk_sm * o->flops_per_op, 4096);
+    EXPECT_NE(o->ptx_expect.find("m16n8k8"), std::string::npos);
+  }
   // bf16 only in 16x16x16: twice CUDA's m16n8k16 with its K, said in the note.
   const auto bf16 = gd::coop_matrix_for("mma.bf16", list);
   ASSERT_TRUE(bf16.shape);

@@ -193,5 +193,26 @@ TEST(ComputeTensor, NewRowsAreDeclaredFigureIds) {
     EXPECT_TRUE(gd::figure_id_declared(declared, "compute." + o.name)) << o.name;
     EXPECT_TRUE(gd::figure_id_declared(declared, "compute." + o.name + ".latency")) << o.name;
   }
-  EXPECT_EQ(n, 12 + 4 + 2 + 5 + 6);  // dense, DMMA, FP16 accumulate, mma.sp, wgmma.sp
+  EXPECT_EQ(n, 12 + 4 + 2 + 2 + 5 + 6);  // dense, DMMA, FP16 accumulate, m16n8k8, mma.sp, wgmma.sp
+}
+
+// m16n8k8 f16 with f32 and f16 accumulators (HMMA.1688): A in 2 registers, B in 1; the rows
+// Vulkan's 16x8x8 cooperative matrices are held against.
+TEST(ComputeTensor, M16n8k8F16FragmentsAndPeak) {
+  const struct {
+    const char* name;
+    const char* asm_text;
+  } cases[] = {
+      {"mma.f16_m16n8k8",
+       "m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"},
+      {"mma.f16acc_m16n8k8", "m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%0,%1};"}};
+  for (const auto& c : cases) {
+    const gd::ComputeOp& o = op(c.name);
+    const std::string src = gd::generate_cuda_source(o, {8});
+    EXPECT_NE(src.find(std::string("mma.sync.aligned.") + c.asm_text), std::string::npos) << c.name;
+    EXPECT_EQ(instances(o, 8), 64u) << c.name;
+    EXPECT_EQ(o.sass_expect, std::vector<std::string>{"HMMA"});
+    EXPECT_DOUBLE_EQ(o.flops_per_op, 2.0 * 16 * 8 * 8 / 32) << c.name;
+    EXPECT_DOUBLE_EQ(peak_flops(o), 4096) << c.name;
+  }
 }
