@@ -1,4 +1,5 @@
-// The mma rows through VK_KHR_cooperative_matrix (vulkan_coopmat.hpp).
+// The mma rows, and a row per other listed shape, through VK_KHR_cooperative_matrix
+// (vulkan_coopmat.hpp).
 #include "vulkan_coopmat.hpp"
 
 #include <algorithm>
@@ -43,7 +44,7 @@ std::vector<std::string> CoopMatRunner::register_listed() {
         timed.push_back(*c.shape);
   std::vector<std::string> names;
   for (const CoopMatShape& s : f.cooperative_matrix_shapes) {
-    if (s.scope != 3 || s.saturating || !coop_matrix_writable(s).ok) continue;
+    if (s.scope != 3 /* subgroup */ || s.saturating || !coop_matrix_writable(s).ok) continue;
     const std::string name = coop_matrix_op_name(s);
     if (std::any_of(timed.begin(), timed.end(),
                     [&](const CoopMatShape& t) { return coop_matrix_op_name(t) == name; }) ||
