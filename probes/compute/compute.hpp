@@ -351,9 +351,12 @@ struct CoopMatShape {
 // Where no entry has CUDA's shape, one with its K and a multiple of its M x N stands in: `note`
 // says so (its MulAdd is that many of CUDA's operations in the rate; the latency is one
 // MulAdd's).
+// no_form: the API has no form of the op at all (TF32, 2:4 sparsity), whatever the device
+// lists, so `why` stands even where the device lists nothing.
 struct CoopMatChoice {
   std::optional<CoopMatShape> shape;
   std::string why, note;
+  bool no_form = false;
 };
 CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatShape>& listed);
 // The row of one listed entry beyond the mma rows: "coopmat.f16_f32_16x16x16" (A and B's type

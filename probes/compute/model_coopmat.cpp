@@ -137,6 +137,7 @@ CoopMatChoice coop_matrix_for(const std::string& op, const std::vector<CoopMatSh
     if (op == x.op) w = &x;
   CoopMatChoice r;
   if (!w) {
+    r.no_form = true;
     r.why = op == "mma.tf32" ? "Vulkan's cooperative matrices have no TF32 component type "
                                "(VkComponentTypeKHR lists none)"
             : op.rfind("mma.sp", 0) == 0

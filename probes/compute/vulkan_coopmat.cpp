@@ -3,7 +3,6 @@
 #include "vulkan_coopmat.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -44,7 +43,7 @@ std::vector<std::string> CoopMatRunner::register_listed() {
         timed.push_back(*c.shape);
   std::vector<std::string> names;
   for (const CoopMatShape& s : f.cooperative_matrix_shapes) {
-    if (s.scope != 3 /* subgroup */ || s.saturating || !coop_matrix_writable(s).ok) continue;
+    if (!coop_matrix_writable(s).ok) continue;  // subgroup scope, no saturation, our types
     const std::string name = coop_matrix_op_name(s);
     if (std::any_of(timed.begin(), timed.end(),
                     [&](const CoopMatShape& t) { return coop_matrix_op_name(t) == name; }) ||
@@ -64,9 +63,8 @@ Support CoopMatRunner::supports(const ComputeOp& op) const {
   if (const Support t = f.timing(); !t.ok) return t;
   const CoopMatChoice c = coop_matrix_for(op.name, f.cooperative_matrix_shapes);
   if (!c.shape) {
-    // The type or shape first: a limit of the API is not a limit of this device.
-    if (f.cooperative_matrix_shapes.empty() && c.why.find("TF32") == std::string::npos &&
-        c.why.find("sparse") == std::string::npos)
+    // A limit of the API first: it is not a limit of this device.
+    if (!c.no_form && f.cooperative_matrix_shapes.empty())
       return Support::no("no cooperative matrices: " + f.cooperative_matrix_why);
     return Support::no(c.why);
   }
@@ -189,7 +187,8 @@ LoopSass CoopMatRunner::sass(const ComputeLaunch& l, uint32_t local) {
 ComputeTiming CoopMatRunner::run(const ComputeLaunch& l, uint32_t local, uint32_t groups, int units,
                                  const std::function<void()>& prepare_clock) {
   const ComputeOp& op = *find_compute_op(l.op);
-  const CoopMatShape shape = shape_of(op);
+  const CoopMatChoice choice = coop_matrix_for(op.name, ctx_.facts().cooperative_matrix_shapes);
+  const CoopMatShape shape = *choice.shape;
   const int ilp = l.latency ? 1 : l.ilp;
   Pipeline& p = built(op, ilp, local);
   const uint32_t subgroup = subgroup_size();
@@ -232,7 +231,7 @@ ComputeTiming CoopMatRunner::run(const ComputeLaunch& l, uint32_t local, uint32_
   // The rate counts CUDA's operations; a latency is one MulAdd's, whatever its shape.
   t.ops_per_thread = static_cast<uint64_t>(double(steps) * ilp * op.insts_per_step *
                                            (l.latency ? 1.0 : ops_per_muladd(op, shape)));
-  t.note = coop_matrix_for(op.name, ctx_.facts().cooperative_matrix_shapes).note;
+  t.note = choice.note;
 
   // Every element of every accumulator holds the same value, computed on the host.
   std::vector<uint32_t> out(bytes / 4);

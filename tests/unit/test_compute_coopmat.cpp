@@ -118,6 +118,11 @@ TEST(CoopMat, EachOpTakesTheEntryOfItsTypesAndCudasShape) {
     EXPECT_EQ(c.why.find("yet"), std::string::npos) << c.why;
   }
   EXPECT_NE(gd::coop_matrix_for("mma.tf32", list).why.find("TF32"), std::string::npos);
+  // What the API has no form of is told apart from what this device does not list.
+  EXPECT_TRUE(gd::coop_matrix_for("mma.tf32", {}).no_form);
+  EXPECT_TRUE(gd::coop_matrix_for("mma.sp_f16", {}).no_form);
+  EXPECT_FALSE(gd::coop_matrix_for("mma.f16", {}).no_form);
+  EXPECT_FALSE(gd::coop_matrix_for("mma.e4m3", list).no_form);
   EXPECT_NE(gd::coop_matrix_for("mma.sp_s8", list).why.find("sparse"), std::string::npos);
 }
 
